@@ -1,0 +1,25 @@
+# The two commands of the README's Quick start: `make site` and `make test`.
+ifneq ($(CONDA_PREFIX)$(VIRTUAL_ENV),)
+PY := python
+BIN :=
+else
+PY := .venv/bin/python
+BIN := .venv/bin/
+endif
+
+.PHONY: site install test bench clean
+
+site: install            ## install everything, then build _site/ from the bundled campaigns
+	$(BIN)dvc repro
+
+install:                 ## tools (apt, as root) and the Python package with all extras
+	bash tools/bootstrap.sh
+
+test:                    ## the whole test suite
+	$(PY) -m pytest -n 2 -q
+
+bench:                   ## the benchmarks under benchmarks/ (not part of the tests)
+	$(PY) -m benchmarks
+
+clean:
+	rm -rf _site .quarto tests/output benchmarks/output

@@ -1,0 +1,381 @@
+"""The one contract every format reader follows.
+
+A reader turns one log file into an :class:`xarray.Dataset` of one *kind*. Every kind has
+a fixed set of shared variable names, dimensions and units (``KINDS`` and ``VARIABLES``
+below); anything a format knows beyond them is an *extra*, named with the format's prefix
+(``iperf2_netpwr``, ``web100_DupAcksIn``) so it never collides with a shared name.
+
+Every variable and coordinate carries ``units`` and ``long_name``. Units are UDUNITS
+strings from ``UNITS``; ``"1"`` marks dimensionless numbers and labels.
+
+Every Dataset carries in ``attrs``:
+
+``kind``, ``format``, ``tool``, ``tool_version``
+    What was read and what wrote it (``tool_version`` is ``""`` when the log doesn't say).
+``source_path``, ``source_sha256``
+    The file as read (set by :func:`thruput.read`; ``""`` when parsing bare text).
+``lines_total``, ``lines_parsed``, ``lines_skipped``, ``skipped_reasons``, ``ledger_unit``
+    The line accounting: every line is parsed or skipped with a reason; ``skipped_reasons``
+    is a JSON object ``{reason: count}``. ``ledger_unit`` is ``"line"`` for text and
+    ``"record"`` for binary formats (header lines and fixed-size snapshots).
+``truncated``, ``truncation``
+    ``1`` and a sentence when the log was cut off: what was complete is kept.
+``tool_summary``
+    JSON object with the totals the tool printed itself (``{}`` when none), so that tests
+    and users can check the parsed numbers against them.
+
+Provenance down to the line: every record-bearing dimension has an integer ``line``
+variable (1-based source line, or record number for binary formats; ``-1`` for padding).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import xarray as xr
+
+from .errors import ContractError, ParseError
+
+__all__ = ["KINDS", "VARIABLES", "UNITS", "Ledger", "build", "validate", "split_lines"]
+
+CONTRACT_VERSION = "1"
+
+#: Units allowed on variables (UDUNITS spelling).
+UNITS = frozenset(
+    {"bit/s", "byte", "byte/s", "s", "ms", "us", "us/byte", "1", "count", "percent", "MHz", "Hz"}
+)
+
+#: Shared variables: name -> (units, long_name). Kinds pick from these.
+VARIABLES = {
+    # coordinates / indices
+    "run": ("1", "run index within the file"),
+    "stream": ("1", "stream index within the run"),
+    "interval": ("1", "reporting interval index"),
+    "probe": ("1", "probe index in order of appearance"),
+    "row": ("1", "row index in order of appearance"),
+    "point": ("1", "scan point index"),
+    "snapshot": ("1", "snapshot index in order of appearance"),
+    "line": ("1", "1-based source line (record number for binary formats; -1 = none)"),
+    # throughput runs
+    "throughput": ("bit/s", "whole-run throughput summed over streams (receiver side where reported)"),
+    "throughput_sender": ("bit/s", "whole-run throughput summed over streams, sender side"),
+    "throughput_receiver": ("bit/s", "whole-run throughput summed over streams, receiver side"),
+    "bytes": ("byte", "bytes transferred in the whole run, summed over streams"),
+    "duration": ("s", "run duration"),
+    "streams": ("count", "number of parallel streams"),
+    "protocol": ("1", "transport protocol (TCP or UDP)"),
+    "window_requested": ("byte", "TCP window / socket buffer size requested (NaN if not printed)"),
+    "window_actual": ("byte", "TCP window / socket buffer size granted by the OS (NaN if not printed)"),
+    "loss_fraction": ("1", "fraction of packets lost (NaN where not applicable)"),
+    "retransmits": ("count", "TCP retransmissions in the run (NaN if not reported)"),
+    "jitter": ("ms", "UDP jitter reported by the receiver"),
+    "packets": ("count", "UDP datagrams sent"),
+    "packets_lost": ("count", "UDP datagrams lost"),
+    "out_of_order": ("count", "UDP datagrams received out of order"),
+    "run_line": ("1", "1-based source line where the run starts"),
+    "stream_throughput": ("bit/s", "whole-run throughput of one stream"),
+    "stream_bytes": ("byte", "bytes transferred by one stream in the whole run"),
+    "stream_direction": ("1", "direction of the stream relative to the client (send or receive)"),
+    "interval_start": ("s", "interval start since the run began"),
+    "interval_end": ("s", "interval end since the run began"),
+    "interval_bytes": ("byte", "bytes transferred in the interval"),
+    "interval_throughput": ("bit/s", "throughput in the interval"),
+    "interval_retransmits": ("count", "TCP retransmissions in the interval"),
+    "interval_cwnd": ("byte", "TCP congestion window at the end of the interval"),
+    "interval_rtt": ("ms", "TCP smoothed round-trip time at the end of the interval"),
+    "interval_rttvar": ("ms", "TCP round-trip time variance at the end of the interval"),
+    # RTT probes
+    "seq": ("1", "ICMP sequence number (-1 if not printed)"),
+    "rtt": ("ms", "round-trip time (NaN when no reply)"),
+    "status": ("1", "probe outcome: reply, duplicate, lost, unreachable or error"),
+    "timestamp": ("s", "Unix time of the reply as printed (ping -D), NaN if not printed"),
+    "size": ("byte", "bytes in the reply or response"),
+    "ttl": ("1", "IP time-to-live of the reply (-1 if not printed)"),
+    # UDP sweep (udpmon_bw_mon)
+    "packet_size": ("byte", "UDP payload length"),
+    "spacing": ("us", "requested inter-packet spacing"),
+    "packets_sent": ("count", "UDP datagrams sent"),
+    "packets_received": ("count", "UDP datagrams received"),
+    "send_rate": ("bit/s", "user-data send rate"),
+    "recv_rate": ("bit/s", "user-data receive rate"),
+    # latency scan (udpmon_req)
+    "request_size": ("byte", "request length"),
+    "latency_avg": ("us", "mean request-response time"),
+    "latency_min": ("us", "minimum request-response time"),
+    "latency_max": ("us", "maximum request-response time"),
+    "count": ("count", "request-response exchanges"),
+    # TCP instrumentation (web100, tcp_info)
+    "time": ("s", "time since the first snapshot"),
+    "cwnd": ("byte", "TCP congestion window"),
+    "ssthresh": ("byte", "TCP slow-start threshold"),
+    "srtt": ("ms", "TCP smoothed round-trip time"),
+    "rttvar": ("ms", "TCP round-trip time variance"),
+    "mss": ("byte", "TCP maximum segment size"),
+    "bytes_acked": ("byte", "bytes acknowledged since the connection started"),
+    "retransmits_total": ("count", "segments retransmitted since the connection started"),
+    "congestion_signals": ("count", "congestion signals since the connection started"),
+    "connection": ("1", "connection identifier (local and remote address and port)"),
+}
+
+#: Kinds of measurement: name -> (required variables with their dimensions).
+KINDS = {
+    "throughput": {
+        "throughput": ("run",),
+        "throughput_sender": ("run",),
+        "throughput_receiver": ("run",),
+        "bytes": ("run",),
+        "duration": ("run",),
+        "streams": ("run",),
+        "protocol": ("run",),
+        "window_requested": ("run",),
+        "window_actual": ("run",),
+        "loss_fraction": ("run",),
+        "run_line": ("run",),
+        "stream_throughput": ("run", "stream"),
+        "interval_start": ("run", "interval"),
+        "interval_end": ("run", "interval"),
+        "interval_bytes": ("run", "stream", "interval"),
+        "interval_throughput": ("run", "stream", "interval"),
+        "line": ("run", "stream", "interval"),
+    },
+    "rtt": {
+        "seq": ("probe",),
+        "rtt": ("probe",),
+        "status": ("probe",),
+        "timestamp": ("probe",),
+        "size": ("probe",),
+        "ttl": ("probe",),
+        "line": ("probe",),
+    },
+    "udp_sweep": {
+        "packet_size": ("row",),
+        "spacing": ("row",),
+        "packets_sent": ("row",),
+        "packets_received": ("row",),
+        "packets_lost": ("row",),
+        "loss_fraction": ("row",),
+        "send_rate": ("row",),
+        "recv_rate": ("row",),
+        "line": ("row",),
+    },
+    "latency_scan": {
+        "size": ("point",),
+        "request_size": ("point",),
+        "latency_avg": ("point",),
+        "latency_min": ("point",),
+        "latency_max": ("point",),
+        "count": ("point",),
+        "line": ("point",),
+    },
+    "tcp_instrumentation": {
+        "time": ("snapshot",),
+        "cwnd": ("snapshot",),
+        "srtt": ("snapshot",),
+        "retransmits_total": ("snapshot",),
+        "line": ("snapshot",),
+    },
+}
+
+#: Probe outcomes allowed in ``status`` of an ``rtt`` Dataset.
+PROBE_STATUSES = ("reply", "duplicate", "lost", "unreachable", "error")
+
+REQUIRED_ATTRS = (
+    "kind", "format", "tool", "tool_version", "source_path", "source_sha256",
+    "lines_total", "lines_parsed", "lines_skipped", "skipped_reasons", "ledger_unit",
+    "truncated", "truncation", "tool_summary", "contract_version",
+)
+
+
+def split_lines(text):
+    """Split ``text`` into lines the way the ledger counts them (no line terminators)."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+class Ledger:
+    """Accounts for every line of one input: parsed, or skipped with a reason.
+
+    Lines are numbered from 1. Mark them one at a time or in bulk (any iterable or NumPy
+    array of line numbers). :meth:`close` turns every line left unmarked, and every
+    :meth:`error`, into one :class:`~thruput.errors.ParseError`: nothing is dropped silently.
+
+    Parameters
+    ----------
+    total : int
+        Number of lines (records) in the input.
+    unit : {"line", "record"}
+        What is counted.
+    lines : list of str, optional
+        The text lines, used to quote unrecognised content in error messages.
+    """
+
+    PARSED = 1
+
+    def __init__(self, total, unit="line", lines=None):
+        self.total = int(total)
+        self.unit = unit
+        self._lines = lines
+        self._state = np.zeros(self.total + 1, dtype=np.int16)  # 0 = unmarked; index 0 unused
+        self._reasons = ["<unmarked>", "<parsed>"]
+        self._errors = []
+        self.truncation = ""
+
+    def parsed(self, line):
+        """Mark ``line`` (int or array of ints) as parsed."""
+        self._state[line] = self.PARSED
+
+    def skip(self, line, reason):
+        """Mark ``line`` (int or array of ints) as skipped, for ``reason`` (short phrase)."""
+        try:
+            code = self._reasons.index(reason)
+        except ValueError:
+            self._reasons.append(reason)
+            code = len(self._reasons) - 1
+        self._state[line] = code
+
+    def error(self, line, message):
+        """Record an error at ``line``; raised all together by :meth:`close`."""
+        self._errors.append((int(line) if line is not None else None, message))
+
+    def truncated(self, message):
+        """Say that the input was cut off and what was lost (kept in ``attrs``)."""
+        self.truncation = message
+
+    def unmarked(self):
+        """Line numbers not yet accounted for."""
+        return np.flatnonzero(self._state[1:] == 0) + 1
+
+    def close(self):
+        """Raise :class:`ParseError` for errors and unaccounted lines; else return attrs."""
+        errors = list(self._errors)
+        for n in self.unmarked()[:50]:
+            quoted = ""
+            if self._lines is not None and n - 1 < len(self._lines):
+                quoted = f": {self._lines[n - 1][:80]!r}"
+            errors.append((int(n), f"unrecognised {self.unit}{quoted}"))
+        if errors:
+            errors.sort(key=lambda e: (e[0] is None, e[0] or 0))
+            line, message = errors[0]
+            raise ParseError(message, line=line, errors=errors)
+        counts = np.bincount(self._state[1:], minlength=len(self._reasons))
+        skipped = {r: int(c) for r, c in zip(self._reasons[2:], counts[2:]) if c}
+        return {
+            "lines_total": self.total,
+            "lines_parsed": int(counts[1]) if len(counts) > 1 else 0,
+            "lines_skipped": int(sum(skipped.values())),
+            "skipped_reasons": json.dumps(skipped, sort_keys=True),
+            "ledger_unit": self.unit,
+            "truncated": int(bool(self.truncation)),
+            "truncation": self.truncation,
+        }
+
+
+def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
+          coords=None, attrs=None, tool_summary=None):
+    """Assemble a contract Dataset.
+
+    Parameters
+    ----------
+    kind : str
+        One of ``KINDS``.
+    variables : dict
+        Shared variables: ``name -> (dims, values)``; units and long_name come from
+        ``VARIABLES``.
+    fmt, tool, tool_version : str
+        Registry name of the format, the tool and its version as the log states it.
+    ledger : Ledger
+        Closed here: raises if any line is unaccounted for.
+    extras : dict, optional
+        Format-specific variables: ``name -> (dims, values, units, long_name)``; names
+        must carry the format's prefix.
+    coords : dict, optional
+        Extra coordinates ``name -> (dims, values, units, long_name)``.
+    attrs : dict, optional
+        Further attrs (strings or numbers only, so that netCDF can store them).
+    tool_summary : dict, optional
+        What the tool printed as its own totals.
+    """
+    ledger_attrs = ledger.close()
+    data_vars = {}
+    for name, (dims, values) in variables.items():
+        units, long_name = VARIABLES[name]
+        data_vars[name] = xr.Variable(dims, values, {"units": units, "long_name": long_name})
+    for name, (dims, values, units, long_name) in (extras or {}).items():
+        data_vars[name] = xr.Variable(dims, values, {"units": units, "long_name": long_name})
+    ds = xr.Dataset(data_vars)
+    index_dims = {d for v in ds.variables.values() for d in v.dims}
+    for dim in sorted(index_dims):
+        if dim in VARIABLES and dim not in ds.coords:
+            units, long_name = VARIABLES[dim]
+            ds = ds.assign_coords({dim: xr.Variable(dim, np.arange(ds.sizes[dim]),
+                                                    {"units": units, "long_name": long_name})})
+    for name, (dims, values, units, long_name) in (coords or {}).items():
+        ds = ds.assign_coords({name: xr.Variable(dims, values, {"units": units, "long_name": long_name})})
+    ds.attrs.update({
+        "kind": kind, "format": fmt, "tool": tool, "tool_version": tool_version or "",
+        "source_path": "", "source_sha256": "", "contract_version": CONTRACT_VERSION,
+        "tool_summary": json.dumps(tool_summary or {}, sort_keys=True),
+    })
+    ds.attrs.update(ledger_attrs)
+    ds.attrs.update(attrs or {})
+    return ds
+
+
+def validate(ds):
+    """Check that ``ds`` follows the contract of its kind; return it unchanged.
+
+    Raises
+    ------
+    ContractError
+        Listing every violation: missing attrs, unknown kind, missing shared variables or
+        wrong dimensions, wrong units, variables without ``units``/``long_name``,
+        unprefixed extras, inconsistent line accounting.
+    """
+    problems = []
+    missing = [a for a in REQUIRED_ATTRS if a not in ds.attrs]
+    if missing:
+        problems.append(f"missing attrs {missing}")
+    kind = ds.attrs.get("kind")
+    if kind not in KINDS:
+        problems.append(f"unknown kind {kind!r}; known: {sorted(KINDS)}")
+        raise ContractError("; ".join(problems))
+    for name, dims in KINDS[kind].items():
+        if name not in ds.variables:
+            problems.append(f"missing variable {name!r}")
+        elif ds[name].dims != dims:
+            problems.append(f"{name!r} has dims {ds[name].dims}, expected {dims}")
+    # extras carry the tool's name or the format's first word: iperf2_netpwr, web100_X
+    prefixes = tuple({str(ds.attrs.get(a, "")).split("_")[0] + "_"
+                      for a in ("format", "tool") if ds.attrs.get(a)})
+    for name, var in ds.variables.items():
+        units = var.attrs.get("units")
+        if units is None or "long_name" not in var.attrs:
+            problems.append(f"{name!r} lacks units or long_name")
+            continue
+        if units not in UNITS:
+            problems.append(f"{name!r} has units {units!r}, not one of {sorted(UNITS)}")
+        if name in VARIABLES:
+            if units != VARIABLES[name][0]:
+                problems.append(f"{name!r} has units {units!r}, contract says {VARIABLES[name][0]!r}")
+        elif not (prefixes and name.startswith(prefixes)):
+            problems.append(f"extra variable {name!r} lacks a format prefix {prefixes}")
+    if kind == "rtt" and "status" in ds:
+        bad = set(np.unique(ds["status"].values.astype(str))) - set(PROBE_STATUSES)
+        if bad:
+            problems.append(f"status has values {sorted(bad)} outside {PROBE_STATUSES}")
+    try:
+        total, parsed, skipped = (int(ds.attrs[k]) for k in ("lines_total", "lines_parsed", "lines_skipped"))
+        reasons = json.loads(ds.attrs["skipped_reasons"])
+        if parsed + skipped != total:
+            problems.append(f"lines parsed {parsed} + skipped {skipped} != total {total}")
+        if sum(reasons.values()) != skipped:
+            problems.append("skipped_reasons do not add up to lines_skipped")
+        json.loads(ds.attrs["tool_summary"])
+    except (KeyError, ValueError, TypeError) as exc:
+        problems.append(f"bad line accounting attrs: {exc}")
+    if problems:
+        raise ContractError(f"{ds.attrs.get('source_path') or kind}: " + "; ".join(problems))
+    return ds

@@ -1,0 +1,71 @@
+"""Format readers: one module per log format, tried in the order of ``REGISTRY``.
+
+Every module here exposes the same small interface:
+
+``NAME`` (its registry name), ``KIND`` (one of :data:`thruput.contract.KINDS`),
+``TOOL``, ``BINARY`` (``True`` if :func:`parse` takes bytes),
+``sniff(head: str) -> bool`` (cheap, looks at content only, never raises) and
+``parse(text) -> xarray.Dataset`` (raises :class:`thruput.errors.ParseError`).
+
+Adding a format is one module, one line in ``REGISTRY`` and its sample files under
+``tests/data/<format>/``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from ..errors import AmbiguousFormatError, UnknownFormatError
+
+#: Registered formats, most specific first: the order sniffers run and candidates are listed.
+REGISTRY = (
+    "iperf3_json",      # iperf3 -J
+    "flent",            # flent data files (JSON, usually gzip)
+    "iperf2_csv",       # iperf 2 -y C
+    "web100_snaplog",   # web100 binary snaplog
+    "web100_sidestream",  # web100 sidestream text (K:/C: lines)
+    "web100_dump",      # web100 "Name: value" dumps
+    "tcp_info",         # ss -ti snapshots
+    "udpmon_req",       # UDPmon udpmon_req latency scan
+    "udpmon_bw",        # UDPmon udpmon_bw_mon
+    "iperf3_text",      # iperf3 human-readable output
+    "iperf2",           # iperf 1.x/2.x human-readable output
+    "ping",             # ping of Linux iputils, BusyBox, BSD/macOS, Solaris, Windows
+)
+
+#: How many bytes of a file the sniffers see.
+HEAD_BYTES = 4096
+
+
+def get(name):
+    """Return the reader module registered as ``name``."""
+    if name not in REGISTRY:
+        raise UnknownFormatError(f"unknown format {name!r}; known formats: {', '.join(REGISTRY)}")
+    return importlib.import_module(f"{__name__}.{name}")
+
+
+def sniff(head, path="<text>"):
+    """Return the one format whose sniffer claims ``head`` (str).
+
+    Raises
+    ------
+    UnknownFormatError
+        When no format claims it (the message lists the known formats).
+    AmbiguousFormatError
+        When several do (the message lists them; pass ``format=`` to choose).
+    """
+    candidates = [name for name in REGISTRY if _claims(get(name), head)]
+    if not candidates:
+        raise UnknownFormatError(
+            f"{path}: not a known log format; known formats: {', '.join(REGISTRY)}")
+    if len(candidates) > 1:
+        raise AmbiguousFormatError(
+            f"{path}: claimed by several formats: {', '.join(candidates)}; pass format= to choose")
+    return candidates[0]
+
+
+def _claims(module, head):
+    try:
+        return bool(module.sniff(head))
+    except Exception:  # a sniffer must never raise; a broken one claims nothing
+        return False

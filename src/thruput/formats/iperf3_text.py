@@ -1,0 +1,14 @@
+"""iperf3_text reader (not yet implemented)."""
+
+NAME = "iperf3_text"
+KIND = "throughput"
+TOOL = "iperf3"
+BINARY = False
+
+
+def sniff(head):
+    return False
+
+
+def parse(text):
+    raise NotImplementedError(NAME)

@@ -1,0 +1,14 @@
+"""web100_dump reader (not yet implemented)."""
+
+NAME = "web100_dump"
+KIND = "tcp_instrumentation"
+TOOL = "web100"
+BINARY = False
+
+
+def sniff(head):
+    return False
+
+
+def parse(text):
+    raise NotImplementedError(NAME)

@@ -1,0 +1,110 @@
+"""One-line summaries of a contract Dataset, by kind (what ``thruput inspect`` prints)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+__all__ = ["summarize", "line_accounting"]
+
+
+def summarize(ds):
+    """Return a JSON-ready dict of the headline numbers of ``ds`` (see ``thruput inspect``)."""
+    return _BY_KIND[ds.attrs["kind"]](ds)
+
+
+def line_accounting(ds):
+    """The ledger attrs of ``ds`` as ``{total, parsed, skipped, skipped_reasons}``."""
+    return {
+        "total": int(ds.attrs["lines_total"]),
+        "parsed": int(ds.attrs["lines_parsed"]),
+        "skipped": int(ds.attrs["lines_skipped"]),
+        "skipped_reasons": json.loads(ds.attrs["skipped_reasons"]),
+    }
+
+
+def _num(value):
+    """A float for JSON, or None for NaN/missing."""
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def _int(value):
+    value = _num(value)
+    return None if value is None else int(round(value))
+
+
+def _throughput(ds):
+    runs = []
+    for i in range(ds.sizes["run"]):
+        r = ds.isel(run=i)
+        runs.append({
+            "throughput_bps": _num(r["throughput"]),
+            "streams": _int(r["streams"]),
+            "duration_s": _num(r["duration"]),
+            "protocol": str(r["protocol"].values),
+            "window_requested_bytes": _int(r["window_requested"]),
+            "window_actual_bytes": _int(r["window_actual"]),
+            "loss_fraction": _num(r["loss_fraction"]),
+        })
+    summary = dict(runs[0]) if len(runs) == 1 else {key: None for key in runs[0]} if runs else {}
+    summary["runs"] = len(runs)
+    summary["per_run"] = runs
+    return summary
+
+
+def _rtt(ds):
+    status = ds["status"].values.astype(str)
+    replies = ds["rtt"].values[status == "reply"]
+    replies = replies[~np.isnan(replies)]
+    printed = json.loads(ds.attrs["tool_summary"])
+    sent = printed.get("transmitted", int(np.isin(status, ("reply", "lost", "unreachable", "error")).sum()))
+    received = printed.get("received", int(replies.size))
+    rtt = {k: None for k in ("min", "avg", "max", "median", "p10", "p90")}
+    if replies.size:
+        p10, median, p90 = np.percentile(replies, [10, 50, 90])
+        rtt = {"min": float(replies.min()), "avg": float(replies.mean()), "max": float(replies.max()),
+               "median": float(median), "p10": float(p10), "p90": float(p90)}
+    return {
+        "sent": int(sent),
+        "received": int(received),
+        "duplicates": int((status == "duplicate").sum()),
+        "loss_fraction": _num(1 - received / sent) if sent else None,
+        "rtt_ms": rtt,
+    }
+
+
+def _udp_sweep(ds):
+    return {"rows": int(ds.sizes["row"]), "recv_rate_bps_max": _num(ds["recv_rate"].max(skipna=True))}
+
+
+def _latency_scan(ds):
+    size = ds["size"].values.astype(float)
+    latency = ds["latency_avg"].values.astype(float)
+    ok = ~(np.isnan(size) | np.isnan(latency))
+    slope = intercept = None
+    if ok.sum() >= 2:
+        from .stats.latency import fit_latency
+        fit = fit_latency(size[ok], latency[ok])
+        slope, intercept = fit["slope"], fit["intercept"]
+    return {"points": int(ds.sizes["point"]), "slope_us_per_byte": _num(slope), "intercept_us": _num(intercept)}
+
+
+def _tcp_instrumentation(ds):
+    time = ds["time"].values.astype(float)
+    duration = float(np.nanmax(time) - np.nanmin(time)) if time.size and not np.isnan(time).all() else None
+    variables = sorted(name for name in ds.data_vars if name != "line")
+    return {"snapshots": int(ds.sizes["snapshot"]), "variables": len(variables), "duration_s": duration}
+
+
+_BY_KIND = {
+    "throughput": _throughput,
+    "rtt": _rtt,
+    "udp_sweep": _udp_sweep,
+    "latency_scan": _latency_scan,
+    "tcp_instrumentation": _tcp_instrumentation,
+}

@@ -1,0 +1,66 @@
+"""The contract itself: Ledger accounting, build() and validate()."""
+
+import json
+
+import numpy as np
+import pytest
+
+from thruput.contract import Ledger, build, split_lines, validate
+from thruput.errors import ContractError, ParseError
+
+
+def _rtt_dataset(ledger):
+    return build("rtt", {
+        "seq": (("probe",), np.array([1, 2])),
+        "rtt": (("probe",), np.array([0.5, np.nan])),
+        "status": (("probe",), np.array(["reply", "lost"])),
+        "timestamp": (("probe",), np.array([np.nan, np.nan])),
+        "size": (("probe",), np.array([64.0, np.nan])),
+        "ttl": (("probe",), np.array([64, -1])),
+        "line": (("probe",), np.array([2, -1])),
+    }, fmt="ping", tool="ping", ledger=ledger)
+
+
+def test_ledger_counts_parsed_and_skipped_lines():
+    ledger = Ledger(4)
+    ledger.parsed(np.array([2, 3]))
+    ledger.skip(1, "banner")
+    ledger.skip(4, "blank")
+    attrs = ledger.close()
+    assert attrs["lines_parsed"] == 2
+    assert attrs["lines_skipped"] == 2
+    assert json.loads(attrs["skipped_reasons"]) == {"banner": 1, "blank": 1}
+
+
+def test_ledger_names_the_first_unaccounted_line():
+    ledger = Ledger(3, lines=["a", "garbage here", "c"])
+    ledger.parsed([1, 3])
+    with pytest.raises(ParseError) as info:
+        ledger.close()
+    assert info.value.line == 2
+    assert "garbage here" in str(info.value)
+
+
+def test_build_and_validate_round_trip():
+    ledger = Ledger(2)
+    ledger.skip(1, "banner")
+    ledger.parsed(2)
+    ds = validate(_rtt_dataset(ledger))
+    assert ds["rtt"].attrs["units"] == "ms"
+    assert ds.attrs["lines_total"] == 2
+
+
+def test_validate_rejects_unprefixed_extras_and_wrong_units():
+    ledger = Ledger(1)
+    ledger.parsed(1)
+    ds = _rtt_dataset(ledger)
+    ds["mystery"] = ("probe", [1, 2], {"units": "1", "long_name": "x"})
+    ds["rtt"].attrs["units"] = "s"
+    with pytest.raises(ContractError, match="mystery.*|.*rtt"):
+        validate(ds)
+
+
+def test_split_lines_ignores_final_newline():
+    assert split_lines("a\nb\n") == ["a", "b"]
+    assert split_lines("a\nb") == ["a", "b"]
+    assert split_lines("") == []

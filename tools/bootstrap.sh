@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Install everything thruput needs on this machine: the measurement tools (Debian packages,
+# when run as root with apt-get) and the Python package with its pipeline, notebook and test
+# dependencies (into the active conda env or virtualenv, else into ./.venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(iperf3 iperf iputils-ping iproute2 chromium)
+
+missing=()
+command -v iperf3 >/dev/null || missing+=(iperf3)
+command -v iperf >/dev/null || missing+=(iperf)
+command -v ping >/dev/null || missing+=(iputils-ping)
+command -v ip >/dev/null || missing+=(iproute2)
+command -v chromium >/dev/null || missing+=(chromium)
+if ((${#missing[@]})); then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "bootstrap: installing ${missing[*]} with apt-get"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${APT_PACKAGES[@]}" >/dev/null
+    else
+        echo "bootstrap: not installed: ${missing[*]} (tests that need them will be skipped)" >&2
+    fi
+fi
+
+if [ -n "${CONDA_PREFIX:-}" ] || [ -n "${VIRTUAL_ENV:-}" ]; then
+    PY=python
+else
+    [ -x .venv/bin/python ] || python3 -m venv .venv
+    PY=.venv/bin/python
+fi
+"$PY" -m pip install -q --upgrade pip
+"$PY" -m pip install -q -e ".[dev]"
+echo "bootstrap: thruput installed for $("$PY" -c 'import sys; print(sys.executable)')"
