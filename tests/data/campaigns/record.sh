@@ -56,7 +56,7 @@ ended_all="$(date -u +%Y-%m-%dT%H:%M:%SZ)"
 
 cpu_model="$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 cpu_mhz="$(awk -F: '/^cpu MHz/ {gsub(/ /, "", $2); print $2; exit}' /proc/cpuinfo)"
-mem="$(awk '/^MemTotal/ {printf "%d", $2 * 1024}' /proc/meminfo)"
+mem="$(awk '/^MemTotal/ {printf "%.0f", $2 * 1024}' /proc/meminfo)"
 os="$(. /etc/os-release && echo "$PRETTY_NAME")"
 sc() { sysctl -n "$1" | tr -s '\t ' ','; }
 cat > "$dir/campaign.yaml" <<YAML
