@@ -1,0 +1,92 @@
+"""The site's data page files: each campaign's normalized data (netCDF, CSV), the
+reproduction ledger, a Frictionless ``datapackage.json`` and ``CITATION.cff``."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import xarray as xr
+
+__all__ = ["export", "campaign_table"]
+
+
+def _sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def campaign_table(ds):
+    """The run-level table of a campaign Dataset as a DataFrame (numeric variables that share
+    the dimensions of its main variable), with units in ``df.attrs['units']``."""
+    main = "throughput" if "throughput" in ds else max(ds.data_vars, key=lambda v: ds[v].size)
+    dims = ds[main].dims
+    names = [v for v in ds.data_vars if ds[v].dims == dims and ds[v].dtype.kind in "fiub"]
+    df = ds[names].to_dataframe().reset_index()
+    df.attrs["units"] = {c: ds[c].attrs.get("units", "") for c in df.columns if c in ds.variables}
+    return df
+
+
+def _fields(df):
+    kinds = {"f": "number", "i": "integer", "u": "integer", "b": "boolean", "M": "datetime"}
+    units = df.attrs.get("units", {})
+    return [{"name": c, "type": kinds.get(df[c].dtype.kind, "string"),
+             **({"unit": units[c]} if units.get(c) else {})} for c in df.columns]
+
+
+def export(processed, out, project_root="."):
+    """Copy and convert the processed data into ``out`` and write ``out/datapackage.json``.
+
+    Parameters
+    ----------
+    processed : path-like
+        ``data/processed``: ``<campaign>.nc`` files and ``reproduction.csv``.
+    out : path-like
+        The site's ``data/`` folder.
+    """
+    processed, out, root = Path(processed), Path(out), Path(project_root)
+    out.mkdir(parents=True, exist_ok=True)
+    resources = []
+    for nc in sorted(processed.glob("*.nc")):
+        with xr.open_dataset(nc) as ds:
+            ds.load()
+        name = nc.stem
+        shutil.copy2(nc, out / nc.name)
+        table = campaign_table(ds)
+        csv = out / f"{name}.csv"
+        table.to_csv(csv, index=False)
+        sources = sorted(set(_flat_strings(ds, "source")) | set(_flat_strings(ds, "ping_source")))
+        common = {"title": ds.attrs.get("title", name),
+                  "sources": [{"title": s, "path": f"data/raw/{name}/{s}"} for s in sources[:2000]]}
+        resources.append({"name": f"{name}-netcdf", "path": nc.name, "format": "netcdf",
+                          "mediatype": "application/x-netcdf", "hash": f"sha256:{_sha256(out / nc.name)}",
+                          "bytes": (out / nc.name).stat().st_size, **common})
+        resources.append({"name": f"{name}-csv", "path": csv.name, "format": "csv", "mediatype": "text/csv",
+                          "hash": f"sha256:{_sha256(csv)}", "bytes": csv.stat().st_size,
+                          "schema": {"fields": _fields(table)}, **common})
+    ledger = processed / "reproduction.csv"
+    if ledger.exists():
+        shutil.copy2(ledger, out / ledger.name)
+        resources.append({"name": "reproduction", "path": ledger.name, "format": "csv",
+                          "mediatype": "text/csv", "hash": f"sha256:{_sha256(out / ledger.name)}",
+                          "bytes": ledger.stat().st_size,
+                          "title": "Reproduction ledger of the source studies' published numbers"})
+    cff = root / "CITATION.cff"
+    if cff.exists():
+        shutil.copy2(cff, out / cff.name)
+    package = {"name": "thruput-data", "title": "thruput: normalized network throughput campaigns",
+               "licenses": [{"name": "CC-BY-4.0", "path": "https://creativecommons.org/licenses/by/4.0/"}],
+               "resources": resources}
+    (out / "datapackage.json").write_text(json.dumps(package, indent=1) + "\n")
+    return package
+
+
+def _flat_strings(ds, name):
+    if name not in ds:
+        return []
+    return [s for s in ds[name].values.ravel().astype(str) if s and s != "nan"]

@@ -1,0 +1,83 @@
+"""Run the site's notebooks with real Jupyter kernels (nbclient), papermill-style parameters."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+from ..errors import ThruputError
+
+__all__ = ["NotebookError", "execute", "inject_parameters"]
+
+#: The cell tag Quarto and papermill both use for a notebook's default parameters.
+PARAMETERS_TAG = "parameters"
+INJECTED_TAG = "injected-parameters"
+#: Terminal colour codes in tracebacks.
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class NotebookError(ThruputError):
+    """A notebook cell failed while the site was built; names the notebook and the cell."""
+
+
+def inject_parameters(nb, parameters):
+    """Insert a cell assigning ``parameters`` right after the ``parameters``-tagged cell.
+
+    As papermill does: the injected cell is tagged ``injected-parameters`` and overrides the
+    defaults. Raises :class:`NotebookError` when parameters are given but the notebook has no
+    ``parameters`` cell.
+    """
+    if not parameters:
+        return nb
+    source = "# Injected parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in parameters.items())
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": [INJECTED_TAG]})
+    for i, existing in enumerate(nb.cells):
+        if PARAMETERS_TAG in existing.get("metadata", {}).get("tags", []):
+            nb.cells.insert(i + 1, cell)
+            return nb
+    raise NotebookError(f"notebook has no cell tagged {PARAMETERS_TAG!r} for {sorted(parameters)}")
+
+
+def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="python3"):
+    """Execute notebook ``source`` with ``parameters`` and write it, outputs and all, to ``target``.
+
+    The kernel starts in ``cwd`` (the project root, so notebooks use project-relative paths)
+    with ``THRUPUT_SITE_BUILD=1`` set, which switches charts to the offline renderer.
+
+    Raises
+    ------
+    NotebookError
+        Naming the notebook, the cell number (1-based, counting all cells) and the error.
+    """
+    nb = nbformat.read(source, as_version=4)
+    try:
+        inject_parameters(nb, parameters or {})
+    except NotebookError as exc:
+        raise NotebookError(f"{source}: {exc}") from None
+    os.environ["THRUPUT_SITE_BUILD"] = "1"
+    client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
+                            resources={"metadata": {"path": str(cwd)}})
+    try:
+        client.execute()
+    except CellExecutionError as exc:
+        index = _failing_cell(nb)
+        summary = ANSI.sub("", str(exc)).strip().splitlines()
+        last = next((line for line in reversed(summary) if line.strip()), "error")
+        raise NotebookError(f"{source}: cell {index}: {last}") from None
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, target)
+    return nb
+
+
+def _failing_cell(nb):
+    for i, cell in enumerate(nb.cells, start=1):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error":
+                return i
+    return "?"

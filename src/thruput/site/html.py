@@ -1,0 +1,72 @@
+"""The nbconvert build: executed notebooks + the navigation of ``_quarto.yml`` -> HTML pages.
+
+Used where Quarto is not installed. Code cells are hidden, as the Quarto build does
+(``execute: echo: false``); every page loads the site's own Vega bundle and stylesheet.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import nbformat
+from nbconvert import HTMLExporter
+
+from .assets import STYLESHEET, VEGA_BUNDLE
+
+__all__ = ["render_page", "page_shell"]
+
+
+def _exporter():
+    exporter = HTMLExporter(template_name="basic")
+    exporter.exclude_input = True
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    return exporter
+
+
+def render_page(config, page, executed, site_dir):
+    """Convert the executed notebook ``executed`` of ``page`` to ``site_dir/<page>.html``."""
+    nb = nbformat.read(executed, as_version=4)
+    nb.cells = [c for c in nb.cells if "injected-parameters" not in c.get("metadata", {}).get("tags", [])
+                and "parameters" not in c.get("metadata", {}).get("tags", [])]
+    body, _ = _exporter().from_notebook_node(nb)
+    target = Path(site_dir) / page.html
+    target.parent.mkdir(parents=True, exist_ok=True)
+    prefix = "../" * (len(page.html.parts) - 1)
+    target.write_text(page_shell(config, page, body, prefix), encoding="utf-8")
+    return target
+
+
+def _link(prefix, page):
+    return f'<a href="{prefix}{page.html.as_posix()}">{html.escape(page.title)}</a>'
+
+
+def page_shell(config, page, body, prefix):
+    """A whole HTML page: head with local assets only, navbar from ``_quarto.yml``, body."""
+    nav = [f'<a class="brand" href="{prefix}index.html">{html.escape(config.title)}</a>']
+    for text, target in config.navbar:
+        if isinstance(target, list):
+            items = "".join(f"<li>{_link(prefix, p)}</li>" for p in target)
+            nav.append(f"<details><summary>{html.escape(text)}</summary><ul>{items}</ul></details>")
+        else:
+            nav.append(_link(prefix, target).replace(f">{html.escape(target.title)}<", f">{html.escape(text)}<"))
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(page.title)} – {html.escape(config.title)}</title>
+<link rel="stylesheet" href="{prefix}{STYLESHEET}">
+<script src="{prefix}{VEGA_BUNDLE}"></script>
+</head>
+<body>
+<nav class="site">{''.join(nav)}</nav>
+<main>
+{body}
+</main>
+<footer>Built by thruput from the notebooks in <code>{html.escape(page.notebook.as_posix())}</code>
+with nbclient and nbconvert.</footer>
+</body>
+</html>
+"""
