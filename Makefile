@@ -5,6 +5,8 @@ BIN :=
 else
 PY := .venv/bin/python
 BIN := .venv/bin/
+# dvc stages and tests call `thruput`, `dvc` and `jupyter` by name
+export PATH := $(CURDIR)/.venv/bin:$(PATH)
 endif
 
 .PHONY: site install test bench clean
