@@ -1,14 +1,204 @@
-"""udpmon_req reader (not yet implemented)."""
+"""UDPmon ``udpmon_req``: request-response latency over the response size.
+
+``udpmon_req`` (UDPmon 1.x) sends ``-l`` requests of ``-r`` bytes and times the response,
+stepping the response length from ``-i`` to ``-e``. After the banner shared with
+``udpmon_bw_mon`` (see :func:`thruput.formats.udpmon_bw.parse_banner`) it prints one header
+row and one ``;``-separated row per response length::
+
+    response len bytes; Req len;  loop_count;  num_bad; time/frame (tod); ave time us; ...
+     64;  64;  1000;   0;  19.463;   19.408;   16.14;  925.151; 0
+
+With ``-H`` a histogram of the request-response times follows the row it belongs to: a
+``Hist <id> <title>`` line, a ``counts N mean M underflows U overflows O`` line, one
+``<bin> ; <count>`` line per bin (bin value in µs, width ``-b``, from ``-m``) and three
+lines of statistics (counts/underflows/overflows; mean/sigma/skew/kurtosis;
+median/quartiles).
+
+Schema (kind ``latency_scan``, dimension ``point``)
+---------------------------------------------------
+Shared: ``size`` (response length, byte), ``request_size`` (byte), ``count`` (exchanges),
+``latency_avg``, ``latency_min``, ``latency_max`` (us), ``line``. Extras:
+``udpmon_num_bad``, ``udpmon_timeouts`` (count), ``udpmon_time_per_frame`` (us, from the
+time of day). With ``-H``: ``udpmon_hist_counts`` on (``point``, ``udpmon_hist_bin``)
+(NaN where a point has no histogram), the coordinate ``udpmon_hist_bin`` (us) and the
+printed statistics ``udpmon_hist_entries``, ``_underflows``, ``_overflows``, ``_mean``,
+``_sigma``, ``_skew``, ``_kurtosis``, ``_median``, ``_q25``, ``_q75`` on ``point``;
+``tool_summary["histograms"]`` keeps the printed statistics of each histogram.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..contract import Ledger, build, split_lines
+from ..errors import ParseError
+from .udpmon_bw import parse_banner
+
+__all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
 
 NAME = "udpmon_req"
 KIND = "latency_scan"
 TOOL = "udpmon"
 BINARY = False
 
+#: Header columns -> (variable, units, long_name or None for a shared name).
+COLUMNS = {
+    "response len bytes": ("size", "byte", None),
+    "Req len": ("request_size", "byte", None),
+    "loop_count": ("count", "count", None),
+    "num_bad": ("udpmon_num_bad", "count", "responses with bad content"),
+    "time/frame (tod)": ("udpmon_time_per_frame", "us", "elapsed time of day per exchange"),
+    "ave time us": ("latency_avg", "us", None),
+    "min time": ("latency_min", "us", None),
+    "max time": ("latency_max", "us", None),
+    "num timeouts": ("udpmon_timeouts", "count", "requests that timed out"),
+}
+HEADER_RE = re.compile(r"^\s*response len bytes;")
+ROW_RE = re.compile(r"^\s*\d+;")
+_NUMBER_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+#: -H histogram: title, opening summary, bins, and the three closing statistics lines.
+HIST_TITLE_RE = re.compile(r"^Hist\s+(?P<id>\d+)\s+(?P<title>.*?)\s*$")
+HIST_OPEN_RE = re.compile(r"^\s*counts (?P<entries>\d+) mean (?P<mean>\S+) underflows "
+                          r"(?P<underflows>\d+) overflows (?P<overflows>\d+)\s*$")
+HIST_BIN_RE = re.compile(r"^\s*(?P<bin>-?\d+(?:\.\d*)?) ; (?P<count>\d+)\s*$")
+HIST_CLOSE_RES = (
+    re.compile(r"^\s*counts (?P<entries>\d+); underflows (?P<underflows>\d+); overflows (?P<overflows>\d+);\s*$"),
+    re.compile(r"^\s*mean (?P<mean>\S+) sigma (?P<sigma>\S+?); coeff_skew (?P<skew>\S+?); "
+               r"coeff_kurtosis (?P<kurtosis>\S+?);\s*$"),
+    re.compile(r"^\s*median (?P<median>\S+?); 25-quartile (?P<q25>\S+?); 75-quartile (?P<q75>\S+?);\s*$"),
+)
+#: Printed histogram statistics -> (extra variable, units, long_name).
+HIST_STATS = {
+    "entries": ("udpmon_hist_entries", "count", "histogram entries within range (-H)"),
+    "underflows": ("udpmon_hist_underflows", "count", "exchanges below the histogram range (-H)"),
+    "overflows": ("udpmon_hist_overflows", "count", "exchanges above the histogram range (-H)"),
+    "mean": ("udpmon_hist_mean", "us", "mean request-response time of the histogram (-H)"),
+    "sigma": ("udpmon_hist_sigma", "us", "standard deviation of the histogram (-H)"),
+    "skew": ("udpmon_hist_skew", "1", "coefficient of skewness of the histogram (-H)"),
+    "kurtosis": ("udpmon_hist_kurtosis", "1", "coefficient of kurtosis of the histogram (-H)"),
+    "median": ("udpmon_hist_median", "us", "median of the histogram (-H)"),
+    "q25": ("udpmon_hist_q25", "us", "25 % quartile of the histogram (-H)"),
+    "q75": ("udpmon_hist_q75", "us", "75 % quartile of the histogram (-H)"),
+}
+
 
 def sniff(head):
-    return False
+    """True for udpmon_req output: its banner or its header row."""
+    if "udpmon_req" in head and "UDPmon Version" in head:
+        return True
+    return bool(re.search(r"^\s*response len bytes; Req len;", head, re.M))
 
 
 def parse(text):
-    raise NotImplementedError(NAME)
+    """Parse udpmon_req output (with or without ``-H``) into a ``latency_scan`` Dataset."""
+    if not text.strip():
+        raise ParseError("empty input")
+    lines = split_lines(text)
+    ledger = Ledger(len(lines), lines=lines)
+    attrs, i = parse_banner(lines, ledger)
+    tool_version = attrs.pop("tool_version", "")
+    columns = None
+    points = []        # (line, {column: str}, histogram dict or None)
+    n = i
+    while n < len(lines):
+        line, lineno = lines[n], n + 1
+        if not line.strip():
+            ledger.skip(lineno, "blank")
+        elif HEADER_RE.match(line):
+            columns = [t.strip() for t in line.split(";") if t.strip()]
+            unknown = [c for c in columns if c not in COLUMNS]
+            if unknown:
+                ledger.error(lineno, f"unknown udpmon_req columns {unknown}")
+                columns = None
+            ledger.skip(lineno, "header")
+        elif columns is not None and ROW_RE.match(line):
+            values = [t.strip() for t in line.split(";")]
+            values = values[: len(columns)] if len(values) >= len(columns) else values
+            if len(values) == len(columns) and all(_NUMBER_RE.match(v) for v in values) \
+                    and not "".join(line.split(";")[len(columns):]).strip():
+                points.append([lineno, dict(zip(columns, values)), None])
+                ledger.parsed(lineno)
+            elif n == len(lines) - 1 and not text.endswith("\n"):
+                ledger.skip(lineno, "truncated row")
+                ledger.truncated(f"last row (line {lineno}) cut off")
+            else:
+                ledger.error(lineno, f"bad udpmon_req row: expected {len(columns)} numeric columns")
+                ledger.skip(lineno, "error")
+        elif (m := HIST_TITLE_RE.match(line)) and points:
+            n = _histogram(lines, n, m, points[-1], ledger)
+        n += 1
+    return _process(points, ledger, attrs, tool_version)
+
+
+def _histogram(lines, n, title, point, ledger):
+    """Read one -H histogram starting at index ``n``; return the index of its last line."""
+    start = n
+    hist = {"title": title["title"], "bins": [], "counts": []}
+    ledger.parsed(n + 1)
+    n += 1
+    if n < len(lines) and (m := HIST_OPEN_RE.match(lines[n])):
+        hist.update(m.groupdict())
+        ledger.parsed(n + 1)
+        n += 1
+    while n < len(lines) and (m := HIST_BIN_RE.match(lines[n])):
+        hist["bins"].append(m["bin"])
+        hist["counts"].append(m["count"])
+        ledger.parsed(n + 1)
+        n += 1
+    for regex in HIST_CLOSE_RES:
+        m = regex.match(lines[n]) if n < len(lines) else None
+        if m is None:
+            break
+        hist.update(m.groupdict())
+        ledger.parsed(n + 1)
+        n += 1
+    else:
+        point[2] = hist
+        return n - 1
+    if n >= len(lines) or (n == len(lines) - 1 and not lines[n].strip()):
+        # cut off before its closing statistics: the histogram is incomplete, drop it
+        ledger.skip(np.arange(start + 1, n + 1), "truncated histogram")
+        ledger.truncated(f"histogram starting at line {start + 1} cut off")
+        return n - 1
+    ledger.error(n + 1, "bad udpmon_req histogram line")
+    ledger.skip(n + 1, "error")
+    return n - 1
+
+
+def _process(points, ledger, attrs, tool_version):
+    """Every type conversion: strings -> arrays with units; assemble the Dataset."""
+    n = len(points)
+    variables, extras, coords = {}, {}, {}
+    for col, (name, units, long_name) in COLUMNS.items():
+        values = np.array([float(p[1].get(col, "nan")) for p in points], dtype=float)
+        if long_name is None:
+            variables[name] = (("point",), values)
+        elif any(col in p[1] for p in points):
+            extras[name] = (("point",), values, units, long_name)
+    variables["line"] = (("point",), np.array([p[0] for p in points], dtype=np.int64))
+    tool_summary = {"points": n}
+    hists = [p[2] for p in points]
+    if any(hists):
+        bins = sorted({float(b) for h in hists if h for b in h["bins"]})
+        index = {b: k for k, b in enumerate(bins)}
+        counts = np.full((n, len(bins)), np.nan)
+        for i, h in enumerate(hists):
+            if h:
+                counts[i] = 0.0
+                for b, c in zip(h["bins"], h["counts"]):
+                    counts[i, index[float(b)]] = float(c)
+        coords["udpmon_hist_bin"] = (("udpmon_hist_bin",), np.array(bins), "us",
+                                     "histogram bin of the request-response time, as printed (-H)")
+        extras["udpmon_hist_counts"] = (("point", "udpmon_hist_bin"), counts, "count",
+                                        "exchanges per request-response time bin (-H)")
+        for key, (name, units, long_name) in HIST_STATS.items():
+            extras[name] = (("point",), np.array([float(h[key]) if h and key in h else np.nan for h in hists]),
+                            units, long_name)
+        attrs["udpmon_hist_title"] = next(h["title"] for h in hists if h)
+        tool_summary["histograms"] = [
+            {k: float(h[k]) for k in HIST_STATS if k in h} if h else None for h in hists]
+    return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=tool_version, ledger=ledger,
+                 extras=extras, coords=coords, attrs=attrs, tool_summary=tool_summary)
