@@ -7,6 +7,7 @@ papermill-style parameters; the Vega bundle and the data files are written into 
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -58,6 +59,7 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
             shutil.rmtree(folder)
     site.mkdir(parents=True)
     datapackage.export(processed, site / "data", root)
+    os.environ["THRUPUT_SITE_DATA"] = str(site / "data")   # the data page lists these files
     n = len(config.pages)
     for i, page in enumerate(config.pages, start=1):
         started = time.perf_counter()

@@ -1,0 +1,396 @@
+"""What the site's notebooks show: tables and charts built from :mod:`thruput.stats`.
+
+Notebooks stay one line per cell: ``report.cell_table(ds)``, ``report.campaign_charts(ds)``.
+Nothing here parses logs or computes an estimator itself; it arranges what the
+statistics return into tables with units in their headers, and picks charts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+import yaml
+from IPython.display import HTML, Markdown, display
+
+from . import charts, stats
+
+__all__ = [
+    "load_campaign", "title", "hosts_table", "cell_table", "campaign_charts", "catalogue",
+    "comparison", "methods", "data_files", "study_title", "study_charts", "study_ledger",
+    "study_side_by_side", "ledger_summary", "ledger_problems", "load_params",
+]
+
+MBIT = 1e6
+PARAMS = "params.yaml"
+
+
+def load_params(path=PARAMS):
+    """The pipeline's parameters (``params.yaml``) as a dict; empty when absent."""
+    path = Path(path)
+    return yaml.safe_load(path.read_text()) if path.exists() else {}
+
+
+def _stats_params():
+    return load_params().get("stats", {})
+
+
+def load_campaign(processed, name):
+    """The normalized campaign ``name`` from ``processed/<name>.nc``, loaded in memory."""
+    with xr.open_dataset(Path(processed) / f"{name}.nc") as ds:
+        return ds.load()
+
+
+def metadata(ds):
+    """The campaign's ``campaign.yaml`` as a dict (kept as JSON in ``attrs['metadata']``)."""
+    raw = ds.attrs.get("metadata", "{}")
+    return json.loads(raw) if isinstance(raw, str) else dict(raw)
+
+
+def title(ds):
+    """A Markdown heading and description of the campaign."""
+    meta = metadata(ds)
+    path = meta.get("path", {})
+    dates = meta.get("dates", {})
+    lines = [f"# {meta.get('title', ds.attrs.get('campaign', 'campaign'))}", "",
+             meta.get("description", "").strip(), "",
+             f"**Path:** {path.get('source', '?')} → {path.get('destination', '?')}"
+             + (f" ({path['between']})" if path.get("between") else ""),
+             f"**Dates:** {dates.get('start', '?')} – {dates.get('end', '?')}"]
+    if meta.get("notes"):
+        lines += ["", f"*{meta['notes'].strip()}*"]
+    return Markdown("\n\n".join(line for line in lines if line is not None))
+
+
+def hosts_table(ds):
+    """One column per host, one row per property, as seed 000's host table."""
+    meta = metadata(ds)
+    rows = {}
+    for name, host in meta.get("hosts", {}).items():
+        tcp = host.get("tcp", {}) or {}
+        rows[name] = {
+            "CPU": host.get("cpu_model"),
+            "CPUs x MHz": f"{host.get('cpu_count', '?')} x {host.get('cpu_mhz', '?')}",
+            "memory (GiB)": _round(host.get("memory_bytes"), 2 ** 30),
+            "OS": host.get("os"), "kernel": host.get("kernel"), "NIC": host.get("nic"),
+            "link (Mbit/s)": _round(host.get("link_speed_bps"), MBIT),
+            "rmem default / max (bytes)": f"{tcp.get('rmem_default', '?')} / {tcp.get('rmem_max', '?')}",
+            "wmem default / max (bytes)": f"{tcp.get('wmem_default', '?')} / {tcp.get('wmem_max', '?')}",
+            "tcp_rmem (bytes)": " ".join(map(str, tcp.get("tcp_rmem", []) or [])),
+            "tcp_wmem (bytes)": " ".join(map(str, tcp.get("tcp_wmem", []) or [])),
+            "congestion control": tcp.get("congestion_control"),
+            "window scaling / SACK": f"{tcp.get('window_scaling', '?')} / {tcp.get('sack', '?')}",
+        }
+    table = pd.DataFrame(rows)
+    tools = meta.get("tools", {})
+    if tools:
+        table.loc["tools"] = ", ".join(f"{k} {v}" for k, v in tools.items())
+    return table
+
+
+def _round(value, unit):
+    return None if value is None else round(value / unit, 2)
+
+
+def _is_tcp(ds):
+    return ds.attrs.get("campaign_kind", "tcp_sweep") == "tcp_sweep" and "throughput" in ds
+
+
+def cell_summary(ds):
+    """Per window x streams cell: throughput statistics over repeats and loaded ping RTT."""
+    p = _stats_params()
+    s = stats.describe(ds["throughput"], "repeat", percentiles=p.get("percentiles", (10, 25, 75, 90)))
+    df = s.to_dataframe().reset_index()
+    if "rtt" in ds:
+        load = stats.rtt_load(ds["rtt"], ds.get("rtt_status"), n_boot=p.get("bootstrap", 1000),
+                              seed=p.get("seed", 0))
+        loaded = load.sel(phase="loaded")[["min", "mean", "max", "median", "sent", "lost"]]
+        rtt = loaded.to_dataframe().reset_index().rename(columns={
+            "min": "rtt_min", "mean": "rtt_mean", "max": "rtt_max", "median": "rtt_median"})
+        df = df.merge(rtt[["window", "streams", "rtt_min", "rtt_mean", "rtt_max", "rtt_median",
+                           "sent", "lost"]], on=["window", "streams"], how="left")
+    return df
+
+
+def cell_table(ds):
+    """The statistics the seeds report, per cell: average, median, max, IQR (Mbit/s),
+    loaded ping RTT min/avg/max (ms) and loss."""
+    if not _is_tcp(ds):
+        return udp_table(ds)
+    df = cell_summary(ds)
+    out = pd.DataFrame({
+        "window (KiB)": (df["window"] / 1024).round(1),
+        "streams": df["streams"].astype(int),
+        "runs": df["n"].astype(int),
+        "average (Mbit/s)": (df["mean"] / MBIT).round(1),
+        "median (Mbit/s)": (df["median"] / MBIT).round(1),
+        "max (Mbit/s)": (df["max"] / MBIT).round(1),
+        "IQR (Mbit/s)": (df["iqr"] / MBIT).round(1),
+    })
+    if "rtt_min" in df:
+        out["loaded RTT min/avg/max (ms)"] = [
+            f"{a:.3f} / {b:.3f} / {c:.3f}" if np.isfinite(b) else "–"
+            for a, b, c in zip(df["rtt_min"], df["rtt_mean"], df["rtt_max"])]
+        out["loaded loss"] = [f"{int(l)}/{int(s)}" if np.isfinite(s) else "–"
+                              for l, s in zip(df["lost"], df["sent"])]
+    return out.style.hide(axis="index") if hasattr(out, "style") else out
+
+
+def udp_table(ds):
+    """UDPmon rows: packet size, spacing, send/receive rate (Mbit/s) and loss (%)."""
+    if "packet_size" not in ds:
+        return pd.DataFrame()
+    df = ds[["packet_size", "spacing", "send_rate", "recv_rate", "loss_fraction"]].to_dataframe().reset_index()
+    return pd.DataFrame({
+        "packet (bytes)": df["packet_size"].astype(int), "spacing (us)": df["spacing"],
+        "send (Mbit/s)": (df["send_rate"] / MBIT).round(1),
+        "receive (Mbit/s)": (df["recv_rate"] / MBIT).round(1),
+        "loss (%)": (df["loss_fraction"] * 100).round(2),
+    })
+
+
+def _unloaded_rtt_s(ds):
+    if "rtt" not in ds:
+        return None
+    rtt = ds["rtt"].sel(phase="unloaded")
+    if "rtt_status" in ds:
+        rtt = rtt.where(ds["rtt_status"].sel(phase="unloaded") == "reply")
+    value = float(rtt.median(skipna=True))
+    return value / 1000 if np.isfinite(value) else None
+
+
+def campaign_charts(ds):
+    """Every chart of a campaign page, displayed in order."""
+    if not _is_tcp(ds):
+        return udp_charts(ds)
+    df = cell_summary(ds)
+    cells = df.rename(columns={"p25": "q25", "p75": "q75"})
+    rtt_s = _unloaded_rtt_s(ds)
+    capacity = metadata(ds).get("path", {}).get("capacity_bps")
+    theory = None
+    if rtt_s:
+        grid = cells[["window", "streams"]].copy()
+        grid["bound"] = stats.window_limited_throughput(grid["window"].to_numpy(float), rtt_s,
+                                                        grid["streams"].to_numpy(float))
+        theory = grid
+    display(Markdown("## Throughput over window and streams"))
+    display(charts.heatmap(cells))
+    display(Markdown(
+        "Median over repeats per cell, IQR as a band; dashed: the window bound n x window / RTT "
+        f"with the unloaded median RTT ({rtt_s * 1000:.3f} ms)" if rtt_s else "Median over repeats per cell."))
+    display(charts.throughput_vs_window(cells, theory, capacity))
+    display(charts.cell_boxplots(ds["throughput"].to_dataframe().reset_index().dropna(subset=["throughput"])))
+    if "interval_throughput" in ds:
+        display(Markdown("## Per-interval throughput of the best cell's runs"))
+        display(charts.interval_series(_best_cell_intervals(ds, cells)))
+    if "rtt" in ds:
+        display(Markdown("## Ping RTT with and without load"))
+        display(charts.rtt_ecdf(_rtt_ecdf_frame(ds)))
+    plateau = stats.plateau(ds["throughput"], dim="window",
+                            tolerance=_stats_params().get("plateau_tolerance", 0.1),
+                            n_boot=_stats_params().get("bootstrap", 1000), seed=_stats_params().get("seed", 0))
+    display(Markdown("## Window plateau per streams count"))
+    display(_plateau_table(plateau))
+
+
+def _plateau_table(plateau):
+    df = plateau.to_dataframe().reset_index()
+    return pd.DataFrame({
+        "streams": df["streams"].astype(int),
+        "plateau (Mbit/s)": (df["level"] / MBIT).round(1),
+        "onset window (KiB)": (df["onset"] / 1024).round(1),
+        "onset 95% CI (KiB)": [f"{a / 1024:.0f} – {b / 1024:.0f}" for a, b in zip(df["onset_low"], df["onset_high"])],
+        "limited by": df["limited_by"],
+    })
+
+
+def _best_cell_intervals(ds, cells):
+    best = cells.loc[cells["median"].idxmax()]
+    runs = ds["interval_throughput"].sel(window=best["window"], streams=best["streams"])
+    df = runs.to_dataframe().reset_index().dropna(subset=["interval_throughput"])
+    width = float(ds.attrs.get("interval_s", 1.0))
+    if "interval_end" in ds:
+        ends = ds["interval_end"].sel(window=best["window"], streams=best["streams"]).to_dataframe().reset_index()
+        df = df.merge(ends[["repeat", "interval", "interval_end"]], on=["repeat", "interval"])
+        df["time"] = df["interval_end"]
+    else:
+        df["time"] = (df["interval"] + 1) * width
+    df["run"] = [f"{best['window'] / 1024:g} KiB x {int(best['streams'])}, repeat {int(r)}" for r in df["repeat"]]
+    return df.rename(columns={"interval_throughput": "throughput"})[["time", "throughput", "run"]]
+
+
+def _rtt_ecdf_frame(ds):
+    rtt = ds["rtt"]
+    if "rtt_status" in ds:
+        rtt = rtt.where(ds["rtt_status"] == "reply")
+    pooled = [d for d in rtt.dims if d != "phase"]
+    e = stats.ecdf(rtt, pooled)
+    df = e[["value", "probability"]].to_dataframe().reset_index().dropna()
+    return df.rename(columns={"value": "rtt", "probability": "fraction"})[["rtt", "fraction", "phase"]]
+
+
+def udp_charts(ds):
+    """Charts of a UDPmon campaign: rate and loss vs spacing, latency vs size."""
+    if "packet_size" in ds:
+        rows = ds[["spacing", "recv_rate", "loss_fraction", "packet_size"]].to_dataframe().reset_index()
+        display(charts.udp_vs_spacing(rows))
+    if "scan_latency_avg" in ds:
+        pts = pd.DataFrame({"size": ds["scan_size"].values, "latency": ds["scan_latency_avg"].values}).dropna()
+        fit = stats.fit_latency(pts["size"], pts["latency"])
+        display(Markdown(f"Fitted slope {fit['slope']:.5f} ± {fit['slope_se']:.5f} us/byte, "
+                         f"intercept {fit['intercept']:.2f} ± {fit['intercept_se']:.2f} us."))
+        display(charts.latency_vs_size(pts, fit))
+
+
+def catalogue(processed):
+    """The home page table: one row per campaign with its headline numbers and a link."""
+    rows = []
+    for nc in sorted(Path(processed).glob("*.nc")):
+        ds = load_campaign(processed, nc.stem)
+        meta = metadata(ds)
+        path = meta.get("path", {})
+        row = {"campaign": f'<a href="campaign-{nc.stem}.html">{nc.stem}</a>',
+               "path": f"{path.get('source', '?')} → {path.get('destination', '?')}",
+               "dates": str(meta.get("dates", {}).get("start", ""))[:10],
+               "kind": ds.attrs.get("campaign_kind", "")}
+        if _is_tcp(ds):
+            s = stats.describe(ds["throughput"], "repeat")
+            plateau = stats.plateau(ds["throughput"], n_boot=200)
+            best = float(s["median"].max())
+            row["best median (Mbit/s)"] = f"{best / MBIT:.1f}"
+            row["plateau onset, 1 stream (KiB)"] = f"{float(plateau['onset'].isel(streams=0)) / 1024:.0f}"
+            if "rtt" in ds:
+                load = stats.rtt_load(ds["rtt"], ds.get("rtt_status"),
+                                      pool=("window", "streams", "repeat", "probe"), n_boot=200)
+                row["RTT unloaded / loaded median (ms)"] = (
+                    f"{float(load['median'].sel(phase='unloaded')):.3f} / "
+                    f"{float(load['median'].sel(phase='loaded')):.3f}")
+        elif "recv_rate" in ds:
+            row["best median (Mbit/s)"] = f"{float(ds['recv_rate'].max()) / MBIT:.1f}"
+        rows.append(row)
+    return HTML(pd.DataFrame(rows).fillna("–").to_html(escape=False, index=False))
+
+
+def comparison(processed, pair=None):
+    """Compare two TCP campaigns cell by cell, and their set-ups."""
+    names = [nc.stem for nc in sorted(Path(processed).glob("*.nc"))]
+    tcp = [n for n in names if _is_tcp(load_campaign(processed, n))]
+    if pair is None:
+        pair = tcp[:2]
+    if len(pair) < 2:
+        return Markdown("Fewer than two TCP sweep campaigns: nothing to compare.")
+    a, b = (load_campaign(processed, n) for n in pair)
+    display(Markdown(f"## {pair[0]} → {pair[1]}"))
+    c = stats.compare(a["throughput"], b["throughput"], n_boot=_stats_params().get("bootstrap", 1000))
+    df = c.to_dataframe().reset_index().dropna(subset=["median_a", "median_b"])
+    display(pd.DataFrame({
+        "window (KiB)": (df["window"] / 1024).round(1), "streams": df["streams"].astype(int),
+        f"median {pair[0]} (Mbit/s)": (df["median_a"] / MBIT).round(1),
+        f"median {pair[1]} (Mbit/s)": (df["median_b"] / MBIT).round(1),
+        "difference (Mbit/s)": (df["difference"] / MBIT).round(1),
+        "95% CI (Mbit/s)": [f"{lo / MBIT:.1f} – {hi / MBIT:.1f}" for lo, hi in zip(df["difference_low"], df["difference_high"])],
+        "Hodges-Lehmann (Mbit/s)": (df["hodges_lehmann"] / MBIT).round(1),
+        "Mann-Whitney p": df["p_value"].round(3),
+    }))
+    display(Markdown("## What differs in the set-up"))
+    return stats.metadata_diff(a, b, ignore=("name", "title", "description", "dates", "explained"))
+
+
+def methods(params=PARAMS):
+    """The methods page: each statistic, its estimator and the parameters used."""
+    p = load_params(params)
+    display(Markdown("## Parameters (`params.yaml`)"))
+    display(Markdown("```yaml\n" + yaml.safe_dump(p, sort_keys=False) + "```"))
+    rows = []
+    for name in stats.__all__:
+        fn = getattr(stats, name)
+        doc = (getattr(fn, "__doc__", "") or "").strip().splitlines()
+        if callable(fn) and doc:
+            rows.append({"function": f"thruput.stats.{name}", "what it computes": doc[0]})
+    display(Markdown("## Statistics"))
+    return pd.DataFrame(rows)
+
+
+def data_files(processed):
+    """The data page table: each file of the data package with its sha256 and a link."""
+    import os
+
+    site_data = os.environ.get("THRUPUT_SITE_DATA")
+    pkg_path = Path(site_data) / "datapackage.json" if site_data else None
+    if not pkg_path or not pkg_path.exists():
+        return Markdown("The data package is assembled by `thruput site build`.")
+    pkg = json.loads(pkg_path.read_text())
+    rows = [{"file": f'<a href="../data/{r["path"]}">{r["path"]}</a>', "format": r["format"],
+             "bytes": r.get("bytes"), "sha256": r["hash"].split(":", 1)[1]} for r in pkg["resources"]]
+    rows.append({"file": '<a href="../data/datapackage.json">datapackage.json</a>', "format": "json",
+                 "bytes": pkg_path.stat().st_size, "sha256": "(the descriptor)"})
+    if (pkg_path.parent / "CITATION.cff").exists():
+        rows.append({"file": '<a href="../data/CITATION.cff">CITATION.cff</a>', "format": "cff",
+                     "bytes": (pkg_path.parent / "CITATION.cff").stat().st_size, "sha256": "(citation)"})
+    return HTML(pd.DataFrame(rows).to_html(escape=False, index=False))
+
+
+# ------------------------------------------------------------------ studies and ledger
+
+def _ledger(processed):
+    path = Path(processed) / "reproduction.csv"
+    return pd.read_csv(path, dtype={"seed": str}) if path.exists() else pd.DataFrame()
+
+
+def study_title(published, seed):
+    from . import published as pub
+
+    return Markdown(f"# {pub.seed_title(seed)}" if hasattr(pub, "seed_title") else f"# Study {seed}")
+
+
+def study_charts(published, seed):
+    """Charts of the study's published tables (provided by :mod:`thruput.published`)."""
+    from . import published as pub
+
+    if hasattr(pub, "study_charts"):
+        return pub.study_charts(seed, published)
+    return Markdown("No charts for this study.")
+
+
+def study_ledger(processed, seed):
+    """The ledger rows of one study."""
+    ledger = _ledger(processed)
+    if ledger.empty:
+        return Markdown("The reproduction ledger has not been built.")
+    rows = ledger[ledger["seed"].astype(str).str.zfill(3) == str(seed).zfill(3)]
+    return rows.drop(columns=["seed"]).reset_index(drop=True)
+
+
+def ledger_summary(processed):
+    """Counts of ledger rows by status, per study and in total."""
+    ledger = _ledger(processed)
+    if ledger.empty:
+        return Markdown("The reproduction ledger has not been built.")
+    table = pd.crosstab(ledger["seed"], ledger["status"], margins=True, margins_name="all")
+    return table
+
+
+def ledger_problems(processed):
+    """Every ``differs`` and ``erratum`` row with its note."""
+    ledger = _ledger(processed)
+    if ledger.empty:
+        return Markdown("The reproduction ledger has not been built.")
+    return ledger[ledger["status"].isin(["differs", "erratum"])].reset_index(drop=True)
+
+
+def study_side_by_side(processed, seed):
+    """A bundled campaign showing the effect the study reports, marked as a new measurement."""
+    effects = {"000": "window and streams", "002": "window and streams", "003": "parallel streams",
+               "004": "window plateau", "001": "latency vs frame size"}
+    names = [nc.stem for nc in sorted(Path(processed).glob("*.nc"))]
+    want_udp = str(seed).zfill(3) == "001"
+    for name in names:
+        ds = load_campaign(processed, name)
+        if want_udp != _is_tcp(ds):
+            display(Markdown(f"**New measurement, not the original data:** campaign `{name}` "
+                             f"({effects.get(str(seed).zfill(3), '')})."))
+            return campaign_charts(ds)
+    return Markdown("No bundled campaign shows this effect.")
