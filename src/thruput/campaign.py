@@ -1,0 +1,593 @@
+"""Campaigns: a directory of raw logs plus its description, as one labelled Dataset.
+
+A campaign directory (``data/raw/<name>/``, see ``docs/design.md``) holds
+
+``campaign.yaml``
+    What was meant to run and on what (validated by ``schemas/campaign.schema.json``).
+``runs.csv``
+    The manifest: one row per complete raw file (``MANIFEST_COLUMNS``).
+the raw logs
+    Under any sub-folder; each is read with :func:`thruput.read`.
+
+:func:`open_campaign` turns it into one :class:`xarray.Dataset`: for a TCP sweep, runs
+indexed by requested ``window``, ``streams`` and ``repeat``, with the ping RTTs taken during
+each run (``phase="loaded"``) and right after it (``phase="unloaded"``) on the same cell;
+for a UDPmon campaign, the concatenated ``udp_sweep`` rows and ``latency_scan`` points.
+Every run keeps its provenance (path relative to the campaign and sha256).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+import yaml
+
+from .errors import ParseError, ThruputError
+from .reader import read
+
+__all__ = [
+    "open_campaign", "resolve", "load_metadata", "read_manifest", "planned_runs",
+    "run_id", "parse_run_id", "schema", "ManifestRow", "CampaignError",
+    "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "DEFAULT_ROOT",
+]
+
+#: Where campaign names resolve (relative to the working directory).
+DEFAULT_ROOT = "data/raw"
+CAMPAIGN_FILE = "campaign.yaml"
+MANIFEST_FILE = "runs.csv"
+#: Columns of runs.csv, in order (docs/design.md).
+MANIFEST_COLUMNS = ("run", "role", "path", "window", "streams", "repeat", "phase", "started")
+#: Role of a raw file -> the contract kind its reader must return.
+ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
+              "udpmon_req": "latency_scan"}
+PHASES = ("loaded", "unloaded")
+#: Run ids of TCP sweeps: requested window in bytes, streams, repeat.
+RUN_ID = re.compile(r"^w(?P<window>[0-9]+)-s(?P<streams>[0-9]+)-r(?P<repeat>[0-9]+)$")
+KINDS = ("tcp_sweep", "udp_sweep")
+
+
+class CampaignError(ThruputError):
+    """A campaign directory is not usable as it stands (the message names file and line)."""
+
+
+@dataclass(frozen=True)
+class ManifestRow:
+    """One row of ``runs.csv``; ``line`` is its 1-based line in the file."""
+
+    run: str
+    role: str
+    path: str
+    window: int | None
+    streams: int | None
+    repeat: int | None
+    phase: str
+    started: str
+    line: int
+
+
+def run_id(window, streams, repeat):
+    """The run id of a TCP sweep cell, e.g. ``run_id(65536, 4, 0) == "w65536-s4-r0"``."""
+    return f"w{int(window)}-s{int(streams)}-r{int(repeat)}"
+
+
+def parse_run_id(run):
+    """``"w65536-s4-r0"`` -> ``(65536, 4, 0)``; ``None`` if ``run`` is not of that shape."""
+    m = RUN_ID.match(run)
+    return None if m is None else (int(m["window"]), int(m["streams"]), int(m["repeat"]))
+
+
+def resolve(name_or_path, root=DEFAULT_ROOT):
+    """The campaign directory: a path as given if it is a directory, else ``root/name``.
+
+    Raises
+    ------
+    CampaignError
+        If neither exists.
+    """
+    path = Path(name_or_path)
+    if path.is_dir():
+        return path
+    candidate = Path(root) / str(name_or_path)
+    if candidate.is_dir():
+        return candidate
+    raise CampaignError(f"{name_or_path}: no such campaign directory (nor {candidate})")
+
+
+def schema():
+    """The JSON Schema of ``campaign.yaml`` (a dict)."""
+    text = resources.files("thruput").joinpath("schemas/campaign.schema.json").read_text()
+    return json.loads(text)
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 safe loader that keeps dates and times as the strings written.
+
+    PyYAML turns ``2026-11-22T14:00:00Z`` into a ``datetime``; the schema and the JSON copy
+    in the Dataset's attrs want the text as written.
+    """
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_yaml(path):
+    """Parse a YAML file; return ``(data, root_node)`` (the node tree gives line numbers).
+
+    Raises
+    ------
+    ParseError
+        Naming the file and line of a YAML syntax error.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ParseError(f"not valid YAML: {getattr(exc, 'problem', exc)}", line=line,
+                         path=str(path)) from None
+    return data, node
+
+
+def node_line(node, keys):
+    """1-based line of the YAML node at ``keys`` (a path of mapping keys / sequence indices).
+
+    Falls back to the deepest node that exists on the way, so a missing key points at its
+    parent mapping.
+    """
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in keys:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(key):
+                    child = v
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            child = node.value[key]
+        if child is None:
+            break
+        node = child
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_metadata(directory):
+    """Read and schema-check ``campaign.yaml`` of ``directory``; return it as a dict.
+
+    Raises
+    ------
+    ParseError
+        For a YAML syntax error or the first schema violation, naming file and line.
+    """
+    from jsonschema import Draft202012Validator
+
+    path = Path(directory) / CAMPAIGN_FILE
+    if not path.is_file():
+        raise CampaignError(f"{path}: missing")
+    data, node = load_yaml(path)
+    errors = sorted(Draft202012Validator(schema()).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        listed = [(node_line(node, list(e.path)), _schema_message(e)) for e in errors]
+        raise ParseError(listed[0][1], line=listed[0][0], path=str(path), errors=listed)
+    return data
+
+
+def _schema_message(error):
+    where = "/".join(str(p) for p in error.path) or "(top level)"
+    return f"{where}: {error.message}"
+
+
+def read_manifest(directory):
+    """Read ``runs.csv`` of ``directory`` into a list of :class:`ManifestRow`.
+
+    Raises
+    ------
+    ParseError
+        Listing every malformed row with its line: wrong header, unknown role or phase,
+        non-integer window/streams/repeat, a run id that disagrees with its columns.
+    """
+    path = Path(directory) / MANIFEST_FILE
+    if not path.is_file():
+        raise CampaignError(f"{path}: missing")
+    text = path.read_text(encoding="utf-8")
+    rows, errors = [], []
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None or tuple(h.strip() for h in header) != MANIFEST_COLUMNS:
+        raise ParseError(f"header must be {','.join(MANIFEST_COLUMNS)}, not {header}",
+                         line=1, path=str(path))
+    for line, cells in enumerate(reader, start=2):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(MANIFEST_COLUMNS):
+            errors.append((line, f"expected {len(MANIFEST_COLUMNS)} cells, found {len(cells)}"))
+            continue
+        row, problems = _manifest_row(dict(zip(MANIFEST_COLUMNS, (c.strip() for c in cells))), line)
+        errors.extend((line, p) for p in problems)
+        if not problems:
+            rows.append(row)
+    if errors:
+        raise ParseError(errors[0][1], line=errors[0][0], path=str(path), errors=errors)
+    return rows
+
+
+def _manifest_row(cells, line):
+    problems = []
+    numbers = {}
+    for key in ("window", "streams", "repeat"):
+        value = cells[key]
+        if value == "":
+            numbers[key] = None
+        elif value.isdigit():
+            numbers[key] = int(value)
+        else:
+            problems.append(f"{key} {value!r} is not a non-negative integer")
+    if cells["role"] not in ROLE_KINDS:
+        problems.append(f"role {cells['role']!r} is not one of {', '.join(ROLE_KINDS)}")
+    if not cells["path"]:
+        problems.append("empty path")
+    if cells["phase"] not in ("",) + PHASES:
+        problems.append(f"phase {cells['phase']!r} is not one of {', '.join(PHASES)} or empty")
+    if cells["role"] == "ping" and cells["phase"] == "":
+        problems.append("a ping row needs a phase (loaded or unloaded)")
+    if cells["role"] in ("iperf", "ping"):
+        ids = parse_run_id(cells["run"])
+        if None in numbers.values() and not problems:
+            problems.append("iperf and ping rows need window, streams and repeat")
+        elif ids is not None and not problems and ids != tuple(numbers[k] for k in ("window", "streams", "repeat")):
+            problems.append(f"run id {cells['run']} disagrees with window/streams/repeat "
+                            f"{numbers['window']}/{numbers['streams']}/{numbers['repeat']}")
+    if cells["started"]:
+        try:
+            pd.Timestamp(cells["started"])
+        except ValueError:
+            problems.append(f"started {cells['started']!r} is not an ISO 8601 time")
+    if problems:
+        return None, problems
+    return ManifestRow(cells["run"], cells["role"], cells["path"], numbers["window"],
+                       numbers["streams"], numbers["repeat"], cells["phase"], cells["started"],
+                       line), []
+
+
+def planned_runs(metadata):
+    """Run ids the plan of a TCP sweep asks for, in plan order (window, streams, repeat)."""
+    plan = metadata.get("plan", {})
+    if plan.get("tool") not in ("iperf3", "iperf2"):
+        return []
+    return [run_id(w, s, r) for w in plan.get("windows", []) for s in plan.get("streams", [])
+            for r in range(int(plan.get("repeats", 1)))]
+
+
+def read_raw(directory, row):
+    """Read the raw file of manifest ``row`` and check it is the kind its role says.
+
+    Raises
+    ------
+    ThruputError
+        A :class:`ParseError` naming file and line, or :class:`CampaignError` for a file
+        of the wrong kind, a truncated file, or a file that is missing.
+    """
+    path = Path(directory) / row.path
+    if not path.is_file():
+        raise CampaignError(f"{path}: listed in {MANIFEST_FILE} line {row.line} but missing")
+    ds = read(path)
+    expected = ROLE_KINDS[row.role]
+    if ds.attrs["kind"] != expected:
+        raise CampaignError(f"{path}: read as {ds.attrs['format']} ({ds.attrs['kind']}), "
+                            f"but {MANIFEST_FILE} line {row.line} says {row.role} ({expected})")
+    if int(ds.attrs.get("truncated", 0)):
+        raise CampaignError(f"{path}: truncated ({ds.attrs.get('truncation')}); "
+                            "a campaign analyses complete files only")
+    if row.role == "iperf" and ds.sizes.get("run", 0) != 1:
+        raise CampaignError(f"{path}: holds {ds.sizes.get('run', 0)} runs; a campaign run is one")
+    return ds
+
+
+def open_campaign(name_or_path, root=DEFAULT_ROOT):
+    """Open a campaign directory as one labelled :class:`xarray.Dataset`.
+
+    Parameters
+    ----------
+    name_or_path : str or path-like
+        A campaign directory, or a campaign name looked up under ``root``.
+    root : str or path-like, default ``"data/raw"``
+        Where names resolve.
+
+    Returns
+    -------
+    xarray.Dataset
+        For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
+        ``window_actual`` (byte), ``retransmits`` (count), ``start_time`` on
+        (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams) on
+        (..., interval); ``rtt`` (ms) and ``rtt_status`` on (..., phase, probe); provenance
+        ``source``/``source_sha256`` and ``ping_source``/``ping_source_sha256``. Cells the
+        plan asked for but that did not run are NaN (and ``""`` for strings). For
+        ``kind: udp_sweep``: the ``udp_sweep`` rows on ``row`` with a ``file`` coordinate and
+        the ``latency_scan`` points as ``scan_*`` variables on ``point``. Attrs: ``campaign``,
+        ``campaign_kind``, ``metadata`` (campaign.yaml as JSON), ``capacity_bps`` (when
+        known) and the line accounting summed over every file read.
+
+    Raises
+    ------
+    thruput.errors.ThruputError
+        For a bad ``campaign.yaml`` or ``runs.csv``, a missing, unreadable, truncated or
+        wrong-kind raw file, each naming the file and, where known, the line. Nothing is
+        analysed from a campaign with such a problem.
+
+    Examples
+    --------
+    >>> ds = open_campaign("veth-1g")                            # doctest: +SKIP
+    >>> ds.throughput.sel(streams=4)                             # window x repeat
+    """
+    directory = resolve(name_or_path, root)
+    metadata = load_metadata(directory)
+    rows = read_manifest(directory)
+    _check_unique(rows, directory)
+    if metadata["kind"] == "tcp_sweep":
+        ds = _tcp_sweep(directory, metadata, rows)
+    else:
+        ds = _udp_sweep(directory, rows)
+    capacity = (metadata.get("path") or {}).get("capacity_bps")
+    ds.attrs.update({
+        "kind": "campaign",
+        "campaign": metadata["name"],
+        "campaign_kind": metadata["kind"],
+        "title": metadata["title"],
+        "metadata": json.dumps(metadata, sort_keys=True),
+    })
+    if capacity is not None:
+        ds.attrs["capacity_bps"] = float(capacity)
+    return ds
+
+
+def _check_unique(rows, directory):
+    seen = {}
+    errors = []
+    for row in rows:
+        key = (row.run, row.role, row.phase) if row.role in ("iperf", "ping") else (row.path,)
+        if key in seen:
+            errors.append((row.line, f"{' '.join(filter(None, key))} already listed on line {seen[key]}"))
+        seen.setdefault(key, row.line)
+    if errors:
+        raise ParseError(errors[0][1], line=errors[0][0], path=str(Path(directory) / MANIFEST_FILE),
+                         errors=errors)
+
+
+# -- TCP sweeps -------------------------------------------------------------------------
+
+#: Coordinates of a TCP sweep: name -> (units, long_name).
+TCP_COORDS = {
+    "window": ("byte", "requested TCP window (socket buffer size)"),
+    "streams": ("count", "number of parallel TCP streams"),
+    "repeat": ("1", "repeat index of the (window, streams) cell"),
+    "phase": ("1", "ping phase: during the run (loaded) or after it (unloaded)"),
+    "interval": ("1", "reporting interval index"),
+    "probe": ("1", "ping probe index within the phase"),
+}
+
+#: Variables of a TCP sweep: name -> (units, long_name).
+TCP_VARIABLES = {
+    "throughput": ("bit/s", "whole-run throughput summed over streams (receiver side where known)"),
+    "throughput_sender": ("bit/s", "whole-run throughput summed over streams, sender side"),
+    "window_actual": ("byte", "TCP window (socket buffer) the OS granted"),
+    "retransmits": ("count", "TCP retransmissions in the run (NaN if not reported)"),
+    "start_time": ("", "when the run started (UTC)"),
+    "interval_throughput": ("bit/s", "throughput in the interval, summed over streams"),
+    "rtt": ("ms", "ping round-trip time (NaN = lost or padding)"),
+    "rtt_status": ("1", "ping probe outcome (\"\" = padding)"),
+    "source": ("1", "iperf log, relative to the campaign directory"),
+    "source_sha256": ("1", "sha256 of the iperf log"),
+    "ping_source": ("1", "ping log, relative to the campaign directory"),
+    "ping_source_sha256": ("1", "sha256 of the ping log"),
+}
+
+
+def _tcp_sweep(directory, metadata, rows):
+    plan = metadata["plan"]
+    cells = [r for r in rows if r.role in ("iperf", "ping")]
+    windows = sorted(set(plan.get("windows", [])) | {r.window for r in cells})
+    streams = sorted(set(plan.get("streams", [])) | {r.streams for r in cells})
+    n_repeat = max([int(plan.get("repeats", 0))] + [r.repeat + 1 for r in cells])
+    shape = (len(windows), len(streams), n_repeat)
+    iw = {w: i for i, w in enumerate(windows)}
+    js = {s: i for i, s in enumerate(streams)}
+
+    iperf, ping = {}, {}
+    ledger = _LedgerTotals()
+    for row in cells:
+        ds = read_raw(directory, row)
+        ledger.add(ds)
+        index = (iw[row.window], js[row.streams], row.repeat)
+        if row.role == "iperf":
+            iperf[index] = (row, ds.isel(run=0))
+        else:
+            ping[index + (PHASES.index(row.phase),)] = (row, ds)
+
+    n_interval = max([d.sizes.get("interval", 0) for _, d in iperf.values()] + [0])
+    n_probe = max([d.sizes.get("probe", 0) for _, d in ping.values()] + [0])
+    out = {name: np.full(shape, np.nan) for name in
+           ("throughput", "throughput_sender", "window_actual", "retransmits")}
+    start = np.full(shape, np.datetime64("NaT", "ns"))
+    interval = np.full(shape + (n_interval,), np.nan)
+    source = np.full(shape, "", dtype=object)
+    source_sha = np.full(shape, "", dtype=object)
+    rtt = np.full(shape + (len(PHASES), n_probe), np.nan)
+    status = np.full(shape + (len(PHASES), n_probe), "", dtype=object)
+    ping_source = np.full(shape + (len(PHASES),), "", dtype=object)
+    ping_sha = np.full(shape + (len(PHASES),), "", dtype=object)
+
+    for index, (row, run) in iperf.items():
+        out["throughput"][index] = run["throughput"].item()
+        out["throughput_sender"][index] = run["throughput_sender"].item()
+        out["window_actual"][index] = run["window_actual"].item()
+        if "retransmits" in run:
+            out["retransmits"][index] = run["retransmits"].item()
+        per_interval = run["interval_throughput"].sum("stream", min_count=1).values
+        interval[index][: per_interval.size] = per_interval
+        start[index] = _timestamp(row.started)
+        source[index] = row.path
+        source_sha[index] = run.attrs["source_sha256"]
+    for index, (row, probes) in ping.items():
+        n = probes.sizes["probe"]
+        rtt[index][:n] = probes["rtt"].values
+        status[index][:n] = probes["status"].values.astype(str)
+        ping_source[index] = row.path
+        ping_sha[index] = probes.attrs["source_sha256"]
+        if not row.started:
+            continue
+        if row.phase == "loaded" and np.isnat(start[index[:3]]):
+            start[index[:3]] = _timestamp(row.started)
+
+    dims3 = ("window", "streams", "repeat")
+    data = {name: (dims3, values) for name, values in out.items()}
+    data.update({
+        "start_time": (dims3, start),
+        "interval_throughput": (dims3 + ("interval",), interval),
+        "rtt": (dims3 + ("phase", "probe"), rtt),
+        "rtt_status": (dims3 + ("phase", "probe"), status.astype(str)),
+        "source": (dims3, source.astype(str)),
+        "source_sha256": (dims3, source_sha.astype(str)),
+        "ping_source": (dims3 + ("phase",), ping_source.astype(str)),
+        "ping_source_sha256": (dims3 + ("phase",), ping_sha.astype(str)),
+    })
+    coords = {"window": np.asarray(windows, dtype=np.int64),
+              "streams": np.asarray(streams, dtype=np.int64),
+              "repeat": np.arange(n_repeat), "phase": np.asarray(PHASES),
+              "interval": np.arange(n_interval), "probe": np.arange(n_probe)}
+    ds = xr.Dataset({name: xr.Variable(dims, values) for name, (dims, values) in data.items()},
+                    coords=coords)
+    for name, (units, long_name) in {**TCP_COORDS, **TCP_VARIABLES}.items():
+        ds[name].attrs.update({"long_name": long_name} | ({"units": units} if units else {}))
+    ds.attrs.update(ledger.attrs())
+    return ds
+
+
+def _timestamp(text):
+    """ISO 8601 (any offset) -> naive UTC datetime64[ns]; NaT for ""."""
+    if not text:
+        return np.datetime64("NaT", "ns")
+    ts = pd.Timestamp(text)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return ts.to_datetime64().astype("datetime64[ns]")
+
+
+class _LedgerTotals:
+    """Sums the line accounting of every file read into campaign attrs."""
+
+    def __init__(self):
+        self.files = 0
+        self.totals = {"lines_total": 0, "lines_parsed": 0, "lines_skipped": 0}
+        self.reasons = {}
+
+    def add(self, ds):
+        self.files += 1
+        for key in self.totals:
+            self.totals[key] += int(ds.attrs[key])
+        for reason, count in json.loads(ds.attrs["skipped_reasons"]).items():
+            self.reasons[reason] = self.reasons.get(reason, 0) + int(count)
+
+    def attrs(self):
+        return {"files_read": self.files, **self.totals,
+                "skipped_reasons": json.dumps(self.reasons, sort_keys=True)}
+
+
+# -- UDPmon campaigns -------------------------------------------------------------------
+
+def _udp_sweep(directory, rows):
+    ledger = _LedgerTotals()
+    sweeps, scans, files, shas, roles = [], [], [], [], []
+    for row in rows:
+        if row.role not in ("udpmon_bw", "udpmon_req"):
+            raise CampaignError(f"{Path(directory) / MANIFEST_FILE}:{row.line}: role {row.role} "
+                                "in a udp_sweep campaign (udpmon_bw or udpmon_req expected)")
+        ds = read_raw(directory, row)
+        ledger.add(ds)
+        files.append(row.path)
+        shas.append(ds.attrs["source_sha256"])
+        roles.append(row.role)
+        if row.role == "udpmon_bw":
+            sweeps.append(_tagged(ds, "row", "file", row.path))
+        else:
+            scans.append(_tagged(ds, "point", "scan_file", row.path))
+    parts = []
+    if sweeps:
+        parts.append(_concat(sweeps, "row", prefix=""))
+    if scans:
+        parts.append(_concat(scans, "point", prefix="scan_"))
+    ds = xr.merge(parts, combine_attrs="drop") if parts else xr.Dataset()
+    ds = ds.assign_coords(source=xr.Variable("source", np.asarray(files, dtype=str),
+                                             {"units": "1", "long_name": "raw file, relative to the campaign directory"}))
+    ds["source_sha256"] = xr.Variable("source", np.asarray(shas, dtype=str),
+                                      {"units": "1", "long_name": "sha256 of the raw file"})
+    ds["source_role"] = xr.Variable("source", np.asarray(roles, dtype=str),
+                                    {"units": "1", "long_name": "role of the raw file (runs.csv)"})
+    ds.attrs.update(ledger.attrs())
+    return ds
+
+
+def _tagged(ds, dim, name, path):
+    """Drop per-file attrs and index; tag every record with the file it came from."""
+    ds = ds.drop_vars([dim], errors="ignore")
+    ds.attrs = {}
+    return ds.assign_coords({name: xr.Variable(dim, np.full(ds.sizes[dim], path, dtype=object),
+                                               {"units": "1", "long_name": "raw file of the record"})})
+
+
+def _concat(parts, dim, prefix):
+    """Concatenate per-file Datasets along ``dim``; variables a file lacks are padding.
+
+    UDPmon's quiet (-q) sweeps print fewer columns than its -x sweeps and only histogram
+    scans have histogram bins, so files of one campaign differ in their extras: a file
+    without a variable gets NaN (numbers), ``""`` (strings) or -1 (integers) there.
+    """
+    parts = list(xr.align(*parts, join="outer", exclude=[dim]))
+    first = {}
+    for part in parts:
+        for name, var in part.variables.items():
+            first.setdefault(name, (part, var, name in part.coords))
+    filled = []
+    for part in parts:
+        data, coords = {}, {}
+        for name, (source, var, is_coord) in first.items():
+            if name in part.variables:
+                continue
+            if dim not in var.dims:
+                coords[name] = var
+                continue
+            shape = tuple(part.sizes[dim] if d == dim else source.sizes[d] for d in var.dims)
+            (coords if is_coord else data)[name] = xr.Variable(var.dims, _padding(var.dtype, shape), var.attrs)
+        filled.append(part.assign_coords(coords).assign(data))
+    ds = xr.concat(filled, dim=dim, data_vars="all", coords="minimal", compat="override",
+                   join="outer", combine_attrs="drop")
+    for name in list(ds.variables):
+        if ds[name].dtype == object:
+            ds[name] = ds[name].astype(str)
+    if prefix:
+        ds = ds.rename({n: prefix + n for n in ds.data_vars if not n.startswith(prefix)})
+    return ds.assign_coords({dim: xr.Variable(dim, np.arange(ds.sizes[dim]),
+                                              {"units": "1", "long_name": f"{dim} index over all files"})})
+
+
+def _padding(dtype, shape):
+    if dtype.kind in "OUS":
+        return np.full(shape, "", dtype=object)
+    if dtype.kind in "iu":
+        return np.full(shape, -1, dtype=dtype)
+    if dtype.kind == "b":
+        return np.zeros(shape, dtype=bool)
+    return np.full(shape, np.nan)

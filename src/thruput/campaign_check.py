@@ -1,0 +1,189 @@
+"""Check a campaign directory: schema, manifest, every raw file, the plan.
+
+:func:`check_campaign` never raises for bad input; it returns every :class:`Problem` it
+finds, each naming a file and, where it can, a line, so ``thruput campaign check`` can
+list them all at once. ``error`` problems make a campaign unusable (the pipeline refuses
+it); ``warning`` problems are worth a look (files not in the manifest, explanations for
+runs that did run).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import campaign as cp
+from .errors import ParseError, ThruputError
+
+__all__ = ["Problem", "check_campaign", "IGNORED_FILES"]
+
+#: Files in a campaign directory that are not raw logs.
+IGNORED_FILES = {cp.CAMPAIGN_FILE, cp.MANIFEST_FILE, "README.md", "README", ".gitignore"}
+#: Suffix of files that `thruput record` is still writing (or that an interrupted run left).
+PARTIAL_SUFFIX = ".part"
+#: How many errors of one raw file to list (the rest are counted).
+MAX_ERRORS_PER_FILE = 5
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a campaign: ``file`` (a path), ``line`` (1-based or None)."""
+
+    file: str
+    line: int | None
+    message: str
+    severity: str = "error"
+
+    def __str__(self):
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.severity}: {self.message}"
+
+
+def check_campaign(directory):
+    """Every problem of the campaign in ``directory``, errors and warnings, in file order.
+
+    Checks that ``campaign.yaml`` parses and follows the schema (and that its name is the
+    directory's, its path names hosts it describes, its kind matches its tool); that
+    ``runs.csv`` is well formed with no duplicate rows; that every listed file exists, is
+    read by :func:`thruput.read` without error, is the kind its role says, is complete, and
+    (for iperf) says the streams and window the manifest says; and that every run the plan
+    asks for is present or explained in ``explained``.
+
+    Parameters
+    ----------
+    directory : str or path-like
+
+    Returns
+    -------
+    list of Problem
+        Empty when the campaign is sound.
+    """
+    directory = Path(directory)
+    problems = []
+    meta_path = str(directory / cp.CAMPAIGN_FILE)
+    metadata = node = None
+    if not directory.is_dir():
+        return [Problem(str(directory), None, "not a directory")]
+    try:
+        metadata = cp.load_metadata(directory)
+        _, node = cp.load_yaml(directory / cp.CAMPAIGN_FILE)
+    except ParseError as exc:
+        problems += [Problem(meta_path, line, msg) for line, msg in exc.errors]
+    except ThruputError as exc:
+        problems.append(Problem(meta_path, None, str(exc).removeprefix(meta_path + ": ")))
+    if metadata is not None:
+        problems += _check_metadata(directory, metadata, node, meta_path)
+
+    rows = []
+    manifest = str(directory / cp.MANIFEST_FILE)
+    try:
+        rows = cp.read_manifest(directory)
+    except ParseError as exc:
+        problems += [Problem(manifest, line, msg) for line, msg in exc.errors]
+    except ThruputError as exc:
+        problems.append(Problem(manifest, None, str(exc).removeprefix(manifest + ": ")))
+    try:
+        cp._check_unique(rows, directory)
+    except ParseError as exc:
+        problems += [Problem(manifest, line, msg) for line, msg in exc.errors]
+
+    for row in rows:
+        problems += _check_file(directory, row, manifest)
+    problems += _unlisted(directory, rows)
+    if metadata is not None:
+        problems += _check_plan(metadata, node, rows, meta_path)
+    return problems
+
+
+def _check_metadata(directory, metadata, node, path):
+    problems = []
+    if metadata["name"] != directory.resolve().name:
+        problems.append(Problem(path, cp.node_line(node, ["name"]),
+                                f"name {metadata['name']!r} is not the directory name "
+                                f"{directory.resolve().name!r}"))
+    for end in ("source", "destination"):
+        host = metadata["path"][end]
+        if host not in metadata["hosts"]:
+            problems.append(Problem(path, cp.node_line(node, ["path", end]),
+                                    f"path/{end} {host!r} is not a key of hosts"))
+    tool = metadata["plan"]["tool"]
+    if (metadata["kind"] == "udp_sweep") != (tool == "udpmon"):
+        problems.append(Problem(path, cp.node_line(node, ["plan", "tool"]),
+                                f"kind {metadata['kind']} does not go with plan/tool {tool}"))
+    return problems
+
+
+def _check_file(directory, row, manifest):
+    path = directory / row.path
+    where = f"{manifest}:{row.line}"
+    if not path.is_file():
+        return [Problem(manifest, row.line, f"{row.path} is listed but missing")]
+    try:
+        ds = cp.read_raw(directory, row)
+    except ParseError as exc:
+        listed = [Problem(str(path), line, msg) for line, msg in exc.errors[:MAX_ERRORS_PER_FILE]]
+        if len(exc.errors) > MAX_ERRORS_PER_FILE:
+            listed.append(Problem(str(path), None,
+                                  f"... and {len(exc.errors) - MAX_ERRORS_PER_FILE} more errors"))
+        return listed
+    except (ThruputError, OSError) as exc:
+        return [Problem(str(path), None, f"{str(exc).removeprefix(str(path) + ': ')} ({where})")]
+    problems = []
+    if row.role == "iperf":
+        run = ds.isel(run=0)
+        streams = float(run["streams"])
+        if not math.isnan(streams) and int(streams) != row.streams:
+            problems.append(Problem(str(path), None, f"the log ran {int(streams)} streams; "
+                                    f"{cp.MANIFEST_FILE} line {row.line} says {row.streams}"))
+        window = float(run["window_requested"])
+        if not math.isnan(window) and int(window) != row.window:
+            problems.append(Problem(str(path), None, f"the log requested a {int(window)} byte window; "
+                                    f"{cp.MANIFEST_FILE} line {row.line} says {row.window}"))
+    return problems
+
+
+def _unlisted(directory, rows):
+    listed = {Path(r.path).as_posix() for r in rows}
+    problems = []
+    for path in sorted(p for p in directory.rglob("*") if p.is_file()):
+        rel = path.relative_to(directory).as_posix()
+        if rel in listed or rel in IGNORED_FILES or any(part.startswith(".") for part in Path(rel).parts):
+            continue
+        if rel.endswith(PARTIAL_SUFFIX):
+            problems.append(Problem(str(path), None, "incomplete file of an interrupted run "
+                                    "(not analysed; re-run the recording to complete it)", "warning"))
+        else:
+            problems.append(Problem(str(path), None, f"not listed in {cp.MANIFEST_FILE} "
+                                    "(not analysed)", "warning"))
+    return problems
+
+
+def _check_plan(metadata, node, rows, path):
+    explained = {e["run"]: i for i, e in enumerate(metadata.get("explained") or [])}
+    problems = []
+    plan = metadata["plan"]
+    if plan["tool"] == "udpmon":
+        present = {r.path for r in rows}
+        for i, f in enumerate(plan.get("files", [])):
+            if f not in present and f not in explained:
+                problems.append(Problem(path, cp.node_line(node, ["plan", "files", i]),
+                                        f"planned file {f} is neither in {cp.MANIFEST_FILE} nor explained"))
+        return problems
+    needs_ping = plan.get("ping") is not None
+    have = {(r.run, r.role, r.phase) for r in rows}
+    for run in cp.planned_runs(metadata):
+        missing = [] if (run, "iperf", "") in have else ["iperf log"]
+        if needs_ping:
+            missing += [f"{phase} ping" for phase in cp.PHASES if (run, "ping", phase) not in have]
+        if missing and run not in explained:
+            problems.append(Problem(path, cp.node_line(node, ["plan"]),
+                                    f"planned run {run} lacks its {' and '.join(missing)} "
+                                    "and is not explained"))
+    ran = {r.run for r in rows}
+    for run, i in explained.items():
+        if run in ran:
+            problems.append(Problem(path, cp.node_line(node, ["explained", i]),
+                                    f"run {run} is explained as missing but has files in "
+                                    f"{cp.MANIFEST_FILE}", "warning"))
+    return problems

@@ -1,0 +1,265 @@
+"""Make campaign directories: a fresh template, or one built from a pile of existing logs.
+
+:func:`new_campaign` writes ``campaign.yaml`` (a template that passes the schema, every
+unknown left ``null`` and every sentence to write marked ``TODO``), an empty ``runs.csv``
+and ``runs/``.
+
+:func:`import_campaign` copies logs into ``runs/`` and writes the manifest. Each run's
+window and streams are taken from the log where the log states them (iperf3 ``-J``
+``sock_bufsize`` and ``num_streams``, iperf 2's ``TCP window size``...), else from the
+named groups of a regular expression the user gives, matched against the file name:
+``window`` (bytes, or with a K/M/G suffix meaning KiB/MiB/GiB), ``streams``, ``repeat``,
+``phase`` (loaded/unloaded) and ``run``. Repeats not given are numbered in file-name order
+within a (window, streams) cell. Ping logs carry no window, so they need the pattern.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import math
+import re
+import shutil
+from pathlib import Path
+
+from . import campaign as cp
+from .errors import ThruputError
+from .reader import read
+
+__all__ = ["new_campaign", "import_campaign", "template", "parse_size"]
+
+#: Kind of a log (contract) -> its role in runs.csv.
+KIND_ROLES = {"throughput": "iperf", "rtt": "ping", "udp_sweep": "udpmon_bw",
+              "latency_scan": "udpmon_req"}
+#: Size suffixes in file names: iperf's convention, K = 1024 bytes (binary prefixes).
+SIZE_SUFFIX = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgb]?)(?:i?b)?\s*$", re.IGNORECASE)
+#: The tool of the plan, from the format that read the throughput logs.
+FORMAT_TOOLS = {"iperf3_json": "iperf3", "iperf3_text": "iperf3", "iperf2": "iperf2",
+                "iperf2_csv": "iperf2"}
+
+TEMPLATE = """\
+# Campaign description: see docs/design.md and thruput's schemas/campaign.schema.json.
+# Fill in what you know; leave null what you do not. Sizes in bytes, rates in bit/s.
+name: {name}
+title: "TODO: one line"
+description: >-
+  TODO: where and how it was measured, honestly (hardware, virtual or not, what else ran).
+kind: {kind}
+dates: {{start: "{start}", end: null}}
+who: ["TODO"]
+path:
+  source: host-a
+  destination: host-b
+  between: null                  # what lies between, if known
+  capacity_bps: null             # bottleneck capacity, if known
+hosts:
+  host-a: &host
+    cpu_model: null
+    cpu_count: null
+    cpu_mhz: null
+    memory_bytes: null
+    os: null
+    kernel: null
+    nic: null
+    link_speed_bps: null
+    tcp: {{rmem_default: null, rmem_max: null, wmem_default: null, wmem_max: null,
+           tcp_rmem: null, tcp_wmem: null, congestion_control: null,
+           window_scaling: null, sack: null}}
+  host-b: *host
+tools: {{}}
+plan:
+{plan}
+explained: []                    # - {{run: w4096-s16-r2, reason: "why it is missing"}}
+notes: null
+"""
+
+
+def template(name, kind="tcp_sweep", plan=None, start=None):
+    """The text of a template ``campaign.yaml`` for campaign ``name``."""
+    plan = plan or ({"tool": "udpmon", "files": []} if kind == "udp_sweep" else
+                    {"tool": "iperf3", "windows": [65536], "streams": [1], "repeats": 3,
+                     "duration_s": 10, "pause_s": 10, "order": "sequential",
+                     "ping": {"interval_s": 0.2, "size_bytes": 56}})
+    start = start or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = [f"  {key}: {_flow(value)}" for key, value in plan.items()]
+    return TEMPLATE.format(name=name, kind=kind, start=start, plan="\n".join(lines))
+
+
+def _flow(value):
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    if isinstance(value, str):
+        return f'"{value}"'
+    return str(value)
+
+
+def new_campaign(name, root=cp.DEFAULT_ROOT, kind="tcp_sweep"):
+    """Create ``root/name`` with a template ``campaign.yaml``, an empty ``runs.csv``, ``runs/``.
+
+    Raises
+    ------
+    ThruputError
+        If ``root/name/campaign.yaml`` already exists.
+    """
+    directory = Path(root) / name
+    if (directory / cp.CAMPAIGN_FILE).exists():
+        raise ThruputError(f"{directory / cp.CAMPAIGN_FILE}: already exists")
+    (directory / "runs").mkdir(parents=True, exist_ok=True)
+    (directory / cp.CAMPAIGN_FILE).write_text(template(name, kind), encoding="utf-8")
+    _write_manifest(directory, [])
+    return directory
+
+
+def parse_size(text):
+    """``"64K"`` -> 65536; ``"256k"``, ``"1M"``, ``"4096"``, ``"2MB"`` likewise (K = 1024).
+
+    Raises
+    ------
+    ValueError
+        If ``text`` is not a size.
+    """
+    m = SIZE.match(str(text))
+    if m is None:
+        raise ValueError(f"not a size: {text!r}")
+    return int(round(float(m[1]) * SIZE_SUFFIX[m[2].lower()]))
+
+
+def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None):
+    """Build campaign ``root/name`` from existing log files.
+
+    Parameters
+    ----------
+    name : str
+    files : sequence of path-like
+        The logs; each is read with :func:`thruput.read` (so it must be readable) and
+        copied to ``runs/`` under its own file name.
+    root : path-like, default ``"data/raw"``
+    pattern : str, optional
+        Regular expression searched in each file name, with named groups among
+        ``window``, ``streams``, ``repeat``, ``phase`` and ``run``; used where the log
+        does not say.
+    kind : {"tcp_sweep", "udp_sweep"}, optional
+        Default: ``udp_sweep`` if every log is a UDPmon log, else ``tcp_sweep``.
+
+    Returns
+    -------
+    pathlib.Path
+        The campaign directory; ``thruput campaign check`` it, then fill in the TODOs.
+
+    Raises
+    ------
+    ThruputError
+        For an unreadable log, a log whose window/streams neither it nor the pattern say,
+        two logs with one name, or an existing ``campaign.yaml``.
+    """
+    directory = Path(root) / name
+    if (directory / cp.CAMPAIGN_FILE).exists():
+        raise ThruputError(f"{directory / cp.CAMPAIGN_FILE}: already exists; import into a new campaign")
+    regex = re.compile(pattern) if pattern else None
+    entries, names = [], set()
+    for path in map(Path, files):
+        if path.name in names:
+            raise ThruputError(f"{path}: two files named {path.name}; rename one first")
+        names.add(path.name)
+        entries.append(_describe(path, regex))
+    if kind is None:
+        kind = "udp_sweep" if all(e["role"].startswith("udpmon") for e in entries) else "tcp_sweep"
+    _number_repeats(entries)
+
+    (directory / "runs").mkdir(parents=True, exist_ok=True)
+    for e in entries:
+        shutil.copy2(e["source"], directory / e["path"])
+    rows = sorted(entries, key=lambda e: (e["started"] or "", e["run"], e["role"], e["phase"]))
+    _write_manifest(directory, rows)
+    starts = sorted(e["started"] for e in entries if e["started"])
+    (directory / cp.CAMPAIGN_FILE).write_text(
+        template(name, kind, _plan(entries, kind), start=starts[0] if starts else None),
+        encoding="utf-8")
+    return directory
+
+
+def _describe(path, regex):
+    try:
+        ds = read(path)
+    except (ThruputError, OSError) as exc:
+        raise ThruputError(f"cannot import {path}: {exc}") from None
+    role = KIND_ROLES.get(ds.attrs["kind"])
+    if role is None:
+        raise ThruputError(f"{path}: a {ds.attrs['kind']} log has no place in a campaign")
+    given = {}
+    if regex is not None:
+        m = regex.search(path.name)
+        if m is None:
+            raise ThruputError(f"{path}: file name does not match --pattern {regex.pattern!r}")
+        given = {k: v for k, v in m.groupdict().items() if v is not None}
+    entry = {"source": path, "path": f"runs/{path.name}", "role": role, "format": ds.attrs["format"],
+             "window": None, "streams": None, "repeat": None, "phase": "", "run": "",
+             "started": ""}
+    if role == "iperf":
+        run = ds.isel(run=0)
+        entry["window"] = _int_or_none(run["window_requested"])
+        entry["streams"] = _int_or_none(run["streams"])
+    if entry["window"] is None and "window" in given:
+        entry["window"] = parse_size(given["window"])
+    for key in ("streams", "repeat"):
+        if entry[key] is None and key in given:
+            entry[key] = int(given[key])
+    entry["phase"] = given.get("phase", "") if role == "ping" else ""
+    if role == "ping" and entry["phase"] not in cp.PHASES:
+        raise ThruputError(f"{path}: a ping log does not say whether it ran during a run; "
+                           "give --pattern with a (?P<phase>loaded|unloaded) group")
+    if role in ("iperf", "ping"):
+        if "run" in given and cp.parse_run_id(given["run"]):
+            entry["window"], entry["streams"], entry["repeat"] = cp.parse_run_id(given["run"])
+        missing = [k for k in ("window", "streams") if entry[k] is None]
+        if missing:
+            raise ThruputError(f"{path}: the log does not say its {' and '.join(missing)}; give "
+                               "--pattern with named groups, e.g. "
+                               r"'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)'")
+    else:
+        entry["run"] = given.get("run", path.stem)
+    return entry
+
+
+def _int_or_none(value):
+    value = float(value)
+    return None if math.isnan(value) else int(value)
+
+
+def _number_repeats(entries):
+    """Give repeats to runs without one: file-name order within each (window, streams)."""
+    for role in ("iperf", "ping"):
+        by_cell = {}
+        for e in sorted((e for e in entries if e["role"] == role), key=lambda e: e["source"].name):
+            if e["repeat"] is None:
+                key = (e["window"], e["streams"], e["phase"])
+                e["repeat"] = by_cell.get(key, 0)
+                by_cell[key] = e["repeat"] + 1
+    for e in entries:
+        if e["role"] in ("iperf", "ping"):
+            e["run"] = cp.run_id(e["window"], e["streams"], e["repeat"])
+
+
+def _plan(entries, kind):
+    if kind == "udp_sweep":
+        return {"tool": "udpmon", "files": [e["path"] for e in entries]}
+    runs = [e for e in entries if e["role"] == "iperf"]
+    tool = FORMAT_TOOLS.get(runs[0]["format"], "iperf3") if runs else "iperf3"
+    plan = {"tool": tool,
+            "windows": sorted({e["window"] for e in runs}),
+            "streams": sorted({e["streams"] for e in runs}),
+            "repeats": max([e["repeat"] + 1 for e in runs] + [1])}
+    if any(e["role"] == "ping" for e in entries):
+        plan["ping"] = {}        # the logs do not say the interval and size asked for
+    return plan
+
+
+def _write_manifest(directory, entries):
+    with open(Path(directory) / cp.MANIFEST_FILE, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(cp.MANIFEST_COLUMNS)
+        for e in entries:
+            writer.writerow(["" if e[k] is None else e[k] for k in cp.MANIFEST_COLUMNS])

@@ -1,0 +1,86 @@
+"""``thruput campaign``: check a campaign directory, start a new one, import a pile of logs."""
+
+from __future__ import annotations
+
+import sys
+
+from .. import campaign as cp
+from ..errors import ThruputError
+
+
+def add_parser(sub):
+    p = sub.add_parser("campaign", help="check, create or import a campaign directory",
+                       description=__doc__)
+    verbs = p.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    check = verbs.add_parser("check", help="validate campaign.yaml, runs.csv, every raw file and the plan")
+    check.add_argument("directories", nargs="+", metavar="DIR",
+                       help="campaign directory, or a name under --root")
+    check.add_argument("--root", default=cp.DEFAULT_ROOT, help="where names resolve (default: %(default)s)")
+    check.add_argument("--strict", action="store_true", help="fail on warnings too")
+    check.set_defaults(func=run_check)
+
+    new = verbs.add_parser("new", help="write a template campaign.yaml, an empty runs.csv and runs/")
+    new.add_argument("name")
+    new.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
+    new.add_argument("--kind", choices=cp.KINDS, default="tcp_sweep")
+    new.set_defaults(func=run_new)
+
+    imp = verbs.add_parser(
+        "import", help="copy existing logs into a new campaign and write its manifest",
+        description="Window and streams come from each log where it says them, else from "
+                    "--pattern, a regular expression searched in the file name with named "
+                    "groups window (bytes or 64K/1M), streams, repeat, phase, run.")
+    imp.add_argument("name")
+    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("--pattern", help=r"e.g. 'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)-r(?P<repeat>\d+)'")
+    imp.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
+    imp.add_argument("--kind", choices=cp.KINDS, help="default: from the logs")
+    imp.set_defaults(func=run_import)
+
+
+def run_check(args):
+    from ..campaign_check import check_campaign
+
+    failed = False
+    for name in args.directories:
+        try:
+            directory = cp.resolve(name, args.root)
+        except ThruputError as exc:
+            print(f"thruput: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        problems = check_campaign(directory)
+        errors = [p for p in problems if p.severity == "error"]
+        warnings = [p for p in problems if p.severity != "error"]
+        for p in problems:
+            print(p)
+        verdict = "FAILED" if errors or (args.strict and warnings) else "ok"
+        print(f"{directory}: {verdict} ({len(errors)} errors, {len(warnings)} warnings)")
+        failed |= verdict == "FAILED"
+    return 1 if failed else 0
+
+
+def run_new(args):
+    from ..campaign_import import new_campaign
+
+    try:
+        directory = new_campaign(args.name, args.root, args.kind)
+    except ThruputError as exc:
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
+    print(f"{directory}: template written; fill in campaign.yaml, then `thruput campaign check {directory}`")
+    return 0
+
+
+def run_import(args):
+    from ..campaign_import import import_campaign
+
+    try:
+        directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind)
+    except (ThruputError, OSError) as exc:
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
+    print(f"{directory}: imported {len(args.files)} files; fill in the TODOs of campaign.yaml, "
+          f"then `thruput campaign check {directory}`")
+    return 0
