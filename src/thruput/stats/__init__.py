@@ -1,10 +1,56 @@
-"""Statistics on contract Datasets: pure functions from DataArray to DataArray/Dataset.
+"""Statistics on contract and campaign Datasets: pure functions on labelled arrays.
 
-One module per family; every public function is re-exported here.
+One module per family, every public function re-exported here; importing this package
+also registers the ``ds.thruput`` / ``da.thruput`` accessors, which only forward here.
+
+==============  =============================================================
+module          what
+==============  =============================================================
+summaries       describe, bootstrap_ci, ecdf, frequency
+plateau         plateau, best_cells, top_fraction, smallest_product
+load            rtt_load, rtt_growth, trend_vs_throughput
+udp             udp_grid, udp_onset, offered_rate
+latency         fit_latency, latency_fit
+tcp             tcp_series, tcp_summary, congestion_vs_throughput
+compare         compare, hodges_lehmann, metadata_diff
+periodic        periodogram, daily_cycle
+theory          bdp, window_limited_throughput, mathis_throughput, ...
+==============  =============================================================
+
+Every tunable (percentiles, tolerance, bootstrap size, seed) is a plain keyword with a
+default, so the pipeline passes them from ``params.yaml``.
 """
 
 from __future__ import annotations
 
-from .latency import fit_latency
+from . import accessor as _accessor  # noqa: F401  (registers ds.thruput / da.thruput)
+from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
+from .latency import fit_latency, latency_fit
+from .load import rtt_growth, rtt_load, trend_vs_throughput
+from .periodic import daily_cycle, periodogram, time_series
+from .plateau import best_cells, plateau, smallest_product, top_fraction
+from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
+from .tcp import congestion_vs_throughput, counter_increments, tcp_series, tcp_summary
+from .theory import (bdp, bdp_packets, bus_rate, expected_latency_slope, mathis_loss_rate,
+                     mathis_throughput, reno_recovery_time, window_limited_throughput)
+from .udp import offered_rate, udp_grid, udp_onset
 
-__all__ = ["fit_latency"]
+__all__ = [
+    # summaries
+    "describe", "bootstrap_ci", "ecdf", "frequency", "DEFAULT_PERCENTILES",
+    # plateaus and best cells
+    "plateau", "best_cells", "top_fraction", "smallest_product",
+    # RTT, loss and load
+    "rtt_load", "rtt_growth", "trend_vs_throughput",
+    # UDPmon
+    "udp_grid", "udp_onset", "offered_rate", "fit_latency", "latency_fit",
+    # web100 / tcp_info
+    "tcp_series", "tcp_summary", "congestion_vs_throughput", "counter_increments",
+    # campaigns compared
+    "compare", "hodges_lehmann", "metadata_diff", "flatten_metadata",
+    # long campaigns
+    "periodogram", "daily_cycle", "time_series",
+    # theory
+    "bdp", "bdp_packets", "window_limited_throughput", "mathis_throughput",
+    "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",
+]

@@ -1,13 +1,26 @@
-"""Latency against frame size (UDPmon ``udpmon_req`` scans)."""
+"""Latency against frame size (UDPmon ``udpmon_req`` scans).
+
+Seed 001 fits a straight line to the request-response latency against the response
+size: the slope (us/byte) is the time every byte spends on the data path, and the
+intercept the fixed per-frame cost. The expected slope from bus widths, clocks and the
+link is :func:`thruput.stats.theory.expected_latency_slope`.
+
+References
+----------
+.. [1] R. Hughes-Jones et al. (seed 001): UDPmon latency slopes.
+.. [2] N. R. Draper, H. Smith, *Applied Regression Analysis*, 3rd ed., Wiley, 1998,
+   ch. 1 (standard errors of the straight-line fit).
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import xarray as xr
 
-__all__ = ["fit_latency"]
+__all__ = ["fit_latency", "latency_fit"]
 
 
-def fit_latency(size, latency):
+def fit_latency(size, latency, size_range=None):
     """Least-squares line of request-response latency on response size.
 
     Parameters
@@ -16,30 +29,110 @@ def fit_latency(size, latency):
         Response length, bytes.
     latency : array_like
         Mean request-response time, us.
+    size_range : (float, float), optional
+        Fit only sizes in ``[low, high]``, bytes (e.g. one flat section between the
+        steps that interrupt coalescence makes, seed 001's "slope flat sections").
 
     Returns
     -------
     dict
         ``slope`` (us/byte), ``intercept`` (us), their standard errors ``slope_se`` and
-        ``intercept_se``, and ``n``.
+        ``intercept_se``, ``n`` (points used), ``residual_std`` (us) and ``r2`` (1).
 
     Notes
     -----
     Ordinary least squares; standard errors from the residual variance with ``n - 2``
-    degrees of freedom. Hughes-Jones et al. read the slope as the sum of the inverse
-    data rates of every copy along the path (seed 001).
+    degrees of freedom [2]_ (NaN with two points or fewer). Pairs with a NaN are left
+    out. Hughes-Jones et al. read the slope as the sum of the inverse data rates of
+    every copy along the path (seed 001).
+
+    Examples
+    --------
+    >>> fit = fit_latency([0, 100, 200, 300], [10.0, 12.0, 14.0, 16.0])
+    >>> round(fit["slope"], 6), round(fit["intercept"], 6), fit["n"]
+    (0.02, 10.0, 4)
     """
-    x = np.asarray(size, dtype=float)
-    y = np.asarray(latency, dtype=float)
+    x = np.asarray(size, dtype=float).ravel()
+    y = np.asarray(latency, dtype=float).ravel()
+    ok = np.isfinite(x) & np.isfinite(y)
+    if size_range is not None:
+        ok &= (x >= size_range[0]) & (x <= size_range[1])
+    x, y = x[ok], y[ok]
     n = x.size
+    nan = float("nan")
+    if n < 2:
+        return {"slope": nan, "intercept": nan, "slope_se": nan, "intercept_se": nan,
+                "n": int(n), "residual_std": nan, "r2": nan}
     X = np.column_stack([x, np.ones(n)])
     coef, *_ = np.linalg.lstsq(X, y, rcond=None)
     slope, intercept = coef
-    se_slope = se_intercept = np.nan
+    resid = y - X @ coef
+    se_slope = se_intercept = residual_std = nan
     if n > 2:
-        resid = y - X @ coef
         s2 = resid @ resid / (n - 2)
         cov = s2 * np.linalg.inv(X.T @ X)
         se_slope, se_intercept = np.sqrt(np.diag(cov))
+        residual_std = float(np.sqrt(s2))
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else nan
     return {"slope": float(slope), "intercept": float(intercept),
-            "slope_se": float(se_slope), "intercept_se": float(se_intercept), "n": int(n)}
+            "slope_se": float(se_slope), "intercept_se": float(se_intercept), "n": int(n),
+            "residual_std": residual_std, "r2": r2}
+
+
+def latency_fit(scan, size="size", latency="latency_avg", size_range=None, expected_slope=None):
+    """Fit a latency scan and return the fit beside the points, ready to plot.
+
+    Parameters
+    ----------
+    scan : xarray.Dataset
+        A ``latency_scan`` Dataset (``size`` in bytes and ``latency_avg`` in us on
+        ``point``), or any Dataset with the two named variables.
+    size, latency : str
+        Names of the size (byte) and latency (us) variables.
+    size_range : (float, float), optional
+        Sizes fitted, bytes (see :func:`fit_latency`).
+    expected_slope : float, optional
+        Slope expected from the data path, us/byte
+        (:func:`thruput.stats.theory.expected_latency_slope`).
+
+    Returns
+    -------
+    xarray.Dataset
+        On the scan's dimension: ``size`` (byte), ``latency`` (us), ``fitted`` (the
+        fitted line, us), ``residual`` (us) and, with ``expected_slope``, ``expected``
+        (a line of that slope through the fit's intercept, us); scalars ``slope``,
+        ``slope_se`` (us/byte), ``intercept``, ``intercept_se``, ``residual_std`` (us),
+        ``r2`` (1), ``n`` (count) and ``slope_ratio`` (fitted / expected slope, 1;
+        NaN without ``expected_slope``).
+
+    Notes
+    -----
+    See :func:`fit_latency` for the estimator. A ratio near one means the data path is
+    what the bus and link rates predict; well above one, extra copies (seed 001:
+    "Possible extra data moves ?").
+    """
+    x = scan[size].astype(float)
+    y = scan[latency].astype(float)
+    fit = fit_latency(x.values, y.values, size_range=size_range)
+    fitted = fit["intercept"] + fit["slope"] * x
+    units = {"slope": "us/byte", "slope_se": "us/byte", "intercept": "us", "intercept_se": "us",
+             "residual_std": "us", "r2": "1", "n": "count"}
+    data = {
+        "size": x.assign_attrs(units="byte", long_name="response size"),
+        "latency": y.assign_attrs(units="us", long_name="request-response latency"),
+        "fitted": fitted.assign_attrs(units="us", long_name="least-squares line"),
+        "residual": (y - fitted).assign_attrs(units="us", long_name="latency minus fitted line"),
+    }
+    ratio = float("nan")
+    if expected_slope is not None:
+        data["expected"] = (fit["intercept"] + expected_slope * x).assign_attrs(
+            units="us", long_name="line of the expected slope through the fitted intercept")
+        ratio = fit["slope"] / expected_slope
+    for key, value in fit.items():
+        data[key] = xr.DataArray(value, attrs={"units": units[key], "long_name": key.replace("_", " ")})
+    data["slope_ratio"] = xr.DataArray(ratio, attrs={"units": "1", "long_name": "fitted / expected slope"})
+    if expected_slope is not None:
+        data["expected_slope"] = xr.DataArray(float(expected_slope), attrs={
+            "units": "us/byte", "long_name": "slope expected from the data path"})
+    return xr.Dataset(data)

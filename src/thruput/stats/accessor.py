@@ -1,0 +1,160 @@
+"""``ds.thruput`` and ``da.thruput``: accessors that only forward to :mod:`thruput.stats`.
+
+Registered when :mod:`thruput.stats` is imported. Every method names the variable it
+works on (campaign names by default) and passes the rest through unchanged, so
+``ds.thruput.plateau(tolerance=0.05)`` is ``plateau(ds["throughput"], tolerance=0.05)``.
+"""
+
+from __future__ import annotations
+
+import xarray as xr
+
+from . import compare as _compare
+from . import latency as _latency
+from . import load as _load
+from . import periodic as _periodic
+from . import plateau as _plateau
+from . import summaries as _summaries
+from . import tcp as _tcp
+from . import udp as _udp
+
+__all__ = ["DatasetAccessor", "DataArrayAccessor"]
+
+
+@xr.register_dataarray_accessor("thruput")
+class DataArrayAccessor:
+    """Statistics of one DataArray (``da.thruput.describe("repeat")`` ...)."""
+
+    def __init__(self, da):
+        self._da = da
+
+    def describe(self, dim=None, **kwargs):
+        """:func:`thruput.stats.describe` of this array."""
+        return _summaries.describe(self._da, dim, **kwargs)
+
+    def bootstrap_ci(self, dim=None, **kwargs):
+        """:func:`thruput.stats.bootstrap_ci` of this array."""
+        return _summaries.bootstrap_ci(self._da, dim, **kwargs)
+
+    def ecdf(self, dim=None):
+        """:func:`thruput.stats.ecdf` of this array."""
+        return _summaries.ecdf(self._da, dim)
+
+    def frequency(self, dim=None, **kwargs):
+        """:func:`thruput.stats.frequency` of this array."""
+        return _summaries.frequency(self._da, dim, **kwargs)
+
+    def plateau(self, **kwargs):
+        """:func:`thruput.stats.plateau` of this array."""
+        return _plateau.plateau(self._da, **kwargs)
+
+    def best_cells(self, **kwargs):
+        """:func:`thruput.stats.best_cells` of this array."""
+        return _plateau.best_cells(self._da, **kwargs)
+
+    def top_fraction(self, **kwargs):
+        """:func:`thruput.stats.top_fraction` of this array."""
+        return _plateau.top_fraction(self._da, **kwargs)
+
+    def smallest_product(self, **kwargs):
+        """:func:`thruput.stats.smallest_product` of this array."""
+        return _plateau.smallest_product(self._da, **kwargs)
+
+    def compare(self, other, **kwargs):
+        """:func:`thruput.stats.compare` of this array (``a``) with ``other`` (``b``)."""
+        return _compare.compare(self._da, other, **kwargs)
+
+    def periodogram(self, time=None, **kwargs):
+        """:func:`thruput.stats.periodogram` of this array."""
+        return _periodic.periodogram(self._da, time, **kwargs)
+
+    def daily_cycle(self, time=None):
+        """:func:`thruput.stats.daily_cycle` of this array."""
+        return _periodic.daily_cycle(self._da, time)
+
+
+@xr.register_dataset_accessor("thruput")
+class DatasetAccessor:
+    """Statistics of a campaign or contract Dataset (``ds.thruput.plateau()`` ...)."""
+
+    def __init__(self, ds):
+        self._ds = ds
+
+    def describe(self, var="throughput", dim="repeat", **kwargs):
+        """:func:`thruput.stats.describe` of ``ds[var]``."""
+        return _summaries.describe(self._ds[var], dim, **kwargs)
+
+    def bootstrap_ci(self, var="throughput", dim="repeat", **kwargs):
+        """:func:`thruput.stats.bootstrap_ci` of ``ds[var]``."""
+        return _summaries.bootstrap_ci(self._ds[var], dim, **kwargs)
+
+    def ecdf(self, var="rtt", dim=None):
+        """:func:`thruput.stats.ecdf` of ``ds[var]``."""
+        return _summaries.ecdf(self._ds[var], dim)
+
+    def frequency(self, var="throughput", dim=None, **kwargs):
+        """:func:`thruput.stats.frequency` of ``ds[var]``."""
+        return _summaries.frequency(self._ds[var], dim, **kwargs)
+
+    def plateau(self, var="throughput", **kwargs):
+        """:func:`thruput.stats.plateau` of ``ds[var]``."""
+        return _plateau.plateau(self._ds[var], **kwargs)
+
+    def best_cells(self, var="throughput", **kwargs):
+        """:func:`thruput.stats.best_cells` of ``ds[var]``."""
+        return _plateau.best_cells(self._ds[var], **kwargs)
+
+    def top_fraction(self, var="throughput", **kwargs):
+        """:func:`thruput.stats.top_fraction` of ``ds[var]``."""
+        return _plateau.top_fraction(self._ds[var], **kwargs)
+
+    def smallest_product(self, var="throughput", **kwargs):
+        """:func:`thruput.stats.smallest_product` of ``ds[var]``."""
+        return _plateau.smallest_product(self._ds[var], **kwargs)
+
+    def rtt_load(self, var="rtt", status="rtt_status", **kwargs):
+        """:func:`thruput.stats.rtt_load` of ``ds[var]`` with ``ds[status]`` if present."""
+        return _load.rtt_load(self._ds[var], self._ds.get(status), **kwargs)
+
+    def rtt_growth(self, var="throughput", rtt=None, **kwargs):
+        """:func:`thruput.stats.rtt_growth`; ``rtt`` defaults to each run's median
+        loaded ping RTT."""
+        if rtt is None:
+            rtt = self._ds["rtt"].sel(phase="loaded").median("probe")
+        return _load.rtt_growth(self._ds[var], rtt, **kwargs)
+
+    def compare(self, other, var="throughput", **kwargs):
+        """:func:`thruput.stats.compare` of ``ds[var]`` (``a``) with ``other[var]`` (``b``)."""
+        return _compare.compare(self._ds[var], other[var], **kwargs)
+
+    def metadata_diff(self, other, **kwargs):
+        """:func:`thruput.stats.metadata_diff` of this campaign and ``other``."""
+        return _compare.metadata_diff(self._ds, other, **kwargs)
+
+    def periodogram(self, var="throughput", time="start_time", **kwargs):
+        """:func:`thruput.stats.periodogram` of ``ds[var]`` timed by ``ds[time]``."""
+        return _periodic.periodogram(self._ds[var], self._ds[time], **kwargs)
+
+    def daily_cycle(self, var="throughput", time="start_time"):
+        """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]``."""
+        return _periodic.daily_cycle(self._ds[var], self._ds[time])
+
+    def udp_grid(self, **kwargs):
+        """:func:`thruput.stats.udp_grid` of this UDP sweep."""
+        return _udp.udp_grid(self._ds, **kwargs)
+
+    def udp_onset(self, **kwargs):
+        """:func:`thruput.stats.udp_onset` of this sweep's :func:`udp_grid`."""
+        return _udp.udp_onset(_udp.udp_grid(self._ds), **kwargs)
+
+    def tcp_series(self):
+        """:func:`thruput.stats.tcp_series` of this TCP instrumentation Dataset."""
+        return _tcp.tcp_series(self._ds)
+
+    def tcp_summary(self):
+        """:func:`thruput.stats.tcp_summary` of this TCP instrumentation Dataset."""
+        return _tcp.tcp_summary(self._ds)
+
+    def latency_fit(self, **kwargs):
+        """:func:`thruput.stats.latency_fit` of this latency scan."""
+        return _latency.latency_fit(self._ds, **kwargs)
