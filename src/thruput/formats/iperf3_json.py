@@ -1,14 +1,668 @@
-"""iperf3_json reader (not yet implemented)."""
+"""iperf3 JSON output (``iperf3 -J``), versions 3.0.x to 3.1x, client and server side.
+
+One JSON document is one run; several documents one after another in a file (what
+``--logfile`` leaves when a script appends runs) are several runs. Parsing is split in two,
+so that many files cost little more than decoding their JSON: a fast extraction of each
+document into plain rows (:class:`_Rows`), then one vectorised assembly of the Dataset
+(:func:`_assemble`). :func:`parse_many` runs the extraction over many texts and assembles
+once, concatenating every run along ``run``.
+
+Schema (kind ``throughput``; dims ``run``, ``stream``, ``interval``)
+--------------------------------------------------------------------
+``throughput`` (run)
+    ``end.sum_received.bits_per_second`` where the log has it, else ``end.sum_sent``'s
+    (for old UDP logs that hold only ``end.sum``: that one, the sender's rate).
+``throughput_sender``, ``throughput_receiver``, ``bytes``, ``duration`` (run)
+    ``end.sum_sent`` / ``end.sum_received``; ``bytes`` and ``duration`` (``seconds``) are
+    from the same summary as ``throughput``. A summary that iperf3 writes with 0 bytes
+    while the other side moved data was never exchanged (the client was interrupted, or
+    this is the server's log): it is NaN, not 0.
+``streams`` (run)
+    ``start.test_start.num_streams`` (per direction for ``--bidir``).
+``window_requested``, ``window_actual`` (run)
+    ``start.sock_bufsize`` (``-w``; 0 = not requested = NaN) and the buffer the OS granted
+    on the data path of the host that wrote the log, as iperf 2 reports it: the send buffer
+    (``sndbuf_actual``) where that host sends the data of the forward direction, the receive
+    buffer (``rcvbuf_actual``) where it receives (``-R``, or the server's log). Both
+    buffers are also kept as ``iperf3_sndbuf_actual`` and ``iperf3_rcvbuf_actual``.
+``retransmits`` (run)
+    ``end.sum_sent.retransmits`` (NaN for UDP or where not reported).
+``loss_fraction``, ``jitter``, ``packets``, ``packets_lost``, ``out_of_order`` (run)
+    UDP: from the receiver's summary (``lost_packets / packets``); ``out_of_order`` summed
+    over ``end.streams``. NaN for TCP.
+``stream_throughput``, ``stream_bytes`` (run, stream)
+    Per stream from ``end.streams[i].receiver`` (TCP, where exchanged), else ``.sender``,
+    or ``.udp`` (UDP).
+``stream_direction`` (run, stream)
+    ``"send"`` where the host that wrote the log sends on that stream (its ``sender``
+    flag; before 3.1 the flag is absent and ``-R`` decides), else ``"receive"``.
+``interval_start``, ``interval_end`` (run, interval)
+    From ``intervals[j].sum``. Omitted intervals (``-O``) are kept, flagged by
+    ``iperf3_interval_omitted``; iperf3's end sums leave them out.
+``interval_bytes``, ``interval_throughput``, ``interval_retransmits``, ``interval_cwnd``,
+``interval_rtt``, ``interval_rttvar`` (run, stream, interval)
+    ``intervals[j].streams[i]``: ``bytes``, ``bits_per_second``, ``retransmits``,
+    ``snd_cwnd``, ``rtt`` and ``rttvar`` (printed in microseconds, here in ms); NaN where the
+    version or the direction does not report them (only the sender knows TCP state).
+``line`` (run, stream, interval)
+    Source line of the ``"socket"`` key of ``intervals[j].streams[i]``; -1 for padding or
+    where the document is not laid out as iperf3 writes it.
+
+Extras (prefix ``iperf3_``): version, role (client/server), reverse and bidir flags,
+system_info, start time, error, socket buffers, block size, MSS, target bitrate, omit and
+requested duration, CPU use, congestion control, the reverse-direction sums of
+``--bidir``, per-stream sender totals and TCP/UDP statistics, per-interval ``snd_wnd`` and
+UDP packets/jitter/loss, the tool's own per-interval sums, and ``iperf3_file`` (run):
+which input text the run came from (always 0 for :func:`parse`).
+
+``--bidir``
+    The stream dimension holds the streams of both directions; ``stream_direction`` tells
+    them apart. The run-level ``throughput*``, ``bytes``, ``retransmits`` and UDP
+    statistics are those of the *forward* direction (``end.sum_sent`` /
+    ``end.sum_received``: client to server in a client's log), as iperf3 prints them; the
+    reverse direction's sums are ``iperf3_throughput_reverse``,
+    ``iperf3_throughput_sender_reverse`` and ``iperf3_throughput_receiver_reverse``.
+
+Truncated documents (the writer died mid-run)
+    Every complete top-level member is kept and every complete interval; the interval cut
+    off, and the end sums if they are missing, are lost and said so in ``truncation``.
+    A document that holds an ``"error"`` beside data (``interrupt - the client has
+    terminated``) is a run cut short too. A document that holds only an error (no
+    connection) raises :class:`~thruput.errors.ParseError` with iperf3's message.
+
+``tool_summary`` holds, per run, every ``end.sum*`` object as iperf3 printed it
+(``{"runs": [{"sum_sent": {...}, "sum_received": {...}}]}``); :func:`parse_many` leaves it
+empty (the same numbers are in the run variables).
+
+Example
+-------
+>>> ds = parse(open("run.json").read())            # doctest: +SKIP
+>>> float(ds.throughput[0]) == json.load(open("run.json"))["end"]["sum_received"]["bits_per_second"]  # doctest: +SKIP
+True
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import numpy as np
+
+from ..contract import Ledger, build
+from ..errors import ParseError
+
+try:  # orjson decodes iperf3's documents about five times faster than the json module
+    import orjson
+
+    _fast_loads = orjson.loads
+    _FastError = orjson.JSONDecodeError
+except ImportError:  # pragma: no cover - orjson is a dependency; json is the fallback
+    _fast_loads = json.loads
+    _FastError = json.JSONDecodeError
+
+__all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse", "parse_many"]
 
 NAME = "iperf3_json"
 KIND = "throughput"
 TOOL = "iperf3"
 BINARY = False
 
+# --- the spec ------------------------------------------------------------------------------
+
+#: A document of iperf3 -J starts with "start", whose first member is "connected" (every
+#: version; the list can outgrow the sniffer's 4 KB with -P 128) or, in the error-only
+#: document, may be followed by "version": "iperf 3.x".
+_SNIFF_START = re.compile(r'\A\s*\{\s*"start"\s*:\s*\{\s*"(?:connected|version|system_info)"\s*:')
+_SNIFF_VERSION = re.compile(r'"version"\s*:\s*"iperf 3\.')
+
+#: Keys read from every ``intervals[j].streams[i]``, in the column order of ``_Rows.iv``.
+INTERVAL_KEYS = ("bytes", "bits_per_second", "retransmits", "snd_cwnd", "rtt", "rttvar",
+                 "snd_wnd", "packets", "jitter_ms", "lost_packets")
+#: Keys read from every ``intervals[j].sum`` (column order of ``_Rows.iv_sum``).
+INTERVAL_SUM_KEYS = ("start", "end", "bytes", "bits_per_second", "omitted")
+#: Keys read from ``end.streams[i].sender`` / ``.receiver`` / ``.udp``.
+END_STREAM_KEYS = ("bytes", "bits_per_second", "retransmits", "max_snd_cwnd", "max_rtt",
+                   "min_rtt", "mean_rtt", "jitter_ms", "lost_packets", "packets", "out_of_order",
+                   "socket")
+#: Keys read from ``end.sum_sent`` / ``end.sum_received`` / ``end.sum``.
+SUM_KEYS = ("seconds", "bytes", "bits_per_second", "retransmits", "jitter_ms", "lost_packets",
+            "packets")
+
+#: iperf3 prints rtt and rttvar as Linux tcp_info does, in microseconds.
+US_PER_MS = 1000.0
+#: ``start.sock_bufsize`` of 0 means "-w not given": nothing was requested.
+NOT_REQUESTED = 0
+#: The "iperf 3.12" of ``start.version``.
+_VERSION = re.compile(r"(\d+(?:\.\d+)+\S*)")
+#: Where an interval stream object starts (its first key) in iperf3's own layout.
+_SOCKET_KEY = '"socket"'
+_INTERVALS_KEY = '"intervals"'
+
+_NAN = math.nan
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+
 
 def sniff(head):
-    return False
+    """True if ``head`` (the first 4 KB) is an iperf3 -J document."""
+    if _SNIFF_START.match(head):
+        return True
+    return head.lstrip()[:1] == "{" and _SNIFF_VERSION.search(head) is not None
 
 
 def parse(text):
-    raise NotImplementedError(NAME)
+    """Parse the text of one iperf3 -J log (one or more documents) into a Dataset.
+
+    Raises
+    ------
+    ParseError
+        Empty input, text that is not JSON (naming the line), a document that is not
+        iperf3's, or one that holds only iperf3's error message.
+    """
+    rows = _Rows()
+    ledger = _extract_file(text, 0, rows, None, 0)
+    return _assemble(rows, ledger, tool_summary={"runs": rows.tool_summary})
+
+
+def parse_many(texts, names=None):
+    """Parse many iperf3 -J logs into one Dataset, their runs concatenated along ``run``.
+
+    Parameters
+    ----------
+    texts : iterable of str or bytes
+        The logs' contents (bytes are decoded as UTF-8).
+    names : sequence of str, optional
+        Their paths, used in error messages (``iperf3_file`` indexes ``texts`` either way).
+
+    Returns
+    -------
+    xarray.Dataset
+        Like :func:`parse`, with ``iperf3_file`` (run) the index of the text each run came
+        from; the line accounting adds up over all texts and ``tool_summary`` is empty.
+
+    Raises
+    ------
+    ParseError
+        For the first text that cannot be read, naming it.
+    """
+    texts = list(texts)
+    if not texts:
+        raise ParseError("empty input (no texts)")
+    rows = _Rows()
+    totals = [_line_count(t) for t in texts]
+    ledger = Ledger(sum(totals))
+    offset = 0
+    for i, text in enumerate(texts):
+        if isinstance(text, (bytes, bytearray)):
+            text = bytes(text).decode("utf-8", errors="replace")
+        try:
+            _extract_file(text, i, rows, ledger, offset)
+        except ParseError as exc:
+            raise exc.with_path(names[i] if names is not None else f"<text {i}>") from None
+        offset += totals[i]
+    return _assemble(rows, ledger, tool_summary={})
+
+
+# --- extraction: documents -> plain rows -------------------------------------------------------
+
+class _Rows:
+    """Plain Python rows of every run seen so far (cheap to append, converted once)."""
+
+    def __init__(self):
+        self.run = []          # per run: tuple of scalars (see _RUN_FIELDS)
+        self.run_str = []      # per run: tuple of strings (see _RUN_STR_FIELDS)
+        self.sums = []         # per run: 5 tuples of SUM_KEYS (sent, received, sum, sent_rev, received_rev)
+        self.shape = []        # per run: (n_streams, n_intervals)
+        self.stream = []       # per run-stream: tuple of END_STREAM_KEYS (chosen side) + sender's
+        self.direction = []    # per run-stream: True if the log's host sends on it
+        self.iv = []           # per run-stream-interval (interval-major): INTERVAL_KEYS
+        self.iv_sum = []       # per run-interval: INTERVAL_SUM_KEYS
+        self.iv_line = []      # per run-stream-interval: source line or -1
+        self.tool_summary = []
+        self.truncation = []
+
+
+_RUN_FIELDS = ("num_streams", "reverse", "bidir", "sock_bufsize", "sndbuf_actual",
+               "rcvbuf_actual", "blksize", "tcp_mss_default", "target_bitrate", "omit",
+               "duration", "timesecs", "cpu_host", "cpu_remote", "run_line", "file", "server",
+               "truncated")
+_RUN_STR_FIELDS = ("protocol", "version", "system_info", "error", "sender_congestion",
+                   "receiver_congestion")
+
+
+def _line_count(text):
+    """Lines as :func:`thruput.contract.split_lines` counts them, without splitting."""
+    if not text:
+        return 0
+    newline = b"\n" if isinstance(text, (bytes, bytearray)) else "\n"
+    return text.count(newline) + (0 if text.endswith(newline) else 1)
+
+
+def _extract_file(text, file_index, rows, ledger, line_offset):
+    """Extract every document of ``text`` into ``rows``; mark its lines in ``ledger``.
+
+    With ``ledger=None`` a ledger for this text alone is made and returned.
+    """
+    total = _line_count(text)
+    if total == 0 or text.isspace():
+        raise ParseError("empty input", line=1 if total else None)
+    if ledger is None:
+        ledger = Ledger(total)
+    try:  # the common case: one complete document
+        docs = [(_fast_loads(text), 0, len(text.rstrip()), "")]
+    except _FastError:
+        docs = _split_documents(text)
+    next_line = 1          # first line not yet accounted for
+    pos, pos_line = 0, 1   # end of the previous document and its line
+    for doc, start, end, lost in docs:
+        first = pos_line + text.count("\n", pos, start)
+        last = first + text.count("\n", start, end)  # text[end - 1] closes the document
+        _extract_run(doc, text, start, end, first, file_index, rows, lost)
+        if first > next_line:
+            ledger.skip(slice(line_offset + next_line, line_offset + first), "blank")
+        ledger.parsed(slice(line_offset + first, line_offset + last + 1))
+        next_line, pos, pos_line = last + 1, end, last
+    if next_line <= total:
+        # after the last document: blank lines, or the unreadable rest of a cut-off one
+        reason = "incomplete JSON (run cut off)" if text[pos:].strip() else "blank"
+        ledger.skip(slice(line_offset + next_line, line_offset + total + 1), reason)
+    return ledger
+
+
+def _split_documents(text):
+    """Every JSON document in ``text``: [(doc, start, end, lost)], salvaging a cut-off last one."""
+    docs = []
+    n = len(text)
+    pos = _WS.match(text, 0).end()
+    while pos < n:
+        try:
+            doc, end = _DECODER.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            if not _is_cut_off(text, exc):
+                raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+            doc, end, lost = _salvage(text, pos)
+            docs.append((doc, pos, end, lost))
+            return docs
+        docs.append((doc, pos, end, ""))
+        pos = _WS.match(text, end).end()
+    return docs
+
+
+def _is_cut_off(text, exc):
+    """Did decoding fail because the text ends (truncation) rather than on bad content?"""
+    rest = text[exc.pos:]
+    if not rest.strip():
+        return True
+    # a string cut in the middle: nothing after its opening quote can hold a newline
+    return exc.msg.startswith("Unterminated string") and "\n" not in rest.rstrip()
+
+
+def _salvage(text, pos):
+    """Decode a cut-off top-level object member by member, intervals one by one.
+
+    Returns the complete members, the end of the last complete value, and what was lost.
+    """
+    doc = {}
+    end = pos
+    i = _WS.match(text, pos).end()
+    if text[i:i + 1] != "{":
+        raise ParseError("not an iperf3 JSON document (no top-level object)", line=_line_at(text, i))
+    i += 1
+    member = "the first member"
+    try:
+        while True:
+            i = _WS.match(text, i).end()
+            if text[i:i + 1] == ",":
+                i = _WS.match(text, i + 1).end()
+            key, i = _DECODER.raw_decode(text, i)
+            member = f'"{key}"'
+            i = _WS.match(text, i).end()
+            if text[i:i + 1] != ":":
+                break
+            i = _WS.match(text, i + 1).end()
+            if key == "intervals" and text[i:i + 1] == "[":
+                items = doc["intervals"] = []
+                i += 1
+                while True:
+                    i = _WS.match(text, i).end()
+                    if text[i:i + 1] == ",":
+                        i = _WS.match(text, i + 1).end()
+                    if text[i:i + 1] == "]":
+                        i += 1
+                        break
+                    member = f"interval {len(items) + 1}"
+                    item, i = _DECODER.raw_decode(text, i)
+                    items.append(item)
+                    end = i
+                continue
+            doc[key], i = _DECODER.raw_decode(text, i)
+            end = i
+    except json.JSONDecodeError:
+        pass
+    missing = [k for k in ("start", "intervals", "end") if k not in doc]
+    lost = f"the log is cut off in {member}; kept what was complete"
+    if missing:
+        lost += f" (missing: {', '.join(missing)})"
+    # the lines of the last complete value are parsed up to its closing bracket's line
+    return doc, end, lost
+
+
+def _line_at(text, pos):
+    return text.count("\n", 0, pos) + 1
+
+
+def _get(obj, key):
+    """``obj[key]`` for a dict, else an empty dict (a wrong type is reported later)."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if value is not None else {}
+
+
+def _extract_run(doc, text, start, end, first_line, file_index, rows, lost):
+    """Append one iperf3 document's values to ``rows`` (no type conversion here)."""
+    if not isinstance(doc, dict) or "start" not in doc:
+        raise ParseError("not an iperf3 JSON document (no \"start\" object)", line=first_line)
+    try:
+        _extract_checked(doc, text, start, end, first_line, file_index, rows, lost)
+    except ParseError:
+        raise
+    except (AttributeError, TypeError, ValueError, IndexError, KeyError) as exc:
+        raise ParseError(f"unexpected iperf3 JSON structure ({type(exc).__name__}: {exc})",
+                         line=first_line) from None
+
+
+def _extract_checked(doc, text, start, end, first_line, file_index, rows, lost):
+    head = doc["start"]
+    intervals = doc.get("intervals") or []
+    fin = _get(doc, "end")
+    error = doc.get("error") or ""
+    if not intervals and not fin.get("streams") and not fin.get("sum_sent") and not fin.get("sum"):
+        if error:
+            at = text.find('"error"', start, end)
+            raise ParseError(f"iperf3 reported an error: {error}",
+                             line=_line_at(text, at) if at >= 0 else first_line)
+        raise ParseError("iperf3 document holds no intervals and no end summary", line=first_line)
+    test = _get(head, "test_start")
+    reverse = bool(test.get("reverse") or 0)
+    server = "accepted_connection" in head
+
+    # --- intervals: one row per stream, interval-major ----------------------------------------
+    n_streams = len(intervals[0]["streams"]) if intervals else len(fin.get("streams") or ())
+    iv = rows.iv
+    iv_sum = rows.iv_sum
+    bidir = False
+    senders = None
+    for j, interval in enumerate(intervals):
+        streams = interval["streams"]
+        if len(streams) != n_streams:
+            raise ParseError(f"interval {j + 1} has {len(streams)} streams, the first has {n_streams}",
+                             line=first_line)
+        for stream in streams:
+            iv.append(tuple(map(stream.get, INTERVAL_KEYS)))
+        iv_sum.append(tuple(map(_get(interval, "sum").get, INTERVAL_SUM_KEYS)))
+        if senders is None:
+            senders = [s.get("sender") for s in streams]
+        if "sum_bidir_reverse" in interval:
+            bidir = True
+    rows.iv_line.extend(_interval_lines(text, start, end, first_line, len(intervals) * n_streams))
+
+    # --- end: per-stream totals and sums ---------------------------------------------------------
+    end_streams = fin.get("streams") or []
+    if intervals and end_streams and len(end_streams) != n_streams:
+        raise ParseError(f"end.streams has {len(end_streams)} streams, the intervals {n_streams}",
+                         line=first_line)
+    sent, received, plain = _get(fin, "sum_sent"), _get(fin, "sum_received"), _get(fin, "sum")
+    sent_rev, received_rev = _get(fin, "sum_sent_bidir_reverse"), _get(fin, "sum_received_bidir_reverse")
+    bidir = bidir or bool(sent_rev)
+    rows.sums.append(tuple(tuple(map(s.get, SUM_KEYS)) for s in (sent, received, plain, sent_rev, received_rev)))
+    for k in range(n_streams):
+        es = end_streams[k] if k < len(end_streams) else {}
+        snd = es.get("sender") or es.get("udp") or {}
+        rcv = es.get("receiver") or {}
+        chosen = rcv if rcv.get("bytes") or not snd else snd
+        rows.stream.append(tuple(map(chosen.get, END_STREAM_KEYS)) + tuple(map(snd.get, END_STREAM_KEYS)))
+        flag = senders[k] if senders is not None else snd.get("sender", rcv.get("sender"))
+        # before 3.1 there is no sender flag: the client sends unless -R, the server the reverse
+        rows.direction.append(bool(flag) if flag is not None else (reverse == server))
+    rows.shape.append((n_streams, len(intervals)))
+
+    # --- run scalars -------------------------------------------------------------------------------
+    cpu = _get(fin, "cpu_utilization_percent")
+    rows.run.append((
+        test.get("num_streams"), reverse, bidir, head.get("sock_bufsize"), head.get("sndbuf_actual"),
+        head.get("rcvbuf_actual"), test.get("blksize"), head.get("tcp_mss_default"),
+        test.get("target_bitrate", head.get("target_bitrate")), test.get("omit"), test.get("duration"),
+        _get(head, "timestamp").get("timesecs"), cpu.get("host_total"), cpu.get("remote_total"),
+        first_line, file_index, server, bool(lost or error),
+    ))
+    version = head.get("version") or ""
+    match = _VERSION.search(version)
+    rows.run_str.append((
+        str(test.get("protocol") or ("UDP" if any(s.get("udp") for s in end_streams) else "TCP")),
+        match.group(1) if match else "", str(head.get("system_info") or "").strip(), str(error),
+        str(fin.get("sender_tcp_congestion") or ""), str(fin.get("receiver_tcp_congestion") or ""),
+    ))
+    rows.tool_summary.append({k: v for k, v in fin.items() if k.startswith("sum")})
+    if lost or error:
+        where = f"run at line {first_line}: "
+        if lost:
+            rows.truncation.append(where + lost + (" (end sums lost)" if not fin else ""))
+        else:
+            rows.truncation.append(where + f"iperf3 reported {error!r}; totals not exchanged are NaN")
+
+
+def _interval_lines(text, start, end, first_line, count):
+    """Source lines of the first ``count`` interval stream objects (their "socket" key).
+
+    iperf3 writes one key per line and each interval stream object holds exactly one
+    "socket"; the first ``count`` of them after the "intervals" key are the interval
+    streams (also with keys sorted, as jq -S leaves them). Anything else gets -1.
+    """
+    if not count:
+        return ()
+    pos = text.find(_INTERVALS_KEY, start, end)
+    if pos < 0:
+        return (-1,) * count
+    line = first_line + text.count("\n", start, pos)
+    lines = []
+    find, nl = text.find, text.count
+    for _ in range(count):
+        nxt = find(_SOCKET_KEY, pos, end)
+        if nxt < 0:
+            return lines + [-1] * (count - len(lines))
+        line += nl("\n", pos, nxt)
+        lines.append(line)
+        pos = nxt + 1
+    return lines
+
+
+# --- assembly: rows -> one Dataset -----------------------------------------------------------
+
+def _floats(rows, width):
+    """Rows of numbers / None / bools as a float array (None -> NaN): the one conversion."""
+    if not rows:
+        return np.empty((0, width))
+    try:
+        out = np.array(rows, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParseError(f"non-numeric value where iperf3 prints a number ({exc})") from None
+    return out.reshape(len(rows), width)
+
+
+def _assemble(rows, ledger, tool_summary):
+    """Turn the rows of every run into one contract Dataset (vectorised; no per-run loop)."""
+    n_runs = len(rows.run)
+    run = _floats(rows.run, len(_RUN_FIELDS))
+    col = dict(zip(_RUN_FIELDS, run.T))
+    strs = np.array(rows.run_str, dtype=str).reshape(n_runs, len(_RUN_STR_FIELDS))
+    scol = dict(zip(_RUN_STR_FIELDS, strs.T))
+    sums = _floats([v for r in rows.sums for v in r], len(SUM_KEYS)).reshape(n_runs, 5, len(SUM_KEYS))
+    shape = np.array(rows.shape, dtype=np.int64).reshape(n_runs, 2)
+    n_str, n_int = shape[:, 0], shape[:, 1]
+    S = int(n_str.max()) if n_runs else 0
+    I = int(n_int.max()) if n_runs else 0
+
+    # --- run-level sums: sender, receiver, the fallback "sum" ------------------------------------
+    k = {key: i for i, key in enumerate(SUM_KEYS)}
+    sent, received, plain, sent_rev, received_rev = (sums[:, i, :] for i in range(5))
+    # a side written with 0 bytes while the other side moved data was never exchanged
+    sent = _not_exchanged(sent, received, k["bytes"])
+    received = _not_exchanged(received, sent, k["bytes"])
+    no_sent = np.isnan(sent[:, k["bytes"]]) & np.isnan(received[:, k["bytes"]])
+    sent = np.where(no_sent[:, None], plain, sent)  # old UDP logs: end.sum only, sender's view
+    have_rcv = ~np.isnan(received[:, k["bits_per_second"]])
+    chosen = np.where(have_rcv[:, None], received, sent)
+    # UDP loss and jitter are the receiver's; old logs put them in end.sum
+    udp_src = np.where(np.isnan(received[:, k["packets"]])[:, None], plain, received)
+    udp = scol["protocol"] == "UDP"
+    loss = np.where(udp & (udp_src[:, k["packets"]] > 0),
+                    udp_src[:, k["lost_packets"]] / np.where(udp_src[:, k["packets"]] > 0, udp_src[:, k["packets"]], 1),
+                    _NAN)
+
+    # --- per stream ----------------------------------------------------------------------------
+    sidx_run, sidx_stream = _grid(n_str)
+    ew = len(END_STREAM_KEYS)
+    st = _floats(rows.stream, 2 * ew)
+    e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
+
+    def per_stream(values, fill=_NAN, dtype=float):
+        out = np.full((n_runs, S), fill, dtype=dtype)
+        out[sidx_run, sidx_stream] = values
+        return out
+
+    direction = per_stream(np.where(np.array(rows.direction, dtype=bool), "send", "receive"), "", "<U7")
+    out_of_order = np.where(udp, _nansum_rows(per_stream(st[:, e["out_of_order"]]), n_str), _NAN)
+
+    # --- per interval ------------------------------------------------------------------------------
+    ir, ii = _grid(n_int)
+    ivs = _floats(rows.iv_sum, len(INTERVAL_SUM_KEYS))
+
+    def per_interval(values):
+        out = np.full((n_runs, I), _NAN)
+        out[ir, ii] = values
+        return out
+
+    counts = n_str * n_int
+    r3 = np.repeat(np.arange(n_runs), counts)
+    pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    s_rep = np.repeat(n_str, counts)
+    i3, s3 = (pos // np.maximum(s_rep, 1), pos % np.maximum(s_rep, 1))
+    ivr = _floats(rows.iv, len(INTERVAL_KEYS))
+    v = {key: i for i, key in enumerate(INTERVAL_KEYS)}
+
+    def per_record(values, fill=_NAN, dtype=float):
+        out = np.full((n_runs, S, I), fill, dtype=dtype)
+        out[r3, s3, i3] = values
+        return out
+
+    line = per_record(np.asarray(rows.iv_line, dtype=np.int64), -1, np.int64)
+
+    # --- the forward-direction data path decides which buffer is "the window" ---------------------
+    sends_forward = (col["reverse"] > 0) == (col["server"] > 0)
+    window_actual = np.where(sends_forward, col["sndbuf_actual"], col["rcvbuf_actual"])
+    requested = np.where(col["sock_bufsize"] == NOT_REQUESTED, _NAN, col["sock_bufsize"])
+
+    variables = {
+        "throughput": (("run",), chosen[:, k["bits_per_second"]]),
+        "throughput_sender": (("run",), sent[:, k["bits_per_second"]]),
+        "throughput_receiver": (("run",), received[:, k["bits_per_second"]]),
+        "bytes": (("run",), chosen[:, k["bytes"]]),
+        "duration": (("run",), chosen[:, k["seconds"]]),
+        "streams": (("run",), col["num_streams"]),
+        "protocol": (("run",), scol["protocol"]),
+        "window_requested": (("run",), requested),
+        "window_actual": (("run",), window_actual),
+        "loss_fraction": (("run",), loss),
+        "retransmits": (("run",), sent[:, k["retransmits"]]),
+        "jitter": (("run",), np.where(udp, udp_src[:, k["jitter_ms"]], _NAN)),
+        "packets": (("run",), np.where(udp, udp_src[:, k["packets"]], _NAN)),
+        "packets_lost": (("run",), np.where(udp, udp_src[:, k["lost_packets"]], _NAN)),
+        "out_of_order": (("run",), out_of_order),
+        "run_line": (("run",), col["run_line"].astype(np.int64)),
+        "stream_throughput": (("run", "stream"), per_stream(st[:, e["bits_per_second"]])),
+        "stream_bytes": (("run", "stream"), per_stream(st[:, e["bytes"]])),
+        "stream_direction": (("run", "stream"), direction),
+        "interval_start": (("run", "interval"), per_interval(ivs[:, 0])),
+        "interval_end": (("run", "interval"), per_interval(ivs[:, 1])),
+        "interval_bytes": (("run", "stream", "interval"), per_record(ivr[:, v["bytes"]])),
+        "interval_throughput": (("run", "stream", "interval"), per_record(ivr[:, v["bits_per_second"]])),
+        "interval_retransmits": (("run", "stream", "interval"), per_record(ivr[:, v["retransmits"]])),
+        "interval_cwnd": (("run", "stream", "interval"), per_record(ivr[:, v["snd_cwnd"]])),
+        "interval_rtt": (("run", "stream", "interval"), per_record(ivr[:, v["rtt"]] / US_PER_MS)),
+        "interval_rttvar": (("run", "stream", "interval"), per_record(ivr[:, v["rttvar"]] / US_PER_MS)),
+        "line": (("run", "stream", "interval"), line),
+    }
+    o = ew  # the sender's columns of a stream row follow the chosen side's
+    R, RS, RSI, RI = ("run",), ("run", "stream"), ("run", "stream", "interval"), ("run", "interval")
+    extras = {
+        "iperf3_file": (R, col["file"].astype(np.int64), "1", "index of the input text the run was read from"),
+        "iperf3_version": (R, scol["version"], "1", "iperf3 version (start.version)"),
+        "iperf3_role": (R, np.where(col["server"] > 0, "server", "client"), "1", "side that wrote the log"),
+        "iperf3_reverse": (R, col["reverse"].astype(np.int8), "1", "1 if -R (server sends)"),
+        "iperf3_bidir": (R, col["bidir"].astype(np.int8), "1", "1 if --bidir (both directions)"),
+        "iperf3_truncated": (R, col["truncated"].astype(np.int8), "1", "1 if the run was cut off or interrupted"),
+        "iperf3_error": (R, scol["error"], "1", "error iperf3 reported in the document (empty if none)"),
+        "iperf3_system_info": (R, scol["system_info"], "1", "start.system_info (uname of the host)"),
+        "iperf3_start_time": (R, col["timesecs"], "s", "start of the test, Unix time (start.timestamp.timesecs)"),
+        "iperf3_sndbuf_actual": (R, col["sndbuf_actual"], "byte", "send buffer granted (start.sndbuf_actual)"),
+        "iperf3_rcvbuf_actual": (R, col["rcvbuf_actual"], "byte", "receive buffer granted (start.rcvbuf_actual)"),
+        "iperf3_blksize": (R, col["blksize"], "byte", "length of each write (test_start.blksize)"),
+        "iperf3_mss": (R, col["tcp_mss_default"], "byte", "default TCP MSS of the control connection"),
+        "iperf3_target_bitrate": (R, col["target_bitrate"], "bit/s", "requested rate -b (0 = unlimited)"),
+        "iperf3_omit": (R, col["omit"], "s", "seconds omitted at the start (-O)"),
+        "iperf3_duration_requested": (R, col["duration"], "s", "requested test length (-t)"),
+        "iperf3_cpu_host": (R, col["cpu_host"], "percent", "CPU use of the host that wrote the log"),
+        "iperf3_cpu_remote": (R, col["cpu_remote"], "percent", "CPU use of the other host"),
+        "iperf3_sender_congestion": (R, scol["sender_congestion"], "1", "sender's TCP congestion control"),
+        "iperf3_receiver_congestion": (R, scol["receiver_congestion"], "1", "receiver's TCP congestion control"),
+        "iperf3_bytes_sender": (R, sent[:, k["bytes"]], "byte", "bytes sent (end.sum_sent)"),
+        "iperf3_bytes_receiver": (R, received[:, k["bytes"]], "byte", "bytes received (end.sum_received)"),
+        "iperf3_throughput_reverse": (R, np.where(np.isnan(received_rev[:, 2]), sent_rev[:, 2], received_rev[:, 2]),
+                                      "bit/s", "--bidir: reverse direction, receiver side where reported"),
+        "iperf3_throughput_sender_reverse": (R, sent_rev[:, 2], "bit/s", "--bidir: reverse direction, sender side"),
+        "iperf3_throughput_receiver_reverse": (R, received_rev[:, 2], "bit/s", "--bidir: reverse direction, receiver side"),
+        "iperf3_socket": (RS, per_stream(st[:, e["socket"]]), "1", "socket number iperf3 printed for the stream"),
+        "iperf3_stream_throughput_sender": (RS, per_stream(st[:, o + e["bits_per_second"]]), "bit/s", "stream's sender-side throughput"),
+        "iperf3_stream_retransmits": (RS, per_stream(st[:, o + e["retransmits"]]), "count", "stream's TCP retransmissions"),
+        "iperf3_stream_max_snd_cwnd": (RS, per_stream(st[:, o + e["max_snd_cwnd"]]), "byte", "stream's largest congestion window"),
+        "iperf3_stream_max_rtt": (RS, per_stream(st[:, o + e["max_rtt"]] / US_PER_MS), "ms", "stream's largest smoothed RTT"),
+        "iperf3_stream_min_rtt": (RS, per_stream(st[:, o + e["min_rtt"]] / US_PER_MS), "ms", "stream's smallest smoothed RTT"),
+        "iperf3_stream_mean_rtt": (RS, per_stream(st[:, o + e["mean_rtt"]] / US_PER_MS), "ms", "stream's mean smoothed RTT"),
+        "iperf3_stream_jitter": (RS, per_stream(st[:, e["jitter_ms"]]), "ms", "stream's UDP jitter"),
+        "iperf3_stream_packets": (RS, per_stream(st[:, e["packets"]]), "count", "stream's UDP datagrams"),
+        "iperf3_stream_lost_packets": (RS, per_stream(st[:, e["lost_packets"]]), "count", "stream's UDP datagrams lost"),
+        "iperf3_stream_out_of_order": (RS, per_stream(st[:, e["out_of_order"]]), "count", "stream's UDP datagrams out of order"),
+        "iperf3_interval_snd_wnd": (RSI, per_record(ivr[:, v["snd_wnd"]]), "byte", "peer's receive window at the end of the interval"),
+        "iperf3_interval_packets": (RSI, per_record(ivr[:, v["packets"]]), "count", "UDP datagrams in the interval"),
+        "iperf3_interval_jitter": (RSI, per_record(ivr[:, v["jitter_ms"]]), "ms", "UDP jitter in the interval (receiver)"),
+        "iperf3_interval_lost_packets": (RSI, per_record(ivr[:, v["lost_packets"]]), "count", "UDP datagrams lost in the interval"),
+        "iperf3_interval_omitted": (RI, np.nan_to_num(per_interval(ivs[:, 4]), nan=0).astype(np.int8), "1", "1 if omitted (-O), outside the end sums"),
+        "iperf3_interval_sum_bytes": (RI, per_interval(ivs[:, 2]), "byte", "iperf3's own sum over the forward streams"),
+        "iperf3_interval_sum_throughput": (RI, per_interval(ivs[:, 3]), "bit/s", "iperf3's own sum over the forward streams"),
+    }
+    if rows.truncation:
+        ledger.truncated("; ".join(rows.truncation))
+    versions = [s for s in scol["version"] if s] if n_runs else []
+    return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
+                 ledger=ledger, extras=extras, tool_summary=tool_summary)
+
+
+def _grid(counts):
+    """(outer, inner) index pairs of a ragged grid with ``counts[r]`` inner items per outer."""
+    outer = np.repeat(np.arange(len(counts)), counts)
+    inner = np.arange(int(np.sum(counts))) - np.repeat(np.cumsum(counts) - counts, counts)
+    return outer, inner
+
+
+def _not_exchanged(side, other, b):
+    """NaN for a summary written with 0 bytes while the other side moved data."""
+    bad = (side[:, b] == 0) & (other[:, b] > 0)
+    return np.where(bad[:, None], _NAN, side)
+
+
+def _nansum_rows(values, counts):
+    """Sum over the stream axis, NaN for runs without streams or where all are NaN."""
+    with np.errstate(invalid="ignore"):
+        total = np.nansum(values, axis=1)
+    empty = (counts == 0) | np.all(np.isnan(values), axis=1) if values.shape[1] else np.ones(len(counts), bool)
+    return np.where(empty, _NAN, total)
