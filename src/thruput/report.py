@@ -19,7 +19,7 @@ from IPython.display import HTML, Markdown, display
 from . import charts, stats
 
 __all__ = [
-    "load_campaign", "title", "hosts_table", "cell_table", "campaign_charts", "catalogue",
+    "load_campaign", "title", "hosts_table", "statistics", "cell_table", "campaign_charts", "catalogue",
     "comparison", "methods", "data_files", "study_title", "study_charts", "study_ledger",
     "study_side_by_side", "ledger_summary", "ledger_problems", "load_params",
 ]
@@ -88,7 +88,7 @@ def hosts_table(ds):
     tools = meta.get("tools", {})
     if tools:
         table.loc["tools"] = ", ".join(f"{k} {v}" for k, v in tools.items())
-    return table
+    return table.replace({"? / ?": None, "? x ?": None, "": None}).fillna("–")
 
 
 def _round(value, unit):
@@ -140,16 +140,29 @@ def cell_table(ds):
 
 
 def udp_table(ds):
-    """UDPmon rows: packet size, spacing, send/receive rate (Mbit/s) and loss (%)."""
+    """Per packet size of a UDPmon sweep: peak receive rate (Mbit/s) and its spacing, and the
+    spacing below which frames are lost (us), from :func:`thruput.stats.udp_onset`."""
     if "packet_size" not in ds:
         return pd.DataFrame()
-    df = ds[["packet_size", "spacing", "send_rate", "recv_rate", "loss_fraction"]].to_dataframe().reset_index()
+    onset = stats.udp_onset(stats.udp_grid(ds)).to_dataframe().reset_index()
     return pd.DataFrame({
-        "packet (bytes)": df["packet_size"].astype(int), "spacing (us)": df["spacing"],
-        "send (Mbit/s)": (df["send_rate"] / MBIT).round(1),
-        "receive (Mbit/s)": (df["recv_rate"] / MBIT).round(1),
-        "loss (%)": (df["loss_fraction"] * 100).round(2),
-    })
+        "packet (bytes)": onset["packet_size"].astype(int),
+        "peak receive (Mbit/s)": (onset["peak_rate"] / MBIT).round(1),
+        "at spacing (us)": onset["peak_spacing"],
+        "loss up to spacing (us)": onset["loss_onset"],
+        "loss-free from (us)": onset["loss_free_from"],
+    }).fillna("–")
+
+
+def statistics(ds):
+    """The statistics section of a campaign page: heading, what it shows, the table."""
+    if _is_tcp(ds):
+        display(Markdown("## Throughput statistics\n\nPer window x streams cell over the repeats "
+                         "(shown in Mbit/s), with the ping RTT measured while the cell ran (loaded)."))
+    else:
+        display(Markdown("## UDP throughput and loss\n\nPer packet size, over the inter-packet "
+                         "spacings swept by `udpmon_bw_mon`."))
+    return cell_table(ds)
 
 
 def _unloaded_rtt_s(ds):

@@ -61,9 +61,11 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
     datapackage.export(processed, site / "data", root)
     os.environ["THRUPUT_SITE_DATA"] = str(site / "data")   # the data page lists these files
     n = len(config.pages)
+    defaults = {"processed": str(processed), "published": str(published)}
     for i, page in enumerate(config.pages, start=1):
         started = time.perf_counter()
-        execute(root / page.notebook, staging / page.output, page.parameters, cwd=root)
+        execute(root / page.notebook, staging / page.output, page.parameters, cwd=root,
+                defaults=defaults)
         log(f"[{i}/{n}] {page.html.as_posix()}: executed {page.notebook.as_posix()}"
             f"{' ' + str(page.parameters) if page.parameters else ''} "
             f"({time.perf_counter() - started:.1f} s)")

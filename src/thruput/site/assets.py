@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["VEGA_BUNDLE", "write_assets", "STYLESHEET"]
+__all__ = ["VEGA_BUNDLE", "STYLESHEET", "FAVICON", "write_assets"]
 
 #: Where the one Vega/Vega-Lite/Vega-Embed bundle lives, relative to the site root.
 VEGA_BUNDLE = "vega/vega-bundle.js"
 #: The nbconvert build's stylesheet, relative to the site root.
 STYLESHEET = "thruput.css"
+#: The site's icon (browsers ask for one; a missing icon is a console error).
+FAVICON = "favicon.svg"
+ICON = ('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16">'
+        '<rect width="16" height="16" rx="3" fill="#243447"/>'
+        '<path d="M2 12 L6 7 L9 9 L14 3" stroke="#f58518" stroke-width="2" fill="none"/></svg>\n')
 
 CSS = """\
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 0;
@@ -48,4 +53,6 @@ def write_assets(site_dir):
     bundle.write_text(vega_bundle(), encoding="utf-8")
     css = site_dir / STYLESHEET
     css.write_text(CSS, encoding="utf-8")
-    return [bundle, css]
+    icon = site_dir / FAVICON
+    icon.write_text(ICON, encoding="utf-8")
+    return [bundle, css, icon]

@@ -43,8 +43,20 @@ def inject_parameters(nb, parameters):
     raise NotebookError(f"notebook has no cell tagged {PARAMETERS_TAG!r} for {sorted(parameters)}")
 
 
-def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="python3"):
+def defined_parameters(nb):
+    """Names the ``parameters``-tagged cell of ``nb`` assigns (empty set when it has none)."""
+    for cell in nb.cells:
+        if PARAMETERS_TAG in cell.get("metadata", {}).get("tags", []):
+            return set(re.findall(r"^([A-Za-z_][A-Za-z0-9_]*)\s*=", cell.source, flags=re.M))
+    return set()
+
+
+def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="python3",
+            defaults=None):
     """Execute notebook ``source`` with ``parameters`` and write it, outputs and all, to ``target``.
+
+    ``defaults`` (e.g. the data folders of this build) are injected too, but only those the
+    notebook's ``parameters`` cell defines.
 
     The kernel starts in ``cwd`` (the project root, so notebooks use project-relative paths)
     with ``THRUPUT_SITE_BUILD=1`` set, which switches charts to the offline renderer.
@@ -55,8 +67,11 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
         Naming the notebook, the cell number (1-based, counting all cells) and the error.
     """
     nb = nbformat.read(source, as_version=4)
+    names = defined_parameters(nb)
+    given = {k: v for k, v in (defaults or {}).items() if k in names}
+    given.update(parameters or {})
     try:
-        inject_parameters(nb, parameters or {})
+        inject_parameters(nb, given)
     except NotebookError as exc:
         raise NotebookError(f"{source}: {exc}") from None
     os.environ["THRUPUT_SITE_BUILD"] = "1"

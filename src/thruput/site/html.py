@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 from nbconvert import HTMLExporter
 
-from .assets import STYLESHEET, VEGA_BUNDLE
+from .assets import FAVICON, STYLESHEET, VEGA_BUNDLE
 
 __all__ = ["render_page", "page_shell"]
 
@@ -22,6 +22,7 @@ def _exporter():
     exporter.exclude_input = True
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
+    exporter.anchor_link_text = ""
     return exporter
 
 
@@ -57,6 +58,7 @@ def page_shell(config, page, body, prefix):
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{html.escape(page.title)} – {html.escape(config.title)}</title>
+<link rel="icon" href="{prefix}{FAVICON}">
 <link rel="stylesheet" href="{prefix}{STYLESHEET}">
 <script src="{prefix}{VEGA_BUNDLE}"></script>
 </head>

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import yaml
 
-from .assets import VEGA_BUNDLE
+from .assets import FAVICON, VEGA_BUNDLE
 
 __all__ = ["available", "render"]
 
@@ -29,9 +29,10 @@ def staging_config(config):
     project = dict(raw.get("project", {}))
     project["output-dir"] = "_site"
     project["render"] = [p.output.as_posix() for p in config.pages]
-    project.setdefault("resources", []).append(str(Path(VEGA_BUNDLE).parent) + "/**")
+    project.setdefault("resources", []).extend([str(Path(VEGA_BUNDLE).parent) + "/**", FAVICON])
     raw["project"] = project
     website = dict(raw.get("website", {}))
+    website.setdefault("favicon", FAVICON)
     left = []
     for text, target in config.navbar:
         if isinstance(target, list):
