@@ -9,6 +9,8 @@ and iperf3's ``unit_snprintf``; they are stated here once so every reader conver
 
 from __future__ import annotations
 
+from decimal import Decimal, InvalidOperation
+
 __all__ = ["BINARY_PREFIX", "DECIMAL_PREFIX", "to_bytes", "to_bits_per_second"]
 
 #: Prefix letter -> factor for amounts of bytes (binary, as iperf prints them).
@@ -16,6 +18,17 @@ BINARY_PREFIX = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
 
 #: Prefix letter -> factor for bits and bit rates (decimal, as iperf prints them).
 DECIMAL_PREFIX = {"": 1, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
+
+
+def _scale(value, factor):
+    """``value * factor`` without binary rounding of the printed decimal (16.9 G = 16.9e9).
+
+    ``value`` as printed (str) is multiplied exactly, then rounded once to float.
+    """
+    try:
+        return float(Decimal(str(value).strip()) * factor)
+    except InvalidOperation:
+        return float(value) * factor
 
 
 def _split(unit):
@@ -39,8 +52,8 @@ def to_bytes(value, unit):
     """
     prefix, base = _split(unit)
     if base == "byte":
-        return float(value) * BINARY_PREFIX[prefix]
-    return float(value) * DECIMAL_PREFIX[prefix] / 8
+        return _scale(value, BINARY_PREFIX[prefix])
+    return _scale(value, DECIMAL_PREFIX[prefix]) / 8
 
 
 def to_bits_per_second(value, unit):
@@ -50,5 +63,5 @@ def to_bits_per_second(value, unit):
     """
     prefix, base = _split(unit)
     if base == "bit":
-        return float(value) * DECIMAL_PREFIX[prefix]
-    return float(value) * BINARY_PREFIX[prefix] * 8
+        return _scale(value, DECIMAL_PREFIX[prefix])
+    return _scale(value, BINARY_PREFIX[prefix] * 8)
