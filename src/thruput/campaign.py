@@ -436,7 +436,7 @@ def _tcp_sweep(directory, metadata, rows):
         out["window_actual"][index] = run["window_actual"].item()
         if "retransmits" in run:
             out["retransmits"][index] = run["retransmits"].item()
-        per_interval = run["interval_throughput"].sum("stream", min_count=1).values
+        per_interval = _interval_rate(run)
         interval[index][: per_interval.size] = per_interval
         start[index] = _timestamp(row.started)
         source[index] = row.path
@@ -473,7 +473,30 @@ def _tcp_sweep(directory, metadata, rows):
     for name, (units, long_name) in {**TCP_COORDS, **TCP_VARIABLES}.items():
         ds[name].attrs.update({"long_name": long_name} | ({"units": units} if units else {}))
     ds.attrs.update(ledger.attrs())
+    ds.attrs["interval_s"] = _interval_length([run for _, run in iperf.values()])
     return ds
+
+
+def _interval_rate(run):
+    """Per-interval throughput of one run summed over streams, bit/s.
+
+    Bytes summed over streams over the interval's length, as iperf3's own [SUM] lines do
+    (the streams' intervals differ by microseconds, so summing their rates is not quite
+    it); where a log gives no bytes, the streams' rates are summed.
+    """
+    length = (run["interval_end"] - run["interval_start"]).where(lambda x: x > 0)
+    rate = run["interval_bytes"].sum("stream", min_count=1) * 8 / length
+    summed = run["interval_throughput"].sum("stream", min_count=1)
+    return rate.fillna(summed).values
+
+
+def _interval_length(runs):
+    """Median reporting interval of the runs, s (rounded to 1 ms; NaN if none)."""
+    lengths = [(run["interval_end"] - run["interval_start"]).values for run in runs
+               if "interval_end" in run]
+    lengths = np.concatenate([np.ravel(x) for x in lengths]) if lengths else np.array([])
+    lengths = lengths[np.isfinite(lengths)]
+    return round(float(np.median(lengths)), 3) if lengths.size else float("nan")
 
 
 def _timestamp(text):
