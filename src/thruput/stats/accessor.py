@@ -155,6 +155,17 @@ class DatasetAccessor:
         """:func:`thruput.stats.tcp_summary` of this TCP instrumentation Dataset."""
         return _tcp.tcp_summary(self._ds)
 
-    def latency_fit(self, **kwargs):
-        """:func:`thruput.stats.latency_fit` of this latency scan."""
-        return _latency.latency_fit(self._ds, **kwargs)
+    def latency_fit(self, file=None, **kwargs):
+        """:func:`thruput.stats.latency_fit` of this latency scan.
+
+        On a UDPmon campaign the scan variables are ``scan_size`` and
+        ``scan_latency_avg``, used by default; ``file`` keeps only the points of one
+        scan file (``scan_file``).
+        """
+        ds = self._ds
+        if "scan_size" in ds:
+            kwargs.setdefault("size", "scan_size")
+            kwargs.setdefault("latency", "scan_latency_avg")
+        if file is not None:
+            ds = ds.isel(point=(ds["scan_file"] == file).values)
+        return _latency.latency_fit(ds, **kwargs)

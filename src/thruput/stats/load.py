@@ -176,12 +176,13 @@ def trend_vs_throughput(throughput, other, window=10, baseline=None):
     visual guide of seed 002.
     """
     tp, ov = xr.broadcast(throughput.astype(float), other.astype(float))
-    tp = tp.stack(run=list(tp.dims)) if tp.dims else tp.expand_dims("run")
-    ov = ov.stack(run=list(ov.dims)) if ov.dims else ov.expand_dims("run")
+    tp = tp.stack(_run=list(tp.dims)) if tp.dims else tp.expand_dims("_run")
+    ov = ov.stack(_run=list(ov.dims)) if ov.dims else ov.expand_dims("_run")
+    if isinstance(tp.indexes.get("_run"), pd.MultiIndex):
+        tp = tp.reset_index("_run")
     ok = np.isfinite(tp.values) & np.isfinite(ov.values)
-    tp, ov = tp[ok], ov[ok]
-    order = np.argsort(tp.values, kind="stable")
-    tp, ov = tp[order], ov[order]
+    order = np.flatnonzero(ok)[np.argsort(tp.values[ok], kind="stable")]
+    tp, ov = tp.isel(_run=order), ov.isel(_run=order)
     smooth = pd.Series(ov.values).rolling(window, min_periods=window).mean().to_numpy()
     if baseline is None:
         valid = smooth[np.isfinite(smooth)]
@@ -189,18 +190,15 @@ def trend_vs_throughput(throughput, other, window=10, baseline=None):
     with quiet():
         growth = smooth / baseline
         max_growth = np.nanmax(growth) if np.isfinite(growth).any() else np.nan
-    if ok.sum() >= 3:
+    if order.size >= 3:
         rho, p = scipy.stats.spearmanr(tp.values, ov.values)
     else:
         rho = p = np.nan
-    run_coords = {}
-    if "run" in tp.indexes and isinstance(tp.indexes["run"], pd.MultiIndex):
-        tp = tp.reset_index("run")
-    for name, coord in tp.coords.items():
-        if coord.dims == ("run",) and name != "run":
-            run_coords[name] = ("run", coord.values, dict(throughput[name].attrs)
-                                if name in throughput.coords else {})
-    run_coords["run"] = np.arange(tp.size)
+    # each run keeps the coordinates of its cell (window, streams, repeat, ...)
+    run_coords = {name: ("run", coord.values, dict(coord.attrs))
+                  for name, coord in tp.coords.items()
+                  if coord.dims == ("_run",) and name not in ("_run", "run")}
+    run_coords["run"] = np.arange(order.size)
     ounits, oname = units_of(other), other.attrs.get("long_name", other.name or "value")
 
     def lab(v, units, what):

@@ -50,15 +50,18 @@ def offered_rate(packet_size, spacing, overhead_bytes=0):
     Returns
     -------
     float or array_like
-        Rate, bit/s: ``8 * (packet_size + overhead_bytes) / (spacing * 1e-6)``.
+        Rate, bit/s: ``8 * (packet_size + overhead_bytes) / (spacing * 1e-6)``; NaN
+        for a spacing of 0 (frames sent back to back: no rate is set).
 
     Examples
     --------
     >>> round(float(offered_rate(1472, 12)) / 1e6, 3)   # seed 001: 1472-byte frames every 12 us
     981.333
     """
-    return 8.0 * (np.asarray(packet_size, dtype=float) + overhead_bytes) / (
-        np.asarray(spacing, dtype=float) * 1e-6)
+    spacing = np.asarray(spacing, dtype=float)
+    with quiet():
+        return 8.0 * (np.asarray(packet_size, dtype=float) + overhead_bytes) / (
+            np.where(spacing > 0, spacing, np.nan) * 1e-6)
 
 
 def udp_grid(sweep, dim="row"):
