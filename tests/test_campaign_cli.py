@@ -1,0 +1,107 @@
+"""``thruput campaign check | new | import`` on recorded campaigns."""
+
+from __future__ import annotations
+
+import csv
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from thruput import open_campaign
+from thruput.campaign import load_metadata
+from thruput.campaign_import import parse_size
+from thruput.cli import main
+
+from .conftest import DATA, ROOT
+
+MINI = DATA / "campaigns" / "loopback-mini"
+UDPMON = ROOT / "data" / "raw" / "udpmon-veth-500m"
+#: The file names record.sh writes, as a user would describe them.
+PATTERN = r"w(?P<window>\d+)-s(?P<streams>\d+)-r(?P<repeat>\d+)\.(?P<phase>loaded|unloaded)?"
+
+
+def rows(directory):
+    with open(Path(directory) / "runs.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_check_ok(capsys):
+    assert main(["campaign", "check", str(MINI), str(UDPMON)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out == [f"{MINI}: ok (0 errors, 0 warnings)", f"{UDPMON}: ok (0 errors, 0 warnings)"]
+
+
+def test_check_lists_problems_with_file_and_line(tmp_path, capsys):
+    mini = Path(shutil.copytree(MINI, tmp_path / "loopback-mini"))
+    victim = mini / "runs" / "w262144-s1-r0.loaded.ping"
+    lines = victim.read_text().splitlines()
+    lines[2] = "[1795355359.5] 64 bytes from 127.0.0.1: icmp_seq=2 ttl=64 tim=0.036 ms"
+    victim.write_text("\n".join(lines) + "\n")
+    assert main(["campaign", "check", str(mini)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"{victim}:3: error: ")
+    assert out[-1] == f"{mini}: FAILED (1 errors, 0 warnings)"
+
+
+def test_check_name_under_root(capsys):
+    assert main(["campaign", "check", "udpmon-veth-500m", "--root", str(ROOT / "data" / "raw")]) == 0
+
+
+def test_new_writes_a_valid_template(tmp_path, capsys):
+    assert main(["campaign", "new", "fresh", "--root", str(tmp_path)]) == 0
+    meta = load_metadata(tmp_path / "fresh")
+    assert meta["name"] == "fresh" and meta["kind"] == "tcp_sweep"
+    assert meta["hosts"]["host-a"]["tcp"]["congestion_control"] is None
+    assert rows(tmp_path / "fresh") == []
+    assert (tmp_path / "fresh" / "runs").is_dir()
+    assert main(["campaign", "new", "fresh", "--root", str(tmp_path)]) == 1
+    assert "already exists" in capsys.readouterr().err
+
+
+def test_import_takes_window_and_streams_from_the_logs(tmp_path, capsys):
+    files = sorted(str(p) for p in (MINI / "runs").glob("*.iperf3.json"))
+    # no pattern: iperf3 -J says its window (sock_bufsize) and streams (num_streams);
+    # repeats are numbered in file-name order within a cell
+    assert main(["campaign", "import", "imported", *files, "--root", str(tmp_path)]) == 0
+    got = {(r["run"], r["path"]) for r in rows(tmp_path / "imported")}
+    want = {(r["run"], r["path"]) for r in rows(MINI) if r["role"] == "iperf"}
+    assert got == want
+    meta = load_metadata(tmp_path / "imported")
+    assert meta["plan"] == {"tool": "iperf3", "windows": [65536, 262144], "streams": [1, 2], "repeats": 2}
+    assert main(["campaign", "check", str(tmp_path / "imported")]) == 0
+
+
+def test_import_with_pattern_for_pings(tmp_path):
+    files = sorted(str(p) for p in (MINI / "runs").iterdir())
+    assert main(["campaign", "import", "imported", *files, "--root", str(tmp_path),
+                 "--pattern", PATTERN]) == 0
+    strip = lambda rs: sorted((r["run"], r["role"], r["path"], r["window"], r["streams"],
+                               r["repeat"], r["phase"]) for r in rs)
+    assert strip(rows(tmp_path / "imported")) == strip(rows(MINI))
+    assert main(["campaign", "check", str(tmp_path / "imported")]) == 0
+    a, b = open_campaign(tmp_path / "imported"), open_campaign(MINI)
+    np.testing.assert_array_equal(a["throughput"].values, b["throughput"].values)
+    np.testing.assert_array_equal(a["rtt"].values, b["rtt"].values)
+
+
+def test_import_ping_without_pattern_is_refused(tmp_path, capsys):
+    ping = str(MINI / "runs" / "w65536-s1-r0.loaded.ping")
+    assert main(["campaign", "import", "x", ping, "--root", str(tmp_path)]) == 1
+    assert "a ping log does not say whether it ran during a run" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_import_udpmon(tmp_path):
+    files = [str(UDPMON / r["path"]) for r in rows(UDPMON)]
+    assert main(["campaign", "import", "u", *files, "--root", str(tmp_path)]) == 0
+    assert {r["role"] for r in rows(tmp_path / "u")} == {"udpmon_bw", "udpmon_req"}
+    assert load_metadata(tmp_path / "u")["kind"] == "udp_sweep"
+    assert open_campaign(tmp_path / "u").sizes["row"] == 68
+
+
+@pytest.mark.parametrize("text, value", [("4096", 4096), ("64K", 65536), ("64k", 65536),
+                                         ("1M", 1048576), ("2MB", 2097152), ("8KiB", 8192)])
+def test_parse_size(text, value):
+    assert parse_size(text) == value
