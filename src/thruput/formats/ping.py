@@ -149,8 +149,9 @@ WINDOWS_ERROR = re.compile(
 WINDOWS_STATS_HEADER = re.compile(r"^Ping statistics for \S+:$")
 WINDOWS_PACKETS = re.compile(
     r"^\s+Packets: Sent = (\d+), Received = (\d+), Lost = (\d+) \((\d+)% loss\),?$")
-WINDOWS_RTT_HEADER = re.compile(r"^Approximate round trip times in milli-seconds:$")
-WINDOWS_RTT = re.compile(r"^\s+Minimum = (\d+)ms, Maximum = (\d+)ms, Average = (\d+)ms$")
+#: "round trip ... milli-seconds" since Windows XP, "roundtrip ... milliseconds" before.
+WINDOWS_RTT_HEADER = re.compile(r"^Approximate round ?trip times in milli-?seconds:$")
+WINDOWS_RTT = re.compile(r"^\s+Minimum =\s*(\d+)ms, Maximum =\s*(\d+)ms, Average =\s*(\d+)ms$")
 
 #: iputils ping6 writes the address in parentheses right after the target, without a space
 #: (``PING ::1(::1) 56 data bytes``); BSD, BusyBox and Solaris put a space or nothing there.
@@ -215,8 +216,9 @@ def parse(text):
     ledger.parsed(replies.line)
     probes = _process(replies, others, variant, ledger)
     if not others.summary_seen:
-        ledger.truncated(ledger.truncation or
-                         "the run has no summary (cut off): probes never printed are unknown")
+        cut = [ledger.truncation] if ledger.truncation else []
+        ledger.truncated("; ".join(cut + ["the run has no summary (cut off): probes never "
+                                          "printed are unknown"]))
     return build(
         KIND, probes, fmt=NAME, tool=TOOL, ledger=ledger, tool_summary=others.summary,
         attrs={"ping_variant": variant, "ping_target": others.target,
@@ -354,6 +356,7 @@ class _OtherLines:
             if line != self.header_line:
                 self.ledger.error(line, "a second ping run starts here; thruput reads one run "
                                         "per file (split the file)")
+                skip(line, "second run header")  # reported once, as the error above
                 return
             self._header(text)
             skip(line, "header")
