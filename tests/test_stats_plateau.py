@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from thruput.stats import best_cells, plateau, smallest_product, top_fraction
+from thruput.stats import best_cells, plateau, smallest_product, top_fraction, window_bound
 
 from . import synthetic
 
@@ -133,3 +133,27 @@ def test_smallest_product_prefers_the_smaller_product():
                       coords={"window": [1000, 4000], "streams": [1, 2]})
     s = smallest_product(da)
     assert (float(s["window"]), float(s["streams"]), float(s["product"])) == (1000, 2, 2000)
+
+
+def test_window_bound_of_the_noise_free_sweep():
+    ds = synthetic.campaign(noise=0.0)
+    b = window_bound(ds["throughput"], synthetic.RTT_MS, synthetic.CAPACITY)
+    # throughput is min(n x window / RTT, capacity): efficiency 1 everywhere
+    np.testing.assert_allclose(b["efficiency"].values, 1.0)
+    assert float(b["bound"].sel(window=8192, streams=2)) == 8 * 2 * 8192 / 1e-3
+    assert float(b["bdp"]) == 125000.0
+    assert not b["exceeds_bound"].values.any()
+    # with the window the OS granted (twice the request) the bound doubles
+    doubled = window_bound(ds["throughput"], synthetic.RTT_MS, window=ds["window_actual"])
+    np.testing.assert_allclose(doubled["bound"].values, 2 * b["bound"].values)
+    assert np.isnan(float(doubled["bdp"]))
+
+
+def test_window_bound_flags_impossible_cells():
+    ds = synthetic.campaign(noise=0.0)
+    # a 10x too small RTT makes every window-limited cell exceed its bound
+    b = window_bound(ds["throughput"], synthetic.RTT_MS * 10)
+    limited = ds["throughput"].median("repeat") < 0.999 * synthetic.CAPACITY
+    np.testing.assert_array_equal(b["exceeds_bound"].values, limited.values | (b["bound"] < synthetic.CAPACITY).values)
+    via = ds.thruput.window_bound()
+    assert float(via["bdp"]) == pytest.approx(125000.0, rel=0.1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -97,3 +99,32 @@ def test_latency_fit_beside_seed_001_expected_slope():
     np.testing.assert_allclose(out["residual"].values, 0, atol=1e-9)
     np.testing.assert_allclose(out["expected"].values, 30 + expected * size)
     assert out["slope"].attrs["units"] == "us/byte" and out["fitted"].attrs["units"] == "us"
+
+
+BUNDLED = Path(__file__).resolve().parents[1] / "data" / "raw" / "udpmon-veth-500m"
+
+
+@pytest.mark.skipif(not BUNDLED.is_dir(), reason="bundled UDPmon campaign absent")
+def test_udp_grid_and_latency_of_the_bundled_campaign():
+    import thruput
+
+    ds = thruput.open_campaign(BUNDLED)
+    g = ds.thruput.udp_grid()
+    size, spacing = ds["packet_size"].values, ds["spacing"].values
+    assert int(g["n"].sum()) == int((np.isfinite(size) & np.isfinite(spacing)).sum())
+    for s in np.unique(size[np.isfinite(size)]):
+        rows = size == s
+        for sp in np.unique(spacing[rows]):
+            pick = rows & (spacing == sp)
+            c = g.sel(packet_size=s, spacing=sp)
+            assert float(c["recv_rate"]) == np.median(ds["recv_rate"].values[pick])
+            assert float(c["loss_fraction"]) == pytest.approx(
+                ds["packets_lost"].values[pick].sum() / ds["packets_sent"].values[pick].sum())
+    # the veth pair is shaped to 500 Mbit/s: no frame size is received faster
+    o = udp_onset(g)
+    assert (o["peak_rate"].values <= ds.attrs["capacity_bps"]).all()
+    fit = ds.thruput.latency_fit(file="runs/req-latency-scan.txt")
+    pts = ds["scan_file"].values == "runs/req-latency-scan.txt"
+    ref = scipy.stats.linregress(ds["scan_size"].values[pts], ds["scan_latency_avg"].values[pts])
+    assert float(fit["slope"]) == pytest.approx(ref.slope, rel=1e-9)
+    assert int(fit["n"]) == int(pts.sum())

@@ -8,6 +8,7 @@ module          what
 ==============  =============================================================
 summaries       describe, bootstrap_ci, ecdf, frequency
 plateau         plateau, best_cells, top_fraction, smallest_product
+bounds          window_bound (median beside n x window / RTT and capacity)
 load            rtt_load, rtt_growth, trend_vs_throughput
 udp             udp_grid, udp_onset, offered_rate
 latency         fit_latency, latency_fit
@@ -24,6 +25,7 @@ default, so the pipeline passes them from ``params.yaml``.
 from __future__ import annotations
 
 from . import accessor as _accessor  # noqa: F401  (registers ds.thruput / da.thruput)
+from .bounds import window_bound
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
 from .latency import fit_latency, latency_fit
 from .load import rtt_growth, rtt_load, trend_vs_throughput
@@ -39,7 +41,7 @@ __all__ = [
     # summaries
     "describe", "bootstrap_ci", "ecdf", "frequency", "DEFAULT_PERCENTILES",
     # plateaus and best cells
-    "plateau", "best_cells", "top_fraction", "smallest_product",
+    "plateau", "best_cells", "top_fraction", "smallest_product", "window_bound",
     # RTT, loss and load
     "rtt_load", "rtt_growth", "trend_vs_throughput",
     # UDPmon

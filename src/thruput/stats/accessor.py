@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import xarray as xr
 
+from . import bounds as _bounds
 from . import compare as _compare
 from . import latency as _latency
 from . import load as _load
@@ -111,6 +112,18 @@ class DatasetAccessor:
     def smallest_product(self, var="throughput", **kwargs):
         """:func:`thruput.stats.smallest_product` of ``ds[var]``."""
         return _plateau.smallest_product(self._ds[var], **kwargs)
+
+    def window_bound(self, var="throughput", rtt_ms=None, capacity_bps=None, **kwargs):
+        """:func:`thruput.stats.window_bound` of ``ds[var]``; ``rtt_ms`` defaults to the
+        median unloaded ping RTT, ``capacity_bps`` to ``attrs["capacity_bps"]``."""
+        if rtt_ms is None:
+            rtt = self._ds["rtt"].sel(phase="unloaded")
+            if "rtt_status" in self._ds:
+                rtt = rtt.where(self._ds["rtt_status"].sel(phase="unloaded") == "reply")
+            rtt_ms = float(rtt.median())
+        if capacity_bps is None:
+            capacity_bps = self._ds.attrs.get("capacity_bps")
+        return _bounds.window_bound(self._ds[var], rtt_ms, capacity_bps, **kwargs)
 
     def rtt_load(self, var="rtt", status="rtt_status", **kwargs):
         """:func:`thruput.stats.rtt_load` of ``ds[var]`` with ``ds[status]`` if present."""
