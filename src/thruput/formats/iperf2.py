@@ -195,11 +195,11 @@ def parse(text):
     if not any(line.strip() for line in lines):
         raise ParseError("empty input")
     ledger = contract.Ledger(len(lines), lines=lines)
-    runs = _parse_lines(lines, ledger)
+    runs = _parse_lines(lines, ledger, cut_last=not text.endswith("\n"))
     return assemble(runs, ledger, fmt=NAME)
 
 
-def _parse_lines(lines, ledger):
+def _parse_lines(lines, ledger, cut_last=False):
     runs = []
     session = Run(line=0)        # settings from the latest banner, copied into its runs
     run = None
@@ -327,6 +327,9 @@ def _parse_lines(lines, ledger):
         if MESSAGE_RE.match(stripped):
             ledger.skip(n, "tool message")
             continue
+        if cut_last and n == len(lines):  # a file cut mid-line: the rest was complete
+            ledger.skip(n, "truncated line")
+            ledger.truncated(f"the last line was cut off: {stripped[:60]!r}")
         # anything else stays unmarked: the ledger reports it with its line number
     if pending_report and runs:
         ledger.truncated(f"the Server Report of stream(s) {sorted(pending_report)} was cut off")
@@ -468,17 +471,20 @@ def _run_numbers(run, truncation, index):
         return (_nansum([r["rate"] for r in rows]), _nansum([r["bytes"] for r in rows]),
                 max(r["end"] - r["start"] for r in rows))
 
+    unknown = (math.nan, math.nan, math.nan)
     if run.side == "server":
-        sender = (math.nan, math.nan, math.nan)
-        receiver = side_total(sum_final, finals)
+        sender, receiver = unknown, side_total(sum_final, finals)
         receiver_rows = {s.id: f for s, _, f in streams}
-    else:
+    elif run.side == "client":
         sender = side_total(sum_final, finals)
         complete = reports and len(reports) == len(streams)
-        receiver = side_total(None, reports) if complete else (math.nan, math.nan, math.nan)
+        receiver = side_total(None, reports) if complete else unknown
         receiver_rows = {s.id: s.server_report for s, _, _ in streams}
+    else:  # the log doesn't say which end wrote it (iperf 2.1.8 TCP CSV): neither side
+        sender = receiver = unknown
+        receiver_rows = {}
     use_receiver = not math.isnan(receiver[0])
-    chosen = receiver if use_receiver else sender
+    chosen = receiver if use_receiver else sender if run.side else side_total(sum_final, finals)
 
     # UDP receiver counts: the server's [SUM] where it printed lost/total, else the streams'
     udp = {"jitter": math.nan, "lost": math.nan, "datagrams": math.nan, "ooo": math.nan}
@@ -515,7 +521,7 @@ def _run_numbers(run, truncation, index):
         own = rx_row if use_receiver else final
         per_stream.append({
             "id": s.id, "intervals": intervals, "final": final, "chosen": own,
-            "sender": None if run.side == "server" else final,
+            "sender": final if run.side == "client" else None,
             "receiver": rx_row, "stream": s,
             "ooo": _pick_out_of_order(s, rx_row),
         })
