@@ -1,0 +1,301 @@
+"""iperf3 -J reader: the parsed numbers against iperf3's own end sums, hand-checked values of
+the tricky cases (--bidir, -R, server side, interrupted, truncated, -O, 3.0.x), parse_many,
+and a live run of the installed iperf3 on loopback."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+
+import numpy as np
+import pytest
+
+import thruput
+from thruput.contract import validate
+from thruput.errors import ParseError
+from thruput.formats import iperf3_json
+
+from .conftest import DATA
+
+HERE = DATA / "iperf3_json"
+COMPLETE = ["tcp", "tcp-P4", "tcp-R", "tcp-bidir", "tcp-window64K", "tcp-omit1", "udp", "udp-P2-R",
+            "udp-bidir"]
+
+
+def _doc(name):
+    return json.loads((HERE / f"3.12--{name}.json").read_text())
+
+
+def _read(name):
+    return thruput.read(HERE / f"3.12--{name}.json")
+
+
+@pytest.mark.parametrize("name", COMPLETE)
+def test_run_totals_are_iperf3s_own_end_sums(name):
+    end = _doc(name)["end"]
+    ds = _read(name)
+    assert float(ds.throughput[0]) == end["sum_received"]["bits_per_second"]
+    assert float(ds.throughput_receiver[0]) == end["sum_received"]["bits_per_second"]
+    assert float(ds.throughput_sender[0]) == end["sum_sent"]["bits_per_second"]
+    assert float(ds.bytes[0]) == end["sum_received"]["bytes"]
+    assert float(ds.duration[0]) == end["sum_received"]["seconds"]
+    summary = json.loads(ds.attrs["tool_summary"])["runs"][0]
+    assert summary["sum_sent"] == end["sum_sent"] and summary["sum_received"] == end["sum_received"]
+    if "retransmits" in end["sum_sent"]:
+        assert float(ds.retransmits[0]) == end["sum_sent"]["retransmits"]
+    else:
+        assert math.isnan(float(ds.retransmits[0]))
+
+
+@pytest.mark.parametrize("name", COMPLETE)
+def test_intervals_add_up_to_iperf3s_interval_sums_and_totals(name):
+    doc = _doc(name)
+    ds = _read(name)
+    forward = (ds.stream_direction[0] == ("receive" if doc["start"]["test_start"]["reverse"] else "send"))
+    per_interval = ds.interval_bytes[0].where(forward).sum("stream").values
+    assert per_interval.tolist() == [i["sum"]["bytes"] for i in doc["intervals"]]
+    assert ds.iperf3_interval_sum_throughput[0].values.tolist() == \
+        [i["sum"]["bits_per_second"] for i in doc["intervals"]]
+    kept = ds.iperf3_interval_omitted[0].values == 0
+    side = "sum_received" if doc["start"]["test_start"]["reverse"] else "sum_sent"
+    assert per_interval[kept].sum() == doc["end"][side]["bytes"]
+
+
+def test_tcp_hand_checked_values():
+    ds = _read("tcp")
+    validate(ds)
+    doc = _doc("tcp")
+    first = doc["intervals"][0]["streams"][0]
+    assert ds.sizes == {"run": 1, "stream": 1, "interval": 4}
+    assert float(ds.interval_rtt[0, 0, 0]) == first["rtt"] / 1000  # printed in microseconds
+    assert float(ds.interval_rttvar[0, 0, 0]) == first["rttvar"] / 1000
+    assert float(ds.interval_cwnd[0, 0, 0]) == first["snd_cwnd"]
+    assert float(ds.interval_retransmits[0, 0, 0]) == first["retransmits"]
+    assert ds.interval_start[0].values.tolist() == [i["sum"]["start"] for i in doc["intervals"]]
+    assert ds.interval_end[0].values.tolist() == [i["sum"]["end"] for i in doc["intervals"]]
+    assert ds.attrs["tool_version"] == "3.12"
+    assert str(ds.iperf3_role[0].values) == "client"
+    assert str(ds.protocol[0].values) == "TCP"
+    assert math.isnan(float(ds.window_requested[0]))        # no -w
+    assert float(ds.window_actual[0]) == doc["start"]["sndbuf_actual"]  # the client sends
+    assert float(ds.iperf3_start_time[0]) == doc["start"]["timestamp"]["timesecs"]
+    # line provenance: each interval stream's "socket" key
+    lines = (HERE / "3.12--tcp.json").read_text().split("\n")
+    for j in range(4):
+        assert lines[int(ds.line[0, 0, j]) - 1].strip().startswith('"socket"')
+    assert ds.attrs["lines_total"] == ds.attrs["lines_parsed"] == len(lines) - 1
+
+
+def test_window_requested_and_granted():
+    ds = _read("tcp-window64K")
+    assert float(ds.window_requested[0]) == 65536
+    assert float(ds.window_actual[0]) == 131072 == float(ds.iperf3_rcvbuf_actual[0])
+
+
+def test_reverse_client_receives():
+    ds = _read("tcp-R")
+    doc = _doc("tcp-R")
+    assert ds.stream_direction.values.tolist() == [["receive"]]
+    assert int(ds.iperf3_reverse[0]) == 1
+    assert float(ds.window_actual[0]) == doc["start"]["rcvbuf_actual"]
+    assert np.isnan(ds.interval_retransmits.values).all()  # only the sender knows TCP state
+
+
+def test_bidir_forward_and_reverse():
+    ds = _read("tcp-bidir")
+    end = _doc("tcp-bidir")["end"]
+    assert ds.stream_direction.values.tolist() == [["send", "receive"]]
+    assert int(ds.iperf3_bidir[0]) == 1
+    assert float(ds.streams[0]) == 1
+    assert float(ds.throughput[0]) == end["sum_received"]["bits_per_second"]
+    assert float(ds.iperf3_throughput_reverse[0]) == end["sum_received_bidir_reverse"]["bits_per_second"]
+    assert float(ds.iperf3_throughput_sender_reverse[0]) == end["sum_sent_bidir_reverse"]["bits_per_second"]
+    assert ds.stream_throughput.values.tolist() == [[s["receiver"]["bits_per_second"] for s in end["streams"]]]
+    # the reverse stream's intervals are the receiver's: no TCP state
+    assert not np.isnan(ds.interval_cwnd[0, 0]).any() and np.isnan(ds.interval_cwnd[0, 1]).all()
+
+
+def test_udp_statistics_are_the_receivers():
+    for name in ("udp", "udp-P2-R", "udp-bidir"):
+        ds = _read(name)
+        rcv = _doc(name)["end"]["sum_received"]
+        assert float(ds.jitter[0]) == rcv["jitter_ms"]
+        assert float(ds.packets[0]) == rcv["packets"]
+        assert float(ds.packets_lost[0]) == rcv["lost_packets"]
+        assert float(ds.loss_fraction[0]) == rcv["lost_packets"] / rcv["packets"]
+        assert float(ds.out_of_order[0]) == 0
+        assert str(ds.protocol[0].values) == "UDP"
+        assert math.isnan(float(ds.retransmits[0]))
+    ds = _read("udp-P2-R")
+    streams = _doc("udp-P2-R")["end"]["streams"]
+    assert ds.iperf3_stream_jitter.values.tolist() == [[s["udp"]["jitter_ms"] for s in streams]]
+    assert float(ds.window_actual[0]) == 212992
+
+
+def test_omitted_intervals_are_flagged():
+    ds = _read("tcp-omit1")
+    assert ds.iperf3_interval_omitted.values.tolist() == [[1, 0, 0, 0, 0]]
+
+
+def test_server_side_log():
+    ds = _read("server-tcp")
+    end = _doc("server-tcp")["end"]
+    assert str(ds.iperf3_role[0].values) == "server"
+    assert ds.stream_direction.values.tolist() == [["receive"]]
+    # the server's sum_sent is written with 0 bytes: not exchanged, so NaN, not 0
+    assert end["sum_sent"]["bytes"] == 0
+    assert math.isnan(float(ds.throughput_sender[0]))
+    assert float(ds.throughput[0]) == end["sum_received"]["bits_per_second"]
+    assert float(ds.window_actual[0]) == _doc("server-tcp")["start"]["rcvbuf_actual"]
+
+
+def test_interrupted_client_keeps_the_senders_totals():
+    ds = _read("tcp-interrupted")
+    doc = _doc("tcp-interrupted")
+    assert doc["error"] == "interrupt - the client has terminated"
+    assert doc["end"]["sum_received"]["bytes"] == 0
+    assert math.isnan(float(ds.throughput_receiver[0]))
+    assert float(ds.throughput[0]) == doc["end"]["sum_sent"]["bits_per_second"]
+    assert ds.attrs["truncated"] == 1 and "interrupt" in ds.attrs["truncation"]
+    assert str(ds.iperf3_error[0].values) == doc["error"]
+    assert ds.sizes["interval"] == 3
+
+
+def test_truncated_document_keeps_complete_intervals():
+    cut = _read("truncated-P4")
+    full = _read("tcp-P4")
+    assert cut.attrs["truncated"] == 1
+    assert "interval 2" in cut.attrs["truncation"] and "end" in cut.attrs["truncation"]
+    assert cut.sizes == {"run": 1, "stream": 4, "interval": 1}
+    np.testing.assert_array_equal(cut.interval_bytes[0, :, 0], full.interval_bytes[0, :, 0])
+    np.testing.assert_array_equal(cut.line[0, :, 0], full.line[0, :, 0])
+    assert math.isnan(float(cut.throughput[0]))
+    reasons = json.loads(cut.attrs["skipped_reasons"])
+    assert cut.attrs["lines_parsed"] + reasons["incomplete JSON (run cut off)"] == cut.attrs["lines_total"]
+
+
+def test_two_documents_in_one_log_are_two_runs():
+    ds = _read("two-runs")
+    text = (HERE / "3.12--two-runs.json").read_text()
+    starts = [i + 1 for i, line in enumerate(text.split("\n")) if line == "{"]
+    assert ds.run_line.values.tolist() == starts
+    assert ds.streams.values.tolist() == [1, 2]
+    assert ds.stream_direction.values.tolist() == [["send", ""], ["send", "send"]]
+    assert ds.line[0, 1].values.tolist() == [-1, -1]  # padding
+
+
+def test_error_only_document_raises_iperf3s_message():
+    with pytest.raises(ParseError, match="Connection refused") as info:
+        thruput.read(HERE / "3.12--refused.json")
+    assert info.value.line == 10
+    assert str(HERE / "3.12--refused.json") in str(info.value)
+
+
+@pytest.mark.parametrize("text, line", [
+    ("[1, 2]\n", 1),
+    ('{"start": {"connected": []}, "intervals": 5, "end": {}}\n', 1),
+    ('{"start": {"connected": []},\n garbage here\n "end": {}}\n', 2),
+    ('{"start": {"connected": []}, "intervals": [{"streams": [{"bytes": "many"}], "sum": {}}], "end": {}}', None),
+])
+def test_bad_documents_raise_parse_errors(text, line):
+    with pytest.raises(ParseError) as info:
+        iperf3_json.parse(text)
+    assert info.value.line == line
+
+
+def test_keys_sorted_by_another_tool_still_parse():
+    doc = _doc("tcp-P4")
+    text = json.dumps(doc, indent=2, sort_keys=True) + "\n"
+    ds = iperf3_json.parse(text)
+    ref = _read("tcp-P4")
+    np.testing.assert_array_equal(ds.interval_bytes, ref.interval_bytes)
+    lines = text.split("\n")
+    assert all(lines[n - 1].strip().startswith('"socket"') for n in ds.line.values.ravel())
+
+
+def test_sniff():
+    assert iperf3_json.sniff((HERE / "3.12--tcp.json").read_text()[:4096])
+    assert iperf3_json.sniff((HERE / "3.12--refused.json").read_text())
+    assert not iperf3_json.sniff((HERE / "not-iperf3--ip-link.json").read_text())
+    assert not iperf3_json.sniff((DATA / "iperf3_text" / "3.12--tcp.txt").read_text())
+    assert not iperf3_json.sniff('{"metadata": {"FLENT_VERSION": "2.1"}}')
+
+
+def test_parse_many_concatenates_runs():
+    names = ["tcp", "udp-P2-R", "two-runs", "truncated-P4"]
+    texts = [(HERE / f"3.12--{n}.json").read_text() for n in names]
+    texts[1] = texts[1].encode()  # bytes are accepted too
+    ds = iperf3_json.parse_many(texts)
+    validate(ds)
+    assert ds.iperf3_file.values.tolist() == [0, 1, 2, 2, 3]
+    assert ds.sizes == {"run": 5, "stream": 4, "interval": 4}
+    singles = [_read(n) for n in names]
+    flat = [s.throughput.values[i] for s in singles for i in range(s.sizes["run"])]
+    np.testing.assert_array_equal(ds.throughput.values, flat)
+    np.testing.assert_array_equal(ds.interval_bytes[1, :2, :2], singles[1].interval_bytes[0])
+    assert ds.attrs["lines_total"] == sum(s.attrs["lines_total"] for s in singles)
+    assert ds.attrs["truncated"] == 1
+
+
+def test_parse_many_names_the_bad_file():
+    texts = [(HERE / "3.12--tcp.json").read_text(), "{oops\n  not json at all\n}\n"]
+    with pytest.raises(ParseError, match="b.json"):
+        iperf3_json.parse_many(texts, names=["a.json", "b.json"])
+
+
+def test_corpus_iperf3_3_0_11(corpus):
+    """iperf 3.0.11: 6 significant digits, no sender flags; must agree with its end sums."""
+    path = corpus / "iperf3" / "iperf3-3.0.11-tcp.json"
+    doc = json.loads(path.read_text())
+    ds = thruput.read(path)
+    assert ds.attrs["format"] == "iperf3_json" and ds.attrs["tool_version"] == "3.0.11"
+    assert float(ds.throughput[0]) == doc["end"]["sum_received"]["bits_per_second"] == 934268000
+    assert float(ds.throughput_sender[0]) == 935992000
+    assert float(ds.retransmits[0]) == 0
+    assert ds.sizes == {"run": 1, "stream": 1, "interval": 13}
+    assert ds.stream_direction.values.tolist() == [["send"]]   # no flag: the client sends
+    assert float(ds.interval_cwnd[0, 0, 0]) == 573408
+    assert np.isnan(ds.interval_rtt.values).all()               # 3.0 prints no rtt
+    assert ds.interval_bytes[0, 0].sum() == doc["end"]["sum_sent"]["bytes"]
+    assert ds.attrs["lines_parsed"] == ds.attrs["lines_total"]
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def iperf3_server():
+    if shutil.which("iperf3") is None:
+        pytest.skip("iperf3 not installed")
+    port = _free_port()
+    proc = subprocess.Popen(["iperf3", "-s", "-p", str(port), "--forceflush"], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    try:
+        # wait for its banner: probing the port would take the server's one test slot
+        for line in proc.stdout:
+            if line.startswith("Server listening"):
+                break
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=5)
+        proc.stdout.close()
+
+
+def test_live_loopback_run_agrees_with_its_end_sums(iperf3_server, tmp_path):
+    out = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(iperf3_server), "-t", "1", "-i", "0.5",
+                          "-P", "2", "-J"], capture_output=True, text=True, timeout=30, check=True).stdout
+    path = tmp_path / f"live-{os.getpid()}.json"
+    path.write_text(out)
+    doc = json.loads(out)
+    ds = thruput.read(path)
+    assert float(ds.throughput[0]) == doc["end"]["sum_received"]["bits_per_second"]
+    assert ds.sizes["stream"] == 2
+    assert ds.interval_bytes[0].sum("stream").values.tolist() == [i["sum"]["bytes"] for i in doc["intervals"]]
