@@ -32,7 +32,8 @@ from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .periodic import daily_cycle, periodogram, time_series
 from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
-from .tcp import congestion_vs_throughput, counter_increments, tcp_series, tcp_summary
+from .tcp import (congestion_vs_throughput, counter_increments, counter_total, tcp_series,
+                  tcp_summary)
 from .theory import (bdp, bdp_packets, bus_rate, expected_latency_slope, mathis_loss_rate,
                      mathis_throughput, reno_recovery_time, window_limited_throughput)
 from .udp import offered_rate, udp_grid, udp_onset
@@ -48,6 +49,7 @@ __all__ = [
     "udp_grid", "udp_onset", "offered_rate", "fit_latency", "latency_fit",
     # web100 / tcp_info
     "tcp_series", "tcp_summary", "congestion_vs_throughput", "counter_increments",
+    "counter_total",
     # campaigns compared
     "compare", "hodges_lehmann", "metadata_diff", "flatten_metadata",
     # long campaigns

@@ -22,7 +22,8 @@ from ._util import quiet
 from .load import trend_vs_throughput
 from .theory import window_limited_throughput
 
-__all__ = ["tcp_series", "tcp_summary", "congestion_vs_throughput", "counter_increments"]
+__all__ = ["tcp_series", "tcp_summary", "congestion_vs_throughput", "counter_increments",
+           "counter_total"]
 
 #: Cumulative counters of the ``tcp_instrumentation`` kind and the name of their
 #: per-snapshot increment in :func:`tcp_series`.
@@ -63,6 +64,48 @@ def counter_increments(values, groups=None):
         d = np.where(d < 0, v[idx][1:], d)
         out[idx[1:]] = d
     return out
+
+
+def counter_total(values, groups=None):
+    """Total of a cumulative counter that counts from the start of each connection.
+
+    Parameters
+    ----------
+    values : array_like
+        Counter readings in order of time (count or byte); NaN = not reported.
+    groups : array_like, optional
+        Connection label of each reading.
+
+    Returns
+    -------
+    float
+        Sum over connections of the first reading plus every later increment
+        (:func:`counter_increments`), i.e. the last reading when the counter never fell;
+        NaN when no reading is finite.
+
+    Notes
+    -----
+    The contract's ``retransmits_total`` and ``congestion_signals`` count since the
+    connection started, so the first reading already holds what happened before the
+    first snapshot (web100 sidestream logs hold a single, final reading per connection).
+
+    Examples
+    --------
+    >>> counter_total([5, 6, 8, 2, 3])      # a reset after 8: 8 + 3
+    11.0
+    """
+    v = np.asarray(values, dtype=float)
+    labels = np.zeros(v.size, dtype=int) if groups is None else np.asarray(groups)
+    if not np.isfinite(v).any():
+        return float("nan")
+    inc = counter_increments(v, labels)
+    total = 0.0
+    for label in dict.fromkeys(labels.tolist()):
+        idx = np.flatnonzero(labels == label)
+        finite = idx[np.isfinite(v[idx])]
+        if finite.size:
+            total += v[finite[0]] + np.nansum(inc[finite[1:]])
+    return float(total)
 
 
 def _groups(ds):
@@ -140,14 +183,11 @@ def tcp_summary(ds):
     xarray.Dataset
         Scalars: ``duration`` (s), ``cwnd_median``, ``cwnd_max`` (byte),
         ``srtt_min``, ``srtt_median``, ``srtt_max`` (ms), ``srtt_growth`` (median /
-        min, 1), ``retransmits`` and ``congestion_signals`` (totals over the run,
-        count; NaN when not reported) and ``throughput`` (mean over the run from
-        ``bytes_acked``, bit/s; NaN without it).
-
-    Notes
-    -----
-    Totals are sums of :func:`counter_increments`, so a counter that does not start
-    at zero counts only what happened while it was sampled.
+        min, 1), ``retransmits`` and ``congestion_signals`` (totals of the run's
+        connections, :func:`counter_total`, count; NaN when not reported) and
+        ``throughput`` (bytes acknowledged between the first and last snapshot over
+        that time, bit/s; NaN without ``bytes_acked`` or with one snapshot per
+        connection).
     """
     s = tcp_series(ds)
     time = s["time"].values
@@ -157,14 +197,17 @@ def tcp_summary(ds):
         def stat(name, f):
             return float(f(s[name].values)) if name in s and np.isfinite(s[name].values).any() else np.nan
 
+        groups = _groups(ds)
+
         def total(name):
-            return float(np.nansum(s[name].values)) if name in s else np.nan
+            return counter_total(ds[name].values, groups) if name in ds else np.nan
 
         srtt_min, srtt_med = stat("srtt", np.nanmin), stat("srtt", np.nanmedian)
         throughput = np.nan
         if "bytes_acked" in ds:
-            acked = np.nansum(counter_increments(ds["bytes_acked"].values, _groups(ds)))
-            throughput = 8.0 * acked / duration if duration > 0 else np.nan
+            steps = counter_increments(ds["bytes_acked"].values, groups)
+            if np.isfinite(steps).any() and duration > 0:
+                throughput = 8.0 * np.nansum(steps) / duration
     spec = {
         "duration": (duration, "s", "time from first to last snapshot"),
         "cwnd_median": (stat("cwnd", np.nanmedian), "byte", "median congestion window"),
@@ -174,7 +217,7 @@ def tcp_summary(ds):
         "srtt_max": (stat("srtt", np.nanmax), "ms", "largest smoothed RTT"),
         "srtt_growth": (srtt_med / srtt_min if srtt_min > 0 else np.nan, "1",
                         "median smoothed RTT / smallest"),
-        "retransmits": (total("retransmits"), "count", "segments retransmitted in the run"),
+        "retransmits": (total("retransmits_total"), "count", "segments retransmitted in the run"),
         "congestion_signals": (total("congestion_signals"), "count", "congestion signals in the run"),
         "throughput": (throughput, "bit/s", "mean throughput from bytes acknowledged"),
     }
