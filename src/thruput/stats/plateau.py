@@ -95,7 +95,10 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confid
     is the maximum of noisy medians, so it leans high by about the noise of one median;
     ``level_low`` shows by how much. A plateau set by a receiver window cap (seed 002's
     ``wscale 0``) reads as ``"capacity"``: compare ``level`` with
-    :func:`thruput.stats.theory.window_limited_throughput` to tell.
+    :func:`thruput.stats.theory.window_limited_throughput` to tell (or use
+    :func:`thruput.stats.window_bound`). With one repeat per ``dim`` value there is
+    nothing to resample: the bounds collapse on the estimates, and ``limited_by`` rests
+    on single runs.
 
     Examples
     --------

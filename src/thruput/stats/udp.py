@@ -15,7 +15,6 @@ References
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
 from ._util import labelled, quiet
