@@ -238,3 +238,13 @@ def test_partial_file_is_a_warning_and_not_read(mini):
     problems = check_campaign(mini)
     assert [(Path(p.file).name, p.severity) for p in problems] == [("w65536-s1-r0.iperf3.json.part", "warning")]
     assert open_campaign(mini).attrs["files_read"] == 24
+
+
+def test_role_of_another_kind_is_an_error(mini):
+    with open(mini / "runs.csv", "a") as f:
+        f.write("bw,udpmon_bw,runs/w65536-s1-r0.loaded.ping,,,,,\n")
+    problems = check_campaign(mini)
+    assert [(p.file, p.line, p.message) for p in problems] == [
+        (str(mini / "runs.csv"), 26, "role udpmon_bw in a tcp_sweep campaign (iperf or ping expected)")]
+    with pytest.raises(CampaignError, match="runs.csv:26: role udpmon_bw in a tcp_sweep campaign"):
+        open_campaign(mini)

@@ -50,6 +50,9 @@ MANIFEST_COLUMNS = ("run", "role", "path", "window", "streams", "repeat", "phase
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
               "udpmon_req": "latency_scan"}
 PHASES = ("loaded", "unloaded")
+#: Roles of the files of each kind of campaign.
+KIND_ROLES = {"tcp_sweep": ("iperf", "ping"), "udp_sweep": ("udpmon_bw", "udpmon_req")}
+TCP_ROLES = KIND_ROLES["tcp_sweep"]
 #: Run ids of TCP sweeps: requested window in bytes, streams, repeat.
 RUN_ID = re.compile(r"^w(?P<window>[0-9]+)-s(?P<streams>[0-9]+)-r(?P<repeat>[0-9]+)$")
 KINDS = ("tcp_sweep", "udp_sweep")
@@ -398,7 +401,11 @@ TCP_VARIABLES = {
 
 def _tcp_sweep(directory, metadata, rows):
     plan = metadata["plan"]
-    cells = [r for r in rows if r.role in ("iperf", "ping")]
+    cells = [r for r in rows if r.role in TCP_ROLES]
+    for row in rows:
+        if row.role not in TCP_ROLES:
+            raise CampaignError(f"{Path(directory) / MANIFEST_FILE}:{row.line}: role {row.role} "
+                                "in a tcp_sweep campaign (iperf or ping expected)")
     windows = sorted(set(plan.get("windows", [])) | {r.window for r in cells})
     streams = sorted(set(plan.get("streams", [])) | {r.streams for r in cells})
     n_repeat = max([int(plan.get("repeats", 0))] + [r.repeat + 1 for r in cells])

@@ -89,6 +89,10 @@ def check_campaign(directory):
         problems += [Problem(manifest, line, msg) for line, msg in exc.errors]
 
     for row in rows:
+        if metadata is not None and row.role not in cp.KIND_ROLES[metadata["kind"]]:
+            problems.append(Problem(manifest, row.line, f"role {row.role} in a {metadata['kind']} "
+                                    f"campaign ({' or '.join(cp.KIND_ROLES[metadata['kind']])} expected)"))
+            continue
         problems += _check_file(directory, row, manifest)
     problems += _unlisted(directory, rows)
     if metadata is not None:
@@ -171,7 +175,8 @@ def _check_plan(metadata, node, rows, path):
                                         f"planned file {f} is neither in {cp.MANIFEST_FILE} nor explained"))
         return problems
     needs_ping = plan.get("ping") is not None
-    have = {(r.run, r.role, r.phase) for r in rows}
+    # iperf rows have no phase in docs/design.md; one written with "loaded" still counts
+    have = {(r.run, r.role, r.phase if r.role == "ping" else "") for r in rows}
     for run in cp.planned_runs(metadata):
         missing = [] if (run, "iperf", "") in have else ["iperf log"]
         if needs_ping:
