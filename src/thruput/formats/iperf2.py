@@ -539,6 +539,8 @@ def _run_numbers(run, truncation, index):
 
 def _pick_out_of_order(stream, report):
     """The out-of-order count that belongs to the whole-run report of ``stream``."""
+    if report is not None and not math.isnan(report.get("out_of_order", math.nan)):
+        return report["out_of_order"]   # a column of its own in CSV rows
     if not stream.out_of_order:
         return 0.0 if report is not None and "lost" in report else math.nan
     if report is not None:

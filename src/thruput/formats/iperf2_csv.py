@@ -50,6 +50,9 @@ _BASE = ("time", "srcaddress", "srcport", "dstaddr", "dstport", "transferid", "i
 _UDP = ("jitter", "errors", "datagrams", "errpercent", "outoforder")
 _BINS = tuple(f"bin{i}" for i in range(8))
 
+#: Columns every layout has (``interval``, or ``istart`` and ``iend`` from 2.2 on).
+_REQUIRED = frozenset(("time", "srcaddress", "srcport", "dstaddr", "dstport", "transferid", "bytes", "speed"))
+
 #: Headerless layouts by field count (iperf 2.0.x-2.1.9 Locale.c reportCSV_* formats).
 LAYOUTS = {
     9: _BASE,
@@ -124,7 +127,11 @@ def _read_rows(lines, ledger, cut_last=False):
             ledger.skip(n, "blank")
             continue
         if HEADER_RE.match(stripped):
-            header = tuple(stripped.split(","))
+            names = tuple(stripped.split(","))
+            if not _REQUIRED.issubset(names) or not ("interval" in names or {"istart", "iend"} <= set(names)):
+                ledger.error(n, f"header row lacks columns {sorted(_REQUIRED - set(names))} or the interval")
+                continue
+            header = names
             ledger.skip(n, "header")
             continue
         if not ROW_RE.match(stripped):
@@ -146,7 +153,7 @@ def _read_rows(lines, ledger, cut_last=False):
             continue
         try:
             record = _process(dict(zip(names, fields)))
-        except ValueError as exc:
+        except (ValueError, KeyError) as exc:
             ledger.error(n, f"bad value: {exc}")
             continue
         record["line"] = n
@@ -193,8 +200,15 @@ def _group_runs(records):
     # Which end wrote the log is not printed (2.1.8 servers even print the client's 4-tuple
     # order), except for UDP: only the receiver counts datagrams in its whole-run row
     # (the 2.1.8 client prints Total -1 there; 2.0.x clients print 9-field rows).
-    server = any("jitter" in r and r["start"] == 0 and not math.isnan(r["datagrams"])
-                 and r["id"] >= 0 and _is_whole_run(r, records) for r in records)
+    # Rows with Write/Err counts (2.1.9+ -e) are a sender's, whatever else they hold.
+    # So are UDP whole-run rows whose Total is -1 (the 2.1.8 client doesn't know it).
+    # And a 2.0.x UDP client prints its own 9-field rows, then the server's 14-field report.
+    whole = _whole_run_rows(records)
+    mixed = {(r["id"], r["local"]) for r in records if "jitter" in r} & \
+        {(r["id"], r["local"]) for r in records if "jitter" not in r}
+    sender = bool(mixed) or any(not math.isnan(r.get("writes", math.nan)) for r in records) or any(
+        "jitter" in r and math.isnan(r["datagrams"]) for r in whole)
+    server = not sender and any("jitter" in r and not math.isnan(r["datagrams"]) for r in whole)
     # -i is one setting per log: with it, finals are the *second* row starting at 0
     interval_mode = any(r["start"] != 0 for r in records)
     runs = []
@@ -203,7 +217,8 @@ def _group_runs(records):
 
     def new_run(record):
         nonlocal run, state
-        run = Run(line=record["line"], side="server" if server else "", protocol="TCP")
+        run = Run(line=record["line"], side="server" if server else "client" if sender else "",
+                  protocol="TCP")
         runs.append(run)
         state = {}
 
@@ -223,7 +238,7 @@ def _group_runs(records):
             continue
         key = (sid, rec["local"], rec["remote"])
         stream = run.streams.get(sid)
-        if (not server and not run.side and "jitter" in rec and stream is not None and stream.server_report is None
+        if (not server and "jitter" in rec and stream is not None and stream.server_report is None
                 and (not any("jitter" in r for r in stream.rows) or state.get(key) == "final")):
             # UDP clients print the server's report as one more whole-run row (2.0.x:
             # 14 fields after the client's own 9-field rows)
@@ -252,10 +267,18 @@ def _group_runs(records):
     return runs
 
 
-def _is_whole_run(row, records):
-    """True if ``row`` reports a whole run: it starts at 0 and is its stream's last such row."""
-    same = [r for r in records if r["id"] == row["id"] and r["local"] == row["local"]]
-    return row is same[-1] or not any(r["start"] != 0 for r in records)
+def _whole_run_rows(records):
+    """The whole-run row of each stream: the last row of a (id, local address) that starts
+    at 0 (any row starting at 0 where no row starts elsewhere: no -i)."""
+    last = {}
+    for r in records:
+        if r["id"] >= 0:
+            last[(r["id"], r["local"])] = r
+    interval_mode = any(r["start"] != 0 for r in records)
+    if not interval_mode:
+        return [r for r in records if r["id"] >= 0]
+    return [r for r in last.values() if r["start"] == 0]
+
 
 
 def _later(row, run):
