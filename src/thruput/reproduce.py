@@ -136,24 +136,38 @@ def _rel(a, b):
     return abs(a - b) / abs(b) if b else math.inf
 
 
+class _MissingClaim(KeyError):
+    """A seed's checks need a row the published frame does not have (a partial seed)."""
+
+
 class _Ctx:
     """The published rows by id, and the findings collected so far."""
 
     def __init__(self, published):
         self.df = published.set_index("id", drop=False)
         self.findings = []
+        #: seed -> the first missing claim that stopped its checks
+        self.skipped = {}
+
+    def _need(self, claim):
+        if claim not in self.df.index:
+            raise _MissingClaim(claim)
 
     def v(self, claim):
         """Published value (in its printed unit)."""
+        self._need(claim)
         return float(self.df.at[claim, "value"])
 
     def si(self, claim):
+        self._need(claim)
         return float(self.df.at[claim, "value_si"])
 
     def unit(self, claim):
+        self._need(claim)
         return self.df.at[claim, "unit"]
 
     def date(self, claim):
+        self._need(claim)
         return self.df.at[claim, "date"]
 
     def to_unit(self, claim, value_si):
@@ -162,8 +176,7 @@ class _Ctx:
         return float(units.convert(value_si, units.BASE[units.dimension(unit)], unit))
 
     def add(self, claim, status, derived=None, note="", check=""):
-        if claim not in self.df.index:
-            raise KeyError(f"check {check!r} names unknown claim {claim!r}")
+        self._need(claim)
         self.findings.append(Finding(claim, status, None if derived is None else float(derived), note, check))
 
     def rounding(self, claim, derived, check, what, sig=None, tol=None, note=""):
@@ -257,6 +270,7 @@ def _check_dates(ctx):
 
 def _weekday(ctx, claim):
     """Check a ``weekday=`` in ``config`` against the calendar."""
+    ctx._need(claim)
     cfg = dict(p.split("=", 1) for p in ctx.df.at[claim, "config"].split(";") if p)
     day = _dt.date.fromisoformat(ctx.date(claim)[:10]).strftime("%A")
     if day == cfg["weekday"]:
@@ -775,8 +789,26 @@ def findings(published):
     _check_order_statistics(ctx)
     _check_dates(ctx)
     for seed in sorted(set(published["seed"])):
-        _SEED_CHECKS.get(seed, lambda ctx: None)(ctx)
+        _run_seed_checks(ctx, seed)
     return ctx.findings
+
+
+def _run_seed_checks(ctx, seed):
+    """Run one seed's checks; if a row they need is missing, drop that seed's findings.
+
+    The seed checks are written against the complete transcription; on a subset (one
+    table, a few rows) they cannot run, and half-run checks would mislabel rows, so
+    the subset keeps only the generic checks and the seed is listed in ``ctx.skipped``.
+    """
+    check = _SEED_CHECKS.get(seed)
+    if check is None:
+        return
+    before = len(ctx.findings)
+    try:
+        check(ctx)
+    except _MissingClaim as exc:
+        del ctx.findings[before:]
+        ctx.skipped[seed] = exc.args[0]
 
 
 def build_ledger(published):
@@ -800,12 +832,19 @@ def build_ledger(published):
     Notes
     -----
     A claim no check touches is ``not-reproducible``: a measurement or a setting that
-    needs the lost raw data. A claim several checks touch keeps the most serious status
+    needs the lost raw data. The seed-specific checks need the seed's complete
+    transcription; given a subset of a seed, only the generic checks (order statistics,
+    start before end) run and the default notes say so. A claim several checks touch keeps the most serious status
     in the order of :data:`STATUSES`; its ``derived_value`` comes from the first finding
     of that status that derived one.
     """
+    ctx = _Ctx(published)
+    _check_order_statistics(ctx)
+    _check_dates(ctx)
+    for seed in sorted(set(published["seed"])):
+        _run_seed_checks(ctx, seed)
     by_claim = {}
-    for f in findings(published):
+    for f in ctx.findings:
         by_claim.setdefault(f.claim, []).append(f)
     rank = {s: i for i, s in enumerate(STATUSES)}
     rows = []
@@ -813,7 +852,11 @@ def build_ledger(published):
         fs = sorted(by_claim.get(r.id, []), key=lambda f: rank[f.status])
         if not fs:
             kind = "setting" if r.measures in _SETTINGS or r.statistic in ("input", "nominal") else "measurement"
-            fs = [Finding(r.id, "not-reproducible", None, _DEFAULT_NOTE[kind], "default")]
+            note = _DEFAULT_NOTE[kind]
+            if r.seed in ctx.skipped:
+                note += (f" (seed {r.seed}'s own checks did not run: its rows are incomplete, "
+                         f"{ctx.skipped[r.seed]} is missing)")
+            fs = [Finding(r.id, "not-reproducible", None, note, "default")]
         status = fs[0].status
         derived = next((f.derived for f in fs if f.status == status and f.derived is not None),
                        next((f.derived for f in fs if f.derived is not None), None))
