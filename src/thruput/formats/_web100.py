@@ -15,7 +15,7 @@ import numpy as np
 from ..contract import build
 from ..errors import ParseError
 
-__all__ = ["RENAMES", "SHARED", "canonical", "units_of", "assemble"]
+__all__ = ["RENAMES", "SHARED", "canonical", "units_of", "assemble", "elapsed", "connection_label"]
 
 #: Old web100 name -> current name, from the ``RenameFrom:`` lines of tcp-kis.txt.
 #: Some current names have several old ones (``Recoveries`` and ``CongestionSignals`` both
@@ -213,6 +213,15 @@ def assemble(fmt, columns, *, time, line, ledger, connection=None, attrs=None,
         variables["connection"] = (("snapshot",), np.asarray(connection, dtype=object))
     return build("tcp_instrumentation", variables, fmt=fmt, tool="web100", tool_version=tool_version,
                  ledger=ledger, extras=extras, attrs=attrs, tool_summary=tool_summary)
+
+
+def elapsed(columns, line, name="Duration"):
+    """Seconds since the first snapshot from ``Duration`` (µs since the connection started);
+    NaN when the log has no such variable."""
+    if name not in columns or not len(line):
+        return np.full(len(line), np.nan)
+    micros = _numeric(name, np.asarray(columns[name]), line)
+    return (micros - micros[0]) / 1e6
 
 
 def _numeric(name, values, line):

@@ -324,6 +324,11 @@ def _blocks(tokens, quiet):
 
 def _process(rows, ledger, attrs, tool_version):
     """Every type conversion: strings -> arrays with units; assemble the Dataset."""
+    if not rows:
+        # nothing measured (e.g. cut off before the first row): an error, not an empty sweep;
+        # unrecognised lines are reported first
+        ledger.close()
+        raise ParseError("no data rows" + (f" ({ledger.truncation})" if ledger.truncation else ""))
     n = len(rows)
     present = [c for c in COLUMNS if any(c in r[1] for r in rows)]
     numbers = {c: np.array([float(r[1].get(c, "nan")) for r in rows], dtype=float) for c in present}

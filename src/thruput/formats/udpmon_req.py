@@ -170,6 +170,11 @@ def _histogram(lines, n, title, point, ledger):
 
 def _process(points, ledger, attrs, tool_version):
     """Every type conversion: strings -> arrays with units; assemble the Dataset."""
+    if not points:
+        # nothing measured (e.g. cut off before the first row): an error, not an empty sweep;
+        # unrecognised lines are reported first
+        ledger.close()
+        raise ParseError("no data rows" + (f" ({ledger.truncation})" if ledger.truncation else ""))
     n = len(points)
     variables, extras, coords = {}, {}, {}
     for col, (name, units, long_name) in COLUMNS.items():

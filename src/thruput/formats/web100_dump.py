@@ -116,8 +116,7 @@ def _process(snapshots, ledger):
         else:
             columns[name] = np.array(tokens, dtype=object)
     n = len(snapshots)
-    duration = columns.get("Duration")
-    time = (duration - duration[0]) / 1e6 if duration is not None and n else np.full(n, np.nan)
+    time = _web100.elapsed(columns, [s[0] for s in snapshots])
     connection = None
     if all(k in columns for k in ADDRESS):
         connection = [_web100.connection_label(a, _int(p), b, _int(q))

@@ -187,8 +187,7 @@ def _process(records, fields, first, ledger, attrs, version):
             columns[name] = np.ascontiguousarray(chunk).view(kind).reshape(-1).astype(
                 np.int64 if kind != "<u8" else np.float64)
     n = len(records)
-    duration = columns.get("Duration")
-    time = (duration - duration[0]) / 1e6 if duration is not None and n else np.full(n, np.nan)
+    time = _web100.elapsed(columns, first + np.arange(n))
     connection = None
     if all(k in columns for k in ("LocalAddress", "LocalPort", "RemAddress", "RemPort")):
         connection = [_web100.connection_label(*t) for t in zip(
