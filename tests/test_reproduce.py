@@ -28,8 +28,8 @@ def test_summary_counts(ledger):
     assert list(s.columns) == [*reproduce.STATUSES, "total"]
     assert s.loc["all", "total"] == 670
     assert s.loc["all", list(reproduce.STATUSES)].sum() == 670
-    assert s.loc["all", "erratum"] == 15
-    assert s.loc["all", "differs"] == 13
+    assert s.loc["all", "erratum"] == 16
+    assert s.loc["all", "differs"] == 14
 
 
 @pytest.mark.parametrize("claim, status, derived", [
@@ -65,6 +65,9 @@ def test_summary_counts(ledger):
     ("001-p4dp6-pci-occ", "reproduced", 100 * 8.14 / 12),
     ("001-coal-rx0-high", "differs", 1e3 * 1448 / 1538),                 # TCP goodput of GigE
     ("001-web100-line", "reproduced", 1e3 * 1448 / 1538),
+    ("001-coal-rx20-pm", "reproduced", 1.5),                              # (940 - 937) / 2
+    ("001-coal-rx0-pm", "differs", 80.0),                                 # (980 - 820) / 2, printed +- 50
+    ("001-10ge-user", "consistent", 16116.0),
     ("001-sfi-rate", "differs", 1 / 0.115),
     ("001-h8daf-mem-bw", "erratum", 51.2),
     # seed 002
@@ -190,7 +193,7 @@ def test_cli_writes_ledger(tmp_path, capsys):
     written = pd.read_csv(out, dtype={"seed": str})
     assert list(written.columns) == reproduce.LEDGER_COLUMNS
     assert len(written) == 670
-    assert "670 claims, 15 erratum, 13 differs" in capsys.readouterr().out
+    assert "670 claims, 16 erratum, 14 differs" in capsys.readouterr().out
 
 
 def test_cli_bad_directory(tmp_path, capsys):

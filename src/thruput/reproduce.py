@@ -396,6 +396,15 @@ def _checks_000(ctx):
           "the loopback figures are identical in the datamove38 section (copied or re-measured)", "same figure")
     c("000-dm38-cpus", "not-reproducible", None,
       "stated fact; the heading says datamove28/29, the text datamove38/39", "default")
+    c("000-table-end-tersk07-r2", "consistent", None,
+      "53 min after the start once the start's year is read as 2001 (see 000-table-start-tersk07-r2)", "dates")
+    c("000-dm8-interface", "consistent", None, "no datamove throughput exceeds it (max 'over 700 Mbit/s')", "bound")
+    for claim in ("000-dm8-1m", "000-dm38-4m"):
+        c(claim, "consistent", None,
+          "far above the ~32 kB bandwidth-delay product, so a larger window cannot help one stream", "bdp")
+    c("000-dm38-max-buf", "consistent", None,
+      "4194304 bytes = 4 MiB, the largest window the text tried ('4MBytes')", "same figure")
+    c("000-dm38-cwnd-max", "consistent", None, "the same ndd settings as pharlap in seed 002", "cross-document")
     c("000-rec-window-to", "consistent", None, "the 64 KiB single-stream run gave 220 Mbit/s", "cross-check")
     c("000-rec-factor", "consistent", ctx.v("000-load-halving") / ctx.v("000-iperf-64k-1s-mbit"),
       f"~500 Mbit/s max / 220 Mbit/s = {500 / 220:.2f}; with the run's max 585 it is {585 / 220:.2f}", "ratio")
@@ -477,6 +486,36 @@ def _checks_001(ctx):
             ctx.bound(f"001-coal-rx{rx}-{end}", tcp_max, "TCP goodput of GigE (1500 MTU, timestamps)", "bound",
                       note="no TCP stream can carry 980 Mbit/s of data over GigE; the +-50 Mbit/s jitter of "
                            "uncoalesced interrupts is in the reported rate" if (rx, end) == (0, "high") else "")
+    for rx in (20, 80):
+        half = (ctx.v(f"001-coal-rx{rx}-high") - ctx.v(f"001-coal-rx{rx}-low")) / 2
+        ctx.rounding(f"001-coal-rx{rx}-pm", half, "range", "half the printed range")
+    half0 = (ctx.v("001-coal-rx0-high") - ctx.v("001-coal-rx0-low")) / 2
+    c("001-coal-rx0-pm", "differs", half0,
+      f"half the printed range 820-980 is {half0:g} Mbit/s, not 50 (for Rx 20 and Rx 80 the +- is "
+      "exactly half the range); 50 may be a standard deviation", "range")
+    data_phase = 1400 / theory.bus_rate(64, PCI66_HZ) * 1e6
+    for claim in ("001-p4dp6-pci-send", "001-p4dp6-pci-recv", "001-370dle-pci-sendrecv"):
+        c(claim, "consistent", data_phase,
+          f"at least the {data_phase:.2f} us that 1400 data bytes need on 64-bit 66 MHz PCI", "bound")
+    c("001-ibm-pci-recv", "consistent", pci64_33,
+      f"at least the {pci64_33:.2f} us that 1400 data bytes need on 64-bit 33 MHz PCI", "bound")
+    c("001-10ge-user", "consistent", 16144 - IP_UDP_HEADER,
+      "below the 16116-byte UDP payload a 16144-byte MTU allows", "bound")
+    c("001-sc04-memory", "erratum", 1024,
+      "1 MByte of memory cannot run a 2.6 kernel and RAID0 benchmarks of 2 GByte files; 1 GByte is meant", "units")
+    for claim in ("001-gridftp-write", "001-gridftp-alt-high"):
+        c(claim, "consistent", None, "the 800 Mbit/s peaks equal the RAID0 write rate", "cross-check")
+    c("001-raid0-write", "consistent", None, "the RAID0 write rate of the GridFTP slide (800 Mbit/s)", "same figure")
+    c("001-raid0-read", "consistent", None, "8% above the 960 Mbit/s RAID0 read of the GridFTP slide", "cross-check")
+    c("001-gridftp-read", "consistent", None, "8% below the 1040 Mbit/s RAID0 read of the RAID slide", "cross-check")
+    c("001-seek-published", "consistent", None, "below the measured mean 14.1 ms by about half a revolution", "cross-check")
+    c("001-p4dp8-fsb-low", "consistent", None, "the 400 MHz FSB of the DataTAG and OpenLab PCs", "same figure")
+    c("001-h8daf-mem-clock", "consistent", None, "used for 001-h8daf-mem-bw", "input")
+    c("001-summary-pcix", "consistent", None, "the 133 MHz PCI-X of the other boards", "same figure")
+    for claim in ("001-farm-rtt", "001-farm-first-rtts", "001-farm-later-rtts"):
+        c(claim, "consistent", None, "their products are the quoted 380 and 260 ms", "input")
+    for claim in ("001-sc04-disk-buffer", "001-sc04-disks", "001-sc04-bbftp-file"):
+        c(claim, "consistent", None, "an input of a derivation on this slide", "input")
     # TCP stacks and recovery
     for claim in ("001-reno-a", "001-reno-aimd-a", "001-reno-b", "001-reno-aimd-b"):
         c(claim, "consistent", None, "Reno's a = 1, b = 1/2 stated twice alike (RFC 5681)", "same figure")
@@ -661,6 +700,32 @@ def _checks_002(ctx):
       f"one 8 MiB stream could carry {bound8 / 1e6:.0f} Mbit/s at 50 ms, above the OC12; a single stream "
       "is loss-limited, not window-limited, so more streams can help", "window bound")
     ctx.bound("002-aug02-srtt-onset", SONET_BPS["OC12"], "the OC12 line rate", "bound")
+    ok = ctx.date("002-sep7-date") < ctx.date("002-oct27-date")
+    c("002-oct27-date", "consistent" if ok else "erratum", None, "after September 7, 2000, with the upgrade between",
+      "dates")
+    c("002-sep7-date", "consistent", None, "before the October 27 repeat", "dates")
+    ctx.bound("002-bottleneck", SONET_BPS["OC3"], "the OC3 line rate after the upgrade", "bound")
+    ctx.bound("002-t3-effective", T3_BPS, "the T3 line rate", "bound")
+    c("002-pharlap-cpus", "consistent", None, "seed 003 also gives pharlap 6 processors", "cross-document")
+    for claim in ("002-pharlap-tcp_max_buf", "002-pharlap-tcp_cwnd_max"):
+        c(claim, "consistent", None, "the same ndd values as datamove38/39 in seed 000", "cross-document")
+    for kind in ("rmem", "wmem"):
+        lo, mid, hi = (ctx.v(f"002-anl-tcp_{kind}-{k}") for k in ("min", "default", "max"))
+        cap = ctx.v(f"002-anl-{kind}_max")
+        ok = lo <= mid <= hi <= cap
+        for k in ("min", "default", "max"):
+            c(f"002-anl-tcp_{kind}-{k}", "consistent" if ok else "erratum", None,
+              f"min {lo:g} <= default {mid:g} <= max {hi:g} <= net.core.{kind}_max {cap:g}", "order")
+    c("002-anl-tcp_rmem-default", "consistent", None, "87380 is Linux's default, as on CERN's host in seed 004", "cross-document")
+    for claim in ("002-anl-rmem_default", "002-anl-wmem_default"):
+        c(claim, "consistent", None, "equal to tcp_wmem's default 65536", "cross-check")
+    c("002-nov8-similar", "consistent", None, "the 64 KByte receiver limit named for Nov 6", "cross-check")
+    c("002-snoop-syn-win", "consistent", None, "below 65535 as a SYN's window must be (unscaled)", "bound")
+    c("002-snoop-syn-wscale", "consistent", 65535 * 2**4 / 1024,
+      "wscale 4 lets pharlap advertise up to 1 MiB, above its 512 KiB request", "trace")
+    c("002-snoop-synack-wscale", "consistent", None, "as the text's second paragraph says (1)", "trace")
+    c("002-iperf-port", "consistent", None, "the server listens on -p 5008 (ps)", "same figure")
+    c("002-aug02-product", "consistent", None, "with 8 MB windows it allows at most 4 streams", "cross-check")
     c("002-created", "consistent", None, "created before the first measurement (Sept 7, 2000) it reports", "dates")
     c("002-updated", "consistent", None, "the date of the last measurement reported (August 2 '02)", "dates")
     c("002-aug02-date", "consistent", None, "the page's last update", "dates")
@@ -701,6 +766,8 @@ def _checks_003(ctx):
     c("003-ping-loss", "consistent", None, "0 of 370", "bound")
     for claim in ("003-floor-caltech", "003-floor-both"):
         ctx.bound(claim, GIGE_BPS, "the PowerEdge's GigE interface", "bound")
+    c("003-pharlap-cpus", "consistent", None, "seed 002 also gives pharlap 6 cpus", "cross-document")
+    c("003-udp-other", "consistent", None, "with the PowerEdge's 1 Gbit/s it adds up to the 1.25 Gbit/s", "sum")
     c("003-created", "consistent", None, "the day of the last measurements (Thursday 11/9/00)", "dates")
     c("003-updated", "consistent", None, "a week after the show", "dates")
     c("003-i2-in", "consistent", None, "below the PowerEdge's 800 Mbit/s on the show floor", "cross-check")
@@ -761,7 +828,15 @@ def _checks_004(ctx):
     c("004-max-2mb", "consistent", None, "the iperf server's 2 MB window limit (TCP2's answer)", "cross-check")
     c("004-server-max-2mb", "consistent", None, "the 2 MB threshold of the max curve", "cross-check")
     c("004-peak-2mb", "consistent", None, "the 2 MB server window limit", "cross-check")
+    c("004-cern-os", "consistent", None, "the CERN host shows 2.4 kernel parameters in the buffer table", "cross-check")
+    c("004-ral-os", "consistent", None, "the RAL host shows only 2.2 kernel parameters in the buffer table", "cross-check")
+    ctx.bound("004-udp-480", gige_goodput(protocol="udp"), "UDP payload rate of GigE", "bound")
     # ping table
+    for m, size in (("august", 108), ("august", 1480), ("september", 108)):
+        c(f"004-ping-{m}-{size}-size", "consistent", None, "the two packet sizes of every month", "cross-check")
+    c("004-ping-august-108-n", "consistent", None, "241 singletons at both sizes in August", "same figure")
+    c("004-ping-august-1480-n", "consistent", None, "241 singletons at both sizes in August", "same figure")
+    c("004-ping-september-108-n", "consistent", None, "about half of August's 241", "ratio")
     d_min = ctx.v("004-ping-august-108-min") - ctx.v("004-ping-september-108-min")
     ctx.rounding("004-ping-diff-small", d_min, "difference", "August min - September min at 108 bytes",
                  tol=ABOUT * 2 * 0.2 + 0.05,
