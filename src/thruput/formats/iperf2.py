@@ -580,9 +580,25 @@ INTERVAL_COLUMNS = {
 }
 
 
+#: Columns of a stream's own final line kept per stream: row key -> (units, long_name).
+FINAL_COLUMNS = {
+    "writes": ("count", "write() calls in the run (-e Write)"),
+    "write_errors": ("count", "failed write() calls in the run (-e Err)"),
+    "cwnd": ("byte", "TCP congestion window at the end (-e Cwnd; NaN for -1K)"),
+    "rtt": ("ms", "TCP smoothed RTT at the end (-e RTT)"),
+    "rttvar": ("ms", "TCP RTT variance at the end (-e var)"),
+    "netpwr": ("1", "network power of the run (-e NetPwr, as printed)"),
+    "pps": ("Hz", "packets per second over the run (-e PPS)"),
+    "reads": ("count", "read() calls in the run (-e Reads)"),
+    "latency_avg": ("ms", "UDP one-way latency over the run, mean (-e)"),
+    "latency_max": ("ms", "UDP one-way latency over the run, maximum (-e)"),
+}
+
+
 def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
     """Build the ``throughput`` Dataset from parsed :class:`Run` objects."""
     if not any(run.reported for run in runs):
+        ledger.close()  # unrecognised lines, if any, are the better error
         raise ParseError("no iperf 2 bandwidth report in input (the test failed or was cut off "
                          "before its first report)")
     truncation = []
@@ -613,6 +629,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
     stream_dir = np.full(shape_s, "", dtype=object)
     st = {k: full(shape_s) for k in ("id", "sender", "receiver", "jitter", "lost", "datagrams",
                                       "ooo", "sent", "retransmits", "duration", "ct")}
+    st_final = {key: full(shape_s) for key in FINAL_COLUMNS}
     st_local = np.full(shape_s, "", dtype=object)
     st_remote = np.full(shape_s, "", dtype=object)
     st_peer = np.full(shape_s, "", dtype=object)
@@ -657,6 +674,9 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
                 st["receiver"][r, j] = s["receiver"]["rate"]
                 for key in ("jitter", "lost", "datagrams"):
                     st[key][r, j] = s["receiver"].get(key, math.nan)
+            if s["final"] is not None:
+                for key in FINAL_COLUMNS:
+                    st_final[key][r, j] = s["final"].get(key, math.nan)
             st["ooo"][r, j] = s["ooo"]
             st["sent"][r, j] = s["stream"].sent
             connect = s["stream"].connect
@@ -735,6 +755,8 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
         "iperf2_stream_peer_version": (("run", "stream"), st_peer.astype(str), "1", "peer's iperf version (-e server)"),
         "iperf2_stream_start_time": (("run", "stream"), st_when.astype(str), "1", "connection time as printed (-e)"),
     })
+    extras.update({f"iperf2_stream_{key}": (("run", "stream"), st_final[key], units, long_name)
+                   for key, (units, long_name) in FINAL_COLUMNS.items()})
     return contract.build(
         KIND, variables, fmt=fmt, tool=TOOL, tool_version=tool_version, ledger=ledger, extras=extras,
         attrs=attrs, tool_summary={"runs": summaries})
