@@ -105,3 +105,18 @@ def test_import_udpmon(tmp_path):
                                          ("1M", 1048576), ("2MB", 2097152), ("8KiB", 8192)])
 def test_parse_size(text, value):
     assert parse_size(text) == value
+
+
+def test_check_against_normalized_catches_a_file_changed_in_place(tmp_path, capsys):
+    mini = Path(shutil.copytree(MINI, tmp_path / "loopback-mini"))
+    nc = tmp_path / "mini.nc"
+    assert main(["pipeline", "normalize", str(mini), str(nc)]) == 0
+    assert main(["campaign", "check", str(mini), "--against", str(nc)]) == 0
+    victim = mini / "runs" / "w262144-s2-r0.unloaded.ping"
+    # a value edited so that the log still parses: only the hashes can tell
+    victim.write_text(victim.read_text().replace("time=0.0", "time=0.1", 1))
+    assert main(["campaign", "check", str(mini)]) == 0
+    capsys.readouterr()
+    assert main(["campaign", "check", str(mini), "--against", str(nc)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == 2 and out[0].startswith(f"{victim}: error: changed since the campaign was normalized")

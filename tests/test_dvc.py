@@ -22,6 +22,9 @@ MINI = DATA / "campaigns" / "loopback-mini"
 OUTPUTS = ("loopback-mini.nc", "loopback-mini.stats.json", "big.nc", "big.stats.json")
 
 pytestmark = pytest.mark.slow
+pytest.importorskip("dvc", reason="dvc is in thruput's [site] extra")
+if shutil.which("git") is None:
+    pytest.skip("git is needed", allow_module_level=True)
 
 
 def digest(path):

@@ -9,14 +9,17 @@ runs that did run).
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from . import campaign as cp
 from .errors import ParseError, ThruputError
 
-__all__ = ["Problem", "check_campaign", "IGNORED_FILES"]
+__all__ = ["Problem", "check_campaign", "check_against", "IGNORED_FILES"]
 
 #: Files in a campaign directory that are not raw logs.
 IGNORED_FILES = {cp.CAMPAIGN_FILE, cp.MANIFEST_FILE, "README.md", "README", ".gitignore"}
@@ -191,4 +194,47 @@ def _check_plan(metadata, node, rows, path):
             problems.append(Problem(path, cp.node_line(node, ["explained", i]),
                                     f"run {run} is explained as missing but has files in "
                                     f"{cp.MANIFEST_FILE}", "warning"))
+    return problems
+
+
+def check_against(directory, normalized):
+    """Raw files that changed since ``normalized`` (a campaign .nc or Dataset) was made.
+
+    A normalized campaign records the sha256 of every file it read (``source_sha256``,
+    ``ping_source_sha256``); a file whose bytes differ now, or that is gone, is an error.
+    This catches a log altered in place even when it still parses.
+
+    Parameters
+    ----------
+    directory : str or path-like
+        The campaign directory.
+    normalized : str, path-like or xarray.Dataset
+        Its normalized form (``data/processed/<campaign>.nc``).
+
+    Returns
+    -------
+    list of Problem
+    """
+    import xarray as xr
+
+    ds = normalized
+    if not isinstance(normalized, xr.Dataset):
+        with xr.open_dataset(normalized) as opened:
+            ds = opened.load()
+    recorded = {}
+    for path_var, sha_var in (("source", "source_sha256"), ("ping_source", "ping_source_sha256")):
+        if path_var in ds.variables and sha_var in ds.variables:
+            paths = np.ravel(ds[path_var].values).astype(str)
+            shas = np.ravel(ds[sha_var].values).astype(str)
+            recorded.update((p, h) for p, h in zip(paths, shas) if p)
+    problems = []
+    for rel, sha in sorted(recorded.items()):
+        path = Path(directory) / rel
+        if not path.is_file():
+            problems.append(Problem(str(path), None, "read when the campaign was normalized, now missing"))
+            continue
+        now = hashlib.sha256(path.read_bytes()).hexdigest()
+        if now != sha:
+            problems.append(Problem(str(path), None, f"changed since the campaign was normalized "
+                                    f"(sha256 was {sha[:12]}..., is {now[:12]}...)"))
     return problems

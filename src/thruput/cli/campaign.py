@@ -18,6 +18,8 @@ def add_parser(sub):
                        help="campaign directory, or a name under --root")
     check.add_argument("--root", default=cp.DEFAULT_ROOT, help="where names resolve (default: %(default)s)")
     check.add_argument("--strict", action="store_true", help="fail on warnings too")
+    check.add_argument("--against", metavar="NC", help="also compare every raw file with the sha256 "
+                       "recorded in this normalized campaign (data/processed/<c>.nc)")
     check.set_defaults(func=run_check)
 
     new = verbs.add_parser("new", help="write a template campaign.yaml, an empty runs.csv and runs/")
@@ -40,8 +42,11 @@ def add_parser(sub):
 
 
 def run_check(args):
-    from ..campaign_check import check_campaign
+    from ..campaign_check import check_against, check_campaign
 
+    if args.against and len(args.directories) > 1:
+        print("thruput: --against takes one campaign directory", file=sys.stderr)
+        return 2
     failed = False
     for name in args.directories:
         try:
@@ -51,6 +56,8 @@ def run_check(args):
             failed = True
             continue
         problems = check_campaign(directory)
+        if args.against:
+            problems += check_against(directory, args.against)
         errors = [p for p in problems if p.severity == "error"]
         warnings = [p for p in problems if p.severity != "error"]
         for p in problems:
