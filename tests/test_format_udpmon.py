@@ -164,3 +164,27 @@ def test_every_corpus_file(corpus):
         else:
             assert ds.attrs["format"] == "udpmon_req"
             assert ds.sizes["point"] == (1 if "histogram" in path.name else 23)
+
+
+def test_nic_block_with_counters():
+    """udpmon_bw_mon prints NIC counters (ethtool -S names) when the driver has them; the
+    corpus host had none ("R NIC; ;"), so one row is given nine values here."""
+    text = (BW / "x--p1000-w0-40.txt").read_text()
+    lines = text.split("\n")
+    lines[12] = lines[12].replace("R NIC; ;", "R NIC; eth0: ; 1; 2; 3; 4; 5; 6; 7; 8; 9;")
+    ds = udpmon_bw.parse("\n".join(lines))
+    assert ds.udpmon_nic.values.tolist() == ["R eth0"]
+    assert ds.udpmon_nic_rx_packets.values[0].tolist() == [1]
+    assert ds.udpmon_nic_rx_out_of_buffer.values[0].tolist() == [9]
+    assert np.isnan(ds.udpmon_nic_rx_packets.values[1]).all()      # other rows: not printed
+
+
+def test_size_line_agrees_with_rows():
+    ds = thruput.read(BW / "x--p200-w0-40.txt")
+    assert ds.attrs["udpmon_size_line"] == 200 and set(ds.packet_size.values) == {200}
+
+
+def test_header_without_rows_is_an_error():
+    text = (BW / "x--p1000-w0-40.txt").read_text().split("\n")[:12]
+    with pytest.raises(ParseError, match="no data rows"):
+        udpmon_bw.parse("\n".join(text) + "\n")

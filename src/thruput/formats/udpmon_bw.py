@@ -34,7 +34,7 @@ Every other column is an ``udpmon_*`` extra (see ``COLUMNS``); the ``-x`` blocks
 
 Example
 -------
->>> ds = thruput.read("tests/data/udpmon_bw/x--p1000-sweep.txt")  # doctest: +SKIP
+>>> ds = thruput.read("tests/data/udpmon_bw/x--p1000-w0-40.txt")  # doctest: +SKIP
 >>> float(ds.recv_rate[0])                                       # doctest: +SKIP
 481300000.0
 """
