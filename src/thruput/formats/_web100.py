@@ -20,7 +20,10 @@ __all__ = ["RENAMES", "SHARED", "canonical", "units_of", "assemble", "elapsed", 
 #: Old web100 name -> current name, from the ``RenameFrom:`` lines of tcp-kis.txt.
 #: Some current names have several old ones (``Recoveries`` and ``CongestionSignals`` both
 #: became ``CongSignals``); when a log holds both, the first one gets the current name
-#: and the other keeps its old name (see :func:`canonical`).
+#: and the other keeps its old name (see :func:`canonical`). ``PreCongCountRTT`` ->
+#: ``CongSignals`` is as tcp-kis.txt states it (the count of RTT samples taken before
+#: congestion equals the count of congestion signals); web100 2.5 logs it as the
+#: deprecated ``_PreCongCountRTT``, which is not read.
 RENAMES = {
     "RemoteAddress": "RemAddress",
     "RemotePort": "RemPort",

@@ -115,13 +115,13 @@ def _process(snapshots, ledger):
             columns[name] = np.array([float(t) if t else np.nan for t in tokens])
         else:
             columns[name] = np.array(tokens, dtype=object)
-    n = len(snapshots)
-    time = _web100.elapsed(columns, [s[0] for s in snapshots])
+    lines = [s[0] for s in snapshots]
+    time = _web100.elapsed(columns, lines)
     connection = None
     if all(k in columns for k in ADDRESS):
         connection = [_web100.connection_label(a, _int(p), b, _int(q))
                       for a, p, b, q in zip(*(columns[k] for k in ADDRESS))]
-    return _web100.assemble(NAME, columns, time=time, line=[s[0] for s in snapshots],
+    return _web100.assemble(NAME, columns, time=time, line=lines,
                             ledger=ledger, connection=connection, tool_summary={})
 
 
