@@ -199,3 +199,18 @@ def test_cli_writes_ledger(tmp_path, capsys):
 def test_cli_bad_directory(tmp_path, capsys):
     assert main(["reproduce", "--published", str(tmp_path), "--out", str(tmp_path / "x.csv")]) == 1
     assert "no seed_*.csv" in capsys.readouterr().err
+
+
+def test_theory_curves(pub):
+    t = reproduce.theory_curves(pub)
+    assert set(t["seed"]) == {"000", "001", "002", "003", "004"}
+    dm8 = t[t["label"].str.contains("datamove8")].set_index("x")["y"]
+    assert dm8[8] == pytest.approx(8192 * 8 / 0.203e-3 / 1e6)   # 322.8 Mbit/s
+    assert dm8[64] == 1000.0                                     # capped at GigE
+    oc3 = t[t["label"].str.startswith("n x 64 KiB")].set_index("x")["y"]
+    assert oc3[8] == pytest.approx(8 * 65536 * 8 / 0.05013 / 1e6)
+    assert oc3[40] == pytest.approx(155.52)
+    reno = t[t["curve"] == "reno_recovery"].set_index("x")["y"]
+    assert reno[1000.0] == pytest.approx(1e9 * 0.04 / 24000)   # 1666.7 s
+    mathis = t[t["label"].str.contains("MB-NG")]
+    assert mathis["y"].is_monotonic_decreasing

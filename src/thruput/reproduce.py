@@ -41,7 +41,7 @@ from . import units
 from .published import config_frame
 from .stats import theory
 
-__all__ = ["STATUSES", "LEDGER_COLUMNS", "Finding", "build_ledger", "summary",
+__all__ = ["STATUSES", "LEDGER_COLUMNS", "Finding", "build_ledger", "summary", "theory_curves",
            "seed_000_hosts", "seed_001_apps", "seed_001_reno", "seed_001_latency",
            "seed_004_ping", "gige_goodput"]
 
@@ -1116,3 +1116,75 @@ def seed_004_ping(published):
             r["median_erratum"] = not (r["min_ms"] <= r["median_ms"] <= r["max_ms"])
             rows.append(r)
     return pd.DataFrame(rows)
+
+
+def _window_curve(seed, label, windows_kib, rtt_s, streams=1, cap_bps=None):
+    y = theory.window_limited_throughput(np.asarray(windows_kib, float) * 1024, rtt_s, streams)
+    if cap_bps is not None:
+        y = np.minimum(y, cap_bps)
+    return pd.DataFrame({"seed": seed, "curve": "window_limit", "label": label, "x": windows_kib,
+                         "x_unit": "KiB", "y": y / 1e6, "y_unit": "Mbit/s"})
+
+
+def _streams_curve(seed, label, window_bytes, rtt_s, cap_bps=None):
+    n = np.arange(1, 41)
+    y = theory.window_limited_throughput(window_bytes, rtt_s, n)
+    if cap_bps is not None:
+        y = np.minimum(y, cap_bps)
+    return pd.DataFrame({"seed": seed, "curve": "streams_x_window", "label": label, "x": n,
+                         "x_unit": "streams", "y": y / 1e6, "y_unit": "Mbit/s"})
+
+
+def theory_curves(published):
+    """Theory lines for each study's page, from the studies' own published inputs.
+
+    Parameters
+    ----------
+    published : pandas.DataFrame
+        Rows of :func:`thruput.published.load` (all seeds).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long format: ``seed``, ``curve`` (``window_limit``, ``streams_x_window``,
+        ``mathis``, ``reno_recovery``), ``label`` (legend text naming the inputs), ``x``,
+        ``x_unit``, ``y``, ``y_unit``. Window-limited lines are capped at the path's
+        capacity where the document gives one.
+
+    Notes
+    -----
+    - 000: 1 stream x window / min ping RTT for datamove8 (0.203 ms) and datamove38
+      (0.171 ms), capped at 1 Gbit/s.
+    - 001: Mathis throughput vs loss rate (MSS 1500) at the MB-NG (6.2 ms), UKLight
+      (180 ms) and DataTAG (128 ms) RTTs; Reno recovery time vs capacity at 200 ms.
+    - 002: n x 64 KiB and n x 128 KiB over the 50.1 ms handshake RTT, capped at OC3.
+    - 003: n x 128 KiB over the 48.6 ms min ping RTT.
+    - 004: window / 17.684 ms (August min ping RTT, 108 bytes), capped at 1 Gbit/s.
+    """
+    v = published.set_index("id")["value_si"]
+    windows = [8, 16, 32, 64, 128, 256, 512, 1024]
+    parts = [
+        _window_curve("000", "1 stream, RTT 0.203 ms (datamove8 min ping)", windows, v["000-dm8-rtt-min"],
+                      cap_bps=GIGE_BPS),
+        _window_curve("000", "1 stream, RTT 0.171 ms (datamove38 min ping)", windows, v["000-dm38-rtt-min"],
+                      cap_bps=GIGE_BPS),
+        _streams_curve("002", "n x 64 KiB / 50.1 ms (wscale 0 limit)", 65536, v["002-snoop-synack-time"],
+                       cap_bps=SONET_BPS["OC3"]),
+        _streams_curve("002", "n x 128 KiB / 50.1 ms (wscale 1 limit)", 131072, v["002-snoop-synack-time"],
+                       cap_bps=SONET_BPS["OC3"]),
+        _streams_curve("003", "n x 128 KiB / 48.6 ms (min ping RTT)", 131072, v["003-ping-min"]),
+        _window_curve("004", "1 stream, RTT 17.684 ms (August min ping)", windows + [2048, 4096, 8192],
+                      v["004-ping-august-108-min"], cap_bps=GIGE_BPS),
+    ]
+    loss = np.logspace(-8, -2, 61)
+    for name, claim in (("MB-NG", "001-hp-mbng-rtt"), ("DataTAG", "001-hp-datatag-rtt"), ("UKLight", "001-uklight-rtt")):
+        rtt = v[claim]
+        parts.append(pd.DataFrame({"seed": "001", "curve": "mathis",
+                                   "label": f"Reno (Mathis), {name} RTT {rtt * 1e3:g} ms, MSS 1500",
+                                   "x": loss, "x_unit": "1", "y": theory.mathis_throughput(1500, rtt, loss) / 1e6,
+                                   "y_unit": "Mbit/s"}))
+    cap = np.logspace(7, 10, 31)
+    parts.append(pd.DataFrame({"seed": "001", "curve": "reno_recovery", "label": "C x RTT^2 / (2 MSS), RTT 200 ms",
+                               "x": cap / 1e6, "x_unit": "Mbit/s",
+                               "y": theory.reno_recovery_time(cap, v["001-reno-rtt"], 1500), "y_unit": "s"}))
+    return pd.concat(parts, ignore_index=True)

@@ -25,8 +25,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction as F
 
-__all__ = ["UNITS", "ALIASES", "BASE", "canonical", "dimension", "convert", "parse_quantity",
-           "UnitError"]
+__all__ = ["UNITS", "ALIASES", "BASE", "canonical", "dimension", "factor", "convert", "to_base",
+           "parse_quantity", "UnitError"]
 
 
 class UnitError(ValueError):
