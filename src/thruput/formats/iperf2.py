@@ -603,8 +603,8 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
                          "before its first report)")
     truncation = []
     parsed = [_run_numbers(run, truncation, i) for i, run in enumerate(runs)]
-    if truncation:
-        ledger.truncated("; ".join(truncation))
+    if truncation:  # after what the line parser found (a cut last line, a lost report)
+        ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + truncation))
     n_run = len(runs)
     n_stream = max(1, max(len(p[1]) for p in parsed))
     n_interval = max([len(s["intervals"]) for p in parsed for s in p[1]] + [len(p[2]) for p in parsed] + [0])
