@@ -318,7 +318,7 @@ def _salvage(text, pos):
             key, i = _DECODER.raw_decode(text, i)
             member = f'"{key}"'
             i = _WS.match(text, i).end()
-            if text[i:i + 1] != ":":
+            if not isinstance(key, str) or text[i:i + 1] != ":":
                 break
             i = _WS.match(text, i + 1).end()
             if key == "intervals" and text[i:i + 1] == "[":
