@@ -17,7 +17,7 @@ def df():
 
 
 def test_row_counts(df):
-    assert df.groupby("seed").size().to_dict() == {"000": 192, "001": 291, "002": 68, "003": 45, "004": 74}
+    assert df.groupby("seed").size().to_dict() == {"000": 193, "001": 298, "002": 72, "003": 45, "004": 74}
     assert df["id"].is_unique
 
 

@@ -26,8 +26,8 @@ def test_one_row_per_figure(pub, ledger):
 def test_summary_counts(ledger):
     s = reproduce.summary(ledger.reset_index())
     assert list(s.columns) == [*reproduce.STATUSES, "total"]
-    assert s.loc["all", "total"] == 670
-    assert s.loc["all", list(reproduce.STATUSES)].sum() == 670
+    assert s.loc["all", "total"] == 682
+    assert s.loc["all", list(reproduce.STATUSES)].sum() == 682
     assert s.loc["all", "erratum"] == 16
     assert s.loc["all", "differs"] == 14
 
@@ -76,6 +76,7 @@ def test_summary_counts(ledger):
     ("002-snoop-synack-win", "reproduced", 5840.0),
     ("002-iperf-rate", "reproduced", 1.6 * 2**20 * 8 / 1.1 / 1e6),           # 12.2 Mbit/s, printed 11.8
     ("002-oc12", "reproduced", 622.08),
+    ("002-snoop-synack-ack", "reproduced", 3858732055.0),
     # seed 003
     ("003-nton-peak", "differs", 25 * 131072 * 8 / 0.0486 / 1e6),        # 539.4 Mbit/s
     ("003-udp-total", "reproduced", 1.25),
@@ -192,8 +193,8 @@ def test_cli_writes_ledger(tmp_path, capsys):
     assert main(["reproduce", "--published", str(published.DEFAULT_DIR), "--out", str(out)]) == 0
     written = pd.read_csv(out, dtype={"seed": str})
     assert list(written.columns) == reproduce.LEDGER_COLUMNS
-    assert len(written) == 670
-    assert "670 claims, 16 erratum, 14 differs" in capsys.readouterr().out
+    assert len(written) == 682
+    assert "682 claims, 16 erratum, 14 differs" in capsys.readouterr().out
 
 
 def test_cli_bad_directory(tmp_path, capsys):

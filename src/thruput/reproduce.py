@@ -396,6 +396,8 @@ def _checks_000(ctx):
           "the loopback figures are identical in the datamove38 section (copied or re-measured)", "same figure")
     c("000-dm38-cpus", "not-reproducible", None,
       "stated fact; the heading says datamove28/29, the text datamove38/39", "default")
+    c("000-page-created", "consistent", None,
+      "the day of the first measurements (1/29/01); later sections (to 3/15/01) were added after", "dates")
     c("000-table-end-tersk07-r2", "consistent", None,
       "53 min after the start once the start's year is read as 2001 (see 000-table-start-tersk07-r2)", "dates")
     c("000-dm8-interface", "consistent", None, "no datamove throughput exceeds it (max 'over 700 Mbit/s')", "bound")
@@ -511,6 +513,7 @@ def _checks_001(ctx):
     c("001-seek-published", "consistent", None, "below the measured mean 14.1 ms by about half a revolution", "cross-check")
     c("001-p4dp8-fsb-low", "consistent", None, "the 400 MHz FSB of the DataTAG and OpenLab PCs", "same figure")
     c("001-h8daf-mem-clock", "consistent", None, "used for 001-h8daf-mem-bw", "input")
+    c("001-mbng-core", "consistent", None, "above the 1 GEth access links, so the hosts set the limit", "bound")
     c("001-summary-pcix", "consistent", None, "the 133 MHz PCI-X of the other boards", "same figure")
     for claim in ("001-farm-rtt", "001-farm-first-rtts", "001-farm-later-rtts"):
         c(claim, "consistent", None, "their products are the quoted 380 and 260 ms", "input")
@@ -724,7 +727,14 @@ def _checks_002(ctx):
     c("002-snoop-syn-wscale", "consistent", 65535 * 2**4 / 1024,
       "wscale 4 lets pharlap advertise up to 1 MiB, above its 512 KiB request", "trace")
     c("002-snoop-synack-wscale", "consistent", None, "as the text's second paragraph says (1)", "trace")
-    c("002-iperf-port", "consistent", None, "the server listens on -p 5008 (ps)", "same figure")
+    c("002-iperf-port", "consistent", None, "the server listens on -p 5008 (ps) and snoop shows D=5008", "same figure")
+    for claim in ("002-iperf-local-port", "002-snoop-syn-sport"):
+        same = ctx.v("002-iperf-local-port") == ctx.v("002-snoop-syn-sport")
+        c(claim, "consistent" if same else "erratum", None,
+          "iperf's local port is the SYN's source port (35544)" if same else "iperf and snoop ports differ", "trace")
+    c("002-snoop-synack-ack", "reproduced", ctx.v("002-snoop-syn-seq") + 1,
+      "the SYN/ACK acknowledges the SYN's sequence number + 1 (a SYN consumes one)", "trace")
+    c("002-snoop-syn-seq", "consistent", None, "acknowledged + 1 by the SYN/ACK", "trace")
     c("002-aug02-product", "consistent", None, "with 8 MB windows it allows at most 4 streams", "cross-check")
     c("002-created", "consistent", None, "created before the first measurement (Sept 7, 2000) it reports", "dates")
     c("002-updated", "consistent", None, "the date of the last measurement reported (August 2 '02)", "dates")
