@@ -75,7 +75,9 @@ References
 from __future__ import annotations
 
 import gc
+import itertools
 import re
+import warnings
 
 import numpy as np
 
@@ -105,6 +107,18 @@ UNIX_LINES = re.compile(
     r"(?m)^(?:(?:\[(\d+\.\d+)\] )?(\d+) bytes from [^\n]*?[:,] (?:icmp_)?seq=(\d+)\.?"
     r"(?: (?:ttl|hlim)=(\d+))?(?: time=(\d+(?:\.\d*)?) ?ms)?"
     r"(?: \((DUP!|BAD CHECKSUM!)\))?|([^\n]*))$")
+
+#: The fast path (:func:`_replies_fast`): a reply line of UNIX_LINES' shape (group 1 = the
+#: whole line), anchored on the newline before it so that the regex engine jumps from line
+#: to line instead of trying every character.
+FAST_REPLY = re.compile(
+    r"\n((?:\[\d+\.\d+\] )?\d+ bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=\d+\.?"
+    r"(?: (?:ttl|hlim)=\d+)?(?: time=\d+(?:\.\d*)? ?ms)?"
+    r"(?: \((?:DUP!|BAD CHECKSUM!)\))?)(?=\n)")
+#: What sits between the size and the sequence number (blanked out before reading numbers).
+FAST_MIDDLE = re.compile(r" bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=")
+#: Everything else of a validated reply line that is not part of a number becomes a blank.
+FAST_BLANKS = str.maketrans(dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ=[]", " "))
 
 #: Windows replies in the same group layout: 2 bytes=, 4 TTL=, 5 time, 6 ``<`` or ``=``.
 WINDOWS_LINES = re.compile(
@@ -200,15 +214,13 @@ def parse(text):
     if not text.strip():
         raise ParseError("empty input")
     variant, header_line = _variant(text)
-    pattern = WINDOWS_LINES if variant == "windows" else UNIX_LINES
-    rows = _findall(pattern, text)
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    del rows[n_lines:]  # the pattern also matches the empty string after a final "\n"
     ledger = Ledger(n_lines, lines=_Lines(text))
-    replies = _replies(rows, variant)
+    found = _replies_fast(text) if variant != "windows" else None
+    replies, other_lines = found or _replies_general(text, variant, n_lines)
     others = _OtherLines(variant, header_line, ledger)
-    for index in replies.other_index:
-        others.feed(int(index) + 1, rows[index][6])
+    for line, content in other_lines:
+        others.feed(line, content)
     if not text.endswith("\n") and n_lines in others.unrecognised:
         ledger.skip(n_lines, "incomplete last line")
         others.unrecognised.discard(n_lines)
@@ -248,18 +260,6 @@ class _Lines:
         return self._split()[index]
 
 
-def _findall(pattern, text):
-    # Millions of small tuples trigger the cyclic garbage collector over and over although
-    # none of them can form a cycle; pausing it halves the time of a large log.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return pattern.findall(text)
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _variant(text):
     """The variant and the 1-based line of the first run header."""
     match = SNIFF.search(text)
@@ -286,39 +286,109 @@ def _variant(text):
 class _Replies:
     """The reply lines as arrays, and the indices of every other line."""
 
-    __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag", "other_index")
+    __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag")
 
 
-def _replies(rows, variant):
-    out = _Replies()
-    if variant == "windows":
-        rows = [tuple(r[i] for i in _WINDOWS_ORDER) for r in rows] if rows else rows
-        key = 4  # time= is in every Windows reply
+def _replies_fast(text):
+    """The reply lines of a Unix ping log by bulk string operations, or None.
+
+    One ``split`` on :data:`FAST_REPLY` validates every reply line and hands back the text
+    between them (the other lines: their newlines give every line number); the replies'
+    numbers are then read by NumPy in one go after the address and the words are blanked
+    out. This needs every reply to have the same fields (with or without ``-D``
+    timestamp, TTL and time) and no ``(DUP!)``/``(BAD CHECKSUM!)`` flag; otherwise None,
+    and :func:`_replies_general` reads the log line by line in a single regex pass.
+    """
+    padded = "\n" + text if text.endswith("\n") else "\n" + text + "\n"
+    parts = _paused_gc(FAST_REPLY.split, padded)
+    pieces, lines = parts[0::2], parts[1::2]
+    n = len(lines)
+    if not n:
+        return None
+    joined = "\n".join(lines)
+    if "(" in joined and ("(DUP!)" in joined or "(BAD CHECKSUM!)" in joined):
+        return None
+    fields = [joined.count(marker) for marker in ("[", "ttl=", "hlim=", "time=")]
+    has_ts, has_ttl, has_rtt = fields[0] == n, fields[1] + fields[2] == n, fields[3] == n
+    if fields[0] not in (0, n) or fields[1] + fields[2] not in (0, n) or fields[3] not in (0, n):
+        return None
+    middle = FAST_MIDDLE.search(lines[0]).group(0)  # " bytes from <address>: icmp_seq="
+    if joined.count(middle) == n:  # one address answered everything: a plain replace
+        joined = joined.replace(middle, " ")
     else:
-        key = 2  # icmp_seq= is in every Unix reply
+        joined = FAST_MIDDLE.sub(" ", joined)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)  # numbers not all read: say so
+        try:
+            numbers = np.fromstring(joined.translate(FAST_BLANKS), sep=" ")
+        except (DeprecationWarning, ValueError):
+            return None
+    k = 2 + has_ts + has_ttl + has_rtt
+    if numbers.size != n * k:
+        return None
+    numbers = numbers.reshape(n, k)
+    newlines = np.fromiter(map(str.count, pieces, itertools.repeat("\n")),
+                           dtype=np.int64, count=len(pieces))
+    out = _Replies()
+    out.line = np.arange(1, n + 1, dtype=np.int64) + np.cumsum(newlines[:-1])
+    column = iter(range(k))
+    out.timestamp = numbers[:, next(column)] if has_ts else np.full(n, np.nan)
+    out.size = numbers[:, next(column)].astype(np.int64)
+    out.seq = numbers[:, next(column)].astype(np.int64)
+    out.ttl = numbers[:, next(column)].astype(np.int64) if has_ttl else np.full(n, -1, np.int64)
+    out.rtt = numbers[:, next(column)] if has_rtt else np.full(n, np.nan)
+    out.flag = None
+    return out, _other_lines_fast(pieces, newlines)
+
+
+def _other_lines_fast(pieces, newlines):
+    """(line number, text) of the lines between the replies (pieces of the split)."""
+    before = np.arange(len(pieces)) + np.concatenate([[0], np.cumsum(newlines[:-1])])
+    last = len(pieces) - 1
+    for j in np.flatnonzero(newlines):
+        lines = pieces[j].split("\n")[1:]
+        if j == last:
+            lines = lines[:-1]  # the newline that ends the text
+        for offset, content in enumerate(lines, start=1):
+            yield int(before[j]) + offset, content
+
+
+def _paused_gc(function, *args):
+    # Millions of small objects trigger the cyclic garbage collector over and over although
+    # none of them can form a cycle; pausing it saves a third of the time of a large log.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        columns = list(zip(*rows)) if rows else [()] * 7
+        return function(*args)
     finally:
         if enabled:
             gc.enable()
+
+
+def _replies_general(text, variant, n_lines):
+    """Every line by one regex pass (:data:`UNIX_LINES` or :data:`WINDOWS_LINES`)."""
+    pattern = WINDOWS_LINES if variant == "windows" else UNIX_LINES
+    rows = _paused_gc(pattern.findall, text)
+    del rows[n_lines:]  # the pattern also matches the empty string after a final "\n"
+    out = _Replies()
+    if variant == "windows":
+        rows = [tuple(r[i] for i in _WINDOWS_ORDER) for r in rows]
+        key = 4  # time= is in every Windows reply
+    else:
+        key = 2  # icmp_seq= is in every Unix reply
+    columns = _paused_gc(lambda: list(zip(*rows))) if rows else [()] * 7
     is_reply = np.fromiter(map(bool, columns[key]), dtype=bool, count=len(rows))
     index = np.flatnonzero(is_reply)
-    out.other_index = np.flatnonzero(~is_reply)
     out.line = index + 1
 
     def column(k):
-        values = np.asarray(columns[k], dtype=object)[index] if len(index) else np.array([], object)
-        return values
+        return np.asarray(columns[k], dtype=object)[index] if len(index) else np.array([], object)
 
     def numbers(k, missing=np.nan):
         values = column(k)
         present = values != ""
         result = np.full(len(values), missing, dtype=float)
-        if present.all():
-            result = values.astype(float) if len(values) else result
-        elif present.any():
+        if present.any():
             result[present] = values[present].astype(float)
         return result
 
@@ -328,7 +398,8 @@ def _replies(rows, variant):
     out.ttl = numbers(3, -1).astype(np.int64)
     out.rtt = numbers(4)
     out.flag = column(5)
-    return out
+    others = ((int(i) + 1, rows[i][6]) for i in np.flatnonzero(~is_reply))
+    return out, others
 
 
 class _OtherLines:
@@ -477,11 +548,11 @@ def _process(replies, others, variant, ledger):
     n = len(replies.line)
     status = np.full(n, _REPLY, dtype=np.int8)
     flag = replies.flag
-    if n:
+    if n and flag is not None:
         status[flag == "DUP!"] = _DUP
         status[flag == "BAD CHECKSUM!"] = _ERROR
     rtt = replies.rtt
-    if variant == "windows" and n:
+    if variant == "windows" and n and flag is not None:
         rtt = np.where(flag == "<", 0.0, rtt)  # time<1ms: Windows' own value is 0
 
     ev = others.events
@@ -508,15 +579,19 @@ def _process(replies, others, variant, ledger):
         full[has_seq] = np.unwrap(seq[has_seq].astype(float), period=SEQ_PERIOD).astype(np.int64)
         answered = (status == _REPLY) & has_seq
         # a second reply to one sequence number is a duplicate, marked (DUP!) or not
-        first = np.zeros(len(seq), dtype=bool)
-        _, first_index = np.unique(full[answered], return_index=True)
-        first[np.flatnonzero(answered)[first_index]] = True
-        status[answered & ~first] = _DUP
+        # (sequence numbers that only grow, the usual case, need no search)
+        if np.any(np.diff(full[answered]) <= 0):
+            first = np.zeros(len(seq), dtype=bool)
+            _, first_index = np.unique(full[answered], return_index=True)
+            first[np.flatnonzero(answered)[first_index]] = True
+            status[answered & ~first] = _DUP
         # "no answer yet" / "Request timeout" for a probe answered later is not a loss
-        late = (status == _LOST) & has_seq & np.isin(full, full[status == _REPLY])
-        if late.any():
-            ledger.skip(line[late], "no answer yet, answered later")
-            keep &= ~late
+        lost = (status == _LOST) & has_seq
+        if lost.any():
+            late = lost & np.isin(full, full[status == _REPLY])
+            if late.any():
+                ledger.skip(line[late], "no answer yet, answered later")
+                keep &= ~late
         gaps = _unprinted(full[keep & has_seq], others.summary.get("transmitted"),
                           SEQ_ORIGIN.get(variant))
     else:
@@ -539,5 +614,7 @@ def _unprinted(printed, transmitted, origin):
     """Sequence numbers below ``transmitted`` that the log never mentions (lost probes)."""
     if transmitted is None or origin is None:
         return np.array([], dtype=np.int64)
-    expected = np.arange(origin, origin + transmitted, dtype=np.int64)
-    return np.setdiff1d(expected, printed, assume_unique=False)
+    seen = np.zeros(transmitted, dtype=bool)
+    inside = (printed >= origin) & (printed < origin + transmitted)
+    seen[printed[inside] - origin] = True
+    return np.flatnonzero(~seen).astype(np.int64) + origin
