@@ -42,7 +42,6 @@ Example
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -167,7 +166,12 @@ class Stream:
 
 @dataclass
 class Run:
-    """One test: its settings, streams and ``[SUM]`` rows."""
+    """One test: its settings (from the banner), streams and ``[SUM]`` rows.
+
+    ``side`` is ``"client"`` (the sender wrote the log), ``"server"`` (the receiver) or
+    ``""`` (the log doesn't say). ``reported`` is set by the first bandwidth report; a
+    banner object also uses it to know whether its first run has begun.
+    """
 
     line: int
     side: str = ""            # "client" (sender) or "server" (receiver)
@@ -190,7 +194,25 @@ class Run:
 
 
 def parse(text):
-    """Parse iperf 2 text output into a ``throughput`` Dataset (see the module docstring)."""
+    """Parse iperf 2 text output into a ``throughput`` Dataset.
+
+    Parameters
+    ----------
+    text : str
+        The whole log (one or more runs; client or server side).
+
+    Returns
+    -------
+    xarray.Dataset
+        Kind ``throughput`` (see the module docstring): rates in bit/s, amounts in byte,
+        times in s, jitter/RTT in ms; ``tool_summary`` holds the tool's own totals.
+
+    Raises
+    ------
+    thruput.errors.ParseError
+        Empty input, no bandwidth report at all, or lines that are not iperf 2 output
+        (every one named by its line number).
+    """
     lines = contract.split_lines(text)
     if not any(line.strip() for line in lines):
         raise ParseError("empty input")
@@ -253,7 +275,8 @@ def _parse_lines(lines, ledger, cut_last=False):
         m = CONNECT_RE.match(stripped)
         if m:
             if run is None or run.reported:
-                run = _new_run(session, n, first=not any(r.line == session.line for r in runs))
+                run = _new_run(session, n, first=not session.reported)
+                session.reported = True   # the session's later runs start at their connection
                 runs.append(run)
             rest = m["rest"]
             connect = {"local": f"{m['local']}:{m['lport']}", "remote": f"{m['remote']}:{m['rport']}",
@@ -302,7 +325,8 @@ def _parse_lines(lines, ledger, cut_last=False):
             if row is None:
                 continue
             if run is None:
-                run = _new_run(session, n, first=not any(r.line == session.line for r in runs))
+                run = _new_run(session, n, first=not session.reported)
+                session.reported = True
                 runs.append(run)
             run.reported = True
             run.enhanced = run.enhanced or row.pop("enhanced")
@@ -403,8 +427,6 @@ def _process(row, fields):
         if key == "cwnd" and number == CWND_UNKNOWN:
             number = math.nan
         row[key] = number * _TAIL_FACTORS[key]
-    if "cwnd" in fields and fields["cwnd"] is None:
-        row["cwnd"] = math.nan
     return row
 
 
@@ -529,6 +551,7 @@ def _run_numbers(run, truncation, index):
         "line": run.line,
         "sum": _printed(sum_final),
         "sent_datagrams": None if math.isnan(run.sum_sent) else int(run.sum_sent),
+        "out_of_order": run.sum_out_of_order[-1][2] if run.sum_out_of_order else None,
         "streams": [{"id": s.id, "final": _printed(f),
                      "server_report": _printed(s.server_report),
                      "sent_datagrams": None if math.isnan(s.sent) else int(s.sent)}
@@ -596,7 +619,20 @@ FINAL_COLUMNS = {
 
 
 def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
-    """Build the ``throughput`` Dataset from parsed :class:`Run` objects."""
+    """Build the ``throughput`` Dataset from parsed :class:`Run` objects.
+
+    Shared by this reader and :mod:`thruput.formats.iperf2_csv`: both fill :class:`Run`
+    and :class:`Stream` with report rows (dicts of numbers in the contract's units) and
+    let this function pick finals, sides and totals the same way.
+
+    Parameters
+    ----------
+    runs : list of Run
+    ledger : thruput.contract.Ledger
+        Closed here (raises for unaccounted lines); truncation found here is added to it.
+    fmt : str
+        Registry name of the calling format.
+    """
     if not any(run.reported for run in runs):
         ledger.close()  # unrecognised lines, if any, are the better error
         raise ParseError("no iperf 2 bandwidth report in input (the test failed or was cut off "
