@@ -643,7 +643,8 @@ def _checks_001(ctx):
 def _checks_002(ctx):
     c = ctx.add
     c("002-t3-capacity", "consistent", T3_BPS / 1e6,
-      f"a T3 runs at {T3_BPS / 1e6:.3f} Mbit/s; 43 is a little below it (framing), and the 30 Mbit/s effective rate is below both", "standard")
+      f"a T3 runs at {T3_BPS / 1e6:.3f} Mbit/s; 43 is a little below it (framing), and the "
+      "30 Mbit/s effective rate is below both", "standard")
     c("002-upgrade-factor", "consistent", ctx.v("002-bottleneck") / ctx.v("002-t3-effective"),
       "53 / 30 Mbit/s = 1.8 for the capacities; 'over 2' for throughputs needs the T3 runs below 26.5 Mbit/s, "
       "plausible below the 30 Mbit/s effective capacity", "ratio")
