@@ -87,7 +87,8 @@ def test_summary_counts(ledger):
     ("004-cern-2.4-6-rmem_max", "erratum", 8388607 / 1024),
     ("004-ping-diff-small", "reproduced", 17.684 - 17.472),
     ("004-cern-bogomips", "reproduced", 2 * 1495.506),
-    ("004-min-25", "erratum", 25.0),
+    ("004-min-25", "erratum", 25 / 8),                    # 25 Mbit/s in the printed MByte/s
+    ("002-nov6-64mb", "erratum", 64 / 1024),              # 64 KiB in the printed MiB
 ])
 def test_pinned_derivations(ledger, claim, status, derived):
     row = ledger.loc[claim]

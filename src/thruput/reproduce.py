@@ -667,7 +667,7 @@ def _checks_002(ctx):
         ok = ctx.date(a) < ctx.date(b)
         c(b, "consistent" if ok else "erratum", None, f"after {a} ({ctx.date(a)})" if ok else f"not after {a}", "dates")
     c("002-upgrade-date", "consistent", None, "before the Nov 6 repeat; the wiggum iperf server ran since Nov06 (ps)", "dates")
-    c("002-nov6-64mb", "erratum", 64 * 1024,
+    c("002-nov6-64mb", "erratum", 64 / 1024,  # 64 KiB, in the printed MiB
       "64 MBytes: the sweep never went above 8 MBytes and the explanation is the 64 KByte receiver "
       "window, so 64 KBytes is meant", "units")
     c("002-wscale-text", "erratum", ctx.v("002-snoop-synack-wscale"),
@@ -824,7 +824,7 @@ def _checks_004(ctx):
       "header 'rmem_max' printed twice; this column is wmem_max (the 2.4 part has wmem_max = 8191.999 too)", "header")
     c("004-ral-2.2-3-rmem_max", "erratum", None, "header 'rmem_max' printed twice; this column is wmem_max", "header")
     c("004-units-edit", "erratum", None, "the author's own correction: graphs labelled kbit/s are in Mbit/s", "units")
-    c("004-min-25", "erratum", 25,
+    c("004-min-25", "erratum", 25 / 8,  # 25 Mbit/s, in the printed MByte/s
       "printed '25mBytes'; 25 MByte/s = 200 Mbit/s would exceed the median (< 100 Mbit/s), so 25 Mbit/s "
       "(the graphs are in Mbit/s, per the author's edit)", "units")
     rtt = ctx.si("004-ping-august-108-min")
