@@ -910,8 +910,9 @@ def build_ledger(published):
     pandas.DataFrame
         Columns :data:`LEDGER_COLUMNS`: ``seed``, ``claim`` (the published ``id``),
         ``published_value`` and ``published_unit`` (as printed; for date rows the date
-        string and ``datetime``), ``derived_value`` (in ``published_unit``; NaN if nothing
-        was derived), ``status`` (one of :data:`STATUSES`), ``note`` (how it was derived
+        string and ``datetime``), ``derived_value`` (in ``published_unit``: the
+        re-derived value, or for a bound check the bound itself, e.g. the 941.5 Mbit/s
+        TCP goodput of GigE; NaN if nothing was derived), ``status`` (one of :data:`STATUSES`), ``note`` (how it was derived
         or why it disagrees; notes of several checks joined by " | "), ``quote``,
         ``measures`` and ``check`` (names of the checks that decided the status).
 
