@@ -517,8 +517,9 @@ def _run_numbers(run, truncation, index):
         elif rx:
             udp["lost"] = _nansum([r["lost"] for r in rx])
             udp["datagrams"] = _nansum([r["datagrams"] for r in rx])
-        if rx:
-            udp["jitter"] = float(np.mean([r["jitter"] for r in rx]))
+        jitters = [r.get("jitter", math.nan) for r in rx]
+        if any(not math.isnan(j) for j in jitters):
+            udp["jitter"] = float(np.nanmean(jitters))   # mean over the streams
         ooo = [_pick_out_of_order(s, receiver_rows.get(s.id)) for s, _, _ in streams]
         udp["ooo"] = _nansum(ooo) if rx else math.nan
     sent = run.sum_sent if not math.isnan(run.sum_sent) else _nansum([s.sent for s, _, _ in streams])
