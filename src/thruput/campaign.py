@@ -36,7 +36,7 @@ from .reader import read
 
 __all__ = [
     "open_campaign", "resolve", "load_metadata", "read_manifest", "planned_runs",
-    "run_id", "parse_run_id", "schema", "ManifestRow", "CampaignError",
+    "run_id", "parse_run_id", "schema", "read_raw", "check_unique", "ManifestRow", "CampaignError",
     "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "DEFAULT_ROOT",
 ]
 
@@ -51,8 +51,8 @@ ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
               "udpmon_req": "latency_scan"}
 PHASES = ("loaded", "unloaded")
 #: Roles of the files of each kind of campaign.
-KIND_ROLES = {"tcp_sweep": ("iperf", "ping"), "udp_sweep": ("udpmon_bw", "udpmon_req")}
-TCP_ROLES = KIND_ROLES["tcp_sweep"]
+CAMPAIGN_ROLES = {"tcp_sweep": ("iperf", "ping"), "udp_sweep": ("udpmon_bw", "udpmon_req")}
+TCP_ROLES = CAMPAIGN_ROLES["tcp_sweep"]
 #: Run ids of TCP sweeps: requested window in bytes, streams, repeat.
 RUN_ID = re.compile(r"^w(?P<window>[0-9]+)-s(?P<streams>[0-9]+)-r(?P<repeat>[0-9]+)$")
 KINDS = ("tcp_sweep", "udp_sweep")
@@ -339,7 +339,7 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT):
     directory = resolve(name_or_path, root)
     metadata = load_metadata(directory)
     rows = read_manifest(directory)
-    _check_unique(rows, directory)
+    check_unique(rows, directory)
     if metadata["kind"] == "tcp_sweep":
         ds = _tcp_sweep(directory, metadata, rows)
     else:
@@ -357,7 +357,8 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT):
     return ds
 
 
-def _check_unique(rows, directory):
+def check_unique(rows, directory):
+    """Raise :class:`ParseError` listing manifest rows that repeat an earlier one."""
     seen = {}
     errors = []
     for row in rows:

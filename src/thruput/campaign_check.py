@@ -87,14 +87,14 @@ def check_campaign(directory):
     except ThruputError as exc:
         problems.append(Problem(manifest, None, str(exc).removeprefix(manifest + ": ")))
     try:
-        cp._check_unique(rows, directory)
+        cp.check_unique(rows, directory)
     except ParseError as exc:
         problems += [Problem(manifest, line, msg) for line, msg in exc.errors]
 
     for row in rows:
-        if metadata is not None and row.role not in cp.KIND_ROLES[metadata["kind"]]:
+        if metadata is not None and row.role not in cp.CAMPAIGN_ROLES[metadata["kind"]]:
             problems.append(Problem(manifest, row.line, f"role {row.role} in a {metadata['kind']} "
-                                    f"campaign ({' or '.join(cp.KIND_ROLES[metadata['kind']])} expected)"))
+                                    f"campaign ({' or '.join(cp.CAMPAIGN_ROLES[metadata['kind']])} expected)"))
             continue
         problems += _check_file(directory, row, manifest)
     problems += _unlisted(directory, rows)

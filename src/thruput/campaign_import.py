@@ -29,8 +29,7 @@ from .reader import read
 __all__ = ["new_campaign", "import_campaign", "template", "parse_size"]
 
 #: Kind of a log (contract) -> its role in runs.csv.
-KIND_ROLES = {"throughput": "iperf", "rtt": "ping", "udp_sweep": "udpmon_bw",
-              "latency_scan": "udpmon_req"}
+KIND_ROLES = {kind: role for role, kind in cp.ROLE_KINDS.items()}
 #: Size suffixes in file names: iperf's convention, K = 1024 bytes (binary prefixes).
 SIZE_SUFFIX = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgb]?)(?:i?b)?\s*$", re.IGNORECASE)
