@@ -320,9 +320,13 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT):
         ``source``/``source_sha256`` and ``ping_source``/``ping_source_sha256``. Cells the
         plan asked for but that did not run are NaN (and ``""`` for strings). For
         ``kind: udp_sweep``: the ``udp_sweep`` rows on ``row`` with a ``file`` coordinate and
-        the ``latency_scan`` points as ``scan_*`` variables on ``point``. Attrs: ``campaign``,
-        ``campaign_kind``, ``metadata`` (campaign.yaml as JSON), ``capacity_bps`` (when
-        known) and the line accounting summed over every file read.
+        the ``latency_scan`` points as ``scan_*`` variables on ``point`` (``scan_file``),
+        and ``source_sha256``/``source_role`` on ``source`` (one per file). Attrs:
+        ``kind`` (``"campaign"``), ``campaign``, ``campaign_kind``, ``title``, ``metadata``
+        (campaign.yaml as JSON), ``capacity_bps`` (when known), ``interval_s`` (median
+        reporting interval of a TCP sweep, s), ``files_read`` and the line accounting
+        (``lines_total``, ``lines_parsed``, ``lines_skipped``, ``skipped_reasons``) summed
+        over every file read.
 
     Raises
     ------
