@@ -1,0 +1,13 @@
+"""What the site's notebooks show: tables and charts built from :mod:`thruput.stats`.
+
+Notebooks stay one line per cell (``report.cell_table(ds)``, ``report.study_charts(...)``).
+Nothing here parses logs or computes an estimator itself; it arranges what the statistics
+return into tables with units in their headers, and picks the charts.
+"""
+
+from .campaigns import *  # noqa: F401,F403
+from .campaigns import __all__ as _campaigns
+from .studies import *  # noqa: F401,F403
+from .studies import __all__ as _studies
+
+__all__ = [*_campaigns, *_studies]
