@@ -254,3 +254,26 @@ def test_corpus_agrees_with_the_tools_summary_lines(corpus):
             assert float(ds.iperf2_stream_netpwr[2, 0]) == 182579.69
             assert values(ds.iperf2_stream_writes[3]) == [56387.0, 56373.0]   # [3], [4]
             assert values(ds.iperf2_stream_connect_time[3]) == [0.30, 0.16]
+
+
+def test_2_2_inflight_and_packet_counts():
+    """iperf 2.2's -e client columns InF(pkts)/Cwnd(pkts)/RTT(var), as its documented output."""
+    text = "\n".join([
+        "Client connecting to 192.0.2.10, TCP port 5001 with pid 1 (1/0 flows/load)",
+        "TCP window size: 16.0 KByte (default)",
+        "-" * 60,
+        "[  1] local 192.0.2.20 port 44778 connected with 192.0.2.10 port 5001 (ct=6.37 ms)",
+        "[ ID] Interval        Transfer    Bandwidth       Write/Err  Rtry     "
+        "InF(pkts)/Cwnd(pkts)/RTT(var)        NetPwr",
+        "[  1] 0.00-1.00 sec   197 MBytes  1.65 Gbits/sec  1574/0         0      "
+        "658K(466)/5664K(4006)/7632(1329) us  27032",
+        "[  1] 0.00-1.00 sec   197 MBytes  1.65 Gbits/sec  1574/0         0      "
+        "658K(466)/5664K(4006)/7632(1329) us  27032", ""])
+    ds = iperf2.parse(text)
+    assert float(ds.throughput[0]) == 1.65e9
+    assert float(ds.iperf2_interval_inflight[0, 0, 0]) == 658 * KiB
+    assert float(ds.interval_cwnd[0, 0, 0]) == 5664 * KiB
+    assert float(ds.interval_rtt[0, 0, 0]) == pytest.approx(7.632)
+    assert float(ds.iperf2_stream_cwnd[0, 0]) == 5664 * KiB
+    assert float(ds.iperf2_interval_cwnd_packets[0, 0, 0]) == 4006
+    assert float(ds.iperf2_interval_inflight_packets[0, 0, 0]) == 466

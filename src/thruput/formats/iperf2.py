@@ -73,10 +73,12 @@ REPORT_RE = re.compile(
 #: The columns after the rate, by report type. Tried in order; the first full match wins.
 #: ``Cwnd`` is ``-1K`` when the kernel gave no tcp_info (2.0.1x), ``NA`` in some 2.1.x.
 TAIL_RES = (
-    # TCP client -e: Write/Err  Rtry  Cwnd/RTT(var)  NetPwr (2.0.1x: no (var))
+    # TCP client -e: Write/Err  Rtry  Cwnd/RTT(var)  NetPwr (2.0.1x: no (var); 2.2 with
+    # in-flight bytes: InF(pkts)/Cwnd(pkts)/RTT(var))
     ("tcp_write", re.compile(
         r"^\s+(?P<writes>\d+)/(?P<write_errors>\d+)\s+(?P<retransmits>\d+)"
-        r"\s+(?:(?P<cwnd>-?\d+)K|NA)/(?P<rtt>\d+)(?:\((?P<rttvar>\d+)\))?\s*us"
+        r"\s+(?:(?P<inflight>-?\d+)K\((?P<inflight_pkts>\d+)\)/)?"
+        r"(?:(?P<cwnd>-?\d+)K(?:\((?P<cwnd_pkts>\d+)\))?|NA)/(?P<rtt>\d+)(?:\((?P<rttvar>\d+)\))?\s*us"
         r"(?:\s+(?P<netpwr>\d+(?:\.\d+)?|NA))?\s*$")),
     # TCP client -e [SUM]: Write/Err  Rtry
     ("tcp_write_sum", re.compile(r"^\s+(?P<writes>\d+)/(?P<write_errors>\d+)\s+(?P<retransmits>\d+)\s*$")),
@@ -407,7 +409,8 @@ CWND_UNKNOWN = -1
 _TAIL_FACTORS = {
     "writes": 1, "write_errors": 1, "retransmits": 1, "pps": 1, "reads": 1,
     "netpwr": 1, "lost": 1, "datagrams": 1, "rx": 1, "inp": 1, "inp_max": 1,
-    "cwnd": 1024,            # printed in KByte
+    "cwnd": 1024, "inflight": 1024,   # printed in KByte
+    "cwnd_pkts": 1, "inflight_pkts": 1,
     "rtt": 1e-3, "rttvar": 1e-3,  # printed in us, the contract wants ms
     "jitter": 1, "latency_avg": 1, "latency_min": 1, "latency_max": 1, "latency_stdev": 1,  # ms
     "loss_pct": 1,
@@ -589,6 +592,9 @@ INTERVAL_COLUMNS = {
     "cwnd": ("interval_cwnd", None, None),
     "rtt": ("interval_rtt", None, None),
     "rttvar": ("interval_rttvar", None, None),
+    "inflight": ("iperf2_interval_inflight", "byte", "TCP bytes in flight at the end of the interval (2.2 -e InF)"),
+    "inflight_pkts": ("iperf2_interval_inflight_packets", "count", "TCP packets in flight (2.2 -e InF(pkts))"),
+    "cwnd_pkts": ("iperf2_interval_cwnd_packets", "count", "TCP congestion window in packets (2.2 -e Cwnd(pkts))"),
     "writes": ("iperf2_interval_writes", "count", "write() calls in the interval (-e Write)"),
     "write_errors": ("iperf2_interval_write_errors", "count", "failed write() calls in the interval (-e Err)"),
     "netpwr": ("iperf2_interval_netpwr", "1", "network power: throughput / RTT (-e NetPwr, as printed)"),
