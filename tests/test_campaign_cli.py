@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import csv
+import datetime as dt
+import json
+import re
 import shutil
 from pathlib import Path
 
@@ -120,3 +123,15 @@ def test_check_against_normalized_catches_a_file_changed_in_place(tmp_path, caps
     assert main(["campaign", "check", str(mini), "--against", str(nc)]) == 1
     out = capsys.readouterr().out.splitlines()
     assert len(out) == 2 and out[0].startswith(f"{victim}: error: changed since the campaign was normalized")
+
+
+def test_import_takes_start_times_from_the_logs(tmp_path):
+    files = [str(MINI / "runs" / "w65536-s1-r0.iperf3.json"), str(MINI / "runs" / "w65536-s1-r0.loaded.ping")]
+    assert main(["campaign", "import", "t", *files, "--root", str(tmp_path), "--pattern", PATTERN]) == 0
+    started = {r["role"]: r["started"] for r in rows(tmp_path / "t")}
+    raw = json.loads((MINI / "runs" / "w65536-s1-r0.iperf3.json").read_text())
+    want = dt.datetime.fromtimestamp(raw["start"]["timestamp"]["timesecs"], dt.timezone.utc)
+    assert started["iperf"] == want.strftime("%Y-%m-%dT%H:%M:%SZ")
+    first = float(re.search(r"^\[([0-9.]+)\]", (MINI / "runs" / "w65536-s1-r0.loaded.ping").read_text(), re.M)[1])
+    assert started["ping"] == dt.datetime.fromtimestamp(int(first), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert load_metadata(tmp_path / "t")["dates"]["start"] == min(started.values())

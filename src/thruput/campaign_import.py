@@ -11,6 +11,7 @@ named groups of a regular expression the user gives, matched against the file na
 ``window`` (bytes, or with a K/M/G suffix meaning KiB/MiB/GiB), ``streams``, ``repeat``,
 ``phase`` (loaded/unloaded) and ``run``. Repeats not given are numbered in file-name order
 within a (window, streams) cell. Ping logs carry no window, so they need the pattern.
+Start times come from the logs where they give them (iperf3 -J, ping -D).
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ import math
 import re
 import shutil
 from pathlib import Path
+
+import numpy as np
 
 from . import campaign as cp
 from .errors import ThruputError
@@ -196,7 +199,7 @@ def _describe(path, regex):
         given = {k: v for k, v in m.groupdict().items() if v is not None}
     entry = {"source": path, "path": f"runs/{path.name}", "role": role, "format": ds.attrs["format"],
              "window": None, "streams": None, "repeat": None, "phase": "", "run": "",
-             "started": ""}
+             "started": _started(ds)}
     if role == "iperf":
         run = ds.isel(run=0)
         entry["window"] = _int_or_none(run["window_requested"])
@@ -221,6 +224,23 @@ def _describe(path, regex):
     else:
         entry["run"] = given.get("run", path.stem)
     return entry
+
+
+#: Variables that give when a log started, Unix time in s: iperf3 -J's start timestamp,
+#: ping -D's reply timestamps (the first one is a probe interval after the start).
+START_VARIABLES = ("iperf3_start_time", "timestamp")
+
+
+def _started(ds):
+    """When the log says it started, ISO 8601 UTC to the second; "" if it does not."""
+    for name in START_VARIABLES:
+        if name in ds.variables:
+            values = np.asarray(ds[name].values, dtype=float).ravel()
+            values = values[np.isfinite(values)]
+            if values.size:
+                when = dt.datetime.fromtimestamp(float(values[0]), dt.timezone.utc)
+                return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return ""
 
 
 def _int_or_none(value):
