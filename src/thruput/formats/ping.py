@@ -211,7 +211,7 @@ def parse(text):
     ParseError
         Empty input, no header, unrecognised lines, a second run in the file.
     """
-    if not text.strip():
+    if not text or text.isspace():  # (isspace stops at the first other character)
         raise ParseError("empty input")
     variant, header_line = _variant(text)
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
@@ -576,7 +576,11 @@ def _process(replies, others, variant, ledger):
     has_seq = seq >= 0
     if has_seq.any():
         full = np.full(len(seq), -1, dtype=np.int64)
-        full[has_seq] = np.unwrap(seq[has_seq].astype(float), period=SEQ_PERIOD).astype(np.int64)
+        printed = seq[has_seq]
+        step = np.diff(printed)
+        if np.any(np.abs(step) >= SEQ_PERIOD // 2):  # wrapped after 65535 somewhere
+            printed = np.unwrap(printed.astype(float), period=SEQ_PERIOD).astype(np.int64)
+        full[has_seq] = printed
         answered = (status == _REPLY) & has_seq
         # a second reply to one sequence number is a duplicate, marked (DUP!) or not
         # (sequence numbers that only grow, the usual case, need no search)
