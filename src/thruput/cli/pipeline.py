@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -31,7 +32,7 @@ STATS_DEFAULTS = {"percentiles": [10, 25, 75, 90], "plateau_tolerance": 0.1, "co
 
 def add_parser(sub):
     p = sub.add_parser("pipeline", help="the steps dvc.yaml runs (normalize, stats)",
-                       description=__doc__, formatter_class=_Raw)
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = p.add_subparsers(dest="verb", metavar="STEP", required=True)
     norm = verbs.add_parser("normalize", help="campaign directory -> one netCDF file")
     norm.add_argument("campaign", metavar="DIR")
@@ -43,10 +44,6 @@ def add_parser(sub):
     st.add_argument("--params", default="params.yaml", metavar="params.yaml",
                     help="parameters file; its `stats` section is used (default: %(default)s)")
     st.set_defaults(func=run_stats)
-
-
-class _Raw(__import__("argparse").RawDescriptionHelpFormatter):
-    pass
 
 
 def run_normalize(args):
