@@ -329,3 +329,18 @@ def test_sniff():
 def test_empty_input():
     with pytest.raises(ParseError, match="empty input"):
         ping.parse("\n\n")
+
+
+def test_fast_path_reads_like_the_general_path(corpus, monkeypatch):
+    """The bulk reader (one split + NumPy) and the line-by-line regex give the same Dataset."""
+    paths = SAMPLES + _corpus_files(corpus)
+    fast = {p: thruput.read(p) for p in paths}
+    used = {p for p in paths if ping._replies_fast(decode(p.read_bytes())) is not None}
+    assert {p.name for p in used} >= {"iputils--timestamps-D.out", "busybox--loopback.out",
+                                      "solaris--ping-s-docs.out", "ping6-ip-dup.out"}
+    flagged = {p for p in paths if "(DUP!)" in p.read_text()}
+    assert flagged and not flagged & used  # (DUP!) lines take the general path
+    monkeypatch.setattr(ping, "_replies_fast", lambda text: None)
+    for p in paths:
+        general = thruput.read(p)
+        assert general.identical(fast[p]), p

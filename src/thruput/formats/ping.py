@@ -92,8 +92,17 @@ BINARY = False
 # ---------------------------------------------------------------------------------------
 # The spec: every line shape, as module constants.
 
+
+def _ascii(pattern):
+    # ping prints ASCII: \d, \s and \S must not match other Unicode digits and spaces
+    return re.compile(pattern, re.ASCII)
+
+
+#: Nothing but blanks: empty input.
+BLANK_TEXT = _ascii(r"[ \t\n]*\Z")
+
 #: A run header of any variant (sniffing and run splitting).
-HEADER = re.compile(
+HEADER = _ascii(
     r"^(?:PING6?[ (].*(?:bytes of data\.|data bytes|bytes\) \S+ --> \S+)"
     r"|Pinging \S.* with \d+ bytes of data:)$")
 
@@ -103,7 +112,7 @@ HEADER = re.compile(
 #: ``icmp_seq=N.`` has a trailing dot on Solaris; ``seq=`` is BusyBox; ``hlim=`` BSD ping6;
 #: iputils omits ``time=`` for payloads too small to carry a timestamp; Solaris prints
 #: ``time=1. ms`` with a bare dot on old releases.
-UNIX_LINES = re.compile(
+UNIX_LINES = _ascii(
     r"(?m)^(?:(?:\[(\d+\.\d+)\] )?(\d+) bytes from [^\n]*?[:,] (?:icmp_)?seq=(\d+)\.?"
     r"(?: (?:ttl|hlim)=(\d+))?(?: time=(\d+(?:\.\d*)?) ?ms)?"
     r"(?: \((DUP!|BAD CHECKSUM!)\))?|([^\n]*))$")
@@ -111,68 +120,68 @@ UNIX_LINES = re.compile(
 #: The fast path (:func:`_replies_fast`): a reply line of UNIX_LINES' shape (group 1 = the
 #: whole line), anchored on the newline before it so that the regex engine jumps from line
 #: to line instead of trying every character.
-FAST_REPLY = re.compile(
+FAST_REPLY = _ascii(
     r"\n((?:\[\d+\.\d+\] )?\d+ bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=\d+\.?"
     r"(?: (?:ttl|hlim)=\d+)?(?: time=\d+(?:\.\d*)? ?ms)?"
     r"(?: \((?:DUP!|BAD CHECKSUM!)\))?)(?=\n)")
 #: What sits between the size and the sequence number (blanked out before reading numbers).
-FAST_MIDDLE = re.compile(r" bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=")
+FAST_MIDDLE = _ascii(r" bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=")
 #: Everything else of a validated reply line that is not part of a number becomes a blank.
 FAST_BLANKS = str.maketrans(dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ=[]", " "))
 
 #: Windows replies in the same group layout: 2 bytes=, 4 TTL=, 5 time, 6 ``<`` or ``=``.
-WINDOWS_LINES = re.compile(
+WINDOWS_LINES = _ascii(
     r"(?m)^(?:()Reply from [^\n]*?: (?:bytes=(\d+) )?()time([<=])?(\d+)ms(?: TTL=(\d+))?"
     r"|([^\n]*))$")
 #: WINDOWS_LINES puts the comparison before the time; this maps its groups to UNIX_LINES'.
 _WINDOWS_ORDER = (0, 1, 2, 5, 4, 3, 6)
 
 #: Lines other than replies (per-line regexes; few of them in any log).
-NO_ANSWER = re.compile(r"^(?:\[(\d+\.\d+)\] )?no answer yet for icmp_seq=(\d+)$")
-BSD_TIMEOUT = re.compile(r"^Request timeout for icmp_seq[= ](\d+)$")
+NO_ANSWER = _ascii(r"^(?:\[(\d+\.\d+)\] )?no answer yet for icmp_seq=(\d+)$")
+BSD_TIMEOUT = _ascii(r"^Request timeout for icmp_seq[= ](\d+)$")
 #: iputils ICMP errors: ``From 10.0.0.1 icmp_seq=1 Destination Host Unreachable``.
-ICMP_ERROR = re.compile(
+ICMP_ERROR = _ascii(
     r"^(?:\[(\d+\.\d+)\] )?From \S+(?: \([^)]*\))?(?: icmp_seq=(\d+))? (.+)$")
 #: BSD ICMP errors: ``92 bytes from host (ip): Destination Host Unreachable``.
-BSD_ERROR = re.compile(r"^(\d+) bytes from [^=\n]*?: ([A-Z][^=\n]*)$")
+BSD_ERROR = _ascii(r"^(\d+) bytes from [^=\n]*?: ([A-Z][^=\n]*)$")
 #: The returned IP header BSD dumps after an ICMP error (two lines).
-BSD_DUMP_HEADER = re.compile(r"^Vr HL TOS\s+Len\s+ID Flg\s+off TTL Pro\s+cks\s+Src\s+Dst")
-BSD_DUMP_ROW = re.compile(r"^ ?[0-9a-f]{1,2}\s+[0-9a-f]+\s+[0-9a-f]{2}\s+[0-9a-f]{4}\s.*$")
-SEND_ERROR = re.compile(r"^ping6?: (?:sendmsg|sendto|send)\b.*$")
-TOOL_MESSAGE = re.compile(r"^ping6?: .*$")
-PATTERN_LINE = re.compile(r"^PATTERN: 0x[0-9a-f]+$")
-WARNING_LINE = re.compile(r"^WARNING: .*$")
-INTERRUPT = re.compile(r"^(?:\^C|Control-C(?:\^C)?)$")
+BSD_DUMP_HEADER = _ascii(r"^Vr HL TOS\s+Len\s+ID Flg\s+off TTL Pro\s+cks\s+Src\s+Dst")
+BSD_DUMP_ROW = _ascii(r"^ ?[0-9a-f]{1,2}\s+[0-9a-f]+\s+[0-9a-f]{2}\s+[0-9a-f]{4}\s.*$")
+SEND_ERROR = _ascii(r"^ping6?: (?:sendmsg|sendto|send)\b.*$")
+TOOL_MESSAGE = _ascii(r"^ping6?: .*$")
+PATTERN_LINE = _ascii(r"^PATTERN: 0x[0-9a-f]+$")
+WARNING_LINE = _ascii(r"^WARNING: .*$")
+INTERRUPT = _ascii(r"^(?:\^C|Control-C(?:\^C)?)$")
 
-STATS_HEADER = re.compile(r"^(?:--- .* ping6? statistics ---|----.* PING Statistics----)$")
+STATS_HEADER = _ascii(r"^(?:--- .* ping6? statistics ---|----.* PING Statistics----)$")
 #: iputils, BSD, BusyBox and Solaris share this line; the optional parts are iputils'.
-TRANSMITTED = re.compile(
+TRANSMITTED = _ascii(
     r"^(\d+) packets transmitted, (\d+) (?:packets )?received,"
     r"(?: \+(\d+) duplicates,)?(?: \+(\d+) corrupted,)?(?: \+(\d+) errors,)?"
-    r" ([\d.]+)% packet loss(?:, time (\d+)ms)?$")
-RTT_STATS = re.compile(
+    r" (\d+(?:\.\d+)?)% packet loss(?:, time (\d+)ms)?$")
+RTT_STATS = _ascii(
     r"^(?:rtt|round-trip) (?:\(ms\)\s+)?min/avg/max(?:/(mdev|stddev|std-dev))? = "
-    r"([\d.]+)/([\d.]+)/([\d.]+)(?:/([\d.]+))?(?: ms)?(?:, pipe (\d+))?"
-    r"(?:, ipg/ewma ([\d.]+)/([\d.]+) ms)?$")
-PIPE = re.compile(r"^pipe (\d+)$")
+    r"(\d+\.\d+)/(\d+\.\d+)/(\d+\.\d+)(?:/(\d+\.\d+))?(?: ms)?(?:, pipe (\d+))?"
+    r"(?:, ipg/ewma (\d+\.\d+)/(\d+\.\d+) ms)?$")
+PIPE = _ascii(r"^pipe (\d+)$")
 
-WINDOWS_TIMEOUT = re.compile(r"^Request timed out\.$")
-WINDOWS_ERROR = re.compile(
+WINDOWS_TIMEOUT = _ascii(r"^Request timed out\.$")
+WINDOWS_ERROR = _ascii(
     r"^(?:Reply from \S+: )?(?:(Destination (?:host|net|protocol|port) unreachable)"
     r"|(TTL expired in transit|General failure|Transmit failed\..*|PING: transmit failed\..*))\.?$")
-WINDOWS_STATS_HEADER = re.compile(r"^Ping statistics for \S+:$")
-WINDOWS_PACKETS = re.compile(
+WINDOWS_STATS_HEADER = _ascii(r"^Ping statistics for \S+:$")
+WINDOWS_PACKETS = _ascii(
     r"^\s+Packets: Sent = (\d+), Received = (\d+), Lost = (\d+) \((\d+)% loss\),?$")
 #: "round trip ... milli-seconds" since Windows XP, "roundtrip ... milliseconds" before.
-WINDOWS_RTT_HEADER = re.compile(r"^Approximate round ?trip times in milli-?seconds:$")
-WINDOWS_RTT = re.compile(r"^\s+Minimum =\s*(\d+)ms, Maximum =\s*(\d+)ms, Average =\s*(\d+)ms$")
+WINDOWS_RTT_HEADER = _ascii(r"^Approximate round ?trip times in milli-?seconds:$")
+WINDOWS_RTT = _ascii(r"^\s+Minimum =\s*(\d+)ms, Maximum =\s*(\d+)ms, Average =\s*(\d+)ms$")
 
 #: iputils ping6 writes the address in parentheses right after the target, without a space
 #: (``PING ::1(::1) 56 data bytes``); BSD, BusyBox and Solaris put a space or nothing there.
-IPUTILS_PING6 = re.compile(r"^PING [^\s(]+\(")
+IPUTILS_PING6 = _ascii(r"^PING [^\s(]+\(")
 
 #: Sniffing: a header among the first lines.
-SNIFF = re.compile(HEADER.pattern.replace("^", "(?m)^", 1))
+SNIFF = _ascii(HEADER.pattern.replace("^", "(?m)^", 1))
 
 #: Sequence numbers are 16-bit on the wire: they wrap after 65535.
 SEQ_PERIOD = 65536
@@ -211,7 +220,7 @@ def parse(text):
     ParseError
         Empty input, no header, unrecognised lines, a second run in the file.
     """
-    if not text or text.isspace():  # (isspace stops at the first other character)
+    if BLANK_TEXT.match(text):  # (stops at the first other character: no copy of the text)
         raise ParseError("empty input")
     variant, header_line = _variant(text)
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
@@ -312,9 +321,9 @@ def _replies_fast(text):
     has_ts, has_ttl, has_rtt = fields[0] == n, fields[1] + fields[2] == n, fields[3] == n
     if fields[0] not in (0, n) or fields[1] + fields[2] not in (0, n) or fields[3] not in (0, n):
         return None
-    middle = FAST_MIDDLE.search(lines[0]).group(0)  # " bytes from <address>: icmp_seq="
-    if joined.count(middle) == n:  # one address answered everything: a plain replace
-        joined = joined.replace(middle, " ")
+    middle = FAST_MIDDLE.search(lines[0])  # " bytes from <address>: icmp_seq="
+    if middle and joined.count(middle.group(0)) == n:  # one address answered: plain replace
+        joined = joined.replace(middle.group(0), " ")
     else:
         joined = FAST_MIDDLE.sub(" ", joined)
     with warnings.catch_warnings():
@@ -419,7 +428,7 @@ class _OtherLines:
 
     def feed(self, line, text):
         skip = self.ledger.skip
-        if not text.strip():
+        if not text.strip(" \t"):
             self._after_error = 0
             skip(line, "blank")
             return
@@ -443,7 +452,8 @@ class _OtherLines:
         self.payload = int(size.group(1)) if size else -1
         if text.startswith("PING6("):  # BSD: PING6(56=40+8+8 bytes) src --> dst
             self.target = text.rsplit("--> ", 1)[-1]
-            self.payload = int(re.search(r"\+(\d+) bytes\)", text).group(1))
+            size = re.search(r"\+(\d+) bytes\)", text)
+            self.payload = int(size.group(1)) if size else -1
 
     def _unix(self, line, text):
         skip, event = self.ledger.skip, self.events.append
