@@ -317,9 +317,15 @@ def _replies_fast(text):
     joined = "\n".join(lines)
     if "(" in joined and ("(DUP!)" in joined or "(BAD CHECKSUM!)" in joined):
         return None
-    fields = [joined.count(marker) for marker in ("[", "ttl=", "hlim=", "time=")]
-    has_ts, has_ttl, has_rtt = fields[0] == n, fields[1] + fields[2] == n, fields[3] == n
-    if fields[0] not in (0, n) or fields[1] + fields[2] not in (0, n) or fields[3] not in (0, n):
+    # every reply must have the fields of the first: the counts of "[" (-D) and of "="
+    # (seq=, ttl=/hlim=, time=: at most one each per line) say so, and where the first
+    # line has only one of ttl and time, the count of "time=" tells which
+    first = lines[0]
+    has_ts, has_ttl = first.startswith("["), "ttl=" in first or "hlim=" in first
+    has_rtt = "time=" in first
+    if joined.count("[") != n * has_ts or joined.count("=") != n * (1 + has_ttl + has_rtt):
+        return None
+    if has_ttl != has_rtt and joined.count("time=") != n * has_rtt:
         return None
     middle = FAST_MIDDLE.search(lines[0])  # " bytes from <address>: icmp_seq="
     if middle and joined.count(middle.group(0)) == n:  # one address answered: plain replace
