@@ -397,8 +397,7 @@ def _extract_checked(doc, text, start, end, first_line, file_index, rows, lost):
         if len(streams) != n_streams:
             raise ParseError(f"interval {j + 1} has {len(streams)} streams, the first has {n_streams}",
                              line=first_line)
-        for stream in streams:
-            iv.append(tuple(map(stream.get, INTERVAL_KEYS)))
+        iv.extend([tuple(map(stream.get, INTERVAL_KEYS)) for stream in streams])
         iv_sum.append(tuple(map(_get(interval, "sum").get, INTERVAL_SUM_KEYS)))
         if senders is None:
             senders = [s.get("sender") for s in streams]
