@@ -146,6 +146,17 @@ def test_truncated_file_keeps_complete_series():
     np.testing.assert_allclose(cut.interval_start, full.interval_start)
 
 
+def test_cut_gzip_stream_keeps_what_was_complete():
+    from thruput.reader import read_bytes
+    raw = (HERE / "2.1.1--ping-loopback.flent.gz").read_bytes()
+    ds = read_bytes(raw[: int(len(raw) * 0.99)], path="cut.flent.gz")  # cut in x_values
+    full = thruput.read(HERE / "2.1.1--ping-loopback.flent.gz")
+    assert ds.attrs["truncated"] == 1 and "x_values" in ds.attrs["truncation"]
+    np.testing.assert_array_equal(ds.flent_ping, full.flent_ping)
+    with pytest.raises(ParseError, match="cut.flent.gz"):
+        read_bytes(raw[: len(raw) // 2], path="cut.flent.gz")  # cut in metadata: nothing complete
+
+
 @pytest.mark.parametrize("text, line", [
     ('{"metadata": {"NAME": "x"}}\n', 1),
     ('{"metadata": {"NAME": "x"},\n  "results": oops\n}\n', 2),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
+import zlib
 from pathlib import Path
 
 from . import formats
@@ -45,7 +45,7 @@ def read(path, format=None):
 def read_bytes(raw, format=None, path="<bytes>"):
     """Like :func:`read`, for the bytes of a file already in memory."""
     sha256 = hashlib.sha256(raw).hexdigest()
-    data = gzip.decompress(raw) if raw[:2] == GZIP_MAGIC else raw
+    data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
     head = decode(data[: formats.HEAD_BYTES])
     name = format or formats.sniff(head, path)
     module = formats.get(name)
@@ -56,6 +56,24 @@ def read_bytes(raw, format=None, path="<bytes>"):
     ds.attrs["source_path"] = path
     ds.attrs["source_sha256"] = sha256
     return validate(ds)
+
+
+def _gunzip(raw, path):
+    """Decompress every gzip member of ``raw``.
+
+    A stream cut off mid-way yields the bytes that were complete (the format's parser then
+    reports the truncation) instead of ``EOFError``; corrupt data is a ParseError.
+    """
+    out = []
+    while raw[:2] == GZIP_MAGIC:
+        inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            out.append(inflater.decompress(raw))
+            out.append(inflater.flush())
+        except zlib.error as exc:
+            raise ParseError(f"corrupt gzip data: {exc}", path=path) from None
+        raw = inflater.unused_data
+    return b"".join(out)
 
 
 def decode(data):

@@ -194,6 +194,8 @@ def _process(doc, text, ledger, lost):
     results = doc["results"]
     if not isinstance(results, dict):
         raise ParseError("flent \"results\" is not an object", line=1)
+    if lost and not results:
+        raise ParseError(f"flent data file without a complete series: {lost}", line=1)
     series_meta = meta.get("SERIES_META") or {}
     step = float(meta.get("STEP_SIZE") or _NAN)
     n_points = max((len(v) for v in results.values() if isinstance(v, list)), default=0)
