@@ -47,8 +47,9 @@ direction's summary is ``iperf3_throughput_reverse`` (receiver, else sender).
 (``{"runs": [{"sender": {...}, "receiver": {...}}]}``).
 
 Truncated logs keep every complete line; a run without summary lines says so in
-``truncation``. iperf3's own error lines (``iperf3: error - ...``, ``iperf3: interrupt -
-...``) end a run as cut short; a log holding nothing but an error raises
+``truncation``. iperf3's own message lines (``iperf3: error - ...``, ``iperf3: interrupt -
+...``, a server's ``iperf3: the client has unexpectedly closed the connection``) mark a run
+as cut short (``iperf3_error``); a log holding nothing but such a message raises
 :class:`~thruput.errors.ParseError` with iperf3's message. ``--timestamps`` prefixes are not
 supported.
 """
@@ -107,7 +108,9 @@ _CONGESTION = re.compile(r"^(?P<side>snd|rcv)_tcp_congestion (?P<algo>\S+)\s*$")
 _VERBOSE_INFO = re.compile(
     r"^(?:Control connection MSS \d+|Time: .*|\s+Cookie: .*|\s+TCP MSS: .*|Test Complete\. Summary Results:"
     r"|Linux .*|Darwin .*|FreeBSD .*|Windows .*|CYGWIN.*|Warning: .*|Connecting to host .* with .*)\s*$")
-_ERROR = re.compile(r"^iperf3: (?P<kind>error|interrupt) - (?P<message>.*)$")
+#: iperf3's own messages: "iperf3: error - ...", "iperf3: interrupt - ...", and the server's
+#: "iperf3: the client has unexpectedly closed the connection"
+_ERROR = re.compile(r"^iperf3: (?P<message>.+?)\s*$")
 _NOTICE = re.compile(r"^iperf3: OUT OF ORDER - .*$")
 _WARNING = re.compile(r"^(?:iperf3: )?warning: .*$", re.IGNORECASE)
 
@@ -211,13 +214,18 @@ def parse(text):
                 run.reverse = True
             ledger.parsed(n)
             continue
+        if _NOTICE.match(s):
+            ledger.skip(n, "out-of-order notice")
+            continue
+        if _WARNING.match(s):
+            ledger.skip(n, "warning")
+            continue
         if m := _ERROR.match(s):
             if run is not None and not run.error:
-                run.error = f"{m['kind']} - {m['message']}"
-                ledger.parsed(n)
+                run.error = m["message"]
             else:
-                errors.append((n, f"iperf3 reported: {m['kind']} - {m['message']}"))
-                ledger.parsed(n)
+                errors.append((n, f"iperf3 reported: {m['message']}"))
+            ledger.parsed(n)
             continue
         if m := _VERSION.match(s):
             pending["version"] = m["version"]
@@ -244,12 +252,6 @@ def parse(text):
             continue
         if _SENT.match(s):
             ledger.skip(n, "datagram count (repeats the summary)")
-            continue
-        if _NOTICE.match(s):
-            ledger.skip(n, "out-of-order notice")
-            continue
-        if _WARNING.match(s):
-            ledger.skip(n, "warning")
             continue
         if _VERBOSE_INFO.match(s):
             ledger.skip(n, "verbose info")
