@@ -160,6 +160,20 @@ def test_server_side_log():
     assert json.loads(ds.attrs["skipped_reasons"])["banner"] == 3
 
 
+def test_server_side_of_reverse_and_udp_tests():
+    ds = _read("server-tcp-R")
+    # the server sends (Retr/Cwnd columns); only its sender line: "3.51 GBytes  30.1 Gbits/sec   42  sender"
+    assert ds.stream_direction.values.tolist() == [["send"]]
+    assert float(ds.throughput[0]) == float(ds.throughput_sender[0]) == 30.1e9
+    assert math.isnan(float(ds.throughput_receiver[0]))
+    assert float(ds.retransmits[0]) == 42 and float(ds.bytes[0]) == 3.51 * GiB
+    ds = _read("server-udp")
+    # "1.22 MBytes  10.2 Mbits/sec  0.012 ms  0/39 (0%)  receiver"
+    assert ds.stream_direction.values.tolist() == [["receive"]]
+    assert float(ds.throughput_receiver[0]) == 10.2e6 and math.isnan(float(ds.throughput_sender[0]))
+    assert float(ds.jitter[0]) == 0.012 and float(ds.packets[0]) == 39 and float(ds.loss_fraction[0]) == 0
+
+
 def test_interrupted_client():
     ds = _read("tcp-interrupted")
     # receiver line "0.00 Bytes  0.00 bits/sec" was never exchanged: NaN, not 0

@@ -43,6 +43,14 @@ ONE=$!
 sleep 0.5
 iperf3 -c 127.0.0.1 -p "$SPORT" -t 1 -i 0.5 -P 2 >/dev/null
 wait "$ONE"
+# the server's side of a -R test (the server sends) and of a UDP test
+for what in "tcp-R:-R" "udp:-u -b 10M"; do
+    iperf3 -s -1 -p "$SPORT" > "$V--server-${what%%:*}.txt" &
+    ONE=$!
+    sleep 0.5
+    iperf3 -c 127.0.0.1 -p "$SPORT" -t 1 -i 0.5 ${what#*:} >/dev/null
+    wait "$ONE"
+done
 # a run cut off mid-way (the writer died): the first 12 lines of the -P 4 log
 head -n 12 "$V--tcp-P4.txt" > "$V--truncated-P4.txt"
 # empty input, and iperf3's JSON output, which the iperf3_json format must claim instead
@@ -63,9 +71,10 @@ run = ["throughput", "throughput_sender", "throughput_receiver", "bytes", "durat
 per = ["stream_throughput", "stream_direction", "interval_start", "interval_end", "interval_bytes",
        "interval_throughput"]
 for name in ["tcp", "tcp-P4", "tcp-R", "tcp-bidir", "tcp-bidir-P2", "tcp-verbose-window64K",
-             "tcp-omit1", "tcp-fk", "two-runs", "tcp-interrupted", "server-tcp", "truncated-P4"]:
+             "tcp-omit1", "tcp-fk", "two-runs", "tcp-interrupted", "server-tcp", "server-tcp-R",
+             "truncated-P4"]:
     write_expected(d + f"{v}--{name}.txt", values=run + per + ["interval_retransmits", "interval_cwnd"])
-for name in ["udp", "udp-P2-R", "udp-bidir"]:
+for name in ["udp", "udp-P2-R", "udp-bidir", "server-udp"]:
     write_expected(d + f"{v}--{name}.txt", values=run + per + ["jitter", "packets", "packets_lost"])
 write_expected(d + f"{v}--refused.txt")
 write_expected(d + "empty--empty.txt", read_as="iperf3_text")
