@@ -1,0 +1,73 @@
+"""The project's own dvc.yaml and params.yaml: shape, and the bundled campaigns they list."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from thruput.campaign_check import check_campaign
+from thruput.cli.pipeline import STATS_DEFAULTS
+
+from .conftest import ROOT
+
+PIPELINE = yaml.safe_load((ROOT / "dvc.yaml").read_text())
+PARAMS = yaml.safe_load((ROOT / "params.yaml").read_text())
+STAGES = PIPELINE["stages"]
+
+
+def stage_bodies():
+    for name, stage in STAGES.items():
+        yield name, stage.get("do", stage)
+
+
+def test_stages_and_params_sections():
+    assert list(STAGES) == ["normalize", "stats", "reproduce", "site"]
+    assert STAGES["normalize"]["foreach"] == "${campaigns}"
+    assert STAGES["stats"]["foreach"] == "${campaigns}"
+    assert set(PARAMS) == {"campaigns", "stats"}
+    assert set(PARAMS["stats"]) == set(STATS_DEFAULTS)
+
+
+@pytest.mark.parametrize("name, stage", list(stage_bodies()), ids=[n for n, _ in stage_bodies()])
+def test_every_stage_depends_on_the_package_and_passes_its_paths(name, stage):
+    assert "src/thruput" in stage["deps"]
+    cmd = " ".join(stage["cmd"].split())
+    assert cmd.startswith("thruput ")
+    for out in stage["outs"]:                      # every output path is on the command line
+        assert out in cmd
+    for dep in stage["deps"]:
+        if dep.startswith("data/") and name != "site":
+            assert dep in cmd
+
+
+def test_no_stage_lists_the_campaign_list_as_a_parameter():
+    # so that adding a campaign does not make every campaign's stages stale
+    for _, stage in stage_bodies():
+        assert "campaigns" not in (stage.get("params") or [])
+
+
+@pytest.mark.parametrize("campaign", PARAMS["campaigns"])
+def test_bundled_campaigns_are_sound(campaign):
+    directory = ROOT / "data" / "raw" / campaign
+    assert directory.is_dir() or (ROOT / "data" / "raw" / f"{campaign}.dvc").is_file()
+    if directory.is_dir():
+        assert [str(p) for p in check_campaign(directory) if p.severity == "error"] == []
+
+
+def test_bundled_udpmon_campaign_is_the_corpus_copy():
+    raw = ROOT / "data" / "raw" / "udpmon-veth-500m" / "runs"
+    corpus = ROOT.parent / "shared" / "corpus" / "udpmon"
+    if not corpus.is_dir():
+        pytest.skip("../shared/corpus not present")
+    assert sorted(p.name for p in raw.iterdir()) == sorted(p.name for p in corpus.iterdir())
+    for p in corpus.iterdir():
+        assert (raw / p.name).read_bytes() == p.read_bytes()
+
+
+def test_dvc_config_has_a_default_local_remote_and_no_analytics():
+    config = (ROOT / ".dvc" / "config").read_text()
+    assert re.search(r"remote = local", config)
+    assert re.search(r"url = \.\./\.\./dvc-store", config)
+    assert re.search(r"analytics = false", config)
