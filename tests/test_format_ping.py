@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import thruput
 from thruput.contract import validate
@@ -345,3 +347,31 @@ def test_fast_path_reads_like_the_general_path(corpus, monkeypatch):
     for p in paths:
         general = thruput.read(p)
         assert general.identical(fast[p]), p
+
+
+@settings(max_examples=80, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(SAMPLES), st.floats(0, 1), st.floats(0, 1), st.binary(max_size=60))
+def test_fast_and_general_paths_agree_on_damaged_logs(sample, cut, at, junk):
+    """Cut and spliced logs: both paths give the same Dataset or fail at the same line."""
+    raw = sample.read_bytes()
+    raw = raw[: max(1, int(len(raw) * cut))] if cut < 0.5 else raw
+    k = int(len(raw) * at)
+    text = decode(raw[:k] + junk + raw[k:])
+
+    def outcome():
+        try:
+            return ping.parse(text)
+        except ParseError as exc:
+            return exc.line
+
+    fast = outcome()
+    original = ping._replies_fast
+    ping._replies_fast = lambda text: None
+    try:
+        general = outcome()
+    finally:
+        ping._replies_fast = original
+    if isinstance(fast, int) or fast is None:
+        assert fast == general
+    else:
+        assert fast.identical(general)

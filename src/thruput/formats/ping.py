@@ -139,6 +139,8 @@ UNIX_REPLY = _ascii(r"(?:\[\d+\.\d+\] )?\d+ bytes from [^\n]*?[:,] (?:icmp_)?seq
 
 #: What sits between the size and the sequence number (blanked out before reading numbers).
 FAST_MIDDLE = _ascii(r" bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=")
+FAST_SIZE_MIDDLE = _ascii(r"(\d+)(" + FAST_MIDDLE.pattern + ")")
+FAST_TTL = _ascii(r" (?:ttl|hlim)=(\d+)")
 #: Everything else of a validated reply line that is not part of a number becomes a blank.
 FAST_BLANKS = str.maketrans(dict.fromkeys(
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ=[]", " "))
@@ -348,18 +350,33 @@ def _replies_fast(text):
         return None
     if has_ttl != has_rtt and joined.count("time=") != n * has_rtt:
         return None
-    middle = FAST_MIDDLE.search(lines[0])  # " bytes from <address>: icmp_seq="
-    if middle and joined.count(middle.group(0)) == n:  # one address answered: plain replace
-        joined = joined.replace(middle.group(0), " ")
+    # Blank out the words. Where every reply has the size, address and TTL of the first
+    # (the usual case: one count each), those numbers are known and left out of the numbers
+    # NumPy has to read: 3 a line instead of 5.
+    joined = "\n" + joined + "\n"
+    anchor = "] " if has_ts else "\n"
+    size, middle = FAST_SIZE_MIDDLE.search(first).groups()
+    same_size = joined.count(anchor + size + middle) == n
+    if same_size:
+        joined = joined.replace(anchor + size + middle, anchor + " ")
+    elif joined.count(middle) == n:  # one address answered every probe: a plain replace
+        joined = joined.replace(middle, " ")
     else:
         joined = FAST_MIDDLE.sub(" ", joined)
+    same_ttl = False
+    if has_ttl:
+        ttl_text = FAST_TTL.search(first).group(0) + (" time=" if has_rtt else "\n")
+        same_ttl = joined.count(ttl_text) == n
+        if same_ttl:
+            joined = joined.replace(ttl_text, " " if has_rtt else "\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)  # numbers not all read: say so
         try:
             numbers = np.fromstring(joined.translate(FAST_BLANKS), sep=" ")
         except (DeprecationWarning, ValueError):
             return None
-    k = 2 + has_ts + has_ttl + has_rtt
+    read_size, read_ttl = not same_size, has_ttl and not same_ttl
+    k = 1 + has_ts + read_size + read_ttl + has_rtt
     if numbers.size != n * k:
         return None
     numbers = numbers.reshape(n, k)
@@ -367,9 +384,14 @@ def _replies_fast(text):
     out.line = np.arange(1, n + 1, dtype=np.int64) + np.cumsum(newlines[:-1])
     column = iter(range(k))
     out.timestamp = numbers[:, next(column)] if has_ts else np.full(n, np.nan)
-    out.size = numbers[:, next(column)].astype(np.int64)
+    out.size = (numbers[:, next(column)].astype(np.int64) if read_size
+                else np.full(n, int(size), np.int64))
     out.seq = numbers[:, next(column)].astype(np.int64)
-    out.ttl = numbers[:, next(column)].astype(np.int64) if has_ttl else np.full(n, -1, np.int64)
+    if read_ttl:
+        out.ttl = numbers[:, next(column)].astype(np.int64)
+    else:
+        ttl = FAST_TTL.search(first) if has_ttl else None
+        out.ttl = np.full(n, int(ttl.group(1)) if ttl else -1, np.int64)
     out.rtt = numbers[:, next(column)] if has_rtt else np.full(n, np.nan)
     out.flag = None
     return out, others
