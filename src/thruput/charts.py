@@ -256,3 +256,258 @@ def enable_offline_renderer(force=False):
     if force or os.environ.get("THRUPUT_SITE_BUILD") == "1":
         alt.renderers.enable("thruput-offline")
         alt.data_transformers.disable_max_rows()
+
+
+# =========================================================================== studies
+# Charts of the study pages and of the reproduction summary (thruput.report.studies).
+# Everything they show was transcribed into data/published/ or derived by
+# thruput.reproduce; the status colours are the same on every page.
+
+__all__ += ["STATUS_DOMAIN", "status_color", "status_counts", "range_dots", "theory_points",
+            "grouped_ranges", "category_bars", "slope_dots", "throughput_vs_streams",
+            "rtt_vs_throughput", "side_by_side"]
+
+#: Ledger statuses, most serious first (thruput.reproduce.STATUSES), with fixed colours.
+STATUS_DOMAIN = ["erratum", "differs", "reproduced", "consistent", "not-reproducible"]
+STATUS_RANGE = ["#d62728", "#ff7f0e", "#2ca02c", "#4c78a8", "#a0a0a0"]
+#: Width of one chart of a side-by-side pair (two fit the page with their legends).
+PAIR_WIDTH = 380
+
+
+def status_color(field="status", legend=True):
+    """The shared colour encoding of a ledger status."""
+    return alt.Color(f"{field}:N", title="ledger status", legend=alt.Legend() if legend else None,
+                     scale=alt.Scale(domain=STATUS_DOMAIN, range=STATUS_RANGE))
+
+
+def status_counts(counts, title="Published figures by reproduction status"):
+    """Stacked horizontal bars: how many ledger rows of each study have each status.
+
+    ``counts``: ``study`` (label), ``status``, ``n`` (count of figures).
+    """
+    order = {s: i for i, s in enumerate(STATUS_DOMAIN)}
+    df = counts.assign(order=counts["status"].map(order))
+    return alt.Chart(df, title=title).mark_bar().encode(
+        y=alt.Y("study:N", title=None, sort=None),
+        x=alt.X("n:Q", title="published figures (count)", stack="zero"),
+        color=status_color(), order=alt.Order("order:Q"),
+        tooltip=[alt.Tooltip("study:N"), alt.Tooltip("status:N"), alt.Tooltip("n:Q", title="figures")],
+    ).properties(width=WIDTH, height=28 * df["study"].nunique())
+
+
+def _scale(kind, zero=True):
+    if kind == "log":
+        return alt.Scale(type="log")
+    if kind == "symlog":
+        return alt.Scale(type="symlog")
+    return alt.Scale(zero=zero)
+
+
+def range_dots(points, ranges=None, unit="", title="", scale="linear", range_label="range"):
+    """Order statistics per category as dots, with an optional range bar behind them.
+
+    ``points``: ``category``, ``statistic`` (legend: "mean", "median", ...), ``value`` (in
+    ``unit``), ``status`` (ledger status of the printed value), ``quote``.
+    ``ranges``: ``category``, ``low``, ``high`` (in ``unit``), ``what`` (what the bar is).
+    Values whose status is ``erratum`` or ``differs`` get a ring in the status colour.
+    """
+    x = alt.X("value:Q", title=f"{unit}", scale=_scale(scale))
+    y = alt.Y("category:N", title=None, sort=list(dict.fromkeys(points["category"])))
+    layers = []
+    if ranges is not None and len(ranges):
+        layers.append(alt.Chart(ranges).mark_bar(height=10, opacity=0.3, color="#4c78a8").encode(
+            x=alt.X("low:Q", title=unit, scale=_scale(scale)), x2="high:Q", y=y,
+            tooltip=[alt.Tooltip("category:N"), alt.Tooltip("what:N", title=range_label),
+                     alt.Tooltip("low:Q", title=f"from ({unit})", format=".4~g"),
+                     alt.Tooltip("high:Q", title=f"to ({unit})", format=".4~g")]))
+    tooltip = [alt.Tooltip("category:N"), alt.Tooltip("statistic:N"),
+               alt.Tooltip("value:Q", title=f"value ({unit})", format=".4~g"),
+               alt.Tooltip("status:N", title="ledger status"), alt.Tooltip("quote:N", title="printed")]
+    layers.append(alt.Chart(points).mark_point(filled=True, size=70).encode(
+        x=x, y=y, shape=alt.Shape("statistic:N", title="statistic"),
+        color=alt.Color("statistic:N", title="statistic", scale=alt.Scale(scheme="dark2")),
+        tooltip=tooltip))
+    flagged = points[points["status"].isin(["erratum", "differs"])]
+    if len(flagged):
+        layers.append(alt.Chart(flagged).mark_point(size=300, strokeWidth=2, filled=False).encode(
+            x=x, y=y, stroke=alt.Stroke("status:N", title="flagged",
+                                        scale=alt.Scale(domain=STATUS_DOMAIN[:2], range=STATUS_RANGE[:2])),
+            tooltip=tooltip))
+    height = max(60, 34 * points["category"].nunique())
+    return alt.layer(*layers, title=title).properties(width=WIDTH, height=height)
+
+
+def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear", y_scale="linear",
+                  vrules=None, hrules=None, title="", width=WIDTH):
+    """Theory curves as lines, published figures as dots on them.
+
+    ``curves``: ``x``, ``y``, ``label`` (legend text of the curve).
+    ``points``: ``x``, ``y``, ``what`` (short label), ``status``, ``quote``.
+    ``vrules`` / ``hrules``: ``x`` resp. ``y`` and ``label``: published settings or
+    statements drawn as dashed rules with their label.
+    """
+    xs, ys = _scale(x_scale), _scale(y_scale)
+    x = alt.X("x:Q", title=x_title, scale=xs)
+    y = alt.Y("y:Q", title=y_title, scale=ys)
+    layers = [alt.Chart(curves).mark_line(strokeWidth=2).encode(
+        x=x, y=y, color=alt.Color("label:N", title="theory", scale=alt.Scale(scheme="tableau10"),
+                                  legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=420)),
+        tooltip=[alt.Tooltip("label:N", title="curve"), alt.Tooltip("x:Q", title=x_title, format=".4~g"),
+                 alt.Tooltip("y:Q", title=y_title, format=".4~g")])]
+    for rules, axis in ((vrules, "x"), (hrules, "y")):
+        if rules is None or not len(rules):
+            continue
+        enc = {axis: alt.X("x:Q", scale=xs) if axis == "x" else alt.Y("y:Q", scale=ys)}
+        base = alt.Chart(rules)
+        layers.append(base.mark_rule(strokeDash=[5, 4], color="#555").encode(
+            **enc, tooltip=[alt.Tooltip("label:N", title="published"),
+                            alt.Tooltip(f"{axis}:Q", title=x_title if axis == "x" else y_title, format=".4~g")]))
+        text = base.mark_text(align="left", dx=3, dy=-4 if axis == "y" else 0, angle=0 if axis == "y" else 270,
+                              baseline="bottom", fontSize=10, color="#333")
+        if axis == "x":
+            layers.append(text.encode(x=enc["x"], y=alt.value(4), text="label:N"))
+        else:
+            layers.append(text.encode(y=enc["y"], x=alt.value(4), text="label:N"))
+    if points is not None and len(points):
+        layers.append(alt.Chart(points).mark_point(filled=True, size=90, stroke="black", strokeWidth=0.7).encode(
+            x=x, y=y, fill=alt.Fill("status:N", title="published figure", scale=alt.Scale(
+                domain=STATUS_DOMAIN, range=STATUS_RANGE)), shape=alt.value("diamond"),
+            tooltip=[alt.Tooltip("what:N", title="published"), alt.Tooltip("x:Q", title=x_title, format=".4~g"),
+                     alt.Tooltip("y:Q", title=y_title, format=".4~g"), alt.Tooltip("status:N", title="ledger status"),
+                     alt.Tooltip("quote:N", title="printed")]))
+    return alt.layer(*layers, title=title).properties(width=width, height=HEIGHT).resolve_scale(color="independent")
+
+
+def grouped_ranges(cells, unit="Mbit/s", title=""):
+    """Bars per application and TCP stack, one panel per network; printed ranges as rules.
+
+    ``cells``: ``app``, ``stack``, ``network``, ``low``, ``high``, ``mid`` (in ``unit``).
+    """
+    stacks = list(dict.fromkeys(cells["stack"]))
+    color = alt.Color("stack:N", title="TCP stack", scale=alt.Scale(domain=stacks, range=["#4c78a8", "#f58518", "#54a24b"]))
+    x = alt.X("app:N", title=None, sort=list(dict.fromkeys(cells["app"])))
+    tooltip = [alt.Tooltip("network:N"), alt.Tooltip("app:N", title="application"), alt.Tooltip("stack:N"),
+               alt.Tooltip("low:Q", title=f"low ({unit})"), alt.Tooltip("high:Q", title=f"high ({unit})")]
+    bars = alt.Chart().mark_bar().encode(
+        x=x, xOffset=alt.XOffset("stack:N", sort=stacks),
+        y=alt.Y("mid:Q", title=f"average transfer rate ({unit})", scale=alt.Scale(zero=True)),
+        color=color, tooltip=tooltip)
+    rules = alt.Chart().transform_filter("datum.low != datum.high").mark_rule(strokeWidth=2, color="black").encode(
+        x=x, xOffset=alt.XOffset("stack:N", sort=stacks), y="low:Q", y2="high:Q", tooltip=tooltip)
+    return alt.layer(bars, rules, data=cells).properties(width=200, height=HEIGHT).facet(
+        column=alt.Column("network:N", title=None, sort=list(dict.fromkeys(cells["network"]))), title=title)
+
+
+def category_bars(bars, unit="", title="", color_title="kind", hrules=None):
+    """Horizontal bars of one printed value per category, coloured by kind.
+
+    ``bars``: ``category``, ``value`` (in ``unit``), ``kind``, ``status``, ``quote``;
+    optional ``detail`` shown in the tooltip. ``hrules``: ``value``, ``label`` drawn as
+    dashed rules (a capacity, a goal).
+    """
+    tooltip = [alt.Tooltip("category:N"), alt.Tooltip("value:Q", title=f"value ({unit})", format=".4~g"),
+               alt.Tooltip("status:N", title="ledger status"), alt.Tooltip("quote:N", title="printed")]
+    if "detail" in bars:
+        tooltip.append(alt.Tooltip("detail:N", title="also"))
+    y = alt.Y("category:N", title=None, sort=None)
+    layers = [alt.Chart(bars).mark_bar().encode(
+        y=y, x=alt.X("value:Q", title=unit, scale=alt.Scale(zero=True)),
+        color=alt.Color("kind:N", title=color_title), tooltip=tooltip)]
+    if hrules is not None and len(hrules):
+        layers.append(alt.Chart(hrules).mark_rule(strokeDash=[5, 4], color="#333").encode(
+            x="value:Q", tooltip=[alt.Tooltip("label:N", title="reference"),
+                                  alt.Tooltip("value:Q", title=unit, format=".4~g")]))
+        layers.append(alt.Chart(hrules).mark_text(angle=270, align="left", baseline="bottom", dx=3, dy=-2,
+                                                  fontSize=10).encode(x="value:Q", y=alt.value(0), text="label:N"))
+    return alt.layer(*layers, title=title).properties(width=WIDTH, height=max(80, 26 * len(bars)))
+
+
+def slope_dots(slopes, title="UDPmon latency slope per board: measured and expected"):
+    """Measured vs expected latency slopes (us/byte), one row per board and PCI bus.
+
+    ``slopes``: ``board`` (label), ``kind`` ("measured", "expected (printed)",
+    "expected (PCI + GigE + PCI)"), ``slope`` (us/byte), ``status``.
+    """
+    kinds = list(dict.fromkeys(slopes["kind"]))
+    y = alt.Y("board:N", title=None, sort=list(dict.fromkeys(slopes["board"])))
+    x = alt.X("slope:Q", title="latency slope (us/byte)", scale=alt.Scale(zero=True))
+    rules = alt.Chart(slopes).mark_rule(color="#bbb").encode(y=y, x="min(slope):Q", x2="max(slope):Q")
+    dots = alt.Chart(slopes).mark_point(filled=True, size=110).encode(
+        y=y, x=x, color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=["#e45756", "#4c78a8", "#72b7b2"])),
+        shape=alt.Shape("kind:N", title=None, scale=alt.Scale(domain=kinds, range=["circle", "diamond", "triangle-up"])),
+        tooltip=[alt.Tooltip("board:N"), alt.Tooltip("kind:N"), alt.Tooltip("slope:Q", title="us/byte", format=".5f"),
+                 alt.Tooltip("status:N", title="ledger status")])
+    return alt.layer(rules, dots, title=title).properties(width=WIDTH, height=40 * slopes["board"].nunique())
+
+
+def throughput_vs_streams(cells, theory=None, title="Throughput vs parallel streams", width=WIDTH):
+    """Median throughput vs streams count, one line per window, IQR as error bars.
+
+    ``cells``: ``window`` (byte), ``streams``, ``median``, ``q25``, ``q75`` (bit/s).
+    ``theory``: optional ``window``, ``streams``, ``bound`` (bit/s): n x window / RTT.
+    """
+    df = _kib(_mbit(cells, "median", "q25", "q75"))
+    color = alt.Color("window_kib:O", title="window (KiB)", scale=alt.Scale(scheme="viridis"))
+    x = alt.X("streams:Q", title="parallel streams", scale=alt.Scale(type="log", base=2))
+    tooltip = [alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
+               alt.Tooltip("median:Q", title="median (Mbit/s)", format=".1f"),
+               alt.Tooltip("q25:Q", title="25th pct (Mbit/s)", format=".1f"),
+               alt.Tooltip("q75:Q", title="75th pct (Mbit/s)", format=".1f")]
+    layers = [alt.Chart(df).mark_errorbar().encode(x=x, y=alt.Y("q25:Q", title="throughput (Mbit/s)"), y2="q75:Q",
+                                                   color=color),
+              alt.Chart(df).mark_line(point=True).encode(
+                  x=x, y=alt.Y("median:Q", title="throughput (Mbit/s)", scale=alt.Scale(zero=True)),
+                  color=color, tooltip=tooltip)]
+    if theory is not None and len(theory):
+        tdf = _kib(_mbit(theory, "bound"))
+        tdf = tdf[tdf["bound"] <= 1.2 * df["q75"].max()]
+        layers.append(alt.Chart(tdf).mark_line(strokeDash=[4, 3], opacity=0.6).encode(
+            x=x, y="bound:Q", color=color,
+            tooltip=[alt.Tooltip("window_kib:Q", title="window (KiB)"),
+                     alt.Tooltip("bound:Q", title="n x window / RTT (Mbit/s)", format=".1f")]))
+    return alt.layer(*layers, title=title).properties(width=width, height=HEIGHT)
+
+
+def rtt_vs_throughput(cells, unloaded_ms=None, factor=None, title="Loaded ping RTT vs throughput", width=WIDTH):
+    """Median loaded ping RTT of each cell against its median throughput.
+
+    ``cells``: ``window`` (byte), ``streams``, ``median`` (bit/s), ``rtt_median`` (ms).
+    ``unloaded_ms``: the unloaded median RTT, drawn as a rule; with ``factor``, a second rule
+    at ``factor`` x unloaded (a published growth factor to compare with).
+    """
+    df = _kib(_mbit(cells, "median")).dropna(subset=["rtt_median"])
+    layers = [alt.Chart(df).mark_point(filled=True, size=60).encode(
+        x=alt.X("median:Q", title="median throughput (Mbit/s)", scale=alt.Scale(zero=True)),
+        y=alt.Y("rtt_median:Q", title="median loaded ping RTT (ms)", scale=alt.Scale(zero=True)),
+        color=streams_color(), size=alt.Size("window_kib:Q", title="window (KiB)", scale=alt.Scale(type="log")),
+        tooltip=[alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
+                 alt.Tooltip("median:Q", title="median throughput (Mbit/s)", format=".1f"),
+                 alt.Tooltip("rtt_median:Q", title="median loaded RTT (ms)", format=".3f")])]
+    refs = []
+    if unloaded_ms:
+        refs.append({"rtt": unloaded_ms, "label": f"unloaded median {unloaded_ms:.3f} ms"})
+        if factor:
+            refs.append({"rtt": factor * unloaded_ms, "label": f"{factor:g} x unloaded (published growth)"})
+    if refs:
+        rdf = pd.DataFrame(refs)
+        layers.append(alt.Chart(rdf).mark_rule(strokeDash=[5, 4], color="#333").encode(
+            y="rtt:Q", tooltip=[alt.Tooltip("label:N"), alt.Tooltip("rtt:Q", title="RTT (ms)", format=".3f")]))
+        layers.append(alt.Chart(rdf).mark_text(align="left", baseline="bottom", dx=3, dy=-2, fontSize=10).encode(
+            y="rtt:Q", x=alt.value(0), text="label:N"))
+    return alt.layer(*layers, title=title).properties(width=width, height=HEIGHT)
+
+
+def side_by_side(published, measured, published_title, measured_title):
+    """Two charts next to each other: a study's published figure and a new measurement.
+
+    The titles say which is which; scales are independent (different hardware, different
+    numbers): the point is the shape of the effect, not the values.
+    """
+    left = published.properties(width=PAIR_WIDTH, title=alt.TitleParams(
+        published_title, subtitle="published figures and theory", color="#243447"))
+    right = measured.properties(width=PAIR_WIDTH, title=alt.TitleParams(
+        measured_title, subtitle="NEW measurement, different hardware: not the original data", subtitleColor="#b35900",
+        color="#b35900"))
+    return alt.hconcat(left, right, spacing=40).resolve_scale(color="independent", fill="independent",
+                                                              shape="independent", size="independent",
+                                                              x="independent", y="independent")
