@@ -1,0 +1,81 @@
+"""``runs.csv``: the manifest of a campaign's complete raw files (docs/design.md).
+
+One row per raw file, appended only after the file is complete and renamed from its
+``.part`` name; so a file without a row is not part of the campaign, and re-recording
+skips the runs whose rows are all present.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import astuple, dataclass, fields
+
+__all__ = ["COLUMNS", "MANIFEST", "Row", "read_rows", "append_rows", "complete_runs"]
+
+MANIFEST = "runs.csv"
+#: Column order, fixed by docs/design.md; empty cells mean "not applicable".
+COLUMNS = ("run", "role", "path", "window", "streams", "repeat", "phase", "started")
+#: The (role, phase) rows a recorded TCP sweep run has: the iperf log, the ping alongside
+#: it and the ping alone after it.
+RUN_PARTS = (("iperf", ""), ("ping", "loaded"), ("ping", "unloaded"))
+
+
+@dataclass(frozen=True)
+class Row:
+    """One manifest row; ``path`` relative to the campaign directory, ``started`` ISO UTC."""
+
+    run: str
+    role: str
+    path: str
+    window: int | str
+    streams: int | str
+    repeat: int | str
+    phase: str
+    started: str
+
+
+def read_rows(campaign_dir):
+    """Rows of ``campaign_dir/runs.csv`` (empty list if there is none yet).
+
+    Raises
+    ------
+    ValueError
+        If the header is not :data:`COLUMNS` (names the file).
+    """
+    path = os.path.join(campaign_dir, MANIFEST)
+    if not os.path.exists(path):
+        return []
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            return []
+        if tuple(header) != COLUMNS:
+            raise ValueError(f"{path}:1: header {header} is not {list(COLUMNS)}")
+        return [Row(*r) for r in reader if r]
+
+
+def append_rows(campaign_dir, rows):
+    """Append ``rows`` to runs.csv (writing the header first if new), flushed to disk."""
+    path = os.path.join(campaign_dir, MANIFEST)
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        if new:
+            writer.writerow(COLUMNS)
+        for row in rows:
+            writer.writerow(astuple(row))
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def complete_runs(rows, parts=RUN_PARTS):
+    """Run ids that have a row for every (role, phase) in ``parts``."""
+    have = {}
+    for row in rows:
+        have.setdefault(row.run, set()).add((row.role, row.phase))
+    return {run for run, got in have.items() if set(parts) <= got}
+
+
+assert tuple(f.name for f in fields(Row)) == COLUMNS
