@@ -263,6 +263,8 @@ def enable_offline_renderer(force=False):
 # Everything they show was transcribed into data/published/ or derived by
 # thruput.reproduce; the status colours are the same on every page.
 
+import numpy as np  # noqa: E402  (this section's own import: the top of the file is shared)
+
 __all__ += ["STATUS_DOMAIN", "status_color", "status_counts", "range_dots", "theory_points",
             "grouped_ranges", "category_bars", "slope_dots", "throughput_vs_streams",
             "rtt_vs_throughput", "side_by_side"]
@@ -270,8 +272,10 @@ __all__ += ["STATUS_DOMAIN", "status_color", "status_counts", "range_dots", "the
 #: Ledger statuses, most serious first (thruput.reproduce.STATUSES), with fixed colours.
 STATUS_DOMAIN = ["erratum", "differs", "reproduced", "consistent", "not-reproducible"]
 STATUS_RANGE = ["#d62728", "#ff7f0e", "#2ca02c", "#4c78a8", "#a0a0a0"]
-#: Width of one chart of a side-by-side pair (two fit the page with their legends).
-PAIR_WIDTH = 380
+#: Width of one chart of a side-by-side pair (two fit the page with their legends below).
+PAIR_WIDTH = 360
+#: Category axes show their whole label (board and bus names are long).
+_LABELS = alt.Axis(labelLimit=320)
 
 
 def status_color(field="status", legend=True):
@@ -288,7 +292,7 @@ def status_counts(counts, title="Published figures by reproduction status"):
     order = {s: i for i, s in enumerate(STATUS_DOMAIN)}
     df = counts.assign(order=counts["status"].map(order))
     return alt.Chart(df, title=title).mark_bar().encode(
-        y=alt.Y("study:N", title=None, sort=None),
+        y=alt.Y("study:N", title=None, sort=None, axis=_LABELS),
         x=alt.X("n:Q", title="published figures (count)", stack="zero"),
         color=status_color(), order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("study:N"), alt.Tooltip("status:N"), alt.Tooltip("n:Q", title="figures")],
@@ -297,26 +301,28 @@ def status_counts(counts, title="Published figures by reproduction status"):
 
 def _scale(kind, zero=True):
     if kind == "log":
-        return alt.Scale(type="log")
+        return alt.Scale(type="log", nice=False)
     if kind == "symlog":
         return alt.Scale(type="symlog")
     return alt.Scale(zero=zero)
 
 
-def range_dots(points, ranges=None, unit="", title="", scale="linear", range_label="range"):
+def range_dots(points, ranges=None, unit="", title="", scale="linear", range_label="range", zero=True):
     """Order statistics per category as dots, with an optional range bar behind them.
 
     ``points``: ``category``, ``statistic`` (legend: "mean", "median", ...), ``value`` (in
     ``unit``), ``status`` (ledger status of the printed value), ``quote``.
     ``ranges``: ``category``, ``low``, ``high`` (in ``unit``), ``what`` (what the bar is).
     Values whose status is ``erratum`` or ``differs`` get a ring in the status colour.
+    ``zero``: start a linear axis at zero (False for values far from it, such as RTTs of
+    one path whose spread is the point).
     """
-    x = alt.X("value:Q", title=f"{unit}", scale=_scale(scale))
-    y = alt.Y("category:N", title=None, sort=list(dict.fromkeys(points["category"])))
+    x = alt.X("value:Q", title=f"{unit}", scale=_scale(scale, zero))
+    y = alt.Y("category:N", title=None, sort=list(dict.fromkeys(points["category"])), axis=_LABELS)
     layers = []
     if ranges is not None and len(ranges):
         layers.append(alt.Chart(ranges).mark_bar(height=10, opacity=0.3, color="#4c78a8").encode(
-            x=alt.X("low:Q", title=unit, scale=_scale(scale)), x2="high:Q", y=y,
+            x=alt.X("low:Q", title=unit, scale=_scale(scale, zero)), x2="high:Q", y=y,
             tooltip=[alt.Tooltip("category:N"), alt.Tooltip("what:N", title=range_label),
                      alt.Tooltip("low:Q", title=f"from ({unit})", format=".4~g"),
                      alt.Tooltip("high:Q", title=f"to ({unit})", format=".4~g")]))
@@ -349,11 +355,13 @@ def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear",
     xs, ys = _scale(x_scale), _scale(y_scale)
     x = alt.X("x:Q", title=x_title, scale=xs)
     y = alt.Y("y:Q", title=y_title, scale=ys)
-    layers = [alt.Chart(curves).mark_line(strokeWidth=2).encode(
-        x=x, y=y, color=alt.Color("label:N", title="theory", scale=alt.Scale(scheme="tableau10"),
-                                  legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=420)),
-        tooltip=[alt.Tooltip("label:N", title="curve"), alt.Tooltip("x:Q", title=x_title, format=".4~g"),
-                 alt.Tooltip("y:Q", title=y_title, format=".4~g")])]
+    layers = []
+    if curves is not None and len(curves):
+        layers.append(alt.Chart(curves).mark_line(strokeWidth=2).encode(
+            x=x, y=y, color=alt.Color("label:N", title="theory", scale=alt.Scale(scheme="tableau10"),
+                                      legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=420)),
+            tooltip=[alt.Tooltip("label:N", title="curve"), alt.Tooltip("x:Q", title=x_title, format=".4~g"),
+                     alt.Tooltip("y:Q", title=y_title, format=".4~g")]))
     for rules, axis in ((vrules, "x"), (hrules, "y")):
         if rules is None or not len(rules):
             continue
@@ -362,12 +370,12 @@ def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear",
         layers.append(base.mark_rule(strokeDash=[5, 4], color="#555").encode(
             **enc, tooltip=[alt.Tooltip("label:N", title="published"),
                             alt.Tooltip(f"{axis}:Q", title=x_title if axis == "x" else y_title, format=".4~g")]))
-        text = base.mark_text(align="left", dx=3, dy=-4 if axis == "y" else 0, angle=0 if axis == "y" else 270,
-                              baseline="bottom", fontSize=10, color="#333")
-        if axis == "x":
-            layers.append(text.encode(x=enc["x"], y=alt.value(4), text="label:N"))
+        if axis == "x":   # rotated, reading upwards, hanging from the top inside the plot
+            text = base.mark_text(align="right", baseline="bottom", angle=270, dx=-4, dy=-2, fontSize=10, color="#333")
+            layers.append(text.encode(x=enc["x"], y=alt.value(0), text="label:N"))
         else:
-            layers.append(text.encode(y=enc["y"], x=alt.value(4), text="label:N"))
+            text = base.mark_text(align="left", baseline="bottom", dx=3, dy=-3, fontSize=10, color="#333")
+            layers.append(text.encode(y=enc["y"], x=alt.value(0), text="label:N"))
     if points is not None and len(points):
         layers.append(alt.Chart(points).mark_point(filled=True, size=90, stroke="black", strokeWidth=0.7).encode(
             x=x, y=y, fill=alt.Fill("status:N", title="published figure", scale=alt.Scale(
@@ -398,26 +406,29 @@ def grouped_ranges(cells, unit="Mbit/s", title=""):
         column=alt.Column("network:N", title=None, sort=list(dict.fromkeys(cells["network"]))), title=title)
 
 
-def category_bars(bars, unit="", title="", color_title="kind", hrules=None):
+def category_bars(bars, unit="", title="", color_title="kind", hrules=None, scale="linear"):
     """Horizontal bars of one printed value per category, coloured by kind.
 
     ``bars``: ``category``, ``value`` (in ``unit``), ``kind``, ``status``, ``quote``;
     optional ``detail`` shown in the tooltip. ``hrules``: ``value``, ``label`` drawn as
-    dashed rules (a capacity, a goal).
+    dashed rules (a capacity, a goal). ``scale``: "linear" (from zero) or "log".
     """
     tooltip = [alt.Tooltip("category:N"), alt.Tooltip("value:Q", title=f"value ({unit})", format=".4~g"),
                alt.Tooltip("status:N", title="ledger status"), alt.Tooltip("quote:N", title="printed")]
     if "detail" in bars:
         tooltip.append(alt.Tooltip("detail:N", title="also"))
-    y = alt.Y("category:N", title=None, sort=None)
+    y = alt.Y("category:N", title=None, sort=None, axis=_LABELS)
+    x = {"x": alt.X("value:Q", title=unit, scale=_scale(scale))}
+    if scale == "log":   # a bar from zero has no end on a log axis: start it a decade below the smallest
+        bars = bars.assign(base=10 ** np.floor(np.log10(bars["value"].min())))
+        x["x2"] = "base:Q"
     layers = [alt.Chart(bars).mark_bar().encode(
-        y=y, x=alt.X("value:Q", title=unit, scale=alt.Scale(zero=True)),
-        color=alt.Color("kind:N", title=color_title), tooltip=tooltip)]
+        y=y, **x, color=alt.Color("kind:N", title=color_title), tooltip=tooltip)]
     if hrules is not None and len(hrules):
         layers.append(alt.Chart(hrules).mark_rule(strokeDash=[5, 4], color="#333").encode(
             x="value:Q", tooltip=[alt.Tooltip("label:N", title="reference"),
                                   alt.Tooltip("value:Q", title=unit, format=".4~g")]))
-        layers.append(alt.Chart(hrules).mark_text(angle=270, align="left", baseline="bottom", dx=3, dy=-2,
+        layers.append(alt.Chart(hrules).mark_text(angle=270, align="right", baseline="bottom", dx=-4, dy=-2,
                                                   fontSize=10).encode(x="value:Q", y=alt.value(0), text="label:N"))
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=max(80, 26 * len(bars)))
 
@@ -429,11 +440,12 @@ def slope_dots(slopes, title="UDPmon latency slope per board: measured and expec
     "expected (PCI + GigE + PCI)"), ``slope`` (us/byte), ``status``.
     """
     kinds = list(dict.fromkeys(slopes["kind"]))
-    y = alt.Y("board:N", title=None, sort=list(dict.fromkeys(slopes["board"])))
+    y = alt.Y("board:N", title=None, sort=list(dict.fromkeys(slopes["board"])), axis=_LABELS)
     x = alt.X("slope:Q", title="latency slope (us/byte)", scale=alt.Scale(zero=True))
     rules = alt.Chart(slopes).mark_rule(color="#bbb").encode(y=y, x="min(slope):Q", x2="max(slope):Q")
     dots = alt.Chart(slopes).mark_point(filled=True, size=110).encode(
-        y=y, x=x, color=alt.Color("kind:N", title=None, scale=alt.Scale(domain=kinds, range=["#e45756", "#4c78a8", "#72b7b2"])),
+        y=y, x=x, color=alt.Color("kind:N", title=None, legend=alt.Legend(labelLimit=320),
+                                  scale=alt.Scale(domain=kinds, range=["#e45756", "#4c78a8", "#72b7b2"])),
         shape=alt.Shape("kind:N", title=None, scale=alt.Scale(domain=kinds, range=["circle", "diamond", "triangle-up"])),
         tooltip=[alt.Tooltip("board:N"), alt.Tooltip("kind:N"), alt.Tooltip("slope:Q", title="us/byte", format=".5f"),
                  alt.Tooltip("status:N", title="ledger status")])
@@ -508,6 +520,7 @@ def side_by_side(published, measured, published_title, measured_title):
     right = measured.properties(width=PAIR_WIDTH, title=alt.TitleParams(
         measured_title, subtitle="NEW measurement, different hardware: not the original data", subtitleColor="#b35900",
         color="#b35900"))
-    return alt.hconcat(left, right, spacing=40).resolve_scale(color="independent", fill="independent",
-                                                              shape="independent", size="independent",
-                                                              x="independent", y="independent")
+    return alt.hconcat(left, right, spacing=40).resolve_scale(
+        color="independent", fill="independent", shape="independent", size="independent", stroke="independent",
+        strokeDash="independent", x="independent", y="independent").configure_legend(
+        orient="bottom", direction="vertical", columns=2, labelLimit=300)

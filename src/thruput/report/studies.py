@@ -128,6 +128,7 @@ span.thruput-status { display: inline-block; padding: 0 0.45rem; border-radius: 
   font-size: 0.78rem; white-space: nowrap; }
 div.thruput-new { border-left: 6px solid #b35900; background: #fff4e5; padding: 0.6rem 1rem; margin: 1rem 0; }
 div.thruput-source { color: #57606a; margin-bottom: 0.8rem; }
+table.thruput-summary th:nth-child(2), table.thruput-summary td:nth-child(2) { text-align: left; }
 details.thruput-fold > summary { cursor: pointer; font-weight: 600; margin: 0.6rem 0; }
 </style>"""
 
@@ -283,9 +284,12 @@ def _published_000(p):
     display(charts.range_dots(rpoints, rranges, unit="loaded ping RTT (ms)", scale="symlog", range_label="bar",
                               title="Tersk03 → host: ping RTT during the iperf runs"))
     hosts = reproduce.seed_000_hosts(p, _ledger_of(p))
-    display(Markdown("The table as transcribed (Mbit/s, ms); values the ledger corrects are marked *."))
+    flagged = set(table.loc[table["status"].isin(["erratum", "differs"]), "column"])
+    display(Markdown("The table as transcribed (Mbit/s, ms). Columns marked * hold a value the ledger flags (see "
+                     "below); a misprinted unit is shown as the value the ledger derives (345 bit/s as 345 Mbit/s), "
+                     "a misprinted date as printed."))
     display(HTML(_simple_table(pd.DataFrame({
-        "column": hosts["column"] + np.where(hosts["corrected"] != "", " *", ""),
+        "column": [c + (" *" if c in flagged else "") for c in hosts["column"]],
         "average": hosts["mean_mbps"].round(1), "median": hosts["median_mbps"].round(1),
         "max": hosts["max_mbps"].round(1), "IQR": hosts["iqr_mbps"].round(1),
         "RTT min": hosts["rtt_min_ms"].round(2), "RTT avg": hosts["rtt_mean_ms"].round(2),
@@ -365,8 +369,7 @@ def _published_002(p):
                      "wscale 1 caps the 512 KB request at 128 KB, whatever the buffers allow. Log axis."))
     wbars = pd.DataFrame({"category": wl, "value": w["value_si"] / 1024, "kind": kinds, "status": w["status"],
                           "quote": w["quote"]})
-    display(charts.category_bars(wbars, unit="window (KiB)", title="SLAC → ANL: window sizes").encode(
-        x=charts.alt.X("value:Q", title="window (KiB)", scale=charts.alt.Scale(type="log"))))
+    display(charts.category_bars(wbars, unit="window (KiB)", title="SLAC → ANL: window sizes", scale="log"))
 
 
 def _published_003(p):
@@ -414,7 +417,7 @@ def _published_004(p):
     display(Markdown("### Ping RTT by packet size, August vs September 2002\n\n"
                      "The table's four rows. The September 1480-byte median (17.615 ms) lies below that row's "
                      "own minimum: it repeats the 108-byte median, an erratum the ledger records."))
-    display(charts.range_dots(pd.DataFrame(pts), pd.DataFrame(rng), unit="ping RTT (ms)",
+    display(charts.range_dots(pd.DataFrame(pts), pd.DataFrame(rng), unit="ping RTT (ms)", zero=False,
                               title="RAL ↔ CERN: ping RTT by packet size", range_label="bar"))
     buf = rows[rows["group"] == "004-buffers"]
     cfg = pub.config_frame(buf)
@@ -422,6 +425,7 @@ def _published_004(p):
                           "KiB": buf["value"]})
     wide = table.pivot_table(index=["kernel parameters", "parameter"], columns="host", values="KiB", aggfunc="first",
                              sort=False).reset_index()
+    wide.columns.name = None
     display(Markdown("### Socket buffer limits of the two hosts\n\nAs printed, in KiB (the page divides bytes by "
                      "1024: 63.999 = 65535/1024)."))
     display(HTML(_simple_table(wide.fillna("–"))))
@@ -431,8 +435,9 @@ _PUBLISHED = {"000": _published_000, "001": _published_001, "002": _published_00
               "004": _published_004}
 
 
-def _simple_table(df):
-    return df.to_html(index=False, classes="thruput-plain", border=0, na_rep="–", float_format=lambda v: f"{v:g}")
+def _simple_table(df, classes="thruput-plain"):
+    """A DataFrame as an HTML table, numbers as printed (no rounding beyond 10 digits)."""
+    return df.to_html(index=False, classes=classes, border=0, na_rep="–", float_format=lambda v: f"{v:.10g}")
 
 
 # --------------------------------------------------------------------------- theory
@@ -513,16 +518,20 @@ def _theory_001(p, curves):
 def _theory_002(p, curves):
     rows = _rows(p, "002")
     top = _ids(rows, ["002-sep2001-max"])
+    at8 = curves[curves["x"] == 8].set_index("label")["y"]
     display(Markdown("### Parallel streams compensate a small window\n\n"
                      "n streams each limited to one window per RTT carry n x window / RTT, up to the link "
                      "(here OC3). Lines: the 64 KB (wscale 0) and 128 KB (wscale 1) limits over the 50.1 ms "
                      "handshake RTT of the snoop trace. Diamond: the top 10 % of September 2001, over 118 Mbit/s "
-                     "from 8 streams on, which the 64 KB line reaches at about 8 streams."))
+                     "from 8 streams on. At 8 streams the lines give "
+                     + " and ".join(f"{y:.0f} Mbit/s ({label.split(' (')[0]})" for label, y in at8.items())
+                     + "; whether the published figure fits under its line is the ledger's bound check, and its "
+                     "status colours the diamond."))
     pts = _points(top, [8], top["value_si"] / MBIT, ["Sep 2001: > 118 Mbit/s, ≥ 8 streams, ≥ 64 KB"])
     display(charts.theory_points(curves[["x", "y", "label"]], pts, "parallel streams", "throughput (Mbit/s)",
                                  title="n x window / RTT vs the published maxima"))
     rtt = float(_ids(rows, ["002-snoop-synack-time"])["value_si"].iloc[0])
-    windows = np.geomspace(8, 8192, 41)
+    windows = np.geomspace(8, 1024, 29)
     line = pd.DataFrame({"x": windows, "y": theory.window_limited_throughput(windows * 1024, rtt, 1) / MBIT,
                          "label": f"1 stream: window / {rtt * 1e3:g} ms"})
     w = _ids(rows, ["002-anl-max-rwin", "002-wscale-trace-max", "002-iperf-w"])
@@ -533,7 +542,10 @@ def _theory_002(p, curves):
                      "Whatever window iperf asks for, the receiver's window scale caps what it can advertise. "
                      "With wscale 1 one stream is limited to 128 KB / 50.1 ms ≈ 21 Mbit/s, which is why every "
                      "window request above 64–128 KB gave the same curve."))
-    display(charts.theory_points(line, pts, "window (KiB)", "throughput (Mbit/s)", x_scale="log", vrules=vrules,
+    links = _ids(rows, ["002-oc3", "002-oc12"])
+    hrules = pd.DataFrame({"y": links["value_si"] / MBIT, "label": ["OC3", "OC12"]})
+    display(charts.theory_points(line, pts, "window (KiB)", "throughput (Mbit/s)", x_scale="log", y_scale="log",
+                                 vrules=vrules, hrules=hrules,
                                  title="One stream: window / RTT and the window-scale limits"))
 
 
@@ -541,10 +553,12 @@ def _theory_003(p, curves):
     rows = _rows(p, "003")
     peak = _ids(rows, ["003-nton-peak"])
     goal = _ids(rows, ["003-ppdg-goal"])
+    at25 = float(curves.loc[curves["x"] == 25, "y"].iloc[0])
     display(Markdown("### 25 streams x 128 KB over 48.6 ms\n\n"
-                     "The bound n x window / RTT for 128 KB windows over the minimum ping RTT. One path of 25 "
-                     "streams x 128 KB would carry at most about 540 Mbit/s; the 990 Mbit/s peak came from two "
-                     "PC → Sun pairs and a few seconds of 2 s samples, and the ledger weighs that claim."))
+                     "The bound n x window / RTT for 128 KB windows over the minimum ping RTT. 25 streams x 128 KB "
+                     f"carry at most {at25:.0f} Mbit/s over one path at that RTT; the 990 Mbit/s peak was measured "
+                     "with two PC → Sun pairs over a few 2 s samples. The ledger weighs the claim against the bound "
+                     "(its status colours the diamond; the reasoning is in the ledger below)."))
     pts = _points(peak, [25], peak["value_si"] / MBIT, ["990 Mbit/s peak, 128 KB x 25 streams"])
     hrules = pd.DataFrame({"y": goal["value_si"] / MBIT, "label": ["PPDG goal 100 MByte/s"]})
     display(charts.theory_points(curves[["x", "y", "label"]], pts, "parallel streams", "throughput (Mbit/s)",
@@ -579,8 +593,11 @@ _THEORY = {"000": _theory_000, "001": _theory_001, "002": _theory_002, "003": _t
 
 # --------------------------------------------------------------------------- ledger tables
 
-def _fmt(value):
-    """A ledger value for a table cell: numbers without float noise, dates as printed."""
+def _fmt(value, digits=10):
+    """A ledger value for a table cell: numbers without float noise, dates as printed.
+
+    ``digits`` significant digits: 10 keeps every printed value as printed (8191.999).
+    """
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "–"
     try:
@@ -592,8 +609,8 @@ def _fmt(value):
     if abs(x) >= 1e6 and float(x).is_integer():
         return f"{x:,.0f}"
     if 1e-4 <= abs(x) < 1e6:
-        return f"{x:.6g}"
-    return f"{x:.4g}"
+        return f"{x:.{digits}g}"
+    return f"{x:.{min(digits, 4)}g}"
 
 
 def _ledger_html(rows, link_seed=False):
@@ -609,7 +626,7 @@ def _ledger_html(rows, link_seed=False):
             f"<tr>{seed_cell}<td class=\"claim\">{html.escape(r.claim)}</td>"
             f"<td class=\"quote\">{html.escape(str(r.quote))}</td>"
             f"<td class=\"num\">{_fmt(r.published_value)}</td><td>{html.escape(str(unit))}</td>"
-            f"<td class=\"num\">{_fmt(r.derived_value)}</td><td>{_badge(r.status)}</td><td>{note}</td></tr>")
+            f"<td class=\"num\">{_fmt(r.derived_value, 6)}</td><td>{_badge(r.status)}</td><td>{note}</td></tr>")
     return (f'<table class="thruput-ledger"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
 
@@ -646,7 +663,7 @@ def ledger_summary(processed):
     table.insert(1, "document", [STUDIES.get(s, {}).get("title", "all five documents") for s in table["seed"]])
     table["seed"] = [f'<a href="study-{s}.html">{s}</a>' if s in STUDIES else s for s in table["seed"]]
     table = table.rename(columns={"seed": "study"})
-    return HTML(_STYLE + table.to_html(index=False, escape=False, border=0, classes="thruput-plain"))
+    return HTML(_STYLE + table.to_html(index=False, escape=False, border=0, classes="thruput-summary"))
 
 
 def ledger_status_chart(processed):
@@ -667,7 +684,7 @@ def ledger_problems(processed):
     rows = ledger[ledger["status"].isin(["erratum", "differs"])]
     parts = [_STYLE, f"<p>{(rows['status'] == 'erratum').sum()} errata and {(rows['status'] == 'differs').sum()} "
              "figures that differ from their derivation. <i>derived</i> is in the published unit; the "
-             "reasoning lists every check that looked at the figure, the deciding one first.</p>"]
+             "reasoning lists what each check that looked at the figure found.</p>"]
     for seed, group in rows.groupby("seed", sort=True):
         title = STUDIES.get(seed, {}).get("title", "")
         parts.append(f'<h3><a href="study-{seed}.html">Study {seed}</a>: {html.escape(title)}</h3>')
@@ -739,14 +756,16 @@ def _callout(ds, effect_text):
     name = ds.attrs.get("campaign", "?")
     path = meta.get("path", {}) or {}
     dates = meta.get("dates", {}) or {}
-    between = path.get("between") or "?"
+    where = ""
+    if path.get("source") and path.get("destination"):
+        where = f": {path['source']} → {path['destination']}"
+        where += f" over {path['between']}" if path.get("between") else ""
+    when = f", recorded {str(dates['start'])[:10]}" if dates.get("start") else ""
     return HTML(
         _STYLE + '<div class="thruput-new"><b>New measurement on different hardware, not the original data.</b> '
         f'{html.escape(effect_text)} Campaign <a href="campaign-{html.escape(name)}.html"><code>{html.escape(name)}</code></a>'
-        f" ({html.escape(str(meta.get('title', name)))}): {html.escape(str(path.get('source', '?')))} → "
-        f"{html.escape(str(path.get('destination', '?')))} over {html.escape(str(between))}, "
-        f"recorded {html.escape(str(dates.get('start', '?'))[:10])}. The axes of the two charts are independent: "
-        "compare the shape of the effect, not the numbers.</div>")
+        f" ({html.escape(str(meta.get('title', name)))}){html.escape(where)}{html.escape(when)}. The axes of the two "
+        "charts are independent: compare the shape of the effect, not the numbers.</div>")
 
 
 def _cells(ds):
@@ -852,10 +871,10 @@ def _side_rtt(p, seed, curves, ds):
     avg_thr = table[(table["measures"] == "throughput") & (table["statistic"] == "mean") & (table["unit"] == "Mbit/s")]
     merged = avg_rtt.merge(avg_thr[["column", "value_fixed_si"]], on="column", suffixes=("", "_thr"))
     pts = _points(merged, merged["value_fixed_si_thr"] / MBIT, merged["value_si"] * 1e3, merged["column"])
-    left = charts.theory_points(pd.DataFrame({"x": [0.0, 0.0], "y": [0.203, 0.434],
-                                              "label": "datamove8→7 unloaded ping min–avg (same switch)"}),
-                                pts, "average throughput (Mbit/s)", "average loaded ping RTT (ms)",
-                                width=charts.PAIR_WIDTH)
+    dm = _ids(_rows(p, "000"), ["000-dm8-rtt-avg"])
+    hrules = pd.DataFrame({"y": dm["value_si"] * 1e3, "label": ["unloaded: datamove8→7 ping avg (same switch)"]})
+    left = charts.theory_points(None, pts, "average throughput (Mbit/s)", "average loaded ping RTT (ms)",
+                                hrules=hrules, width=charts.PAIR_WIDTH)
     right = charts.rtt_vs_throughput(cells, unloaded)
     display(charts.side_by_side(left, right, "Study 000", f"Campaign {name}"))
     return 1
@@ -875,14 +894,17 @@ def _side_latency(p, seed, curves, ds):
         pd.DataFrame({"board": labels, "kind": "measured (2002–2004)", "slope": lat["measured_us_per_byte"], "status": ""}),
         pd.DataFrame({"board": labels, "kind": "expected (PCI + GigE + PCI)", "slope": lat["expected_theory_us_per_byte"],
                       "status": ""}),
-        pd.DataFrame({"board": [f"campaign {name} (veth, no PCI)"], "kind": ["measured (2002–2004)"],
+        pd.DataFrame({"board": [f"campaign {name}"], "kind": ["new measurement (campaign)"],
                       "slope": [fit["slope"]], "status": ["new measurement"]})], ignore_index=True)
+    low, high = lat["measured_us_per_byte"].min(), lat["measured_us_per_byte"].max()
+    where = ("within" if low <= fit["slope"] <= high else "below" if fit["slope"] < low else "above")
     display(Markdown("### UDP latency vs frame size"))
     display(_callout(ds, "UDPmon request–response latency grows linearly with the frame size; the slope is the "
                          "time per byte of every copy and bus on the way."))
     display(Markdown(f"The campaign's fitted slope is {fit['slope']:.5f} ± {fit['slope_se']:.5f} us/byte (intercept "
-                     f"{fit['intercept']:.1f} us): a veth pair between namespaces moves bytes by memory copies only, "
-                     "no PCI bus and no wire, so its slope sits far below the 2002 boards'."))
+                     f"{fit['intercept']:.1f} us), {where} the range of the published boards' measured slopes "
+                     f"({low:.4f}–{high:.4f} us/byte). The paths differ: a veth pair between namespaces has no PCI "
+                     "bus and no wire, but memory copies, the kernel stack and a rate shaper."))
     left = charts.slope_dots(slopes, title="Latency slopes (us/byte)").properties(width=charts.PAIR_WIDTH)
     right = charts.latency_vs_size(pts, fit)
     display(charts.side_by_side(left, right, "Study 001", f"Campaign {name}"))
