@@ -428,7 +428,7 @@ def _published_004(p):
     wide.columns.name = None
     display(Markdown("### Socket buffer limits of the two hosts\n\nAs printed, in KiB (the page divides bytes by "
                      "1024: 63.999 = 65535/1024)."))
-    display(HTML(_simple_table(wide.fillna("–"))))
+    display(HTML(_simple_table(wide)))
 
 
 _PUBLISHED = {"000": _published_000, "001": _published_001, "002": _published_002, "003": _published_003,

@@ -1,0 +1,235 @@
+"""Study pages and the reproduction summary (thruput.report.studies): what they show is the
+published numbers and the ledger, unchanged, and every chart is a valid Vega-Lite spec.
+
+The ledger is built here from data/published (thruput.reproduce.build_ledger), the bundled
+campaign is a synthetic sweep (tests/synthetic.py) with known shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+import altair as alt
+import numpy as np
+import pandas as pd
+import pytest
+
+from thruput import published, reproduce
+from thruput.report import studies
+
+from . import synthetic
+from .conftest import ROOT
+
+PUBLISHED = ROOT / "data" / "published"
+SEEDS = ["000", "001", "002", "003", "004"]
+
+
+@pytest.fixture(scope="module")
+def ledger():
+    return reproduce.build_ledger(published.load(path=PUBLISHED))
+
+
+@pytest.fixture(scope="module")
+def processed(tmp_path_factory, ledger):
+    """A processed folder: the ledger and one synthetic TCP sweep on a shaped path."""
+    folder = tmp_path_factory.mktemp("processed")
+    ledger.to_csv(folder / "reproduction.csv", index=False)
+    meta = dict(synthetic.METADATA, name="shaped", title="Shaped sweep",
+                path={"source": "alpha", "destination": "beta", "between": "veth, tc tbf 1 Gbit/s",
+                      "capacity_bps": synthetic.CAPACITY},
+                dates={"start": "2026-11-22T14:00:00Z", "end": "2026-11-22T14:30:00Z"})
+    ds = synthetic.campaign(metadata=meta, repeats=3)
+    ds.attrs["campaign"] = "shaped"
+    ds.to_netcdf(folder / "shaped.nc")
+    return folder
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    """Everything the study functions display, in order."""
+    out = []
+    monkeypatch.setattr(studies, "display", lambda *objs, **kw: out.extend(objs))
+    return out
+
+
+def _charts(objs):
+    return [o for o in objs if isinstance(o, alt.TopLevelMixin)]
+
+
+def _layer_data(chart):
+    """The DataFrames of a chart's layers (inline data), in layer order."""
+    layers = getattr(chart, "layer", None) or [chart]
+    return [layer.data for layer in layers if isinstance(layer.data, pd.DataFrame)]
+
+
+# --------------------------------------------------------------------------- values
+
+def test_published_frame_replaces_errata_with_their_derived_value(processed):
+    p = studies.published_frame(PUBLISHED, processed).set_index("id")
+    # "345bits/s" in seed 000's table: printed bit/s, the ledger derives 345 Mbit/s
+    assert p.at["000-table-median-kangadata03-r2", "status"] == "erratum"
+    assert p.at["000-table-median-kangadata03-r2", "value_si"] == 345.0
+    assert p.at["000-table-median-kangadata03-r2", "value_fixed_si"] == 345e6
+    # a value that is not an erratum keeps its own exact SI value
+    assert p.at["000-table-median-kangadata01", "value_fixed_si"] == 272e6
+    # the ledger's note does not overwrite the transcription note
+    assert "ledger_note" in p and "note" in p
+
+
+def test_published_frame_without_ledger_has_empty_status():
+    p = studies.published_frame(PUBLISHED)
+    assert set(p["status"]) == {""}
+    assert np.array_equal(p["value_fixed_si"].to_numpy(), p["value_si"].to_numpy(), equal_nan=True)
+
+
+@pytest.mark.parametrize("value, digits, text", [
+    (8191.999, 10, "8191.999"),         # printed values stay as printed
+    (3858732054.0, 10, "3,858,732,054"),  # sequence numbers
+    (5.4e-9, 10, "5.4e-09"),
+    (52.978515625, 6, "52.9785"),        # derived values: 6 digits
+    (float("nan"), 10, "–"),
+    ("2031-02-01T07:53", 10, "2031-02-01T07:53"),
+    (0.0, 10, "0"),
+])
+def test_ledger_cell_format(value, digits, text):
+    assert studies._fmt(value, digits) == text
+
+
+# --------------------------------------------------------------------------- ledger tables
+
+def test_study_ledger_groups_rows_by_status(processed, ledger):
+    page = studies.study_ledger(processed, "000").data
+    rows = ledger[ledger["seed"] == "000"]
+    counts = rows["status"].value_counts()
+    positions = []
+    for status in reproduce.STATUSES:
+        n = int(counts.get(status, 0))
+        heading = re.search(rf">{status}</span> {n} figures?", page)
+        assert heading, status
+        positions.append(heading.start())
+    assert positions == sorted(positions)          # errata first, not-reproducible last
+    assert page.count('<details class="thruput-fold">') == 2
+    for claim in rows["claim"]:
+        assert page.count(f'<td class="claim">{claim}</td>') == 1
+    # the erratum's reasoning is there, split into its findings
+    assert "345 Mbit/s fits its mean 335 and max 502 Mbit/s" in page
+
+
+def test_study_ledger_without_ledger(tmp_path):
+    assert "has not been built" in studies.study_ledger(tmp_path, "000").data
+
+
+def test_ledger_summary_counts(processed, ledger):
+    page = studies.ledger_summary(processed).data
+    expected = reproduce.summary(ledger)
+    for seed in SEEDS:
+        cells = [int(v) for v in expected.loc[seed]]
+        row = re.search(rf'<a href="study-{seed}.html">{seed}</a></td>(.*?)</tr>', page, re.S).group(1)
+        assert [int(v) for v in re.findall(r"<td>(\d+)</td>", row)] == cells
+    assert f"<td>{len(ledger)}</td>" in page
+
+
+def test_ledger_problems_lists_every_differs_and_erratum_once(processed, ledger):
+    page = studies.ledger_problems(processed).data
+    listed = re.findall(r'<td class="claim">([^<]+)</td>', page)
+    wanted = ledger.loc[ledger["status"].isin(["differs", "erratum"]), "claim"]
+    assert sorted(listed) == sorted(wanted)
+    assert f"{(ledger['status'] == 'erratum').sum()} errata and {(ledger['status'] == 'differs').sum()} figures" in page
+    for seed in sorted(set(ledger.loc[ledger["status"].isin(["differs", "erratum"]), "seed"])):
+        assert f'<a href="study-{seed}.html">Study {seed}</a>' in page
+
+
+def test_status_chart_counts(processed, ledger):
+    chart = studies.ledger_status_chart(processed)
+    chart.to_dict()
+    data = chart.data
+    assert data["n"].sum() == len(ledger)
+    assert set(data["status"]) <= set(charts_status_domain())
+
+
+def charts_status_domain():
+    from thruput import charts
+
+    assert list(charts.STATUS_DOMAIN) == list(reproduce.STATUSES)
+    return charts.STATUS_DOMAIN
+
+
+# --------------------------------------------------------------------------- study pages
+
+def test_title_names_the_document_and_counts(processed, ledger):
+    page = studies.study_title(PUBLISHED, "3", processed).data
+    assert "<h1>Study 003: SC2000 bulk throughput to SLAC" in page
+    n = int((ledger["seed"] == "003").sum())
+    assert f"<b>{n} published figures</b>" in page
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_study_charts_and_theory_are_valid_specs(seed, processed, shown):
+    studies.study_charts(PUBLISHED, seed, processed)
+    studies.study_theory(PUBLISHED, seed, processed)
+    specs = [c.to_dict() for c in _charts(shown)]
+    assert len(specs) >= 2
+    for spec in specs:
+        assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
+
+
+def test_seed_000_host_chart_shows_the_table(processed, shown):
+    studies.study_charts(PUBLISHED, "000", processed)
+    ranges, points, flagged = _layer_data(_charts(shown)[0])
+    med = points[(points["category"] == "Kangadata03 - 2") & (points["statistic"] == "median")].iloc[0]
+    assert med["value"] == 345.0 and med["status"] == "erratum" and med["quote"] == "345bits/s"
+    assert list(flagged["category"]) == ["Kangadata03 - 2"]
+    # IQR 124 Mbit/s drawn centred on the 272 Mbit/s median of Kangadata01
+    bar = ranges.set_index("category").loc["Kangadata01"]
+    assert (bar["low"], bar["high"]) == (210.0, 334.0)
+    assert len(points) == 8 * 3
+
+
+def test_seed_004_ping_chart_flags_the_median(processed, shown):
+    studies.study_charts(PUBLISHED, "004", processed)
+    _, points, flagged = _layer_data(_charts(shown)[0])
+    assert len(points) == 16
+    assert flagged[["category", "statistic", "value"]].values.tolist() == [
+        ["September · 1480 bytes · 101 pings", "median", 17.615]]
+
+
+def test_seed_001_reno_points_sit_on_the_200_ms_line(processed, shown):
+    studies.study_theory(PUBLISHED, "001", processed)
+    mathis = _charts(shown)[0]
+    curves, points = _layer_data(mathis)[0], _layer_data(mathis)[-1]
+    assert points["x"].tolist() == [5.4e-5, 5.4e-7, 5.4e-9, 5.4e-11]
+    assert points["y"].tolist() == [10.0, 100.0, 1000.0, 10000.0]
+    line = curves[curves["label"].str.contains("200 ms")]
+    # on the line within the table's 2 significant figures
+    at = np.interp(np.log10(points["x"]), np.log10(line["x"].to_numpy()), np.log10(line["y"].to_numpy()))
+    assert np.allclose(10 ** at, points["y"], rtol=0.01)
+
+
+def test_side_by_side_marks_the_new_measurement(processed, shown):
+    studies.study_side_by_side(processed, "000", PUBLISHED)
+    callouts = [o.data for o in shown if hasattr(o, "data") and "thruput-new" in str(o.data)]
+    assert len(callouts) == 2                    # window plateau, RTT under load
+    for text in callouts:
+        assert "New measurement on different hardware, not the original data." in text
+        assert 'href="campaign-shaped.html"' in text and "veth, tc tbf 1 Gbit/s" in text
+    pairs = [c for c in _charts(shown) if isinstance(c, alt.HConcatChart)]
+    assert len(pairs) == 2
+    for pair in pairs:
+        spec = pair.to_dict()
+        assert spec["hconcat"][1]["title"]["subtitle"].startswith("NEW measurement")
+
+
+def test_side_by_side_without_a_matching_campaign(processed, shown):
+    studies.study_side_by_side(processed, "001", PUBLISHED)   # needs a UDPmon campaign
+    assert len(shown) == 1 and "No bundled campaign" in shown[0].data
+
+
+def test_pick_prefers_a_shaped_path_over_loopback(tmp_path):
+    loop = dict(synthetic.METADATA, path={"source": "vm", "destination": "vm", "between": "loopback (lo)",
+                                          "capacity_bps": None})
+    for name, meta, streams in (("big-loop", loop, (1, 2, 4, 8, 16)), ("small-shaped", synthetic.METADATA, (1, 2))):
+        ds = synthetic.campaign(metadata=meta, streams=streams, repeats=2)
+        ds.attrs["campaign"] = name
+        ds.to_netcdf(tmp_path / f"{name}.nc")
+    assert studies._pick(tmp_path, "streams").attrs["campaign"] == "small-shaped"
+    assert studies._pick(tmp_path, "latency") is None
