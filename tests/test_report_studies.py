@@ -233,3 +233,15 @@ def test_pick_prefers_a_shaped_path_over_loopback(tmp_path):
         ds.to_netcdf(tmp_path / f"{name}.nc")
     assert studies._pick(tmp_path, "streams").attrs["campaign"] == "small-shaped"
     assert studies._pick(tmp_path, "latency") is None
+
+
+def test_a_campaign_without_the_effect_is_not_shown(tmp_path, shown):
+    # RTT 1 us: even 8 KiB per stream exceeds the capacity, so no window is limiting
+    flat = synthetic.campaign(rtt_ms=0.001, repeats=2)
+    flat.attrs["campaign"] = "flat"
+    flat.to_netcdf(tmp_path / "flat.nc")
+    assert studies._strength(flat, "window") < studies.MIN_STRENGTH
+    assert studies._pick(tmp_path, "window") is None
+    studies.study_side_by_side(tmp_path, "004", PUBLISHED)
+    assert len(shown) == 1
+    assert "No bundled campaign shows window-limited throughput and its plateau yet" in shown[0].data

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from .. import charts, reproduce, units
+from .. import charts, reproduce, stats, units
 from .. import published as pub
 from ..stats import theory
 from .campaigns import _is_tcp, _unloaded_rtt_s, cell_summary, load_campaign, metadata
@@ -706,6 +706,13 @@ EFFECTS = {
 }
 
 
+#: The effects, as the page names them.
+EFFECT_NAMES = {"window": "window-limited throughput and its plateau",
+                "streams": "parallel streams compensating small windows",
+                "rtt": "RTT growing under load", "latency": "UDP latency growing with frame size",
+                "udp": "UDP throughput and loss against packet spacing"}
+
+
 @functools.lru_cache(maxsize=32)
 def _campaign(processed, name, mtime):
     return load_campaign(processed, name)
@@ -721,17 +728,48 @@ def _campaigns(processed):
     return out
 
 
-def _score(ds):
-    """Prefer a shaped path (a known capacity) over loopback, then the larger sweep."""
+def _strength(ds, effect):
+    """How strongly a TCP campaign shows ``effect`` (a ratio >= 1; 1 for other effects).
+
+    - window: best / worst median throughput over windows, at the fewest streams;
+    - streams: median at the most / at the fewest streams, at the smallest window;
+    - rtt: highest loaded median RTT of a cell / unloaded median RTT of the campaign.
+    """
+    if effect in ("window", "streams"):
+        med = stats.describe(ds["throughput"], "repeat")["median"]
+        if effect == "window":
+            line = med.isel(streams=0)
+        else:
+            line = med.isel(window=0).isel(streams=[0, -1])
+            first, last = (float(v) for v in line.values)
+            return last / first if first > 0 and np.isfinite(last / first) else 0.0
+        lo, hi = float(line.min()), float(line.max())
+        return hi / lo if lo > 0 else 0.0
+    if effect == "rtt":
+        rtt = ds["rtt"].where(ds["rtt_status"] == "reply") if "rtt_status" in ds else ds["rtt"]
+        unloaded = float(rtt.sel(phase="unloaded").median(skipna=True))
+        loaded = rtt.sel(phase="loaded").median(dim=[d for d in ("repeat", "probe") if d in rtt.dims], skipna=True)
+        top = float(loaded.max(skipna=True))
+        return top / unloaded if unloaded > 0 and np.isfinite(top) else 0.0
+    return 1.0
+
+
+def _score(ds, effect):
+    """Prefer a shaped path (a known capacity) over loopback, then the campaign that shows
+    the effect most strongly (:func:`_strength`), then the larger sweep."""
     meta = metadata(ds)
     path = meta.get("path", {}) or {}
     loop = "loopback" in str(path.get("between", "")).lower()
     size = int(np.prod([ds.sizes.get(d, 1) for d in ("window", "streams")]))
-    return (path.get("capacity_bps") is not None, not loop, size)
+    return (path.get("capacity_bps") is not None, not loop, round(_strength(ds, effect), 1), size)
+
+
+#: A campaign "shows" an effect when its :func:`_strength` reaches this ratio (a 50 % change).
+MIN_STRENGTH = 1.5
 
 
 def _pick(processed, effect):
-    """The bundled campaign that shows ``effect`` best, or None."""
+    """The bundled campaign that shows ``effect`` best, or None if none shows it."""
     found = []
     for ds in _campaigns(processed):
         if effect in ("window", "streams", "rtt"):
@@ -747,8 +785,10 @@ def _pick(processed, effect):
             continue
         elif effect == "udp" and ("packet_size" not in ds or _is_tcp(ds)):
             continue
+        if effect in ("window", "streams", "rtt") and _strength(ds, effect) < MIN_STRENGTH:
+            continue
         found.append(ds)
-    return max(found, key=_score) if found else None
+    return max(found, key=lambda ds: _score(ds, effect)) if found else None
 
 
 def _callout(ds, effect_text):
@@ -786,15 +826,15 @@ def study_side_by_side(processed, seed, published="data/published"):
     p = published_frame(published, processed)
     curves = reproduce.theory_curves(p)
     curves = curves[curves["seed"] == seed]
-    shown = 0
+    missing = []
     for effect in EFFECTS.get(seed, ()):
         ds = _pick(processed, effect)
-        if ds is None:
-            continue
-        shown += _SIDE[effect](p, seed, curves, ds)
-    if not shown:
-        display(Markdown("No bundled campaign shows this study's effect yet (they are listed in "
-                         "`params.yaml`; see the catalogue)."))
+        if ds is None or not _SIDE[effect](p, seed, curves, ds):
+            missing.append(EFFECT_NAMES[effect])
+    if missing:
+        display(Markdown(f"No bundled campaign shows {' or '.join(missing)} yet. A TCP campaign counts when the "
+                         f"effect changes what it measures by at least {MIN_STRENGTH:g} x (the bundled campaigns are "
+                         "listed in `params.yaml` and on the catalogue page)."))
 
 
 def _side_window(p, seed, curves, ds):
@@ -885,8 +925,6 @@ def _side_latency(p, seed, curves, ds):
     pts = pd.DataFrame({"size": ds["scan_size"].values, "latency": ds["scan_latency_avg"].values}).dropna()
     if len(pts) < 2:
         return 0
-    from .. import stats
-
     fit = stats.fit_latency(pts["size"], pts["latency"])
     lat = reproduce.seed_001_latency(p)
     labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
