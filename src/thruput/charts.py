@@ -480,17 +480,20 @@ def throughput_vs_streams(cells, theory=None, title="Throughput vs parallel stre
     return alt.layer(*layers, title=title).properties(width=width, height=HEIGHT)
 
 
-def rtt_vs_throughput(cells, unloaded_ms=None, factor=None, title="Loaded ping RTT vs throughput", width=WIDTH):
+def rtt_vs_throughput(cells, unloaded_ms=None, factor=None, title="Loaded ping RTT vs throughput", width=WIDTH,
+                      log=False):
     """Median loaded ping RTT of each cell against its median throughput.
 
     ``cells``: ``window`` (byte), ``streams``, ``median`` (bit/s), ``rtt_median`` (ms).
     ``unloaded_ms``: the unloaded median RTT, drawn as a rule; with ``factor``, a second rule
-    at ``factor`` x unloaded (a published growth factor to compare with).
+    at ``factor`` x unloaded (a published growth factor to compare with). ``log``: RTT on a
+    log axis (when loaded RTTs are many times the unloaded one).
     """
     df = _kib(_mbit(cells, "median")).dropna(subset=["rtt_median"])
     layers = [alt.Chart(df).mark_point(filled=True, size=60).encode(
         x=alt.X("median:Q", title="median throughput (Mbit/s)", scale=alt.Scale(zero=True)),
-        y=alt.Y("rtt_median:Q", title="median loaded ping RTT (ms)", scale=alt.Scale(zero=True)),
+        y=alt.Y("rtt_median:Q", title="median loaded ping RTT (ms)",
+                scale=alt.Scale(type="log") if log else alt.Scale(zero=True)),
         color=streams_color(), size=alt.Size("window_kib:Q", title="window (KiB)", scale=alt.Scale(type="log")),
         tooltip=[alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
                  alt.Tooltip("median:Q", title="median throughput (Mbit/s)", format=".1f"),
