@@ -85,7 +85,7 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
 def _seeds(published):
     try:
         from ..published import load
-        return sorted({str(s) for s in load(published)["seed"]})
+        return sorted({str(s) for s in load(path=published)["seed"]})
     except Exception:  # no published data yet: no study pages
         return []
 
