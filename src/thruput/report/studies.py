@@ -441,9 +441,12 @@ def _published_004(p):
             pts.append({"category": cat, "statistic": label, "value": getattr(r, f"{s}_ms"),
                         "status": row["status"], "quote": row["quote"]})
         rng.append({"category": cat, "low": r.min_ms, "high": r.max_ms, "what": "min to max"})
+    bad = ping[ping["median_erratum"]]
+    note = "".join(f" The {r.month.capitalize()} {r.packet_size}-byte median ({r.median_ms:g} ms) lies outside "
+                   f"that row's own min–max ({r.min_ms:g}–{r.max_ms:g} ms): an erratum (ringed; see the ledger)."
+                   for r in bad.itertuples())
     display(Markdown("### Ping RTT by packet size, August vs September 2002\n\n"
-                     "The table's four rows. The September 1480-byte median (17.615 ms) lies below that row's "
-                     "own minimum: it repeats the 108-byte median, an erratum the ledger records."))
+                     "The table's four rows: minimum, median, average and maximum of each sample." + note))
     display(charts.range_dots(pd.DataFrame(pts), pd.DataFrame(rng), unit="ping RTT (ms)", zero=False,
                               title="RAL ↔ CERN: ping RTT by packet size", range_label="bar"))
     buf = rows[rows["group"] == "004-buffers"]
