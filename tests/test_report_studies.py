@@ -245,3 +245,10 @@ def test_a_campaign_without_the_effect_is_not_shown(tmp_path, shown):
     studies.study_side_by_side(tmp_path, "004", PUBLISHED)
     assert len(shown) == 1
     assert "No bundled campaign shows window-limited throughput and its plateau yet" in shown[0].data
+
+
+def test_quotes_lose_markdown_bold_only(processed):
+    p = studies.published_frame(PUBLISHED, processed).set_index("id")
+    assert p.at["001-370dle-32-slope", "quote"] == "Latency Slope 0.0286 μ s/byte"
+    page = studies.ledger_problems(processed).data
+    assert "Latency Slope 0.0286 μ s/byte" in page and "**" not in page

@@ -165,7 +165,8 @@ def published_frame(published, processed=None):
     pandas.DataFrame
         :func:`thruput.published.load` plus the ledger's ``status``, ``derived_value`` and
         ``ledger_note``, and ``value_fixed_si``: ``value_si`` with every ``erratum`` that has a derived
-        value replaced by it (so 345 bit/s is shown as the 345 Mbit/s the table meant).
+        value replaced by it (so 345 bit/s is shown as the 345 Mbit/s the table meant);
+        ``quote`` without the Markdown bold markers of the slide transcripts.
     """
     p = _load_published(str(Path(published).resolve())).copy()
     ledger = _ledger(processed) if processed is not None else pd.DataFrame(columns=reproduce.LEDGER_COLUMNS)
@@ -181,6 +182,7 @@ def published_frame(published, processed=None):
     for i in p.index[erratum]:
         fixed[i] = units.to_base(float(p.at[i, "derived_value"]), p.at[i, "unit"])
     p["value_fixed_si"] = fixed
+    p["quote"] = p["quote"].map(_quote)
     return p
 
 
@@ -644,6 +646,12 @@ def _fmt(value, digits=10):
     return f"{x:.{min(digits, 4)}g}"
 
 
+def _quote(text):
+    """The printed text as a reader sees it: the seeds' slide transcripts keep Markdown bold
+    markers (``**0.0286 μ s/byte**``), which are typography, not text."""
+    return " ".join(str(text).replace("**", "").split())
+
+
 def _ledger_html(rows, link_seed=False):
     head = "".join(f"<th>{h}</th>" for h in (["study"] if link_seed else []) + list(_LEDGER_HEADINGS.values()))
     body = []
@@ -655,7 +663,7 @@ def _ledger_html(rows, link_seed=False):
         unit = "" if r.published_unit in (None, "1") or pd.isna(r.published_unit) else r.published_unit
         body.append(
             f"<tr>{seed_cell}<td class=\"claim\">{html.escape(r.claim)}</td>"
-            f"<td class=\"quote\">{html.escape(str(r.quote))}</td>"
+            f"<td class=\"quote\">{html.escape(_quote(r.quote))}</td>"
             f"<td class=\"num\">{_fmt(r.published_value)}</td><td>{html.escape(str(unit))}</td>"
             f"<td class=\"num\">{_fmt(r.derived_value, 6)}</td><td>{_badge(r.status)}</td><td>{note}</td></tr>")
     return (f'<table class="thruput-ledger"><thead><tr>{head}</tr></thead>'
