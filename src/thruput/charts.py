@@ -494,7 +494,8 @@ def rtt_vs_throughput(cells, unloaded_ms=None, factor=None, title="Loaded ping R
         x=alt.X("median:Q", title="median throughput (Mbit/s)", scale=alt.Scale(zero=True)),
         y=alt.Y("rtt_median:Q", title="median loaded ping RTT (ms)",
                 scale=alt.Scale(type="log") if log else alt.Scale(zero=True)),
-        color=streams_color(), size=alt.Size("window_kib:Q", title="window (KiB)", scale=alt.Scale(type="log", range=[25, 320])),
+        color=streams_color(),
+        size=alt.Size("window_kib:Q", title="window (KiB)", scale=alt.Scale(type="log", range=[25, 320])),
         tooltip=[alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
                  alt.Tooltip("median:Q", title="median throughput (Mbit/s)", format=".1f"),
                  alt.Tooltip("rtt_median:Q", title="median loaded RTT (ms)", format=".3f")])]

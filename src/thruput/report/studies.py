@@ -328,10 +328,12 @@ def _published_001(p):
                      "of the data paths a byte crosses (send PCI, Gigabit Ethernet, receive PCI). Measured "
                      "slopes above the expectation point to extra data moves."))
     display(charts.slope_dots(slopes))
-    udp = rows[(rows["measures"] == "throughput") & (rows["statistic"] == "max") & rows["config"].str.contains("board=")]
+    udp = rows[(rows["measures"] == "throughput") & (rows["statistic"] == "max")
+               & rows["config"].str.contains("board=")]
     cfg = pub.config_frame(udp)
-    spacing = rows[rows["statistic"] == "loss_free_above"].assign(key=lambda d: d["id"].str.replace(r"-spacing(-free)?$", "", regex=True))
-    free = spacing.set_index("key")["value"]
+    spacing = rows[rows["statistic"] == "loss_free_above"]
+    free = pd.Series(spacing["value"].to_numpy(),
+                     index=spacing["id"].str.replace(r"-spacing(-free)?$", "", regex=True))
     keys = udp["id"].str.replace(r"-max$", "", regex=True)
     bars = pd.DataFrame({
         "category": [f"{b} · {n} · {c}" for b, n, c in zip(cfg["board"], cfg.get("nic", ""), cfg.get("pci", ""))],
@@ -842,7 +844,8 @@ def _callout(ds, effect_text):
     when = f", recorded {str(dates['start'])[:10]}" if dates.get("start") else ""
     return HTML(
         _STYLE + '<div class="thruput-new"><b>New measurement on different hardware, not the original data.</b> '
-        f'{html.escape(effect_text)} Campaign <a href="campaign-{html.escape(name)}.html"><code>{html.escape(name)}</code></a>'
+        f'{html.escape(effect_text)} Campaign '
+        f'<a href="campaign-{html.escape(name)}.html"><code>{html.escape(name)}</code></a>'
         f" ({html.escape(str(meta.get('title', name)))}){html.escape(where)}{html.escape(when)}. The axes of the two "
         "charts are independent: compare the shape of the effect, not the numbers.</div>")
 
@@ -969,7 +972,8 @@ def _side_latency(p, seed, curves, ds):
     lat = reproduce.seed_001_latency(p)
     labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
     slopes = pd.concat([
-        pd.DataFrame({"board": labels, "kind": "measured (2002–2004)", "slope": lat["measured_us_per_byte"], "status": ""}),
+        pd.DataFrame({"board": labels, "kind": "measured (2002–2004)", "slope": lat["measured_us_per_byte"],
+                      "status": ""}),
         pd.DataFrame({"board": labels, "kind": "expected (PCI + GigE + PCI)", "slope": lat["expected_theory_us_per_byte"],
                       "status": ""}),
         pd.DataFrame({"board": [f"campaign {name}"], "kind": ["new measurement (campaign)"],
