@@ -20,8 +20,13 @@ Measured side by side, each from the files on disk (reading included), best of
 
 ping
     (a) ``thruput.read(path)`` (sniffing, sha256, decoding, parsing, ``validate``) and
-    ``thruput.formats.ping.parse(text)`` alone; (b) ``jc.parsers.ping.parse(text)``;
+    ``thruput.formats.ping.parse(text)`` alone, with the C scanner
+    (``thruput.formats._pingscan``) when it is built, and ``parse`` once more with the
+    pure-Python reader (what an install without a C compiler gets);
+    (b) ``jc.parsers.ping.parse(text)``;
     (c) a bare scan: ``re.findall(r"time=([\\d.]+) ms", text)`` into a float array.
+    The targets are checked for ``thruput.read`` (the whole job, file to Dataset); the
+    same ratios for ``parse`` alone are reported beside them.
 iperf3
     (a) ``thruput.formats.iperf3_json.parse_many(texts)``; (b) ``json.loads`` of each
     text (and ``orjson.loads``, which the reader uses).
@@ -172,6 +177,13 @@ def bench_ping(out, megabytes, repeat):
     text = path.read_text()
     t_read, ds = best_of(lambda: thruput.read(path), repeat)
     t_parse, _ = best_of(lambda: ping.parse(text), repeat)
+    scanner, ping._pingscan = ping._pingscan, None
+    try:
+        t_pure, pure = best_of(lambda: ping.parse(text), repeat)
+    finally:
+        ping._pingscan = scanner
+    if not pure.identical(ping.parse(text)):
+        raise RuntimeError("the C scanner and the pure-Python reader gave different Datasets")
     t_jc, doc = best_of(lambda: jc_ping.parse(path.read_text(), quiet=True), min(repeat, 2))
     t_bare, scan = best_of(lambda: bare_scan(path), repeat)
     status = ds["status"].values.astype(str)
@@ -181,15 +193,18 @@ def bench_ping(out, megabytes, repeat):
             and np.array_equal(ds["rtt"].values[replies], scan)):
         raise RuntimeError("thruput, jc and the bare scan did not find the same replies")
     rss, baseline = peak_rss_mb(path)
+    seconds = {"thruput_read": t_read, "thruput_parse": t_parse,
+               "thruput_parse_pure_python": t_pure, "jc": t_jc, "bare_scan": t_bare}
     return {
         "input": info,
-        "seconds": {"thruput_read": t_read, "thruput_parse": t_parse, "jc": t_jc,
-                    "bare_scan": t_bare},
-        "mb_per_s": {"thruput_read": mb / t_read, "thruput_parse": mb / t_parse,
-                     "jc": mb / t_jc, "bare_scan": mb / t_bare},
+        "reader": "C scanner (thruput.formats._pingscan)" if scanner else "pure Python",
+        "seconds": seconds,
+        "mb_per_s": {key: mb / t for key, t in seconds.items()},
         "ratios": {"jc_over_thruput_read": t_jc / t_read, "jc_over_thruput_parse": t_jc / t_parse,
+                   "jc_over_thruput_parse_pure_python": t_jc / t_pure,
                    "thruput_read_over_bare": t_read / t_bare,
-                   "thruput_parse_over_bare": t_parse / t_bare},
+                   "thruput_parse_over_bare": t_parse / t_bare,
+                   "thruput_parse_pure_python_over_bare": t_pure / t_bare},
         "peak_rss_mb": rss, "baseline_rss_mb": baseline,
     }
 
@@ -243,6 +258,10 @@ def verdicts(result):
                                t["ping_speedup_vs_jc_min"]),
         "ping_vs_bare_scan": (p["ratios"]["thruput_read_over_bare"], "<=",
                               t["ping_vs_bare_scan_max"]),
+        "ping_parse_speedup_vs_jc": (p["ratios"]["jc_over_thruput_parse"], ">=",
+                                     t["ping_speedup_vs_jc_min"]),
+        "ping_parse_vs_bare_scan": (p["ratios"]["thruput_parse_over_bare"], "<=",
+                                    t["ping_vs_bare_scan_max"]),
         "iperf3_vs_json_loads": (i["ratios"]["thruput_over_json_loads"], "<=",
                                  t["iperf3_vs_json_loads_max"]),
         "ping_peak_rss_mb": (p["peak_rss_mb"], "<=", t["ping_peak_rss_mb_max"]),
@@ -252,13 +271,17 @@ def verdicts(result):
 def print_table(result):
     p, i = result["ping"], result["iperf3"]
     mb = p["input"]["bytes"] / 1e6
-    print(f"\nping: {mb:.1f} MB, {p['input']['lines']} lines, {p['input']['probes']} probes")
-    print(f"  {'reader':<32}{'seconds':>10}{'MB/s':>10}")
+    print(f"\nping: {mb:.1f} MB, {p['input']['lines']} lines, {p['input']['probes']} probes;"
+          f" thruput reader: {p['reader']}")
+    print(f"  {'reader':<36}{'seconds':>9}{'MB/s':>8}{'jc / it':>9}{'it / bare':>11}")
     for key, label in (("thruput_read", "thruput.read(path)"),
                        ("thruput_parse", "ping.parse(text)"),
+                       ("thruput_parse_pure_python", "ping.parse(text), pure Python"),
                        ("jc", "jc.parsers.ping.parse"),
                        ("bare_scan", "bare regex scan of time=")):
-        print(f"  {label:<32}{p['seconds'][key]:>10.3f}{p['mb_per_s'][key]:>10.1f}")
+        t = p["seconds"][key]
+        print(f"  {label:<36}{t:>9.3f}{p['mb_per_s'][key]:>8.1f}"
+              f"{p['seconds']['jc'] / t:>9.2f}{t / p['seconds']['bare_scan']:>11.2f}")
     print(f"  peak RSS of thruput.read: {p['peak_rss_mb']:.0f} MB "
           f"(an interpreter with thruput imported: {p['baseline_rss_mb']:.0f} MB)")
     n = i["input"]["files"]
@@ -271,7 +294,7 @@ def print_table(result):
     print("\ntargets (issue 2):")
     for name, (value, op, target) in result["verdicts"].items():
         met = value >= target if op == ">=" else value <= target
-        print(f"  {name:<24}{value:>10.2f}  target {op} {target:<8g} {'met' if met else 'NOT MET'}")
+        print(f"  {name:<26}{value:>10.2f}  target {op} {target:<8g} {'met' if met else 'NOT MET'}")
 
 
 def run(out=DEFAULT_OUT, ping_mb=50.0, iperf3_files=10000, repeat=3):

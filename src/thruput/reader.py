@@ -82,4 +82,6 @@ def decode(data):
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError:
         text = data.decode("latin-1")
+    if "\r" not in text:  # the usual case: no pass over (and copy of) a large text
+        return text
     return text.replace("\r\n", "\n").replace("\r", "\n")

@@ -63,15 +63,21 @@ Several runs in one file
     :class:`~thruput.errors.ParseError` naming its line (split the file, one run each).
 
 Speed
-    No per-line Python for replies. :func:`_replies_fast` validates every reply line with
-    one regex ``split`` over the whole text, which also hands back the text between them
-    (whose newlines give every line number), and reads all the replies' numbers with one
-    ``numpy.fromstring`` once the address and the words are blanked out. Logs it cannot
-    take (``(DUP!)`` flags, replies with differing fields, Windows) are read by
-    :func:`_replies_general`: one ``findall`` with one match per line (the match index is
-    the line number) and NumPy conversions. Only the few other lines (header, summary,
-    losses, errors) go through per-line Python. ``python -m benchmarks.ingest`` measures
-    it (about 70 MB/s for a 50 MB log here, 4-5 times jc's ping parser).
+    No per-line Python for replies. Where the optional C extension
+    :mod:`thruput.formats._pingscan` is built (``pip install`` compiles it when a C compiler
+    is present), :func:`_replies_c` reads every Unix log with it: one pass in C that decides
+    for each line whether it has :data:`UNIX_LINES`' reply shape and converts its numbers as
+    ``float()`` does; every other line is handed back with its number and text and read
+    below exactly as by the Python readers. Without the extension (``_pingscan`` is None),
+    :func:`_replies_fast` validates every reply line with one regex ``split`` over the whole
+    text, which also hands back the text between them (whose newlines give every line
+    number), and reads all the replies' numbers with one ``numpy.fromstring`` once the
+    address and the words are blanked out. Logs it cannot take (``(DUP!)`` flags, replies
+    with differing fields) and Windows logs are read by :func:`_replies_general`: one
+    ``findall`` with one match per line (the match index is the line number) and NumPy
+    conversions; it is the reference the other two are tested against (same Datasets on
+    every sample, corpus file and damaged log). Only the few other lines (header, summary,
+    losses, errors) go through per-line Python. ``python -m benchmarks ingest`` measures it.
 
 References
     iputils ``ping/ping_common.c`` (statistics, ``pr_echo_reply``), FreeBSD ``sbin/ping``,
@@ -89,6 +95,11 @@ import numpy as np
 
 from ..contract import PROBE_STATUSES, Ledger, build
 from ..errors import ParseError
+
+try:  # the optional C scanner (see "Speed" above); None: the pure-Python readers
+    from . import _pingscan
+except ImportError:  # pragma: no cover - built wherever a C compiler was present
+    _pingscan = None
 
 NAME = "ping"
 KIND = "rtt"
@@ -241,7 +252,7 @@ def parse(text):
     variant, header_line = _variant(text)
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
     ledger = Ledger(n_lines, lines=_Lines(text))
-    found = _replies_fast(text) if variant != "windows" else None
+    found = _replies_bulk(text) if variant != "windows" else None
     replies, other_lines = found or _replies_general(text, variant, n_lines)
     others = _OtherLines(variant, header_line, ledger)
     for line, content in other_lines:
@@ -313,6 +324,46 @@ class _Replies:
     """The reply lines as arrays, and the indices of every other line."""
 
     __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag")
+
+
+def _replies_bulk(text):
+    """The reply lines of a Unix log by the C scanner if it is built, else by the fast path
+    (both None when the log needs :func:`_replies_general`)."""
+    if _pingscan is not None:
+        try:
+            return _replies_c(text)
+        except UnicodeEncodeError:  # lone surrogates (not from decode): Python reads it
+            pass
+    return _replies_fast(text)
+
+
+#: ``flags`` codes of :mod:`._pingscan` to UNIX_LINES' group 6.
+_FLAG_TEXT = np.array(["", "DUP!", "BAD CHECKSUM!"], dtype=object)
+#: Columns of ``numbers`` of :mod:`._pingscan`.
+_TIMESTAMP, _SIZE, _SEQ, _TTL, _RTT = range(5)
+
+
+def _replies_c(text):
+    """Every line of a Unix log by :func:`thruput.formats._pingscan.scan` (one C pass).
+
+    Replies come back as arrays with the values :func:`_replies_general` gives them (the
+    numbers converted from the same digits as ``float()`` does, absent timestamp and RTT
+    NaN, absent TTL -1, cast to integers here by NumPy in the same way); every other line
+    as its number and text, for :class:`_OtherLines`.
+    """
+    lines, numbers, flags, other_lines, other_texts = _pingscan.scan(text)
+    numbers = np.frombuffer(numbers, dtype=np.float64).reshape(-1, 5)
+    out = _Replies()
+    out.line = np.frombuffer(lines, dtype=np.int64)
+    out.timestamp = numbers[:, _TIMESTAMP].copy()
+    out.size = numbers[:, _SIZE].astype(np.int64)
+    out.seq = numbers[:, _SEQ].astype(np.int64)
+    out.ttl = numbers[:, _TTL].astype(np.int64)
+    out.rtt = numbers[:, _RTT].copy()
+    codes = np.frombuffer(flags, dtype=np.int8)
+    out.flag = _FLAG_TEXT[codes] if codes.any() else None
+    others = zip(np.frombuffer(other_lines, dtype=np.int64).tolist(), other_texts)
+    return out, others
 
 
 def _replies_fast(text):
@@ -636,7 +687,7 @@ def _process(replies, others, variant, ledger):
         printed = seq[has_seq]
         step = np.diff(printed)
         if np.any(np.abs(step) >= SEQ_PERIOD // 2):  # wrapped after 65535 somewhere
-            printed = np.unwrap(printed.astype(float), period=SEQ_PERIOD).astype(np.int64)
+            printed = _unwrap(printed)
         full[has_seq] = printed
         answered = (status == _REPLY) & has_seq
         # a second reply to one sequence number is a duplicate, marked (DUP!) or not
@@ -669,6 +720,27 @@ def _process(replies, others, variant, ledger):
         "ttl": (("probe",), np.concatenate([ttl[keep], np.full(m, -1, np.int64)])),
         "line": (("probe",), np.concatenate([line[keep], np.full(m, -1, np.int64)])),
     }
+
+
+def _unwrap(seq):
+    """16-bit sequence numbers made monotonic across wraps.
+
+    ``numpy.unwrap(seq, period=SEQ_PERIOD)`` in integers (the same values, exactly: the
+    float version is exact for these magnitudes): a step of half a period or more is taken
+    as a wrap and corrected by whole periods, a step of exactly half a period upwards kept.
+    Absurd numbers (beyond 2**52, negative from a cast overflow) take ``numpy.unwrap``.
+    """
+    if seq.min() < 0 or seq.max() >= 2**52:
+        return np.unwrap(seq.astype(float), period=SEQ_PERIOD).astype(np.int64)
+    step = np.diff(seq)
+    half = SEQ_PERIOD // 2
+    wrapped = np.mod(step + half, SEQ_PERIOD) - half
+    wrapped[(wrapped == -half) & (step > 0)] = half
+    correction = wrapped - step
+    correction[np.abs(step) < half] = 0
+    out = seq.copy()
+    out[1:] += np.cumsum(correction)
+    return out
 
 
 def _unprinted(printed, transmitted, origin):
