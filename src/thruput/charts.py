@@ -301,7 +301,7 @@ def status_counts(counts, title="Published figures by reproduction status"):
 
 def _scale(kind, zero=True):
     if kind == "log":
-        return alt.Scale(type="log", nice=False)
+        return alt.Scale(type="log", nice=False, padding=10)
     if kind == "symlog":
         return alt.Scale(type="symlog")
     return alt.Scale(zero=zero)

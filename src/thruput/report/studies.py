@@ -832,7 +832,7 @@ def _pick(processed, effect):
     return max(found, key=lambda ds: _score(ds, effect)) if found else None
 
 
-def _callout(ds, effect_text):
+def _callout(ds, effect_text, pair=True):
     meta = metadata(ds)
     name = ds.attrs.get("campaign", "?")
     path = meta.get("path", {}) or {}
@@ -846,8 +846,9 @@ def _callout(ds, effect_text):
         _STYLE + '<div class="thruput-new"><b>New measurement on different hardware, not the original data.</b> '
         f'{html.escape(effect_text)} Campaign '
         f'<a href="campaign-{html.escape(name)}.html"><code>{html.escape(name)}</code></a>'
-        f" ({html.escape(str(meta.get('title', name)))}){html.escape(where)}{html.escape(when)}. The axes of the two "
-        "charts are independent: compare the shape of the effect, not the numbers.</div>")
+        f" ({html.escape(str(meta.get('title', name)))}){html.escape(where)}{html.escape(when)}."
+        + (" The axes of the two charts are independent: compare the shape of the effect, not the numbers." if pair
+           else "") + "</div>")
 
 
 def _cells(ds):
@@ -979,7 +980,8 @@ def _side_latency(p, seed, curves, ds):
         pd.DataFrame({"board": [f"campaign {name}"], "kind": ["new measurement (campaign)"],
                       "slope": [fit["slope"]], "status": ["new measurement"]})], ignore_index=True)
     low, high = lat["measured_us_per_byte"].min(), lat["measured_us_per_byte"].max()
-    where = ("within" if low <= fit["slope"] <= high else "below" if fit["slope"] < low else "above")
+    se = fit["slope_se"]
+    where = "below" if fit["slope"] + se < low else "above" if fit["slope"] - se > high else "within"
     display(Markdown("### UDP latency vs frame size"))
     display(_callout(ds, "UDPmon request–response latency grows linearly with the frame size; the slope is the "
                          "time per byte of every copy and bus on the way."))
@@ -997,7 +999,8 @@ def _side_udp(p, seed, curves, ds):
     name = ds.attrs.get("campaign", "campaign")
     display(Markdown("### UDP throughput vs packet spacing"))
     display(_callout(ds, "Sending UDP frames closer together raises the rate until the slowest element (there a "
-                         "PCI bus or NIC, here the 500 Mbit/s shaper) saturates and frames are lost."))
+                         "PCI bus or NIC, here the path's shaper) saturates and frames are lost; compare the maximum "
+                         "UDP throughput per board above.", pair=False))
     rows = ds[["spacing", "recv_rate", "loss_fraction", "packet_size"]].to_dataframe().reset_index()
     display(charts.udp_vs_spacing(rows, title=f"Campaign {name}: UDP receive rate and loss vs spacing "
                                               "(new measurement)"))
