@@ -78,6 +78,8 @@ Speed
     conversions; it is the reference the other two are tested against (same Datasets on
     every sample, corpus file and damaged log). Only the few other lines (header, summary,
     losses, errors) go through per-line Python. ``python -m benchmarks ingest`` measures it.
+    (An editable install compiles the extension once: after editing ``_pingscan.c``, run
+    ``pip install -e .`` again.)
 
 References
     iputils ``ping/ping_common.c`` (statistics, ``pr_echo_reply``), FreeBSD ``sbin/ping``,
