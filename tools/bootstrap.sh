@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(iperf3 iperf iputils-ping iproute2 chromium)
+# measurement tools the tests run for real; chromium for the site's browser test;
+# a C compiler and Python headers for the optional ping scanner (thruput.formats._pingscan)
+APT_PACKAGES=(iperf3 iperf iputils-ping iproute2 chromium busybox gcc python3-dev python3-venv)
 
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
@@ -13,6 +15,10 @@ command -v iperf >/dev/null || missing+=(iperf)
 command -v ping >/dev/null || missing+=(iputils-ping)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v chromium >/dev/null || missing+=(chromium)
+command -v busybox >/dev/null || missing+=(busybox)
+command -v gcc >/dev/null || missing+=(gcc)
+python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+    || missing+=(python3-dev)
 if ((${#missing[@]})); then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "bootstrap: installing ${missing[*]} with apt-get"
