@@ -18,6 +18,8 @@ import jsonschema
 import pytest
 import yaml
 
+from thruput.campaign_check import check_campaign
+from thruput.campaign_import import new_campaign
 from thruput.record import Plan, RecordError, Target, parse_counts, parse_sizes, record, run_cell
 from thruput.record.hostinfo import far_host_from_iperf3, local_host
 from thruput.record.manifest import COLUMNS, complete_runs, read_rows
@@ -184,6 +186,25 @@ def test_record_loopback_writes_the_campaign_layout(tmp_path, iperf3_server):
     assert data["tools"]["iperf3"] == data["tools"]["iperf3_server"] == result["start"][
         "version"].split()[1]
     assert data["dates"]["end"] >= data["dates"]["start"] and data["explained"] == []
+    assert check_campaign(campaign) == []  # no error and no warning
+
+
+@needs_tools
+def test_record_into_a_campaign_new_template(tmp_path, iperf3_server):
+    directory = new_campaign("tmpl", tmp_path, "tcp_sweep")
+    summary = record(directory, Plan([65536], [1], repeats=1, duration_s=1, pause_s=1),
+                     Target("127.0.0.1", iperf3_server), progress=False,
+                     about={"title": "filled in", "description": "loopback, one VM"})
+    assert summary.recorded == ["w65536-s1-r0"]
+    data = _validate_yaml(directory)
+    # the template's host keys are kept and filled with what was measured
+    assert (data["path"]["source"], data["path"]["destination"]) == ("host-a", "host-b")
+    assert sorted(data["hosts"]) == ["host-a", "host-b"]
+    assert data["hosts"]["host-a"]["cpu_count"] == os.cpu_count()
+    assert data["hosts"]["host-b"]["kernel"] == os.uname().release
+    assert data["plan"]["windows"] == [65536] and data["plan"]["duration_s"] == 1
+    assert data["who"] == ["TODO"]  # what people write is theirs
+    assert check_campaign(directory) == []
 
 
 @needs_tools
@@ -230,7 +251,9 @@ def test_resume_rerecords_a_run_with_missing_rows(tmp_path, iperf3_server):
 @needs_tools
 def test_interrupted_recording_leaves_no_complete_looking_file_and_resumes(tmp_path, iperf3_server):
     campaign = tmp_path / "interrupted"
-    argv = [sys.executable, "-m", "thruput.cli", "record", str(campaign), "--to", "127.0.0.1",
+    # the thruput console script, as a user runs it
+    argv = [sys.executable, "-c", "import sys; from thruput.cli import main; sys.exit(main())",
+            "record", str(campaign), "--to", "127.0.0.1",
             "--port", str(iperf3_server), "--windows", "64K", "--streams", "1,2",
             "--repeats", "1", "--duration", "2", "--pause", "1", "--no-progress"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -263,7 +286,7 @@ def test_interrupted_recording_leaves_no_complete_looking_file_and_resumes(tmp_p
     assert len(read_rows(campaign)) == 6
     assert _sha(runs / "w65536-s1-r0.iperf3.json") == first
     assert _validate_yaml(campaign)["dates"]["end"] is not None
-    assert _validate_yaml(campaign)["notes"] == "Recorded with: thruput " + " ".join(argv[4:])
+    assert _validate_yaml(campaign)["notes"] == "Recorded with: thruput " + " ".join(argv[3:])
 
 
 @needs_tools

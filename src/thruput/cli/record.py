@@ -52,6 +52,23 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
+#: Options whose values go into campaign.yaml themselves, left out of the recorded command.
+DESCRIPTIVE = ("--title", "--description", "--who", "--between", "--notes")
+
+
+def recorded_command(argv):
+    """The command line for campaign.yaml notes, without the descriptive options' values."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in DESCRIPTIVE:
+            skip = True
+        elif not arg.startswith(tuple(f"{o}=" for o in DESCRIPTIVE)):
+            kept.append(arg)
+    return "thruput " + " ".join(shlex.quote(a) for a in kept)
+
+
 def run(args):
     try:
         plan = Plan(windows=args.windows, streams=args.streams, repeats=args.repeats,
@@ -65,8 +82,7 @@ def run(args):
              "between": args.between, "capacity_bps": args.capacity, "rtt_ms": args.rtt_ms,
              "notes": args.notes}
     # the command as typed (when this runs from the command line, not from main(argv))
-    command = "thruput " + " ".join(shlex.quote(a) for a in sys.argv[1:]) \
-        if sys.argv[1:2] == ["record"] else None
+    command = recorded_command(sys.argv[1:]) if sys.argv[1:2] == ["record"] else None
     try:
         summary = record(args.campaign, plan, Target(args.to, args.port, args.netns),
                          source_name=args.source_name, destination_name=args.destination_name,

@@ -21,6 +21,18 @@ KEY_ORDER = ("name", "title", "description", "kind", "dates", "who", "path", "ho
              "tools", "plan", "explained", "notes")
 
 
+class _Dumper(yaml.SafeDumper):
+    """Block mappings, but lists of plain values on one line (``windows: [4096, 8192]``)."""
+
+
+def _represent_list(dumper, data):
+    flow = all(isinstance(x, (int, float, str, bool, type(None))) for x in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
 def load(campaign_dir):
     """The campaign.yaml of ``campaign_dir`` as a dict ({} if there is none)."""
     path = os.path.join(campaign_dir, CAMPAIGN_YAML)
@@ -45,8 +57,7 @@ def write(campaign_dir, data):
     with open(tmp, "w") as f:
         f.write("# Written by `thruput record`; title, description, who, path.between and\n"
                 "# notes are yours to edit (kept on re-recording unless given again).\n")
-        yaml.safe_dump(ordered, f, sort_keys=False, default_flow_style=None, width=88,
-                       allow_unicode=True)
+        yaml.dump(ordered, f, Dumper=_Dumper, sort_keys=False, width=88, allow_unicode=True)
     os.replace(tmp, path)
 
 

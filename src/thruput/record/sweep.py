@@ -168,8 +168,9 @@ def record(campaign_dir, plan, target, *, source_name=None, destination_name=Non
     plan : Plan
     target : Target
     source_name, destination_name : str, optional
-        Keys of the two hosts in campaign.yaml (default: this host's name, with the netns
-        if any, and ``target.host``).
+        Keys of the two hosts in campaign.yaml (default: the keys campaign.yaml already
+        has under ``path``, e.g. from ``thruput campaign new``; else this host's name, with
+        the netns if any, and ``target.host``).
     about : dict, optional
         ``title``, ``description``, ``who``, ``between``, ``capacity_bps``, ``rtt_ms``,
         ``notes`` for campaign.yaml.
@@ -206,8 +207,14 @@ def record(campaign_dir, plan, target, *, source_name=None, destination_name=Non
     todo = [c for c in cells if c.run not in done]
     summary = RecordSummary(campaign_dir, len(cells), len(cells) - len(todo))
 
-    source = source_name or socket.gethostname() + (f"-{target.netns}" if target.netns else "")
-    destination = destination_name or target.host
+    if not rows:  # nothing recorded yet: a template's dates are not this campaign's
+        existing = {**existing, "dates": {}}
+    # host keys: as given, else as campaign.yaml already names them (a template's), else
+    # this host's name (with the netns) and the far host's name or address
+    old_path = existing.get("path") or {}
+    source = (source_name or old_path.get("source")
+              or socket.gethostname() + (f"-{target.netns}" if target.netns else ""))
+    destination = destination_name or old_path.get("destination") or target.host
     if destination == source:
         destination += "-far"
     about = dict(about or {})
@@ -228,7 +235,7 @@ def record(campaign_dir, plan, target, *, source_name=None, destination_name=Non
         metadata.write(campaign_dir, data)
 
     start = utc_now()[:-5] + "Z"
-    tools = hostinfo.tool_versions(plan.tool)
+    tools = {**(existing.get("tools") or {}), **hostinfo.tool_versions(plan.tool)}
     hosts = {source: hostinfo.local_host(target.host, target.netns)}
     if not todo:
         hosts[destination] = hostinfo.far_host_unknown(plan.tool)
