@@ -337,3 +337,14 @@ def test_local_host_reads_proc():
     assert host["memory_bytes"] == mem_kib * 1024
     assert host["cpu_count"] == os.cpu_count() and host["nic"] is None
     assert host["tcp"]["sack"] == (open("/proc/sys/net/ipv4/tcp_sack").read().strip() != "0")
+
+
+def test_cli_names_the_bad_option(capsys, tmp_path):
+    from thruput.cli import main
+    with pytest.raises(SystemExit) as exc:
+        main(["record", str(tmp_path / "x"), "--to", "127.0.0.1", "--windows", "8Q"])
+    assert exc.value.code == 2
+    assert "argument --windows: bad size '8Q'" in capsys.readouterr().err
+    assert main(["record", str(tmp_path / "x"), "--to", "127.0.0.1", "--duration", "0"]) == 2
+    assert "duration must be a whole number of seconds" in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Re-record the bundled TCP sweep campaigns under data/raw/ with `thruput record`.
 #
-#   sudo tools/record-campaigns.sh veth-1g      # ~10 min: namespaces over veth, tbf 1 Gbit/s
-#   sudo tools/record-campaigns.sh delay-40ms   # ~12 min: namespaces over the TUN delay line
+#   sudo tools/record-campaigns.sh veth-1g      # 8.5 min: namespaces over veth, tbf 1 Gbit/s
+#   sudo tools/record-campaigns.sh delay-40ms   # 10.5 min: namespaces over the TUN delay line
 #
 # Each builds its path (tools/netns.py or tools/delayline.py), starts `iperf3 -s -J` in the
 # far namespace, runs `thruput record` from the near one, and tears everything down. The

@@ -8,11 +8,22 @@ its OS and kernel are recorded too).
 
 from __future__ import annotations
 
+import argparse
 import shlex
 import sys
 
 from ..record import Plan, RecordError, Target, parse_counts, parse_sizes, record
 from ..record.plan import ORDERS, TOOLS
+
+
+def _list_of(parse):
+    """An argparse type that reports parse's own ValueError message."""
+    def convert(text):
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+    return convert
 
 
 def add_parser(sub):
@@ -21,10 +32,10 @@ def add_parser(sub):
     p.add_argument("campaign", metavar="CAMPAIGN_DIR", help="e.g. data/raw/my-path")
     p.add_argument("--to", required=True, metavar="HOST", help="far host running the iperf server")
     p.add_argument("--port", type=int, help="iperf server port (default: the tool's)")
-    p.add_argument("--windows", default="8K,16K,...,1M", type=parse_sizes,
+    p.add_argument("--windows", default="8K,16K,...,1M", type=_list_of(parse_sizes),
                    help="TCP windows (iperf -w): sizes with K/M (1024-based); '...' continues "
                         "the progression (default 8K,16K,...,1M)")
-    p.add_argument("--streams", default="1,2,4,8,16", type=parse_counts,
+    p.add_argument("--streams", default="1,2,4,8,16", type=_list_of(parse_counts),
                    help="parallel streams (iperf -P), e.g. 1,2,...,16 (default 1,2,4,8,16)")
     p.add_argument("--repeats", type=int, default=3, help="repeats of each cell (default 3)")
     p.add_argument("--duration", type=int, default=10, help="seconds per loaded run (default 10)")
