@@ -460,7 +460,8 @@ def throughput_vs_streams(cells, theory=None, title="Throughput vs parallel stre
     """
     df = _kib(_mbit(cells, "median", "q25", "q75"))
     color = alt.Color("window_kib:O", title="window (KiB)", scale=alt.Scale(scheme="viridis"))
-    x = alt.X("streams:Q", title="parallel streams", scale=alt.Scale(type="log", base=2))
+    x = alt.X("streams:Q", title="parallel streams", scale=alt.Scale(type="log", base=2),
+              axis=alt.Axis(values=sorted(int(n) for n in df["streams"].unique())))
     tooltip = [alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
                alt.Tooltip("median:Q", title="median (Mbit/s)", format=".1f"),
                alt.Tooltip("q25:Q", title="25th pct (Mbit/s)", format=".1f"),
