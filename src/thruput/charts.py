@@ -359,7 +359,8 @@ def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear",
     if curves is not None and len(curves):
         layers.append(alt.Chart(curves).mark_line(strokeWidth=2).encode(
             x=x, y=y, color=alt.Color("label:N", title="theory", scale=alt.Scale(scheme="tableau10"),
-                                      legend=alt.Legend(orient="bottom", direction="vertical", labelLimit=420)),
+                                      legend=alt.Legend(orient="bottom", direction="vertical", columns=1,
+                                                        labelLimit=420)),
             tooltip=[alt.Tooltip("label:N", title="curve"), alt.Tooltip("x:Q", title=x_title, format=".4~g"),
                      alt.Tooltip("y:Q", title=y_title, format=".4~g")]))
     for rules, axis in ((vrules, "x"), (hrules, "y")):
