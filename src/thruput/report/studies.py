@@ -936,7 +936,8 @@ def _side_rtt(p, seed, curves, ds):
         return 0
     name = ds.attrs.get("campaign", "campaign")
     display(Markdown("### RTT grows under load"))
-    display(_callout(ds, "While the path is busy, queues fill and ping RTT rises above its unloaded value."))
+    display(_callout(ds, "While the path is busy, queues fill and ping RTT rises above its unloaded value.",
+                     pair=seed != "002"))   # study 002 has no RTT figure to pair with
     unloaded = rtt_s * 1e3 if rtt_s else None
     log = _strength(ds, "rtt") > 10   # loaded RTTs an order of magnitude above the unloaded one
     if seed == "002":
