@@ -197,10 +197,11 @@ def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0"):
     stopping = []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.append(True))
-    fds = []
+    fds, created = [], []
     try:
         for ns in (n["ns_a"], n["ns_b"]):
-            _ip("netns", "add", ns)
+            _ip("netns", "add", ns)  # fails if it exists: never take over someone's namespace
+            created.append(ns)
         # A TUN device keeps its file descriptor when moved to another namespace, so both
         # are opened here and then moved; no setns() needed.
         for ns, dev, addr, peer in ((n["ns_a"], n["dev_a"], n["addr_a"], n["addr_b"]),
@@ -218,7 +219,8 @@ def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0"):
     finally:
         for fd in fds:
             os.close(fd)
-        down(name)
+        for ns in created:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     return 0
 
 
@@ -249,7 +251,8 @@ def path(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0", time
         except subprocess.TimeoutExpired:
             proc.kill()
             _out, err = proc.communicate()
-        down(name)
+        if info:  # it was up, so the namespaces are its own
+            down(name)
         last = (err or "").strip().splitlines()[-1:]
         with contextlib.suppress(ValueError, IndexError):
             info["counts"] = json.loads(last[0])

@@ -69,7 +69,7 @@ def _ip(*args):
 
 
 def create(name, rate=None, burst=DEFAULT_BURST, latency=DEFAULT_LATENCY, subnet="10.77.0"):
-    """Create the pair; on any failure, delete what was made and re-raise.
+    """Create the pair; on any failure, delete what this call made and re-raise.
 
     Parameters
     ----------
@@ -87,10 +87,13 @@ def create(name, rate=None, burst=DEFAULT_BURST, latency=DEFAULT_LATENCY, subnet
         raise ValueError(f"namespace prefix {name!r} too long (at most {IFNAMSIZ - 3} characters)")
     pair = Pair(name, f"{name}-a", f"{name}-b", f"{name}-va", f"{name}-vb",
                 f"{subnet}.1", f"{subnet}.2", rate)
+    created = []
     try:
-        _ip("netns", "add", pair.ns_a)
-        _ip("netns", "add", pair.ns_b)
+        for ns in (pair.ns_a, pair.ns_b):
+            _ip("netns", "add", ns)  # fails if it exists: never take over someone's namespace
+            created.append(ns)
         _ip("link", "add", pair.dev_a, "type", "veth", "peer", "name", pair.dev_b)
+        created.append(pair.dev_a)
         for ns, dev, addr in ((pair.ns_a, pair.dev_a, pair.addr_a),
                               (pair.ns_b, pair.dev_b, pair.addr_b)):
             _ip("link", "set", dev, "netns", ns)
@@ -102,7 +105,10 @@ def create(name, rate=None, burst=DEFAULT_BURST, latency=DEFAULT_LATENCY, subnet
                                 "tbf", "rate", rate, "burst", burst, "latency", latency],
                                check=True, capture_output=True, text=True)
     except BaseException:
-        destroy(name)
+        if pair.dev_a in created:  # still in this namespace if moving it failed
+            subprocess.run(["ip", "link", "del", pair.dev_a], capture_output=True)
+        for ns in (c for c in created if c != pair.dev_a):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
         raise
     return pair
 
