@@ -252,3 +252,19 @@ def test_quotes_lose_markdown_bold_only(processed):
     assert p.at["001-370dle-32-slope", "quote"] == "Latency Slope 0.0286 μ s/byte"
     page = studies.ledger_problems(processed).data
     assert "Latency Slope 0.0286 μ s/byte" in page and "**" not in page
+
+
+def test_side_by_side_of_study_002(processed, shown):
+    studies.study_side_by_side(processed, "002", PUBLISHED)
+    callouts = [o.data for o in shown if hasattr(o, "data") and "thruput-new" in str(o.data)]
+    assert len(callouts) == 2                    # streams (a pair), RTT under load (the campaign alone)
+    assert "two charts" in callouts[0] and "two charts" not in callouts[1]
+    pair, rtt = _charts(shown)
+    assert isinstance(pair, alt.HConcatChart) and isinstance(rtt, alt.LayerChart)
+    # the published maximum on the left: > 118 Mbit/s at 8 streams, flagged by the ledger
+    left = pair.hconcat[0]
+    point = _layer_data(left)[-1]
+    assert point[["x", "y", "status"]].values.tolist() == [[8, 118.0, "differs"]]
+    # the RTT chart carries the published five-fold growth as a rule at 5 x the unloaded RTT
+    rules = _layer_data(rtt)[1]
+    assert rules["rtt"].iloc[1] == pytest.approx(5 * rules["rtt"].iloc[0])
