@@ -530,3 +530,26 @@ def side_by_side(published, measured, published_title, measured_title):
         color="independent", fill="independent", shape="independent", size="independent", stroke="independent",
         strokeDash="independent", x="independent", y="independent").configure_legend(
         orient="bottom", direction="vertical", columns=2, labelLimit=300)
+
+
+def relative_differences(diffs, title="How far each differing figure is from its derivation"):
+    """Published value vs derived value, in percent, one row per ``differs`` figure.
+
+    ``diffs``: ``claim``, ``study``, ``percent`` ((published - derived) / derived x 100),
+    ``published``, ``derived`` (in the published unit), ``unit``, ``quote``.
+    A symmetric-log axis keeps 0.2 % and 97 % readable on one chart.
+    """
+    y = alt.Y("claim:N", title=None, sort=None, axis=_LABELS)
+    tooltip = [alt.Tooltip("claim:N"), alt.Tooltip("quote:N", title="printed"),
+               alt.Tooltip("published:Q", title="published", format=".6~g"),
+               alt.Tooltip("derived:Q", title="derived", format=".6~g"), alt.Tooltip("unit:N"),
+               alt.Tooltip("percent:Q", title="published vs derived (%)", format="+.1f")]
+    x = alt.X("percent:Q", title="published vs derived (%, symmetric log)", scale=alt.Scale(type="symlog"))
+    rules = alt.Chart(diffs).mark_rule(color="#ccc").encode(y=y, x=alt.datum(0), x2="percent:Q")
+    dots = alt.Chart(diffs).mark_point(filled=True, size=90).encode(
+        y=y, x=x, color=alt.Color("study:N", title="study", scale=alt.Scale(scheme="tableau10")), tooltip=tooltip)
+    zero = alt.Chart(pd.DataFrame({"zero": [0]})).mark_rule(color="#333").encode(x="zero:Q")
+    return alt.layer(rules, zero, dots, title=title).properties(width=WIDTH, height=22 * len(diffs))
+
+
+__all__ += ["relative_differences"]

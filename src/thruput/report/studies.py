@@ -30,7 +30,7 @@ from ..stats import theory
 from .campaigns import _is_tcp, _unloaded_rtt_s, cell_summary, load_campaign, metadata
 
 __all__ = ["STUDIES", "study_title", "study_charts", "study_theory", "study_ledger", "study_side_by_side",
-           "ledger_summary", "ledger_status_chart", "ledger_problems", "ledger_frame", "published_frame"]
+           "ledger_summary", "ledger_status_chart", "ledger_differences_chart", "ledger_problems", "ledger_frame", "published_frame"]
 
 MBIT = 1e6
 LEDGER_FILE = "reproduction.csv"
@@ -715,6 +715,25 @@ def ledger_status_chart(processed):
     counts = ledger.groupby(["seed", "status"]).size().rename("n").reset_index()
     counts["study"] = [f"{s}: {STUDIES.get(s, {}).get('title', s).split(' (')[0]}" for s in counts["seed"]]
     return charts.status_counts(counts)
+
+
+def ledger_differences_chart(processed):
+    """Every numeric ``differs`` figure: how far the published value is from its derivation (%).
+
+    For bound checks the derived value is the bound, so a positive percentage is by how much
+    the published figure exceeds what the bound allows.
+    """
+    ledger = _ledger(processed)
+    rows = ledger[ledger["status"] == "differs"].copy()
+    rows["published"] = pd.to_numeric(rows["published_value"], errors="coerce")
+    rows = rows[rows["published"].notna() & rows["derived_value"].notna() & (rows["derived_value"] != 0)]
+    if rows.empty:
+        return Markdown("No figure differs from its derivation.")
+    diffs = pd.DataFrame({
+        "claim": rows["claim"], "study": rows["seed"], "published": rows["published"],
+        "derived": rows["derived_value"], "unit": rows["published_unit"], "quote": rows["quote"].map(_quote),
+        "percent": (rows["published"] - rows["derived_value"]) / rows["derived_value"] * 100})
+    return charts.relative_differences(diffs)
 
 
 def ledger_problems(processed):
