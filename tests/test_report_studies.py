@@ -56,6 +56,15 @@ def _charts(objs):
     return [o for o in objs if isinstance(o, alt.TopLevelMixin)]
 
 
+def _compile(chart):
+    """The chart's Vega-Lite spec, compiled to Vega as the browser would (vl-convert ships the
+    same Vega-Lite the site serves): schema-valid specs can still fail to compile."""
+    vl_convert = pytest.importorskip("vl_convert")
+    spec = chart.to_dict()
+    vl_convert.vegalite_to_vega(spec)
+    return spec
+
+
 def _layer_data(chart):
     """The DataFrames of a chart's layers (inline data), in layer order."""
     layers = getattr(chart, "layer", None) or [chart]
@@ -141,7 +150,7 @@ def test_ledger_problems_lists_every_differs_and_erratum_once(processed, ledger)
 
 def test_status_chart_counts(processed, ledger):
     chart = studies.ledger_status_chart(processed)
-    chart.to_dict()
+    _compile(chart)
     data = chart.data
     assert data["n"].sum() == len(ledger)
     assert set(data["status"]) <= set(charts_status_domain())
@@ -167,7 +176,7 @@ def test_title_names_the_document_and_counts(processed, ledger):
 def test_study_charts_and_theory_are_valid_specs(seed, processed, shown):
     studies.study_charts(PUBLISHED, seed, processed)
     studies.study_theory(PUBLISHED, seed, processed)
-    specs = [c.to_dict() for c in _charts(shown)]
+    specs = [_compile(c) for c in _charts(shown)]
     assert len(specs) >= 2
     for spec in specs:
         assert spec["$schema"].startswith("https://vega.github.io/schema/vega-lite/")
@@ -215,7 +224,7 @@ def test_side_by_side_marks_the_new_measurement(processed, shown):
     pairs = [c for c in _charts(shown) if isinstance(c, alt.HConcatChart)]
     assert len(pairs) == 2
     for pair in pairs:
-        spec = pair.to_dict()
+        spec = _compile(pair)
         assert spec["hconcat"][1]["title"]["subtitle"].startswith("NEW measurement")
 
 
@@ -260,6 +269,7 @@ def test_side_by_side_of_study_002(processed, shown):
     assert len(callouts) == 2                    # streams (a pair), RTT under load (the campaign alone)
     assert "two charts" in callouts[0] and "two charts" not in callouts[1]
     pair, rtt = _charts(shown)
+    _compile(pair), _compile(rtt)
     assert isinstance(pair, alt.HConcatChart) and isinstance(rtt, alt.LayerChart)
     # the published maximum on the left: > 118 Mbit/s at 8 streams, flagged by the ledger
     left = pair.hconcat[0]
@@ -272,7 +282,7 @@ def test_side_by_side_of_study_002(processed, shown):
 
 def test_differences_chart(processed, ledger):
     chart = studies.ledger_differences_chart(processed)
-    chart.to_dict()
+    _compile(chart)
     diffs = _layer_data(chart)[-1].set_index("claim")
     differs = ledger[ledger["status"] == "differs"]
     assert set(diffs.index) <= set(differs["claim"])

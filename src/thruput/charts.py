@@ -544,8 +544,10 @@ def relative_differences(diffs, title="How far each differing figure is from its
                alt.Tooltip("published:Q", title="published", format=".6~g"),
                alt.Tooltip("derived:Q", title="derived", format=".6~g"), alt.Tooltip("unit:N"),
                alt.Tooltip("percent:Q", title="published vs derived (%)", format="+.1f")]
-    x = alt.X("percent:Q", title="published vs derived (%, symmetric log)", scale=alt.Scale(type="symlog"))
-    rules = alt.Chart(diffs).mark_rule(color="#ccc").encode(y=y, x=alt.datum(0), x2="percent:Q")
+    symlog = alt.Scale(type="symlog")
+    x = alt.X("percent:Q", title="published vs derived (%, symmetric log)", scale=symlog)
+    rules = alt.Chart(diffs.assign(zero=0.0)).mark_rule(color="#ccc").encode(
+        y=y, x=alt.X("zero:Q", title="published vs derived (%, symmetric log)", scale=symlog), x2="percent:Q")
     dots = alt.Chart(diffs).mark_point(filled=True, size=90).encode(
         y=y, x=x, color=alt.Color("study:N", title="study", scale=alt.Scale(scheme="tableau10")), tooltip=tooltip)
     zero = alt.Chart(pd.DataFrame({"zero": [0]})).mark_rule(color="#333").encode(x="zero:Q")
