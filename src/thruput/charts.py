@@ -545,7 +545,8 @@ def relative_differences(diffs, title="How far each differing figure is from its
                alt.Tooltip("derived:Q", title="derived", format=".6~g"), alt.Tooltip("unit:N"),
                alt.Tooltip("percent:Q", title="published vs derived (%)", format="+.1f")]
     symlog = alt.Scale(type="symlog")
-    x = alt.X("percent:Q", title="published vs derived (%, symmetric log)", scale=symlog)
+    x = alt.X("percent:Q", title="published vs derived (%, symmetric log)", scale=symlog,
+              axis=alt.Axis(values=[-100, -50, -20, -10, -5, -1, 0, 1, 5, 10, 20, 50, 100]))
     rules = alt.Chart(diffs.assign(zero=0.0)).mark_rule(color="#ccc").encode(
         y=y, x=alt.X("zero:Q", title="published vs derived (%, symmetric log)", scale=symlog), x2="percent:Q")
     dots = alt.Chart(diffs).mark_point(filled=True, size=90).encode(
