@@ -259,9 +259,9 @@ def _published_000(p):
                      "same host is a later sweep). Dots: average, median and maximum over the whole window x "
                      "streams sweep; the bar spans the IQR, drawn centred on the median because the document "
                      "prints its width only, not the quartiles. Ringed: values the ledger flags."))
-    stats = {"mean": "average", "median": "median", "max": "maximum"}
-    thr = table[(table["measures"] == "throughput") & table["statistic"].isin(stats) & (table["unit"] != "MByte/s")]
-    points = pd.DataFrame({"category": thr["column"], "statistic": thr["statistic"].map(stats),
+    names = {"mean": "average", "median": "median", "max": "maximum"}
+    thr = table[(table["measures"] == "throughput") & table["statistic"].isin(names) & (table["unit"] != "MByte/s")]
+    points = pd.DataFrame({"category": thr["column"], "statistic": thr["statistic"].map(names),
                            "value": thr["value_fixed_si"] / MBIT, "status": thr["status"], "quote": thr["quote"]})
     med = thr[thr["statistic"] == "median"].set_index("column")["value_fixed_si"] / MBIT
     iqr = table[table["statistic"] == "iqr"].set_index("column")["value_si"] / MBIT
@@ -435,11 +435,11 @@ def _published_003(p):
 def _published_004(p):
     ping = reproduce.seed_004_ping(p)
     rows = _rows(p, "004")
-    stats = {"min": "minimum", "median": "median", "mean": "average", "max": "maximum"}
+    names = {"min": "minimum", "median": "median", "mean": "average", "max": "maximum"}
     pts, rng = [], []
     for r in ping.itertuples():
         cat = f"{r.month.capitalize()} · {r.packet_size} bytes · {r.n} pings"
-        for s, label in stats.items():
+        for s, label in names.items():
             claim = f"004-ping-{r.month}-{r.packet_size}-{s}"
             row = rows.set_index("id").loc[claim]
             pts.append({"category": cat, "statistic": label, "value": getattr(r, f"{s}_ms"),
