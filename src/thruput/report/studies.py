@@ -5,7 +5,8 @@ its published tables as charts (:func:`study_charts`), the theory that explains 
 the published figures on it (:func:`study_theory`), the reproduction ledger of the study
 (:func:`study_ledger`) and, where a bundled campaign shows the same effect, the two side
 by side, marked as a new measurement (:func:`study_side_by_side`). The reproduction page
-shows counts by status (:func:`ledger_summary`, :func:`ledger_status_chart`) and every
+shows counts by status (:func:`ledger_summary`, :func:`ledger_status_chart`), how far each
+differing figure is from its derivation (:func:`ledger_differences_chart`) and every
 ``differs`` and ``erratum`` with its reasoning (:func:`ledger_problems`).
 
 Nothing here derives a published number: values come from :mod:`thruput.published`, the
@@ -30,7 +31,8 @@ from ..stats import theory
 from .campaigns import _is_tcp, _unloaded_rtt_s, cell_summary, load_campaign, metadata
 
 __all__ = ["STUDIES", "study_title", "study_charts", "study_theory", "study_ledger", "study_side_by_side",
-           "ledger_summary", "ledger_status_chart", "ledger_differences_chart", "ledger_problems", "ledger_frame", "published_frame"]
+           "ledger_summary", "ledger_status_chart", "ledger_differences_chart", "ledger_problems", "ledger_frame",
+           "published_frame"]
 
 MBIT = 1e6
 LEDGER_FILE = "reproduction.csv"
@@ -995,10 +997,8 @@ def _side_latency(p, seed, curves, ds):
     slopes = pd.concat([
         pd.DataFrame({"board": labels, "kind": "measured (2002–2004)", "slope": lat["measured_us_per_byte"],
                       "status": ""}),
-        pd.DataFrame({"board": labels, "kind": "expected (PCI + GigE + PCI)", "slope": lat["expected_theory_us_per_byte"],
-                      "status": ""}),
-        pd.DataFrame({"board": [f"campaign {name}"], "kind": ["new measurement (campaign)"],
-                      "slope": [fit["slope"]], "status": ["new measurement"]})], ignore_index=True)
+        pd.DataFrame({"board": labels, "kind": "expected (PCI + GigE + PCI)",
+                      "slope": lat["expected_theory_us_per_byte"], "status": ""})], ignore_index=True)
     low, high = lat["measured_us_per_byte"].min(), lat["measured_us_per_byte"].max()
     se = fit["slope_se"]
     where = "below" if fit["slope"] + se < low else "above" if fit["slope"] - se > high else "within"
