@@ -291,3 +291,31 @@ def test_differences_chart(processed, ledger):
     # a bound check: 118 Mbit/s against 8 x 64 KiB / 50.1 ms
     bound = 8 * 65536 * 8 / 0.05013 / 1e6
     assert diffs.at["002-sep2001-max", "percent"] == pytest.approx((118 - bound) / bound * 100)
+
+
+@pytest.fixture(scope="module")
+def processed_udp(tmp_path_factory, ledger):
+    """The bundled UDPmon campaign (data/raw/udpmon-veth-500m), normalized as the pipeline does."""
+    from thruput.campaign import open_campaign
+    from thruput.cli.pipeline import write_netcdf
+
+    folder = tmp_path_factory.mktemp("processed-udp")
+    ledger.to_csv(folder / "reproduction.csv", index=False)
+    write_netcdf(open_campaign(ROOT / "data" / "raw" / "udpmon-veth-500m"), folder / "udpmon-veth-500m.nc")
+    return folder
+
+
+def test_side_by_side_of_study_001_with_the_udpmon_campaign(processed_udp, shown):
+    studies.study_side_by_side(processed_udp, "001", PUBLISHED)
+    callouts = [o.data for o in shown if hasattr(o, "data") and "thruput-new" in str(o.data)]
+    assert len(callouts) == 2                    # latency vs frame size, UDP rate vs spacing
+    assert all('href="campaign-udpmon-veth-500m.html"' in c for c in callouts)
+    pair, udp = _charts(shown)
+    _compile(pair), _compile(udp)
+    # left: the published slopes only (four boards, measured and expected), no campaign row
+    left = pair.hconcat[0]   # both layers share one frame, which Altair hoists to the layer chart
+    slopes = left.data if isinstance(left.data, pd.DataFrame) else left.layer[1].data
+    assert len(slopes) == 8 and not slopes["board"].str.contains("campaign").any()
+    assert sorted(slopes.loc[slopes["kind"].str.startswith("measured"), "slope"]) == [0.009, 0.0146, 0.0231, 0.0286]
+    text = [o.data for o in shown if hasattr(o, "data") and "fitted slope" in str(o.data)][0]
+    assert re.search(r"fitted slope is 0\.\d{5} ± 0\.\d{5} us/byte", text)
