@@ -102,6 +102,9 @@ def test_every_page_in_a_browser(site, server, browser, output_dir):
 
         page.route("**/*", guard)
         page.goto(f"{server}/{rel}", wait_until="load")
+        if rel == "index.html":  # the site root forwards to the home page
+            page.wait_for_url("**/notebooks/index.html")
+            page.wait_for_load_state("load")
         charts = page.locator(".thruput-chart")
         n_charts = charts.count()
         if n_charts:

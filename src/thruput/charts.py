@@ -34,10 +34,18 @@ WIDTH = 560
 HEIGHT = 320
 
 
-def streams_color(field="streams", title="streams"):
-    """The shared colour encoding of a streams count."""
-    return alt.Color(f"{field}:O", title=title,
-                     scale=alt.Scale(domain=STREAMS_DOMAIN, range=STREAMS_RANGE))
+def streams_color(present=None, field="streams", title="streams"):
+    """The shared colour encoding of a streams count.
+
+    ``present``: the streams counts a chart shows (e.g. ``df["streams"]``); the legend then
+    lists only those, each still in its fixed colour.
+    """
+    domain, colours = STREAMS_DOMAIN, STREAMS_RANGE
+    if present is not None:
+        domain = sorted({int(v) for v in present if v == v})
+        colours = [STREAMS_RANGE[STREAMS_DOMAIN.index(v)] if v in STREAMS_DOMAIN
+                   else STREAMS_RANGE[hash(v) % len(STREAMS_RANGE)] for v in domain]
+    return alt.Color(f"{field}:O", title=title, scale=alt.Scale(domain=domain, range=colours))
 
 
 def _mbit(df, *columns):
@@ -87,15 +95,15 @@ def throughput_vs_window(cells, theory=None, capacity_bps=None, title="Throughpu
     base = alt.Chart(df)
     layers = [
         base.mark_area(opacity=0.18).encode(x=x, y=alt.Y("q25:Q", title="throughput (Mbit/s)"),
-                                            y2="q75:Q", color=streams_color()),
-        base.mark_line(point=True).encode(x=x, y=y, color=streams_color(), tooltip=tooltip),
+                                            y2="q75:Q", color=streams_color(df["streams"])),
+        base.mark_line(point=True).encode(x=x, y=y, color=streams_color(df["streams"]), tooltip=tooltip),
     ]
     if theory is not None and len(theory):
         tdf = _kib(_mbit(theory, "bound"))
         if capacity_bps:
             tdf = tdf[tdf["bound"] <= 1.5 * capacity_bps / MBIT]
         layers.append(alt.Chart(tdf).mark_line(strokeDash=[4, 3], opacity=0.7).encode(
-            x=x, y=alt.Y("bound:Q"), color=streams_color(),
+            x=x, y=alt.Y("bound:Q"), color=streams_color(df["streams"]),
             tooltip=[alt.Tooltip("bound:Q", title="n x window / RTT (Mbit/s)", format=".1f")]))
     if capacity_bps:
         layers.append(alt.Chart(pd.DataFrame({"capacity": [capacity_bps / MBIT]})).mark_rule(
@@ -113,7 +121,7 @@ def cell_boxplots(runs, title="Throughput per cell (all repeats)"):
     return alt.Chart(df, title=title).mark_boxplot(extent="min-max").encode(
         x=alt.X("window_kib:O", title="window (KiB)"),
         y=alt.Y("throughput:Q", title="throughput (Mbit/s)", scale=alt.Scale(zero=True)),
-        color=streams_color(),
+        color=streams_color(df["streams"]),
         column=alt.Column("streams:O", title="streams"),
     ).properties(width=110, height=200)
 
@@ -496,7 +504,7 @@ def rtt_vs_throughput(cells, unloaded_ms=None, factor=None, title="Loaded ping R
         x=alt.X("median:Q", title="median throughput (Mbit/s)", scale=alt.Scale(zero=True)),
         y=alt.Y("rtt_median:Q", title="median loaded ping RTT (ms)",
                 scale=alt.Scale(type="log") if log else alt.Scale(zero=True)),
-        color=streams_color(),
+        color=streams_color(df["streams"]),
         size=alt.Size("window_kib:Q", title="window (KiB)", scale=alt.Scale(type="log", range=[25, 320])),
         tooltip=[alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
                  alt.Tooltip("median:Q", title="median throughput (Mbit/s)", format=".1f"),

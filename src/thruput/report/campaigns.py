@@ -7,7 +7,9 @@ statistics return into tables with units in their headers, and picks charts.
 
 from __future__ import annotations
 
+import inspect
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -72,22 +74,29 @@ def hosts_table(ds):
         tcp = host.get("tcp", {}) or {}
         rows[name] = {
             "CPU": host.get("cpu_model"),
-            "CPUs x MHz": f"{host.get('cpu_count', '?')} x {host.get('cpu_mhz', '?')}",
+            "CPUs x MHz": _joined(" x ", host.get("cpu_count"), host.get("cpu_mhz")),
             "memory (GiB)": _round(host.get("memory_bytes"), 2 ** 30),
             "OS": host.get("os"), "kernel": host.get("kernel"), "NIC": host.get("nic"),
             "link (Mbit/s)": _round(host.get("link_speed_bps"), MBIT),
-            "rmem default / max (bytes)": f"{tcp.get('rmem_default', '?')} / {tcp.get('rmem_max', '?')}",
-            "wmem default / max (bytes)": f"{tcp.get('wmem_default', '?')} / {tcp.get('wmem_max', '?')}",
-            "tcp_rmem (bytes)": " ".join(map(str, tcp.get("tcp_rmem", []) or [])),
-            "tcp_wmem (bytes)": " ".join(map(str, tcp.get("tcp_wmem", []) or [])),
+            "rmem default / max (bytes)": _joined(" / ", tcp.get("rmem_default"), tcp.get("rmem_max")),
+            "wmem default / max (bytes)": _joined(" / ", tcp.get("wmem_default"), tcp.get("wmem_max")),
+            "tcp_rmem min/default/max (bytes)": _joined(" ", *(tcp.get("tcp_rmem") or [])),
+            "tcp_wmem min/default/max (bytes)": _joined(" ", *(tcp.get("tcp_wmem") or [])),
             "congestion control": tcp.get("congestion_control"),
-            "window scaling / SACK": f"{tcp.get('window_scaling', '?')} / {tcp.get('sack', '?')}",
+            "window scaling / SACK": _joined(" / ", tcp.get("window_scaling"), tcp.get("sack")),
         }
     table = pd.DataFrame(rows)
     tools = meta.get("tools", {})
     if tools:
         table.loc["tools"] = ", ".join(f"{k} {v}" for k, v in tools.items())
-    return table.replace({"? / ?": None, "? x ?": None, "": None}).fillna("–")
+    return table.fillna("–")
+
+
+def _joined(separator, *values):
+    """Values joined for a table cell; None when none of them is known."""
+    if not values or all(v is None for v in values):
+        return None
+    return separator.join("?" if v is None else str(v) for v in values)
 
 
 def _round(value, unit):
@@ -121,13 +130,13 @@ def cell_table(ds):
         return udp_table(ds)
     df = cell_summary(ds)
     out = pd.DataFrame({
-        "window (KiB)": (df["window"] / 1024).round(1),
+        "window (KiB)": [f"{w / 1024:g}" for w in df["window"]],
         "streams": df["streams"].astype(int),
         "runs": df["n"].astype(int),
-        "average (Mbit/s)": (df["mean"] / MBIT).round(1),
-        "median (Mbit/s)": (df["median"] / MBIT).round(1),
-        "max (Mbit/s)": (df["max"] / MBIT).round(1),
-        "IQR (Mbit/s)": (df["iqr"] / MBIT).round(1),
+        "average (Mbit/s)": [_mbit_text(v) for v in df["mean"]],
+        "median (Mbit/s)": [_mbit_text(v) for v in df["median"]],
+        "max (Mbit/s)": [_mbit_text(v) for v in df["max"]],
+        "IQR (Mbit/s)": [_mbit_text(v) for v in df["iqr"]],
     })
     if "rtt_min" in df:
         out["loaded RTT min/avg/max (ms)"] = [
@@ -135,7 +144,15 @@ def cell_table(ds):
             for a, b, c in zip(df["rtt_min"], df["rtt_mean"], df["rtt_max"])]
         out["loaded loss"] = [f"{int(l)}/{int(s)}" if np.isfinite(s) else "–"
                               for l, s in zip(df["lost"], df["sent"])]
-    return out.style.hide(axis="index") if hasattr(out, "style") else out
+    return HTML(out.to_html(index=False))
+
+
+def _mbit_text(value):
+    """bit/s as Mbit/s with one decimal (three significant digits below 1 Mbit/s)."""
+    if not np.isfinite(value):
+        return "–"
+    mbit = value / MBIT
+    return f"{mbit:.1f}" if abs(mbit) >= 1 else f"{mbit:.3g}"
 
 
 def udp_table(ds):
@@ -144,13 +161,13 @@ def udp_table(ds):
     if "packet_size" not in ds:
         return pd.DataFrame()
     onset = stats.udp_onset(stats.udp_grid(ds)).to_dataframe().reset_index()
-    return pd.DataFrame({
+    return HTML(pd.DataFrame({
         "packet (bytes)": onset["packet_size"].astype(int),
         "peak receive (Mbit/s)": (onset["peak_rate"] / MBIT).round(1),
         "at spacing (us)": onset["peak_spacing"],
         "loss up to spacing (us)": onset["loss_onset"],
         "loss-free from (us)": onset["loss_free_from"],
-    }).fillna("–")
+    }).fillna("–").to_html(index=False))
 
 
 def statistics(ds):
@@ -210,13 +227,18 @@ def campaign_charts(ds):
 
 def _plateau_table(plateau):
     df = plateau.to_dataframe().reset_index()
-    return pd.DataFrame({
+    return _plain_table({
         "streams": df["streams"].astype(int),
         "plateau (Mbit/s)": (df["level"] / MBIT).round(1),
         "onset window (KiB)": (df["onset"] / 1024).round(1),
         "onset 95% CI (KiB)": [f"{a / 1024:.0f} – {b / 1024:.0f}" for a, b in zip(df["onset_low"], df["onset_high"])],
         "limited by": df["limited_by"],
     })
+
+
+def _plain_table(columns):
+    """A table without the DataFrame index, as HTML."""
+    return HTML(pd.DataFrame(columns).to_html(index=False))
 
 
 def _best_cell_intervals(ds, cells):
@@ -312,18 +334,46 @@ def comparison(processed, pair=None):
 
 
 def methods(params=PARAMS):
-    """The methods page: each statistic, its estimator and the parameters used."""
+    """The methods page: the pipeline's parameters, then each statistic with its estimator
+    (the summary line and the Notes of its docstring, where the reference is given)."""
     p = load_params(params)
-    display(Markdown("## Parameters (`params.yaml`)"))
-    display(Markdown("```yaml\n" + yaml.safe_dump(p, sort_keys=False) + "```"))
-    rows = []
+    display(Markdown("## Parameters (`params.yaml`, section `stats`)"))
+    rows = [{"parameter": k, "value": ", ".join(map(str, v)) if isinstance(v, list) else v}
+            for k, v in p.get("stats", {}).items()]
+    display(HTML(pd.DataFrame(rows).to_html(index=False)))
+    display(Markdown("Campaigns in the pipeline: " + ", ".join(f"`{c}`" for c in p.get("campaigns", []))))
+    display(Markdown("## Statistics (`thruput.stats`)"))
+    parts = []
     for name in stats.__all__:
         fn = getattr(stats, name)
-        doc = (getattr(fn, "__doc__", "") or "").strip().splitlines()
-        if callable(fn) and doc:
-            rows.append({"function": f"thruput.stats.{name}", "what it computes": doc[0]})
-    display(Markdown("## Statistics"))
-    return pd.DataFrame(rows)
+        if not callable(fn) or not getattr(fn, "__doc__", None):
+            continue
+        summary, notes = _doc_parts(fn)
+        parts.append(f"**`thruput.stats.{name}`**: {summary}" + (f"\n\n> {notes}" if notes else ""))
+    return Markdown("\n\n".join(parts))
+
+
+def _doc_parts(fn):
+    """The summary line and the first paragraph of the Notes section of a numpydoc docstring."""
+    doc = inspect.getdoc(fn) or ""
+    summary = doc.split("\n\n", 1)[0].replace("\n", " ")
+    notes = ""
+    match = re.search(r"^Notes\n-+\n(.*?)(?:\n\n|\Z)", doc, flags=re.M | re.S)
+    if match:
+        notes = " ".join(match.group(1).split())
+    return _plain_rst(summary), _plain_rst(notes)
+
+
+#: reStructuredText in docstrings -> Markdown: roles become code, citation marks go.
+_RST = ((re.compile(r":(?:func|class|mod|data|attr|meth|math):`~?([^`]+)`"), r"`\1`"),
+        (re.compile(r"``([^`]+)``"), r"`\1`"),
+        (re.compile(r"\s?\[\d+\]_"), ""))
+
+
+def _plain_rst(text):
+    for pattern, replacement in _RST:
+        text = pattern.sub(replacement, text)
+    return text
 
 
 def data_files(processed):
