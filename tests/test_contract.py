@@ -64,3 +64,36 @@ def test_split_lines_ignores_final_newline():
     assert split_lines("a\nb\n") == ["a", "b"]
     assert split_lines("a\nb") == ["a", "b"]
     assert split_lines("") == []
+
+
+def test_read_many_concatenates_runs_and_keeps_each_files_provenance(tmp_path):
+    import hashlib
+    import shutil
+
+    import thruput
+    from .conftest import DATA
+
+    sources = [DATA / "iperf3_json" / n for n in ("3.12--tcp-P4.json", "3.12--tcp-R.json")]
+    paths = []
+    for i, src in enumerate(sources):
+        paths.append(tmp_path / f"{i}.json")
+        shutil.copy(src, paths[-1])
+    ds = thruput.read_many(paths)
+    singles = [thruput.read(p) for p in paths]
+    assert ds.sizes["run"] == sum(s.sizes["run"] for s in singles)
+    assert ds["record_file"].values.tolist() == [i for i, s in enumerate(singles) for _ in range(s.sizes["run"])]
+    assert ds["file_sha256"].values.tolist() == [hashlib.sha256(p.read_bytes()).hexdigest() for p in paths]
+    assert ds["throughput"].values.tolist() == [float(v) for s in singles for v in s["throughput"].values]
+    assert ds.attrs["lines_total"] == sum(s.attrs["lines_total"] for s in singles)
+
+
+def test_read_many_without_a_batch_parser_concatenates_single_reads():
+    import thruput
+    from .conftest import DATA
+
+    paths = [p for p in sorted((DATA / "ping").glob("iputils--*.out"))][:2]
+    ds = thruput.read_many(paths, format="ping")
+    singles = [thruput.read(p) for p in paths]
+    assert ds.sizes["probe"] == sum(s.sizes["probe"] for s in singles)
+    assert ds["seq"].values.tolist() == [int(v) for s in singles for v in s["seq"].values]
+    assert ds["file_path"].values.tolist() == [str(p) for p in paths]

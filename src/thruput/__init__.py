@@ -10,9 +10,9 @@ from importlib import import_module
 
 from .contract import validate
 from .errors import ParseError, ThruputError
-from .reader import read
+from .reader import read, read_many
 
-__all__ = ["read", "open_campaign", "stats", "validate", "ParseError", "ThruputError"]
+__all__ = ["read", "read_many", "open_campaign", "stats", "validate", "ParseError", "ThruputError"]
 __version__ = "0.1.0"
 
 

@@ -57,6 +57,11 @@ VARIABLES = {
     "point": ("1", "scan point index"),
     "snapshot": ("1", "snapshot index in order of appearance"),
     "line": ("1", "1-based source line (record number for binary formats; -1 = none)"),
+    # provenance of Datasets read from many files (thruput.read_many)
+    "file": ("1", "index of the source file"),
+    "file_path": ("1", "path of the source file"),
+    "file_sha256": ("1", "sha256 of the source file as stored"),
+    "record_file": ("1", "index of the source file of each record"),
     # throughput runs
     "throughput": ("bit/s", "whole-run throughput summed over streams (receiver side where reported)"),
     "throughput_sender": ("bit/s", "whole-run throughput summed over streams, sender side"),
