@@ -28,7 +28,7 @@ QUARTO_YML = textwrap.dedent("""\
             menu: [{href: notebooks/item.ipynb}]
     thruput:
       pages:
-        - {notebook: notebooks/item.ipynb, foreach: campaigns, parameter: name, title: "Item {value}"}
+        - {notebook: notebooks/item.ipynb, foreach: campaigns, parameter: name, title: "Item {value} {title}"}
     """)
 
 
@@ -51,12 +51,13 @@ def _project(tmp_path, item_source="print('item', name)"):
 
 
 def test_config_expands_parameterized_pages(tmp_path):
-    config = load_config(_project(tmp_path), campaigns=["a", "b"])
+    config = load_config(_project(tmp_path), campaigns=["a", "b"], titles={"campaigns": {"a": "Alpha"}})
+    assert config.title == "Tiny"
     assert [p.html.as_posix() for p in config.pages] == [
         "notebooks/home.html", "notebooks/item-a.html", "notebooks/item-b.html"]
     assert config.pages[1].parameters == {"name": "a"}
     assert [text for text, _ in config.navbar] == ["Home", "Items"]
-    assert [p.title for p in config.navbar[1][1]] == ["Item a", "Item b"]
+    assert [p.title for p in config.navbar[1][1]] == ["Item a Alpha", "Item b b"]
 
 
 def test_staging_config_for_quarto_lists_executed_pages(tmp_path):
@@ -64,7 +65,7 @@ def test_staging_config_for_quarto_lists_executed_pages(tmp_path):
     assert "thruput" not in raw
     assert raw["project"]["render"] == ["notebooks/home.ipynb", "notebooks/item-a.ipynb"]
     assert raw["execute"]["enabled"] is False
-    assert raw["website"]["navbar"]["left"][1]["menu"] == [{"href": "notebooks/item-a.ipynb", "text": "Item a"}]
+    assert raw["website"]["navbar"]["left"][1]["menu"] == [{"href": "notebooks/item-a.ipynb", "text": "Item a a"}]
 
 
 def test_inject_parameters_goes_after_the_parameters_cell():
@@ -83,6 +84,7 @@ def test_nbconvert_build_makes_offline_pages(tmp_path):
     assert "item b" in item and "name = " not in item      # parameters applied, code hidden
     home = (site / "notebooks" / "home.html").read_text()
     assert 'src="../vega/vega-bundle.js"' in home and "vegaEmbed(" in home
+    assert '<a class="brand" href="../index.html">Tiny</a>' in home
     assert (site / "vega" / "vega-bundle.js").stat().st_size > 100_000
     for page in site.rglob("*.html"):
         external = re.findall(r'(?:src|href)="(https?:)?//', page.read_text())

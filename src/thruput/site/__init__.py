@@ -50,7 +50,7 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
         campaigns = sorted(p.stem for p in processed.glob("*.nc"))
     if seeds is None:
         seeds = _seeds(published)
-    config = load_config(root, campaigns, seeds)
+    config = load_config(root, campaigns, seeds, titles={"seeds": _study_titles()})
     site = Path(out).resolve() if out else config.output_dir
     use_quarto = engine == "quarto" or (engine == "auto" and quarto.available())
     staging = root / "build" / "site"
@@ -83,11 +83,19 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
 
 
 def _seeds(published):
-    try:
-        from ..published import load
-        return sorted({str(s) for s in load(path=published)["seed"]})
-    except Exception:  # no published data yet: no study pages
+    """The studies with published numbers (none when the folder is absent)."""
+    if not Path(published).is_dir():
         return []
+    from ..published import load
+
+    return sorted({str(s) for s in load(path=published)["seed"]})
+
+
+def _study_titles():
+    """Short titles of the source studies for the navigation."""
+    from ..report.studies import STUDIES
+
+    return {seed: study["title"] for seed, study in STUDIES.items()}
 
 
 def _write_index(site, config):

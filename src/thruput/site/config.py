@@ -9,7 +9,7 @@ of the nbconvert build, plus its own ``thruput:`` section, which says which note
         - notebook: notebooks/campaign.ipynb
           foreach: campaigns        # campaigns | seeds
           parameter: campaign       # the name the notebook's `parameters` cell defines
-          title: "Campaign: {value}"
+          title: "Campaign: {value}"   # {title}: a longer title, where the build knows one
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ class SiteConfig:
     raw: dict
 
 
-def load_config(root, campaigns=(), seeds=()):
+def load_config(root, campaigns=(), seeds=(), titles=None):
     """Read ``<root>/_quarto.yml`` and expand parameterized pages.
 
     Parameters
@@ -56,6 +56,9 @@ def load_config(root, campaigns=(), seeds=()):
         The project directory.
     campaigns, seeds : sequence of str
         Values for ``foreach: campaigns`` / ``foreach: seeds`` pages.
+    titles : dict, optional
+        ``{"campaigns": {value: title}, "seeds": {...}}``: what ``{title}`` stands for in a
+        page's title template (default: the value itself).
     """
     root = Path(root)
     raw = yaml.safe_load((root / "_quarto.yml").read_text())
@@ -77,7 +80,8 @@ def load_config(root, campaigns=(), seeds=()):
         group = []
         for value in values[spec["foreach"]]:
             out = nb.with_name(f"{nb.stem}-{value}.ipynb")
-            group.append(Page(nb, out, spec.get("title", "{value}").format(value=value),
+            long_title = (titles or {}).get(spec["foreach"], {}).get(value, value)
+            group.append(Page(nb, out, spec.get("title", "{value}").format(value=value, title=long_title),
                               {spec["parameter"]: value}))
         pages.extend(group)
         expanded[nb] = group
