@@ -317,20 +317,31 @@ def comparison(processed, pair=None):
     if len(pair) < 2:
         return Markdown("Fewer than two TCP sweep campaigns: nothing to compare.")
     a, b = (load_campaign(processed, n) for n in pair)
-    display(Markdown(f"## {pair[0]} → {pair[1]}"))
-    c = stats.compare(a["throughput"], b["throughput"], n_boot=_stats_params().get("bootstrap", 1000))
+    p = _stats_params()
+    display(Markdown(f"## {pair[0]} → {pair[1]}\n\nPer cell present in both; differences are "
+                     f"{pair[1]} minus {pair[0]}. With {a.sizes.get('repeat', '?')} and "
+                     f"{b.sizes.get('repeat', '?')} repeats per cell the exact Mann-Whitney p-value "
+                     "cannot go below 0.1: read it as a screen, and no correction for the many cells "
+                     "is applied."))
+    c = stats.compare(a["throughput"], b["throughput"], n_boot=p.get("bootstrap", 1000),
+                      confidence=p.get("confidence", 0.95), seed=p.get("seed", 0))
     df = c.to_dataframe().reset_index().dropna(subset=["median_a", "median_b"])
-    display(pd.DataFrame({
-        "window (KiB)": (df["window"] / 1024).round(1), "streams": df["streams"].astype(int),
-        f"median {pair[0]} (Mbit/s)": (df["median_a"] / MBIT).round(1),
-        f"median {pair[1]} (Mbit/s)": (df["median_b"] / MBIT).round(1),
-        "difference (Mbit/s)": (df["difference"] / MBIT).round(1),
-        "95% CI (Mbit/s)": [f"{lo / MBIT:.1f} – {hi / MBIT:.1f}" for lo, hi in zip(df["difference_low"], df["difference_high"])],
-        "Hodges-Lehmann (Mbit/s)": (df["hodges_lehmann"] / MBIT).round(1),
+    display(HTML(pd.DataFrame({
+        "window (KiB)": [f"{w / 1024:g}" for w in df["window"]], "streams": df["streams"].astype(int),
+        f"median {pair[0]} (Mbit/s)": [_mbit_text(v) for v in df["median_a"]],
+        f"median {pair[1]} (Mbit/s)": [_mbit_text(v) for v in df["median_b"]],
+        "difference (Mbit/s)": [_mbit_text(v) for v in df["difference"]],
+        f"{p.get('confidence', 0.95):.0%} CI (Mbit/s)": [
+            f"{_mbit_text(lo)} – {_mbit_text(hi)}" for lo, hi in zip(df["difference_low"], df["difference_high"])],
+        "Hodges-Lehmann (Mbit/s)": [_mbit_text(v) for v in df["hodges_lehmann"]],
         "Mann-Whitney p": df["p_value"].round(3),
-    }))
-    display(Markdown("## What differs in the set-up"))
-    return stats.metadata_diff(a, b, ignore=("name", "title", "description", "dates", "explained"))
+    }).to_html(index=False)))
+    display(Markdown("## What differs in the set-up\n\nEvery entry of the two `campaign.yaml` files "
+                     "that differs (hosts matched by their role on the path)."))
+    diff = stats.metadata_diff(a, b, ignore=("name", "title", "description", "dates", "explained"))
+    rows = diff.to_dict("records") if hasattr(diff, "to_dict") else list(diff)
+    return HTML(pd.DataFrame(rows, columns=["key", "a", "b", "change"]).rename(
+        columns={"a": pair[0], "b": pair[1]}).fillna("–").to_html(index=False))
 
 
 def methods(params=PARAMS):
