@@ -93,6 +93,10 @@ def test_tcp_sweep_values_match_raw_files(row):
     # bytes over (end - start) as printed to the microsecond; iperf3 divides by its own
     # single-precision "seconds", so the two agree to ~1e-7
     np.testing.assert_allclose(run["interval_throughput"].values[: len(sums)], sums, rtol=1e-6)
+    cwnd = [sum(s["snd_cwnd"] for s in i["streams"]) for i in raw["intervals"]]
+    srtt = [np.mean([s["rtt"] / 1000 for s in i["streams"]]) for i in raw["intervals"]]
+    assert run["interval_cwnd"].values[: len(cwnd)].tolist() == cwnd
+    np.testing.assert_allclose(run["interval_rtt"].values[: len(srtt)], srtt, rtol=1e-12)
     assert str(run["source"].values) == row["path"]
     assert str(run["source_sha256"].values) == sha256(MINI / row["path"])
     assert run["start_time"].values == np.datetime64(row["started"].rstrip("Z"), "ns")

@@ -315,7 +315,9 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT):
     xarray.Dataset
         For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
         ``window_actual`` (byte), ``retransmits`` (count), ``start_time`` on
-        (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams) on
+        (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams),
+        ``interval_cwnd`` (byte, summed over streams) and ``interval_rtt`` (ms, the
+        streams' mean smoothed RTT; both NaN where the log has no TCP info) on
         (..., interval); ``rtt`` (ms) and ``rtt_status`` on (..., phase, probe); provenance
         ``source``/``source_sha256`` and ``ping_source``/``ping_source_sha256``. Cells the
         plan asked for but that did not run are NaN (and ``""`` for strings). For
@@ -395,6 +397,8 @@ TCP_VARIABLES = {
     "retransmits": ("count", "TCP retransmissions in the run (NaN if not reported)"),
     "start_time": ("", "when the run started (UTC)"),
     "interval_throughput": ("bit/s", "throughput in the interval, summed over streams"),
+    "interval_cwnd": ("byte", "TCP congestion windows at the end of the interval, summed over streams"),
+    "interval_rtt": ("ms", "TCP smoothed RTT at the end of the interval, mean over streams"),
     "rtt": ("ms", "ping round-trip time (NaN = lost or padding)"),
     "rtt_status": ("1", "ping probe outcome (\"\" = padding)"),
     "source": ("1", "iperf log, relative to the campaign directory"),
@@ -435,6 +439,9 @@ def _tcp_sweep(directory, metadata, rows):
            ("throughput", "throughput_sender", "window_actual", "retransmits")}
     start = np.full(shape, np.datetime64("NaT", "ns"))
     interval = np.full(shape + (n_interval,), np.nan)
+    # the sender's TCP state per interval (iperf3 -J, iperf 2 -e): cwnd and srtt traces
+    cwnd = np.full(shape + (n_interval,), np.nan)
+    srtt = np.full(shape + (n_interval,), np.nan)
     source = np.full(shape, "", dtype=object)
     source_sha = np.full(shape, "", dtype=object)
     rtt = np.full(shape + (len(PHASES), n_probe), np.nan)
@@ -450,6 +457,12 @@ def _tcp_sweep(directory, metadata, rows):
             out["retransmits"][index] = run["retransmits"].item()
         per_interval = _interval_rate(run)
         interval[index][: per_interval.size] = per_interval
+        if "interval_cwnd" in run:
+            values = run["interval_cwnd"].sum("stream", min_count=1).values
+            cwnd[index][: values.size] = values
+        if "interval_rtt" in run:
+            values = run["interval_rtt"].mean("stream", skipna=True).values
+            srtt[index][: values.size] = values
         start[index] = _timestamp(row.started)
         source[index] = row.path
         source_sha[index] = run.attrs["source_sha256"]
@@ -469,6 +482,8 @@ def _tcp_sweep(directory, metadata, rows):
     data.update({
         "start_time": (dims3, start),
         "interval_throughput": (dims3 + ("interval",), interval),
+        "interval_cwnd": (dims3 + ("interval",), cwnd),
+        "interval_rtt": (dims3 + ("interval",), srtt),
         "rtt": (dims3 + ("phase", "probe"), rtt),
         "rtt_status": (dims3 + ("phase", "probe"), status.astype(str)),
         "source": (dims3, source.astype(str)),

@@ -215,6 +215,12 @@ def campaign_charts(ds):
     if "interval_throughput" in ds:
         display(Markdown("## Per-interval throughput of the best cell's runs"))
         display(charts.interval_series(_best_cell_intervals(ds, cells)))
+    if "interval_cwnd" in ds and np.isfinite(ds["interval_cwnd"].values).any():
+        display(Markdown("## TCP congestion window and smoothed RTT\n\nThe sender's TCP state at the "
+                         "end of each reporting interval (iperf3's `tcp_info`: cwnd summed over the "
+                         "streams, smoothed RTT averaged over them), for the first repeat of the "
+                         "smallest and of the best cell with one stream."))
+        display(charts.tcp_trace(_tcp_trace_frame(ds, cells)))
     if "rtt" in ds:
         display(Markdown("## Ping RTT with and without load"))
         display(charts.rtt_ecdf(_rtt_ecdf_frame(ds)))
@@ -254,6 +260,20 @@ def _best_cell_intervals(ds, cells):
         df["time"] = (df["interval"] + 1) * width
     df["run"] = [f"{best['window'] / 1024:g} KiB x {int(best['streams'])}, repeat {int(r)}" for r in df["repeat"]]
     return df.rename(columns={"interval_throughput": "throughput"})[["time", "throughput", "run"]]
+
+
+def _tcp_trace_frame(ds, cells):
+    one = cells[cells["streams"] == cells["streams"].min()]
+    picks = [one["window"].min(), one.loc[one["median"].idxmax(), "window"]]
+    frames = []
+    for window in dict.fromkeys(picks):
+        run = ds.sel(window=window, streams=one["streams"].min(), repeat=0)
+        width = float(ds.attrs.get("interval_s", 1.0))
+        frames.append(pd.DataFrame({
+            "time": (np.arange(run.sizes["interval"]) + 1) * width,
+            "cwnd": run["interval_cwnd"].values, "srtt": run["interval_rtt"].values,
+            "run": f"{window / 1024:g} KiB x {int(one['streams'].min())} stream"}))
+    return pd.concat(frames).dropna(subset=["cwnd"])
 
 
 def _rtt_ecdf_frame(ds):
