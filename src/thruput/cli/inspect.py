@@ -62,7 +62,9 @@ def run(args):
 def _print_table(reports):
     for r in reports:
         if r["errors"]:
-            print(f"{r['path']}: FAILED")
+            first = r["errors"][0]
+            where = f" line {first['line']}" if first["line"] is not None else ""
+            print(f"{r['path']}: FAILED{where}: {first['message']}")
             continue
         lines = r["lines"]
         print(f"{r['path']}: {r['format']} ({r['kind']}), {lines['parsed']}/{lines['total']} lines parsed")
