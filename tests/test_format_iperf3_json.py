@@ -199,12 +199,34 @@ def test_error_only_document_raises_iperf3s_message():
     ("[1, 2]\n", 1),
     ('{"start": {"connected": []}, "intervals": 5, "end": {}}\n', 1),
     ('{"start": {"connected": []},\n garbage here\n "end": {}}\n', 2),
-    ('{"start": {"connected": []}, "intervals": [{"streams": [{"bytes": "many"}], "sum": {}}], "end": {}}', None),
+    ('{"start": {"connected": []}, "intervals": [{"streams": [{"bytes": "many"}], "sum": {}}], "end": {}}', 1),
 ])
 def test_bad_documents_raise_parse_errors(text, line):
     with pytest.raises(ParseError) as info:
         iperf3_json.parse(text)
     assert info.value.line == line
+
+
+def test_a_word_where_a_number_belongs_names_its_line():
+    text = json.dumps(_doc("tcp-P4"), indent=1) + "\n"
+    lines = text.split("\n")
+    start = lines.index(' "intervals": [')
+    n = next(i for i in range(start, len(lines)) if '"socket"' in lines[i]) + 1  # interval stream
+    k = next(i for i in range(n, len(lines)) if '"bytes": ' in lines[i])
+    lines[k] = lines[k].replace('"bytes": ', '"bytes": "many", "x": ')
+    bad = "\n".join(lines)
+    with pytest.raises(ParseError, match="non-numeric") as info:
+        iperf3_json.parse(bad)
+    assert info.value.line == n
+
+
+def test_parse_many_names_the_file_with_a_non_numeric_value():
+    texts = [(HERE / "3.12--tcp.json").read_text(), (HERE / "3.12--tcp-R.json").read_text()]
+    texts.append(texts[1].replace('"host_total":', '"host_total": "x", "y":', 1))
+    with pytest.raises(ParseError, match="non-numeric") as info:
+        iperf3_json.parse_many(texts, names=["a.json", "b.json", "c.json"])
+    assert info.value.path == "c.json"
+    assert info.value.line == 1  # the run's first line (run-level values have no line of their own)
 
 
 def test_keys_sorted_by_another_tool_still_parse():

@@ -189,6 +189,8 @@ def parse_many(texts, names=None):
     texts = list(texts)
     if not texts:
         raise ParseError("empty input (no texts)")
+    if names is None:
+        names = [f"<text {i}>" for i in range(len(texts))]
     rows = _Rows()
     totals = [_line_count(t) for t in texts]
     ledger = Ledger(sum(totals))
@@ -199,9 +201,9 @@ def parse_many(texts, names=None):
         try:
             _extract_file(text, i, rows, ledger, offset)
         except ParseError as exc:
-            raise exc.with_path(names[i] if names is not None else f"<text {i}>") from None
+            raise exc.with_path(names[i]) from None
         offset += totals[i]
-    return _assemble(rows, ledger, tool_summary={})
+    return _assemble(rows, ledger, tool_summary={}, names=names)
 
 
 # --- extraction: documents -> plain rows -------------------------------------------------------
@@ -477,25 +479,69 @@ def _interval_lines(text, start, end, first_line, count):
 
 # --- assembly: rows -> one Dataset -----------------------------------------------------------
 
-def _floats(rows, width):
-    """Rows of numbers / None / bools as a float array (None -> NaN): the one conversion."""
+def _floats(rows, width, table, source):
+    """Rows of numbers / None / bools as a float array (None -> NaN): the one conversion.
+
+    ``table`` (a ``_ROWS_PER_RUN`` key) and ``source`` (``(_Rows, names)``) let a value
+    that is not a number be reported at its file and line (see :func:`_non_numeric`).
+    """
     if not rows:
         return np.empty((0, width))
     try:
         out = np.array(rows, dtype=float)
     except (TypeError, ValueError) as exc:
-        raise ParseError(f"non-numeric value where iperf3 prints a number ({exc})") from None
+        raise _non_numeric(exc, rows, table, source) from None
     return out.reshape(len(rows), width)
 
 
-def _assemble(rows, ledger, tool_summary):
-    """Turn the rows of every run into one contract Dataset (vectorised; no per-run loop)."""
+#: How many rows each run adds to each table of ``_Rows``, from its (streams, intervals).
+_ROWS_PER_RUN = {"run": lambda s, i: 1, "sums": lambda s, i: 5, "stream": lambda s, i: s,
+                 "iv_sum": lambda s, i: i, "iv": lambda s, i: s * i}
+
+
+def _non_numeric(exc, values, table, source):
+    """The ParseError for a non-numeric value among ``values`` (rows of ``table``): where it is.
+
+    Only on this error path are the rows searched (one by one) for the bad one; the line is
+    the interval stream's where known, else the first line of the run's document.
+    """
+    message = f"non-numeric value where iperf3 prints a number ({exc})"
+    rows, names = source
+    bad = next((k for k, row in enumerate(values) if not _is_numeric(row)), 0)
+    first = 0
+    for r, shape in enumerate(rows.shape):
+        count = _ROWS_PER_RUN[table](*shape)
+        if bad < first + count:
+            break
+        first += count
+    line = rows.run[r][_RUN_FIELDS.index("run_line")]
+    if table == "iv" and rows.iv_line[bad] > 0:
+        line = rows.iv_line[bad]
+    file = rows.run[r][_RUN_FIELDS.index("file")]
+    path = names[file] if names is not None else None
+    return ParseError(message, line=line, path=path)
+
+
+def _is_numeric(row):
+    try:
+        np.array(row, dtype=float)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _assemble(rows, ledger, tool_summary, names=None):
+    """Turn the rows of every run into one contract Dataset (vectorised; no per-run loop).
+
+    ``names`` (one per text, for :func:`parse_many`) name the file in a ParseError.
+    """
     n_runs = len(rows.run)
-    run = _floats(rows.run, len(_RUN_FIELDS))
+    source = (rows, names)
+    run = _floats(rows.run, len(_RUN_FIELDS), "run", source)
     col = dict(zip(_RUN_FIELDS, run.T))
     strs = np.array(rows.run_str, dtype=str).reshape(n_runs, len(_RUN_STR_FIELDS))
     scol = dict(zip(_RUN_STR_FIELDS, strs.T))
-    sums = _floats([v for r in rows.sums for v in r], len(SUM_KEYS)).reshape(n_runs, 5, len(SUM_KEYS))
+    sums = _floats([v for r in rows.sums for v in r], len(SUM_KEYS), "sums", source).reshape(n_runs, 5, len(SUM_KEYS))
     shape = np.array(rows.shape, dtype=np.int64).reshape(n_runs, 2)
     n_str, n_int = shape[:, 0], shape[:, 1]
     S = int(n_str.max()) if n_runs else 0
@@ -521,7 +567,7 @@ def _assemble(rows, ledger, tool_summary):
     # --- per stream ----------------------------------------------------------------------------
     sidx_run, sidx_stream = _grid(n_str)
     ew = len(END_STREAM_KEYS)
-    st = _floats(rows.stream, 2 * ew)
+    st = _floats(rows.stream, 2 * ew, "stream", source)
     e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
 
     def per_stream(values, fill=_NAN, dtype=float):
@@ -534,7 +580,7 @@ def _assemble(rows, ledger, tool_summary):
 
     # --- per interval ------------------------------------------------------------------------------
     ir, ii = _grid(n_int)
-    ivs = _floats(rows.iv_sum, len(INTERVAL_SUM_KEYS))
+    ivs = _floats(rows.iv_sum, len(INTERVAL_SUM_KEYS), "iv_sum", source)
 
     def per_interval(values):
         out = np.full((n_runs, I), _NAN)
@@ -546,7 +592,7 @@ def _assemble(rows, ledger, tool_summary):
     pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     s_rep = np.repeat(n_str, counts)
     i3, s3 = (pos // np.maximum(s_rep, 1), pos % np.maximum(s_rep, 1))
-    ivr = _floats(rows.iv, len(INTERVAL_KEYS))
+    ivr = _floats(rows.iv, len(INTERVAL_KEYS), "iv", source)
     v = {key: i for i, key in enumerate(INTERVAL_KEYS)}
 
     def per_record(values, fill=_NAN, dtype=float):
