@@ -109,7 +109,8 @@ def campaign_statistics(ds, params):
     For a TCP sweep: ``cells`` (:func:`~thruput.stats.describe` of throughput over repeats
     per window x streams), ``plateau`` (per streams count), ``best_cells``,
     ``smallest_product`` and ``rtt`` (:func:`~thruput.stats.rtt_load`, loaded vs unloaded
-    per cell). For a UDPmon campaign: ``udp_grid``, ``udp_onset`` and ``latency_fit``.
+    per cell; absent when the campaign has no ping logs). For a UDPmon campaign:
+    ``udp_grid``, ``udp_onset`` and ``latency_fit``.
     """
     from .. import stats
 
@@ -122,7 +123,8 @@ def campaign_statistics(ds, params):
                                                confidence=params["confidence"], **boot))
         out["best_cells"] = records(stats.best_cells(tput, n=int(params["best_cells"])))
         out["smallest_product"] = records(stats.smallest_product(tput, tolerance=params["plateau_tolerance"]))
-        out["rtt"] = records(stats.rtt_load(ds["rtt"], ds["rtt_status"], confidence=params["confidence"], **boot))
+        if ds.sizes.get("probe", 0):        # a sweep without ping logs has no probes
+            out["rtt"] = records(stats.rtt_load(ds["rtt"], ds["rtt_status"], confidence=params["confidence"], **boot))
     else:
         if "row" in ds.dims:
             grid = stats.udp_grid(ds)

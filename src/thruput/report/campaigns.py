@@ -107,12 +107,17 @@ def _is_tcp(ds):
     return ds.attrs.get("campaign_kind", "tcp_sweep") == "tcp_sweep" and "throughput" in ds
 
 
+def _has_ping(ds):
+    """True when the campaign has ping probes (a sweep imported without ping logs has none)."""
+    return "rtt" in ds and ds.sizes.get("probe", 0) > 0
+
+
 def cell_summary(ds):
     """Per window x streams cell: throughput statistics over repeats and loaded ping RTT."""
     p = _stats_params()
     s = stats.describe(ds["throughput"], "repeat", percentiles=p.get("percentiles", (10, 25, 75, 90)))
     df = s.to_dataframe().reset_index()
-    if "rtt" in ds:
+    if _has_ping(ds):
         load = stats.rtt_load(ds["rtt"], ds.get("rtt_status"), n_boot=p.get("bootstrap", 1000),
                               seed=p.get("seed", 0))
         loaded = load.sel(phase="loaded")[["min", "mean", "max", "median", "sent", "lost"]]
@@ -142,7 +147,7 @@ def cell_table(ds):
         out["loaded RTT min/avg/max (ms)"] = [
             f"{a:.3f} / {b:.3f} / {c:.3f}" if np.isfinite(b) else "–"
             for a, b, c in zip(df["rtt_min"], df["rtt_mean"], df["rtt_max"])]
-        out["loaded loss"] = [f"{int(l)}/{int(s)}" if np.isfinite(s) else "–"
+        out["loaded loss"] = [f"{int(l)}/{int(s)}" if np.isfinite(s) and s > 0 else "–"
                               for l, s in zip(df["lost"], df["sent"])]
     return HTML(out.to_html(index=False))
 
@@ -182,7 +187,7 @@ def statistics(ds):
 
 
 def _unloaded_rtt_s(ds):
-    if "rtt" not in ds:
+    if not _has_ping(ds):
         return None
     rtt = ds["rtt"].sel(phase="unloaded")
     if "rtt_status" in ds:
@@ -197,6 +202,8 @@ def campaign_charts(ds):
         return udp_charts(ds)
     df = cell_summary(ds)
     cells = df.rename(columns={"p25": "q25", "p75": "q75"})
+    if not np.isfinite(cells["median"]).any():
+        return Markdown("No run of this campaign completed: there is nothing to chart.")
     rtt_s = _unloaded_rtt_s(ds)
     capacity = metadata(ds).get("path", {}).get("capacity_bps")
     theory = None
@@ -221,7 +228,7 @@ def campaign_charts(ds):
                          "streams, smoothed RTT averaged over them), for the first repeat of the "
                          "smallest and of the best cell with one stream."))
         display(charts.tcp_trace(_tcp_trace_frame(ds, cells)))
-    if "rtt" in ds:
+    if _has_ping(ds):
         display(Markdown("## Ping RTT with and without load"))
         display(charts.rtt_ecdf(_rtt_ecdf_frame(ds)))
     plateau = stats.plateau(ds["throughput"], dim="window",
@@ -263,11 +270,15 @@ def _best_cell_intervals(ds, cells):
 
 
 def _tcp_trace_frame(ds, cells):
-    one = cells[cells["streams"] == cells["streams"].min()]
+    # the fewest streams that have a completed run (a cell the plan asked for but that
+    # never ran is all NaN, and so may be a whole streams count)
+    measured = cells.dropna(subset=["median"])
+    one = measured[measured["streams"] == measured["streams"].min()]
     picks = [one["window"].min(), one.loc[one["median"].idxmax(), "window"]]
     frames = []
     for window in dict.fromkeys(picks):
-        run = ds.sel(window=window, streams=one["streams"].min(), repeat=0)
+        cell = ds.sel(window=window, streams=one["streams"].min())
+        run = cell.sel(repeat=cell["throughput"].dropna("repeat")["repeat"][0])
         width = float(ds.attrs.get("interval_s", 1.0))
         frames.append(pd.DataFrame({
             "time": (np.arange(run.sizes["interval"]) + 1) * width,
@@ -315,8 +326,10 @@ def catalogue(processed):
             plateau = stats.plateau(ds["throughput"], n_boot=200)
             best = float(s["median"].max())
             row["best median (Mbit/s)"] = f"{best / MBIT:.1f}"
-            row["plateau onset, 1 stream (KiB)"] = f"{float(plateau['onset'].isel(streams=0)) / 1024:.0f}"
-            if "rtt" in ds:
+            onset = plateau["onset"].sel(streams=1) if 1 in plateau["streams"] else np.nan
+            row["plateau onset, 1 stream (KiB)"] = (f"{float(onset) / 1024:.0f}" if np.isfinite(onset)
+                                                    else "–")
+            if _has_ping(ds):
                 load = stats.rtt_load(ds["rtt"], ds.get("rtt_status"),
                                       pool=("window", "streams", "repeat", "probe"), n_boot=200)
                 row["RTT unloaded / loaded median (ms)"] = (

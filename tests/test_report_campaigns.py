@@ -1,0 +1,113 @@
+"""Campaign pages and statistics when cells of the plan never ran (NaN everywhere in them)
+or when a campaign has no ping logs."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from thruput import open_campaign
+from thruput.campaign_import import import_campaign
+from thruput.cli.pipeline import STATS_DEFAULTS, campaign_statistics, write_netcdf
+from thruput.report import campaigns as report
+
+from .conftest import DATA
+
+MINI = DATA / "campaigns" / "loopback-mini"
+
+
+def campaign_without(tmp_path, name, dropped):
+    """loopback-mini as campaign ``name`` with the runs whose id contains ``dropped`` gone
+    (listed as explained, as `thruput record` does with runs that failed)."""
+    directory = shutil.copytree(MINI, tmp_path / name)
+    rows = (directory / "runs.csv").read_text().splitlines(keepends=True)
+    gone = sorted({r.split(",")[0] for r in rows[1:] if dropped in r.split(",")[0]})
+    (directory / "runs.csv").write_text("".join(r for r in rows if r.split(",")[0] not in gone))
+    for path in (directory / "runs").glob(f"*{dropped}*"):
+        path.unlink()
+    meta = (directory / "campaign.yaml").read_text().replace("name: loopback-mini", f"name: {name}")
+    explained = "".join(f"  - {{run: {run}, reason: iperf3 failed}}\n" for run in gone)
+    (directory / "campaign.yaml").write_text(meta.replace("explained: []\n", f"explained:\n{explained}"))
+    return open_campaign(directory)
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    """What the report functions display, in order."""
+    items = []
+    monkeypatch.setattr(report, "display", items.append)
+    return items
+
+
+def text(html):
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip()
+
+
+def test_charts_when_no_single_stream_run_completed(tmp_path, shown):
+    ds = campaign_without(tmp_path, "no-one-stream", "-s1-")
+    assert int(ds["throughput"].sel(streams=1).count()) == 0
+    report.campaign_charts(ds)
+    headings = [item.data.splitlines()[0] for item in shown if hasattr(item, "data")
+                and isinstance(item.data, str) and item.data.startswith("## ")]
+    assert headings == ["## Throughput over window and streams",
+                        "## Per-interval throughput of the best cell's runs",
+                        "## TCP congestion window and smoothed RTT",
+                        "## Ping RTT with and without load", "## Window plateau per streams count"]
+    trace = report._tcp_trace_frame(ds, report.cell_summary(ds))
+    # the fewest streams that ran: 2; its smallest window is also its best one
+    assert float(ds["throughput"].sel(streams=2).median("repeat").idxmax()) == 65536
+    assert list(trace["run"].unique()) == ["64 KiB x 2 stream"]
+
+
+def test_charts_when_the_first_repeat_is_missing(tmp_path):
+    ds = campaign_without(tmp_path, "no-r0", "-r0")
+    trace = report._tcp_trace_frame(ds, report.cell_summary(ds))
+    assert sorted(trace["run"].unique()) == ["256 KiB x 1 stream", "64 KiB x 1 stream"]
+    first = ds.sel(window=65536, streams=1, repeat=1)["interval_cwnd"].dropna("interval").values
+    assert list(trace[trace["run"] == "64 KiB x 1 stream"]["cwnd"]) == list(first)
+
+
+def test_charts_when_nothing_completed(tmp_path, shown):
+    ds = campaign_without(tmp_path, "nothing", "w")
+    result = report.campaign_charts(ds)
+    assert result.data == "No run of this campaign completed: there is nothing to chart."
+    assert shown == []
+    assert text(report.cell_table(ds).data).endswith("IQR (Mbit/s) 64 1 0 – – – – 64 2 0 – – – – 256 1 0 – – – – 256 2 0 – – – –")
+
+
+def iperf_only(tmp_path):
+    """loopback-mini imported without its ping logs (the plan then has no ping)."""
+    logs = sorted((MINI / "runs").glob("*.iperf3.json"))
+    return open_campaign(import_campaign("iperf-only", logs, root=tmp_path))
+
+
+def test_a_campaign_without_ping_logs(tmp_path, shown):
+    ds = iperf_only(tmp_path)
+    assert ds.sizes["probe"] == 0
+    table = text(report.cell_table(ds).data)
+    assert "RTT" not in table and table.startswith("window (KiB) streams runs average (Mbit/s)")
+    report.campaign_charts(ds)
+    headings = [item.data.splitlines()[0] for item in shown if hasattr(item, "data")
+                and isinstance(item.data, str) and item.data.startswith("## ")]
+    assert "## Ping RTT with and without load" not in headings
+    assert headings[-1] == "## Window plateau per streams count"
+    stats = campaign_statistics(ds, STATS_DEFAULTS)
+    assert set(stats) == {"campaign", "kind", "params", "cells", "plateau", "best_cells",
+                          "smallest_product"}
+
+
+def test_cell_table_marks_a_cell_that_never_ran(tmp_path):
+    ds = campaign_without(tmp_path, "gap", "w65536-s2")
+    rows = re.findall(r"<tr.*?</tr>", report.cell_table(ds).data, flags=re.S)
+    gap = [text(r) for r in rows if text(r).startswith("64 2 ")]
+    assert gap == ["64 2 0 – – – – – –"]
+
+
+def test_catalogue_without_single_stream_runs(tmp_path):
+    processed = tmp_path / "processed"
+    write_netcdf(campaign_without(tmp_path, "no-one-stream", "-s1-"), processed / "no-one-stream.nc")
+    table = text(report.catalogue(processed).data)
+    assert "nan" not in table.lower()
+    assert re.search(r"no-one-stream vm → vm 2026-11-22 tcp_sweep [0-9.]+ – [0-9.]+ / [0-9.]+$", table)
