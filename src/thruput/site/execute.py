@@ -64,7 +64,8 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
     Raises
     ------
     NotebookError
-        Naming the notebook, the cell number (1-based, counting all cells) and the error.
+        Naming the notebook and its parameters, the cell (its 1-based number in the
+        notebook on disk, and its first line) and the error.
     """
     nb = nbformat.read(source, as_version=4)
     names = defined_parameters(nb)
@@ -80,10 +81,11 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
     try:
         client.execute()
     except CellExecutionError as exc:
-        index = _failing_cell(nb)
+        index, first_line = _failing_cell(nb)
         summary = ANSI.sub("", str(exc)).strip().splitlines()
         last = next((line for line in reversed(summary) if line.strip()), "error")
-        raise NotebookError(f"{source}: cell {index}: {last}") from None
+        with_values = f" ({', '.join(f'{k}={v!r}' for k, v in given.items())})" if given else ""
+        raise NotebookError(f"{source}{with_values}: cell {index} ({first_line}): {last}") from None
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)
@@ -91,8 +93,11 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
 
 
 def _failing_cell(nb):
-    for i, cell in enumerate(nb.cells, start=1):
+    """1-based number of the failing cell as in the notebook on disk (the injected
+    parameters cell is not counted) and the first line of its source."""
+    cells = [c for c in nb.cells if INJECTED_TAG not in c.get("metadata", {}).get("tags", [])]
+    for i, cell in enumerate(cells, start=1):
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error":
-                return i
-    return "?"
+                return i, next((line for line in cell.source.splitlines() if line.strip()), "")
+    return "?", ""
