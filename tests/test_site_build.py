@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import textwrap
 
@@ -100,3 +102,85 @@ def test_failing_cell_is_named(tmp_path):
     assert str(failed.value) == (f"{project / 'notebooks' / 'item.ipynb'} (name='a'): "
                                  "cell 2 (raise ValueError('boom')): ValueError: boom")
 
+
+#: A stand-in for the `quarto` executable (there is no Quarto here): it records how it was
+#: called and what the staging project held, and writes one HTML page per listed notebook
+#: into the staging project's _site, as `quarto render` does. It checks thruput's wiring of
+#: the Quarto layer, not Quarto itself.
+STAND_IN_QUARTO = '''#!{python}
+import json, os, sys
+from pathlib import Path
+import nbformat, yaml
+log = Path(os.environ["STAND_IN_QUARTO_LOG"])
+if os.environ.get("STAND_IN_QUARTO_FAIL"):
+    sys.exit(3)
+project = Path(sys.argv[2])
+config = yaml.safe_load((project / "_quarto.yml").read_text())
+executed = {{}}
+for entry in config["project"]["render"]:
+    nb = nbformat.read(project / entry, as_version=4)
+    executed[entry] = sum(len(c.get("outputs", [])) for c in nb.cells if c.cell_type == "code")
+    page = project / "_site" / Path(entry).with_suffix(".html")
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("<html>stand-in quarto page of " + entry + "</html>")
+log.write_text(json.dumps({{"argv": sys.argv[1:], "config": config, "executed": executed,
+                            "bundle": (project / "vega" / "vega-bundle.js").is_file()}}))
+'''
+
+
+@pytest.fixture
+def stand_in_quarto(tmp_path, monkeypatch):
+    """A fake `quarto` first on PATH; returns the path of the JSON log it writes."""
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "quarto"
+    script.write_text(STAND_IN_QUARTO.format(python=sys.executable))
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    log = tmp_path / "quarto-call.json"
+    monkeypatch.setenv("STAND_IN_QUARTO_LOG", str(log))
+    return log
+
+
+def test_quarto_build_renders_the_executed_staging_project(tmp_path, stand_in_quarto):
+    (tmp_path / "project").mkdir()
+    project = _project(tmp_path / "project")
+    lines = []
+    site = build(project, campaigns=["a"], seeds=[], engine="auto", log=lines.append)
+    call = json.loads(stand_in_quarto.read_text())
+    staging = project / "build" / "site"
+    assert call["argv"] == ["render", str(staging), "--no-execute"]
+    assert call["config"]["project"]["render"] == ["notebooks/home.ipynb", "notebooks/item-a.ipynb"]
+    assert call["config"]["execute"]["enabled"] is False
+    assert call["executed"] == {"notebooks/home.ipynb": 1, "notebooks/item-a.ipynb": 1}
+    assert call["bundle"] is True
+    assert lines[-1] == f"rendered 2 pages with Quarto into {site}"
+    assert (site / "notebooks" / "item-a.html").read_text() == \
+        "<html>stand-in quarto page of notebooks/item-a.ipynb</html>"
+    assert (site / "index.html").read_text().count("notebooks/home.html") == 2
+    assert (site / "data" / "datapackage.json").is_file()
+
+
+def test_quarto_failure_is_an_error_not_a_traceback(tmp_path, stand_in_quarto, monkeypatch, capsys):
+    from thruput.cli import main
+
+    (tmp_path / "project").mkdir()
+    project = _project(tmp_path / "project")
+    monkeypatch.setenv("STAND_IN_QUARTO_FAIL", "1")
+    assert main(["site", "build", "--root", str(project), "--processed", "data/processed",
+                 "--published", "none", "--campaign", "a", "--engine", "quarto"]) == 1
+    staging = project / "build" / "site"
+    assert capsys.readouterr().err.endswith(
+        f"thruput: `quarto render {staging} --no-execute` failed with exit status 3\n")
+
+
+def test_quarto_engine_without_quarto_fails_before_executing(tmp_path, monkeypatch):
+    from thruput.site.quarto import QuartoError
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    lines = []
+    with pytest.raises(QuartoError, match="quarto is not on PATH"):
+        build(_project(tmp_path), campaigns=["a"], seeds=[], engine="quarto", log=lines.append)
+    assert lines == []

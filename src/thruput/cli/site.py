@@ -23,12 +23,13 @@ def add_parser(sub):
 
 
 def run_build(args):
-    from ..site import NotebookError, build
+    from ..errors import ThruputError
+    from ..site import build
 
     try:
         build(args.root, args.out, args.processed, args.published, campaigns=args.campaigns,
               engine=args.engine)
-    except NotebookError as exc:
+    except ThruputError as exc:       # a failing notebook cell, Quarto failing
         print(f"thruput: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -53,6 +53,8 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
     config = load_config(root, campaigns, seeds, titles={"seeds": _study_titles()})
     site = Path(out).resolve() if out else config.output_dir
     use_quarto = engine == "quarto" or (engine == "auto" and quarto.available())
+    if use_quarto and not quarto.available():           # before minutes of notebooks
+        raise quarto.QuartoError("quarto is not on PATH (install it, or build with --engine nbconvert)")
     staging = root / "build" / "site"
     for folder in (site, staging):
         if folder.exists():

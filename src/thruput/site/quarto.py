@@ -13,9 +13,14 @@ from pathlib import Path
 
 import yaml
 
+from ..errors import ThruputError
 from .assets import FAVICON, VEGA_BUNDLE
 
-__all__ = ["available", "render"]
+__all__ = ["available", "render", "QuartoError"]
+
+
+class QuartoError(ThruputError):
+    """``quarto render`` could not run or failed (its own messages are on stderr above)."""
 
 
 def available():
@@ -51,5 +56,12 @@ def render(config, staging, site_dir):
     """Render ``staging`` (executed notebooks + assets) with Quarto into ``site_dir``."""
     staging = Path(staging)
     (staging / "_quarto.yml").write_text(yaml.safe_dump(staging_config(config), sort_keys=False))
-    subprocess.run(["quarto", "render", str(staging), "--no-execute"], check=True)
+    argv = ["quarto", "render", str(staging), "--no-execute"]
+    if not available():
+        raise QuartoError("quarto is not on PATH (install it, or build with --engine nbconvert)")
+    done = subprocess.run(argv, check=False)
+    if done.returncode != 0:
+        raise QuartoError(f"`{' '.join(argv)}` failed with exit status {done.returncode}")
+    if not (staging / "_site").is_dir():
+        raise QuartoError(f"`{' '.join(argv)}` wrote no {staging / '_site'}")
     shutil.copytree(staging / "_site", site_dir, dirs_exist_ok=True)
