@@ -177,6 +177,17 @@ def test_file_cut_mid_line_is_truncated_not_an_error():
     assert ds.attrs["truncated"] == 1 and float(ds.throughput[0]) == 23.7e9
 
 
+def test_file_cut_in_the_enhanced_columns_is_truncated_not_an_error():
+    text = (SAMPLES / "v2.1.8--tcp-client-e.txt").read_text()
+    cut = text[: text.rindex("/145(147) us") + 3]  # the final report, cut inside RTT
+    ds = iperf2.parse(cut)
+    assert ds.attrs["truncated"] == 1
+    assert ds.attrs["truncation"].startswith("the last line was cut off: '[  1] 0.0000-2.0137 sec")
+    assert json.loads(ds.attrs["skipped_reasons"])["truncated line"] == 1
+    assert math.isnan(float(ds.throughput[0]))          # the final report was lost
+    assert values(ds.interval_throughput[0, 0]) == [27.8e9, 27.6e9]  # the intervals stay
+
+
 def test_unrecognised_lines_are_errors_naming_the_line():
     text = (SAMPLES / "v2.1.8--tcp-client.txt").read_text().splitlines()
     text.insert(7, "[  1] 0.0000-1.0000 sec  3.16 GBytes  27.1 Gbits/sec  what is this")

@@ -323,7 +323,7 @@ def _parse_lines(lines, ledger, cut_last=False):
             continue
         m = REPORT_RE.match(stripped)
         if m:
-            row = _report_row(m, n, ledger)
+            row = _report_row(m, n, ledger, cut=cut_last and n == len(lines))
             if row is None:
                 continue
             if run is None:
@@ -385,15 +385,23 @@ def _new_run(session, n, first):
     return run
 
 
-def _report_row(m, n, ledger):
-    """One report line as a dict of numbers in SI units (byte, bit/s, s, ms), or None."""
+def _report_row(m, n, ledger, cut=False):
+    """One report line as a dict of numbers in SI units (byte, bit/s, s, ms), or None.
+
+    ``cut``: the line is the file's last and has no line end, so columns it lacks were cut
+    off (a truncation, not an error).
+    """
     tail = m["tail"]
     for kind, regex in TAIL_RES:
         t = regex.match(tail)
         if t:
             break
     else:
-        ledger.error(n, f"unrecognised columns after the rate: {tail.strip()[:60]!r}")
+        if cut:
+            ledger.skip(n, "truncated line")
+            ledger.truncated(f"the last line was cut off: {m.string.strip()[:60]!r}")
+        else:
+            ledger.error(n, f"unrecognised columns after the rate: {tail.strip()[:60]!r}")
         return None
     row = {"start": float(m["start"]), "end": float(m["end"]),
            "bytes": to_bytes(m["amount"], m["amount_unit"]),
