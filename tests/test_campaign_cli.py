@@ -135,3 +135,24 @@ def test_import_takes_start_times_from_the_logs(tmp_path):
     first = float(re.search(r"^\[([0-9.]+)\]", (MINI / "runs" / "w65536-s1-r0.loaded.ping").read_text(), re.M)[1])
     assert started["ping"] == dt.datetime.fromtimestamp(int(first), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert load_metadata(tmp_path / "t")["dates"]["start"] == min(started.values())
+
+
+def test_check_with_a_malformed_manifest_row_still_checks_the_others(tmp_path, capsys):
+    directory = shutil.copytree(MINI, tmp_path / "loopback-mini")
+    manifest = directory / "runs.csv"
+    lines = manifest.read_text().splitlines(keepends=True)
+    lines[2] = lines[2].replace(",65536,1,0,loaded,", ",65536,x,0,loaded,")        # a typo
+    lines.append("w1-s1-r0,iperf,runs/nothere.json,1,1,0,,\n")
+    manifest.write_text("".join(lines))
+    assert main(["campaign", "check", str(directory)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    plan_line = next(i for i, line in enumerate((directory / "campaign.yaml").read_text().splitlines(), 1)
+                     if line.startswith("plan:"))
+    # the typo, the row after it still checked, no file reported as "not listed"; the plan
+    # error points into the plan mapping (its first key)
+    assert out == [
+        f"{manifest}:3: error: streams 'x' is not a non-negative integer",
+        f"{manifest}:26: error: runs/nothere.json is listed but missing",
+        f"{directory / 'campaign.yaml'}:{plan_line + 1}: error: planned run w65536-s1-r0 lacks its "
+        "loaded ping and is not explained",
+        f"{directory}: FAILED (3 errors, 0 warnings)"]

@@ -35,7 +35,7 @@ from .errors import ParseError, ThruputError
 from .reader import read
 
 __all__ = [
-    "open_campaign", "resolve", "load_metadata", "read_manifest", "planned_runs",
+    "open_campaign", "resolve", "load_metadata", "read_manifest", "parse_manifest", "planned_runs",
     "run_id", "parse_run_id", "schema", "read_raw", "check_unique", "ManifestRow", "CampaignError",
     "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "DEFAULT_ROOT",
 ]
@@ -204,10 +204,37 @@ def read_manifest(directory):
         non-integer window/streams/repeat, a run id that disagrees with its columns.
     """
     path = Path(directory) / MANIFEST_FILE
+    rows, errors, _ = parse_manifest(directory)
+    if errors:
+        raise ParseError(errors[0][1], line=errors[0][0], path=str(path), errors=errors)
+    return rows
+
+
+def parse_manifest(directory):
+    """``runs.csv`` of ``directory`` read as far as it goes, for listing every problem.
+
+    Returns
+    -------
+    rows : list of ManifestRow
+        The well-formed rows.
+    errors : list of (int, str)
+        ``(line, message)`` of every malformed row.
+    paths : set of str
+        The ``path`` cell of every row, malformed ones included (those files are listed,
+        if wrongly, so they are not "not listed").
+
+    Raises
+    ------
+    CampaignError
+        If ``runs.csv`` is missing.
+    ParseError
+        If its header is not :data:`MANIFEST_COLUMNS` (then no row can be read).
+    """
+    path = Path(directory) / MANIFEST_FILE
     if not path.is_file():
         raise CampaignError(f"{path}: missing")
     text = path.read_text(encoding="utf-8")
-    rows, errors = [], []
+    rows, errors, paths = [], [], set()
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != MANIFEST_COLUMNS:
@@ -216,6 +243,8 @@ def read_manifest(directory):
     for line, cells in enumerate(reader, start=2):
         if not cells or all(not c.strip() for c in cells):
             continue
+        if len(cells) > MANIFEST_COLUMNS.index("path"):
+            paths.add(cells[MANIFEST_COLUMNS.index("path")].strip())
         if len(cells) != len(MANIFEST_COLUMNS):
             errors.append((line, f"expected {len(MANIFEST_COLUMNS)} cells, found {len(cells)}"))
             continue
@@ -223,9 +252,7 @@ def read_manifest(directory):
         errors.extend((line, p) for p in problems)
         if not problems:
             rows.append(row)
-    if errors:
-        raise ParseError(errors[0][1], line=errors[0][0], path=str(path), errors=errors)
-    return rows
+    return rows, errors, paths
 
 
 def _manifest_row(cells, line):

@@ -78,10 +78,12 @@ def check_campaign(directory):
     if metadata is not None:
         problems += _check_metadata(directory, metadata, node, meta_path)
 
-    rows = []
+    rows, listed = [], set()
     manifest = str(directory / cp.MANIFEST_FILE)
     try:
-        rows = cp.read_manifest(directory)
+        # one malformed row must not hide the others (nor make their files "not listed")
+        rows, errors, listed = cp.parse_manifest(directory)
+        problems += [Problem(manifest, line, msg) for line, msg in errors]
     except ParseError as exc:
         problems += [Problem(manifest, line, msg) for line, msg in exc.errors]
     except ThruputError as exc:
@@ -97,7 +99,7 @@ def check_campaign(directory):
                                     f"campaign ({' or '.join(cp.CAMPAIGN_ROLES[metadata['kind']])} expected)"))
             continue
         problems += _check_file(directory, row, manifest)
-    problems += _unlisted(directory, rows)
+    problems += _unlisted(directory, rows, listed)
     if metadata is not None:
         problems += _check_plan(metadata, node, rows, meta_path)
     return problems
@@ -150,8 +152,8 @@ def _check_file(directory, row, manifest):
     return problems
 
 
-def _unlisted(directory, rows):
-    listed = {Path(r.path).as_posix() for r in rows}
+def _unlisted(directory, rows, also_listed=()):
+    listed = {Path(r.path).as_posix() for r in rows} | {Path(p).as_posix() for p in also_listed if p}
     problems = []
     for path in sorted(p for p in directory.rglob("*") if p.is_file()):
         rel = path.relative_to(directory).as_posix()
