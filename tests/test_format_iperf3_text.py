@@ -192,6 +192,27 @@ def test_truncated_log_keeps_complete_intervals():
     assert math.isnan(float(ds.throughput[0]))
 
 
+def test_file_cut_in_its_last_summary_line_keeps_the_others():
+    text = (HERE / "3.12--tcp-P4.txt").read_text()
+    cut = text[: text.rindex("receiver")]  # "[SUM] ... 14.4 Gbits/sec" without its tag
+    ds = iperf3_text.parse(cut)
+    full = _read("tcp-P4")
+    assert ds.attrs["truncated"] == 1
+    assert ds.attrs["truncation"].startswith("the last line was cut off: '[SUM]   0.00-1.01")
+    assert json.loads(ds.attrs["skipped_reasons"])["truncated line"] == 1
+    assert float(ds.throughput_sender[0]) == float(full.throughput_sender[0]) == 14.5e9
+    # the receiver's [SUM] was cut: its streams' receiver lines are summed instead
+    assert float(ds.throughput_receiver[0]) == 3.65e9 + 3.61e9 + 3.63e9 + 3.54e9
+    np.testing.assert_array_equal(ds.stream_throughput, full.stream_throughput)
+
+
+def test_file_cut_in_iperf_done_is_truncated_not_an_error():
+    text = (HERE / "3.12--tcp.txt").read_text()
+    ds = iperf3_text.parse(text[: text.rindex("Done")])
+    assert ds.attrs["truncated"] == 1 and ds.attrs["truncation"] == "the last line was cut off: 'iperf'"
+    assert float(ds.throughput[0]) == float(_read("tcp").throughput[0])
+
+
 def test_two_runs():
     ds = _read("two-runs")
     assert ds.run_line.values.tolist() == [1, 12]  # after 'iperf Done.'

@@ -164,6 +164,10 @@ def parse(text):
     if not lines or not text.strip():
         raise ParseError("empty input", line=1 if lines else None)
     ledger = Ledger(len(lines), lines=lines)
+    # iperf3 ends every line, and prints "iperf Done." or a banner after the summary: a last
+    # line without a line end was cut off, and a report line cut off may still match
+    # (a summary without its sender/receiver tag, a number cut short)
+    cut = len(lines) if not text.endswith("\n") else 0
     runs = []
     run = None
     errors = []          # (line, message) of iperf3 errors outside any run
@@ -181,6 +185,9 @@ def parse(text):
             ledger.skip(n, "blank")
             continue
         m = _REPORT.match(s)
+        if m and n == cut:
+            _cut_off(ledger, n, s)
+            continue
         if m:
             if run is None:  # a log whose head was cut off: the run starts here
                 run = _new_run(runs, n, server=False, pending=pending)
@@ -257,6 +264,8 @@ def parse(text):
             ledger.skip(n, "verbose info")
             continue
         # anything else stays unmarked: the ledger reports it as unrecognised
+    if cut and cut in ledger.unmarked():
+        _cut_off(ledger, cut, lines[-1])
     runs = [r for r in runs if r.intervals or r.summary]
     if not runs:
         if errors:
@@ -267,6 +276,11 @@ def parse(text):
             ledger.close()  # names the first unrecognised line
         raise ParseError("no iperf3 report lines", line=1)
     return _process(runs, ledger)
+
+
+def _cut_off(ledger, n, line):
+    ledger.skip(n, "truncated line")
+    ledger.truncated(f"the last line was cut off: {line.strip()[:60]!r}")
 
 
 def _new_run(runs, n, server, pending):
@@ -490,7 +504,7 @@ def _process(runs, ledger):
         "iperf3_interval_sum_throughput": (RI, sums[..., 1], "bit/s", "iperf3's own [SUM] line, forward direction"),
     }
     if truncation:
-        ledger.truncated("; ".join(truncation))
+        ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + truncation))
     versions = [v for v in version if v]
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
                  ledger=ledger, extras=extras, tool_summary={"runs": summaries})
