@@ -94,6 +94,16 @@ def test_nbconvert_build_makes_offline_pages(tmp_path):
     assert (site / "index.html").read_text().count("notebooks/home.html") == 2
 
 
+def test_build_prints_one_line_per_page_and_no_kernel_chatter(tmp_path, capfd):
+    site = build(_project(tmp_path), campaigns=["a"], seeds=[], engine="nbconvert")
+    out, err = capfd.readouterr()
+    assert [re.sub(r"\(\d+\.\d s\)", "(t)", line) for line in out.splitlines()] == [
+        "[1/2] notebooks/home.html: executed notebooks/home.ipynb (t)",
+        "[2/2] notebooks/item-a.html: executed notebooks/item.ipynb {'name': 'a'} (t)",
+        f"rendered 2 pages with nbconvert into {site}"]
+    assert "IPKernelApp" not in err
+
+
 def test_failing_cell_is_named(tmp_path):
     project = _project(tmp_path, item_source="raise ValueError('boom')")
     with pytest.raises(NotebookError) as failed:

@@ -19,6 +19,10 @@ PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
 #: Terminal colour codes in tracebacks.
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
+#: Arguments of every kernel: ipykernel warns on its stderr, once per kernel, that it talks
+#: to nbclient over unencrypted TCP (on localhost); that line buried the build's one progress
+#: line per page. Errors still show; what the notebook's code warns goes to its outputs.
+KERNEL_ARGUMENTS = ["--IPKernelApp.log_level=ERROR"]
 
 
 class NotebookError(ThruputError):
@@ -77,7 +81,8 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
         raise NotebookError(f"{source}: {exc}") from None
     os.environ["THRUPUT_SITE_BUILD"] = "1"
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
-                            resources={"metadata": {"path": str(cwd)}})
+                            resources={"metadata": {"path": str(cwd)}},
+                            extra_arguments=KERNEL_ARGUMENTS)
     try:
         client.execute()
     except CellExecutionError as exc:
