@@ -144,6 +144,22 @@ def test_truncated_histogram_is_dropped_point_kept():
     assert "udpmon_hist_counts" not in ds and ds.attrs["truncated"] == 1
 
 
+@pytest.mark.parametrize("cut_before", ["underflows 0; overflows 6;", "149 ; 0", "47 ; 0"])
+def test_histogram_cut_mid_line_is_dropped_not_an_error(cut_before):
+    text = (REQ / "histogram--r64-l5000-H.txt").read_text()
+    ds = udpmon_req.parse(text[: text.rindex(cut_before) + 1])
+    assert ds.sizes["point"] == 1 and float(ds.latency_avg[0]) == 43.659
+    assert "udpmon_hist_counts" not in ds and ds.attrs["truncated"] == 1
+    assert ds.attrs["truncation"].endswith("cut off")
+
+
+def test_scan_cut_before_the_first_separator_of_a_row_is_truncated():
+    text = (REQ / "scan--r64-i64-e1472.txt").read_text()
+    ds = udpmon_req.parse(text[: text.rindex(" 1472;") + 3])  # " 14"
+    assert ds.attrs["truncated"] == 1 and json.loads(ds.attrs["skipped_reasons"])["truncated row"] == 1
+    assert ds.sizes["point"] == 22 and float(ds["size"][-1]) == 1408
+
+
 def test_sniffers_tell_the_two_apart():
     scan = (REQ / "scan--r64-i64-e1472.txt").read_text()[:4096]
     bw = (BW / "x--p1000-w0-40.txt").read_text()[:4096]

@@ -57,6 +57,8 @@ COLUMNS = {
 }
 HEADER_RE = re.compile(r"^\s*response len bytes;")
 ROW_RE = re.compile(r"^\s*\d+;")
+#: The last row cut off before its first ``;`` (only the start of the response length).
+ROW_PREFIX_RE = re.compile(r"^\s*\d*$")
 _NUMBER_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
 #: -H histogram: title, opening summary, bins, and the three closing statistics lines.
@@ -114,7 +116,7 @@ def parse(text):
                 ledger.error(lineno, f"unknown udpmon_req columns {unknown}")
                 columns = None
             ledger.skip(lineno, "header")
-        elif columns is not None and ROW_RE.match(line):
+        elif columns is not None and (ROW_RE.match(line) or (n == len(lines) - 1 and ROW_PREFIX_RE.match(line))):
             values = [t.strip() for t in line.split(";")]
             values = values[: len(columns)] if len(values) >= len(columns) else values
             if len(values) == len(columns) and all(_NUMBER_RE.match(v) for v in values) \
@@ -128,13 +130,16 @@ def parse(text):
                 ledger.error(lineno, f"bad udpmon_req row: expected {len(columns)} numeric columns")
                 ledger.skip(lineno, "error")
         elif (m := HIST_TITLE_RE.match(line)) and points:
-            n = _histogram(lines, n, m, points[-1], ledger)
+            n = _histogram(lines, n, m, points[-1], ledger, cut=not text.endswith("\n"))
         n += 1
     return _process(points, ledger, attrs, tool_version)
 
 
-def _histogram(lines, n, title, point, ledger):
-    """Read one -H histogram starting at index ``n``; return the index of its last line."""
+def _histogram(lines, n, title, point, ledger, cut=False):
+    """Read one -H histogram starting at index ``n``; return the index of its last line.
+
+    ``cut``: the text's last line has no line end (cut off mid-line).
+    """
     start = n
     hist = {"title": title["title"], "bins": [], "counts": []}
     ledger.parsed(n + 1)
@@ -158,11 +163,13 @@ def _histogram(lines, n, title, point, ledger):
     else:
         point[2] = hist
         return n - 1
-    if n >= len(lines) or (n == len(lines) - 1 and not lines[n].strip()):
-        # cut off before its closing statistics: the histogram is incomplete, drop it
-        ledger.skip(np.arange(start + 1, n + 1), "truncated histogram")
+    if n >= len(lines) or (n == len(lines) - 1 and (cut or not lines[n].strip())):
+        # cut off before its closing statistics (a line cut mid-way goes with it): the
+        # histogram is incomplete, drop it
+        end = n + 1 if n < len(lines) and lines[n].strip() else n
+        ledger.skip(np.arange(start + 1, end + 1), "truncated histogram")
         ledger.truncated(f"histogram starting at line {start + 1} cut off")
-        return n - 1
+        return end - 1
     ledger.error(n + 1, "bad udpmon_req histogram line")
     ledger.skip(n + 1, "error")
     return n - 1
