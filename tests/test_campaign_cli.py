@@ -156,3 +156,22 @@ def test_check_with_a_malformed_manifest_row_still_checks_the_others(tmp_path, c
         f"{directory / 'campaign.yaml'}:{plan_line + 1}: error: planned run w65536-s1-r0 lacks its "
         "loaded ping and is not explained",
         f"{directory}: FAILED (3 errors, 0 warnings)"]
+
+
+def test_check_warns_of_todos_left_from_the_template(tmp_path, capsys):
+    files = sorted(str(p) for p in (MINI / "runs").glob("*.iperf3.json"))
+    assert main(["campaign", "import", "imported", *files, "--root", str(tmp_path)]) == 0
+    meta = tmp_path / "imported" / "campaign.yaml"
+    capsys.readouterr()
+    assert main(["campaign", "check", str(tmp_path / "imported")]) == 0
+    todo = [f"{meta}:{i}: warning: TODO left from the template: {line.strip()}"
+            for i, line in enumerate(meta.read_text().splitlines(), start=1)
+            if "TODO" in line and not line.lstrip().startswith("#")]
+    out = capsys.readouterr().out.splitlines()
+    assert out == todo + [f"{tmp_path / 'imported'}: ok (0 errors, 3 warnings)"]
+    assert [line.split(": ", 1)[1] for line in todo] == [
+        'warning: TODO left from the template: title: "TODO: one line"',
+        "warning: TODO left from the template: TODO: where and how it was measured, honestly "
+        "(hardware, virtual or not, what else ran).",
+        'warning: TODO left from the template: who: ["TODO"]']
+    assert main(["campaign", "check", "--strict", str(tmp_path / "imported")]) == 1

@@ -204,7 +204,9 @@ def test_record_into_a_campaign_new_template(tmp_path, iperf3_server):
     assert data["hosts"]["host-b"]["kernel"] == os.uname().release
     assert data["plan"]["windows"] == [65536] and data["plan"]["duration_s"] == 1
     assert data["who"] == ["TODO"]  # what people write is theirs
-    assert check_campaign(directory) == []
+    # ... and check reminds them of it
+    assert [(p.line, p.message, p.severity) for p in check_campaign(directory)] == [
+        (10, "TODO left from the template: who: [TODO]", "warning")]
 
 
 @needs_tools

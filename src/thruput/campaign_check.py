@@ -27,6 +27,8 @@ IGNORED_FILES = {cp.CAMPAIGN_FILE, cp.MANIFEST_FILE, "README.md", "README", ".gi
 PARTIAL_SUFFIX = ".part"
 #: How many errors of one raw file to list (the rest are counted).
 MAX_ERRORS_PER_FILE = 5
+#: What `thruput campaign new` and `import` write where a sentence is the user's to write.
+PLACEHOLDER = "TODO"
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,11 @@ def _check_metadata(directory, metadata, node, path):
     if (metadata["kind"] == "udp_sweep") != (tool == "udpmon"):
         problems.append(Problem(path, cp.node_line(node, ["plan", "tool"]),
                                 f"kind {metadata['kind']} does not go with plan/tool {tool}"))
+    text = (directory / cp.CAMPAIGN_FILE).read_text(encoding="utf-8")
+    for number, line in enumerate(text.splitlines(), start=1):
+        if PLACEHOLDER in line.split("#", 1)[0]:    # not in comments (the template's help)
+            problems.append(Problem(path, number, f"{PLACEHOLDER} left from the template: "
+                                    f"{line.strip()}", "warning"))
     return problems
 
 
