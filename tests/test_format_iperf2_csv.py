@@ -104,6 +104,26 @@ def test_truncated_row():
     assert values(ds.stream_throughput[0])[0] == 3810486491.0
 
 
+@pytest.mark.parametrize("kept", ["2", "20261122", "+0100:2026"])
+def test_row_cut_inside_its_time_field_is_truncated(kept):
+    text = (SAMPLES / "v2.1.8--tcp-client-P3.csv").read_text()
+    cut = text[: text.rstrip("\n").rindex("\n") + 1] + kept
+    ds = iperf2_csv.parse(cut)
+    assert ds.attrs["truncated"] == 1 and json.loads(ds.attrs["skipped_reasons"]) == {"truncated row": 1}
+    assert ds.attrs["truncation"].startswith(f"the last row was cut off: {kept!r}")
+
+
+@pytest.mark.parametrize("fields", [9, 10])
+def test_last_row_cut_to_fewer_fields_is_truncated_not_read_as_another_layout(fields):
+    text = (SAMPLES / "v2.2--tcp-client-e.csv").read_text()
+    body, last = text[: text.rstrip("\n").rindex("\n") + 1], text.rstrip("\n").rsplit("\n", 1)[1]
+    ds = iperf2_csv.parse(body + ",".join(last.split(",")[:fields]))
+    full = iperf2_csv.parse(text)
+    assert ds.attrs["truncated"] == 1 and json.loads(ds.attrs["skipped_reasons"])["truncated row"] == 1
+    assert math.isnan(float(ds.throughput[0]))  # the final row was lost, not misread
+    np.testing.assert_array_equal(ds.interval_bytes, full.interval_bytes)
+
+
 def test_bad_rows_are_errors_naming_the_line():
     good = (SAMPLES / "v2.1.8--tcp-client.csv").read_text()
     with pytest.raises(ParseError) as err:

@@ -89,8 +89,9 @@ HEADER_RE = re.compile(r"^time,srcaddress,srcport,dstaddr,dstport,transferid,")
 ROW_RE = re.compile(
     r"^(?:[+-]\d{4}:)?\d{14}(?:\.\d+)?,[^,\s]*,\d+,[^,\s]*,\d+,-?\d+,"
     r"\d+(?:\.\d+)?(?:-|,)\d+(?:\.\d+)?,-?\d+,-?\d+(?:,|$)")
-#: The start of a row (time field), to recognise a last row cut off mid-way.
-_ROW_START_RE = re.compile(r"^(?:[+-]\d{4}:)?\d{14}(?:\.\d*)?(?:,|$)")
+#: The start of a row (time field), or a row cut inside its time field: to recognise a
+#: last row cut off mid-way.
+_ROW_START_RE = re.compile(r"^(?:[+-]\d{4}:)?\d{14}(?:\.\d*)?(?:,|$)|^[+-]?\d*(?::\d*)?$")
 _INTERVAL_RE = re.compile(r"^(?P<start>\d+(?:\.\d+)?)-(?P<end>\d+(?:\.\d+)?)$")
 
 
@@ -142,10 +143,16 @@ def _read_rows(lines, ledger, cut_last=False):
                     break
             else:
                 if cut_last and n == len(lines) and _ROW_START_RE.match(stripped):
-                    ledger.skip(n, "truncated row")
-                    ledger.truncated(f"the last row was cut off: {stripped[:60]!r}")
+                    _cut_off(ledger, n, stripped)
             continue  # anything else stays unmarked: an error naming the line
         fields = stripped.split(",")
+        cut = cut_last and n == len(lines)
+        width = records[-1]["_fields"] if records else len(header) if header is not None else None
+        if cut and width is not None and len(fields) != width:
+            # a last row cut off mid-way: fewer fields than the rows before (which may still
+            # be a layout of its own: 9 of 17 fields are the classic form)
+            _cut_off(ledger, n, stripped)
+            continue
         names = header if header is not None and len(header) == len(fields) else LAYOUTS.get(len(fields))
         if names is None:
             ledger.error(n, f"{len(fields)} fields: not an iperf 2 CSV layout "
@@ -154,12 +161,21 @@ def _read_rows(lines, ledger, cut_last=False):
         try:
             record = _process(dict(zip(names, fields)))
         except (ValueError, KeyError) as exc:
-            ledger.error(n, f"bad value: {exc}")
+            if cut:  # cut inside or right after a field separator
+                _cut_off(ledger, n, stripped)
+            else:
+                ledger.error(n, f"bad value: {exc}")
             continue
         record["line"] = n
+        record["_fields"] = len(fields)
         records.append(record)
         ledger.parsed(n)
     return records
+
+
+def _cut_off(ledger, n, row):
+    ledger.skip(n, "truncated row")
+    ledger.truncated(f"the last row was cut off: {row[:60]!r}")
 
 
 def _number(value):
