@@ -55,6 +55,10 @@ def test_charts_when_no_single_stream_run_completed(tmp_path, shown):
                         "## Per-interval throughput of the best cell's runs",
                         "## TCP congestion window and smoothed RTT",
                         "## Ping RTT with and without load", "## Window plateau per streams count"]
+    plateau = text(shown[-1].data)
+    assert "nan" not in plateau.lower()
+    assert plateau.startswith("streams plateau (Mbit/s) onset window (KiB) onset 95% CI (KiB) "
+                              "limited by 1 – – – undetermined 2 ")
     trace = report._tcp_trace_frame(ds, report.cell_summary(ds))
     # the fewest streams that ran: 2; its smallest window is also its best one
     assert float(ds["throughput"].sel(streams=2).median("repeat").idxmax()) == 65536

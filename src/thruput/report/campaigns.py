@@ -225,8 +225,8 @@ def campaign_charts(ds):
     if "interval_cwnd" in ds and np.isfinite(ds["interval_cwnd"].values).any():
         display(Markdown("## TCP congestion window and smoothed RTT\n\nThe sender's TCP state at the "
                          "end of each reporting interval (iperf3's `tcp_info`: cwnd summed over the "
-                         "streams, smoothed RTT averaged over them), for the first repeat of the "
-                         "smallest and of the best cell with one stream."))
+                         "streams, smoothed RTT averaged over them), for the first completed repeat "
+                         "of the smallest and of the best window with the fewest streams."))
         display(charts.tcp_trace(_tcp_trace_frame(ds, cells)))
     if _has_ping(ds):
         display(Markdown("## Ping RTT with and without load"))
@@ -244,14 +244,15 @@ def _plateau_table(plateau):
         "streams": df["streams"].astype(int),
         "plateau (Mbit/s)": (df["level"] / MBIT).round(1),
         "onset window (KiB)": (df["onset"] / 1024).round(1),
-        "onset 95% CI (KiB)": [f"{a / 1024:.0f} – {b / 1024:.0f}" for a, b in zip(df["onset_low"], df["onset_high"])],
+        "onset 95% CI (KiB)": [f"{a / 1024:.0f} – {b / 1024:.0f}" if np.isfinite(a) and np.isfinite(b) else "–"
+                               for a, b in zip(df["onset_low"], df["onset_high"])],
         "limited by": df["limited_by"],
     })
 
 
 def _plain_table(columns):
-    """A table without the DataFrame index, as HTML."""
-    return HTML(pd.DataFrame(columns).to_html(index=False))
+    """A table without the DataFrame index, as HTML; "–" where a number is unknown."""
+    return HTML(pd.DataFrame(columns).to_html(index=False, na_rep="–"))
 
 
 def _best_cell_intervals(ds, cells):
