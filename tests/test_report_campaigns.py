@@ -115,3 +115,17 @@ def test_catalogue_without_single_stream_runs(tmp_path):
     table = text(report.catalogue(processed).data)
     assert "nan" not in table.lower()
     assert re.search(r"no-one-stream vm → vm 2026-11-22 tcp_sweep [0-9.]+ – [0-9.]+ / [0-9.]+$", table)
+
+
+def test_comparison_pair_follows_the_params_campaign_list(tmp_path, shown):
+    processed = tmp_path / "processed"
+    for name, dropped in (("zeta", "-s2-"), ("alpha", "-r1"), ("added", "w262144")):
+        write_netcdf(campaign_without(tmp_path, name, dropped), processed / f"{name}.nc")
+    params = tmp_path / "params.yaml"
+    params.write_text("campaigns: [zeta, alpha, added]\n")
+    report.comparison(processed, params=params)
+    assert shown[0].data.startswith("## zeta → alpha\n")
+    shown.clear()
+    params.write_text("campaigns: []\n")          # not listed: by name
+    report.comparison(processed, params=params)
+    assert shown[0].data.startswith("## added → alpha\n")

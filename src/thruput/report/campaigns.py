@@ -342,9 +342,16 @@ def catalogue(processed):
     return HTML(pd.DataFrame(rows).fillna("–").to_html(escape=False, index=False))
 
 
-def comparison(processed, pair=None):
-    """Compare two TCP campaigns cell by cell, and their set-ups."""
-    names = [nc.stem for nc in sorted(Path(processed).glob("*.nc"))]
+def comparison(processed, pair=None, params=PARAMS):
+    """Compare two TCP campaigns cell by cell, and their set-ups.
+
+    By default the first two TCP sweeps in the order of ``campaigns:`` in ``params``
+    (then any others by name), so that adding a campaign at the end of that list does not
+    change which pair the page shows.
+    """
+    listed = load_params(params).get("campaigns") or []
+    names = sorted((nc.stem for nc in Path(processed).glob("*.nc")),
+                   key=lambda n: (listed.index(n) if n in listed else len(listed), n))
     tcp = [n for n in names if _is_tcp(load_campaign(processed, n))]
     if pair is None:
         pair = tcp[:2]
