@@ -194,3 +194,15 @@ def test_quarto_engine_without_quarto_fails_before_executing(tmp_path, monkeypat
     with pytest.raises(QuartoError, match="quarto is not on PATH"):
         build(_project(tmp_path), campaigns=["a"], seeds=[], engine="quarto", log=lines.append)
     assert lines == []
+
+
+def test_an_output_folder_holding_the_project_is_refused(tmp_path, capsys):
+    from thruput.cli import main
+
+    project = _project(tmp_path)
+    for out in (project, project.parent):
+        assert main(["site", "build", "--root", str(project), "--out", str(out),
+                     "--published", "none"]) == 1
+        assert capsys.readouterr().err == (f"thruput: {out}: the output folder holds the project "
+                                           f"{project}; give the site a folder of its own (e.g. _site)\n")
+    assert (project / "_quarto.yml").is_file() and (project / "notebooks" / "home.ipynb").is_file()

@@ -12,6 +12,7 @@ import shutil
 import time
 from pathlib import Path
 
+from ..errors import ThruputError
 from . import assets, datapackage, html, quarto
 from .config import load_config
 from .execute import NotebookError, execute
@@ -52,6 +53,9 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
         seeds = _seeds(published)
     config = load_config(root, campaigns, seeds, titles={"seeds": _study_titles()})
     site = Path(out).resolve() if out else config.output_dir
+    if site == root or site in root.parents:            # it is emptied below
+        raise ThruputError(f"{site}: the output folder holds the project {root}; "
+                           "give the site a folder of its own (e.g. _site)")
     use_quarto = engine == "quarto" or (engine == "auto" and quarto.available())
     if use_quarto and not quarto.available():           # before minutes of notebooks
         raise quarto.QuartoError("quarto is not on PATH (install it, or build with --engine nbconvert)")
