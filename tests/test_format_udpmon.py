@@ -97,6 +97,23 @@ def test_truncated_row_is_reported_not_kept():
     assert "line 19" in ds.attrs["truncation"]
 
 
+@pytest.mark.parametrize("kept", [" 1", " 1795340082 ; 127.0"])
+def test_quiet_row_cut_inside_its_host_prefix_is_truncated(kept):
+    text = (BW / "quiet--p1472.txt").read_text()
+    ds = udpmon_bw.parse(text[: text.rindex(" 1795340082 ;")] + kept)
+    assert ds.sizes["row"] == 4 and ds.attrs["truncation"] == "last row (line 5) cut off"
+    assert json.loads(ds.attrs["skipped_reasons"]) == {"truncated row": 1}
+
+
+@pytest.mark.parametrize("name", ["quiet--p1472.txt", "plain--p1000-derived.txt"])
+def test_row_cut_inside_its_last_number_is_truncated_not_kept(name):
+    text = (BW / name).read_text()
+    cut = text.rstrip().rstrip(";")[:-1]  # UDPmon ends every row with ';': one digit less
+    ds, full = udpmon_bw.parse(cut), udpmon_bw.parse(text)
+    assert ds.sizes["row"] == full.sizes["row"] - 1 and ds.attrs["truncated"] == 1
+    assert json.loads(ds.attrs["skipped_reasons"])["truncated row"] == 1
+
+
 def test_bad_row_names_file_and_line():
     with pytest.raises(ParseError) as err:
         thruput.read(BW / "bad--short-row.txt")

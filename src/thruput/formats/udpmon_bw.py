@@ -242,7 +242,7 @@ def parse(text):
             _row(ledger, rows, lineno, is_last, m["rest"], QUIET_COLUMNS, m)
         elif columns is not None and re.match(r"^\s*[-\d.]", line):
             _row(ledger, rows, lineno, is_last, line, columns, None)
-        elif is_last and columns is not None:
+        elif is_last and (columns is not None or rows):  # rows: -q rows need no header
             ledger.skip(lineno, "truncated row")
             ledger.truncated(f"last row (line {lineno}) cut off")
     return _process(rows, ledger, attrs, tool_version)
@@ -277,6 +277,9 @@ def _row(ledger, rows, lineno, is_last, text, columns, quiet):
             # UDPmon ends every row with a newline: an unterminated last row that lacks
             # blocks the first row had was cut off while printing
             raise ValueError("blocks missing")
+        if is_last and not text.rstrip().endswith(";"):
+            # ... and every value with ';': without it the last value may be cut short
+            raise ValueError("last value cut off")
     except ValueError as exc:
         if is_last:
             ledger.skip(lineno, "truncated row")
