@@ -19,7 +19,6 @@ import pytest
 
 import thruput
 from thruput.cli.inspect import inspect_file
-from thruput.errors import ThruputError
 
 from .conftest import DATA
 

@@ -8,7 +8,7 @@ import zlib
 from pathlib import Path
 
 from . import formats
-from .contract import KINDS, VARIABLES, validate
+from .contract import VARIABLES, validate
 from .errors import ParseError
 
 __all__ = ["read", "read_many", "read_bytes", "decode"]

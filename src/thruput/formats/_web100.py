@@ -10,12 +10,18 @@ current name before anything else, so that old and new logs give the same variab
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..contract import build
 from ..errors import ParseError
 
-__all__ = ["RENAMES", "SHARED", "canonical", "units_of", "assemble", "elapsed", "connection_label"]
+__all__ = ["RENAMES", "SHARED", "NUMBER_RE", "canonical", "units_of", "assemble", "elapsed",
+           "connection_label"]
+
+#: A value the text formats print as a number (counters, gauges; not addresses or names).
+NUMBER_RE = re.compile(r"^-?\d+(\.\d*)?$")
 
 #: Old web100 name -> current name, from the ``RenameFrom:`` lines of tcp-kis.txt.
 #: Some current names have several old ones (``Recoveries`` and ``CongestionSignals`` both

@@ -122,7 +122,6 @@ SPACED = ("send", "pacing_rate", "delivery_rate")
 RATE_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 RATE_RE = re.compile(r"^(?P<value>\d+(?:\.\d+)?)(?P<prefix>[KMGT]?)bps$")
 MS_RE = re.compile(r"^(?P<value>\d+(?:\.\d+)?)(?:ms)?(?:\((?P<percent>\d+(?:\.\d+)?)%\))?$")
-NUMBER_RE = re.compile(r"^-?\d+(?:\.\d+)?$")
 KV_RE = re.compile(r"^(?P<key>[a-z_][a-z0-9_]*):(?P<value>\S+)$")
 
 

@@ -39,7 +39,6 @@ TOOL = "web100"
 BINARY = False
 
 LINE_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*):[ \t]*(?P<value>\S*)\s*$")
-_NUMBER_RE = re.compile(r"^-?\d+(\.\d*)?$")
 ADDRESS = ("LocalAddress", "LocalPort", "RemAddress", "RemPort")
 #: Names that identify web100 (current, old, and the shared ones) for the sniffer.
 KNOWN_NAMES = frozenset(_web100.RENAMES) | frozenset(_web100.RENAMES.values()) \
@@ -111,7 +110,7 @@ def _process(snapshots, ledger):
     columns = {}
     for raw, name in zip(raw_names, _web100.canonical(raw_names)):
         tokens = [snap.get(raw, "") for _, snap, _ in snapshots]
-        if all(_NUMBER_RE.match(t) or t == "" for t in tokens):
+        if all(_web100.NUMBER_RE.match(t) or t == "" for t in tokens):
             columns[name] = np.array([float(t) if t else np.nan for t in tokens])
         else:
             columns[name] = np.array(tokens, dtype=object)

@@ -38,7 +38,6 @@ BINARY = False
 KEYS_RE = re.compile(r"^K: (\S+(?: \S+)+)\s*$")
 ROW_RE = re.compile(r"^C: (.*?)\s*$")
 POLL_TIME_FORMAT = "%Y-%m-%d-%H:%M:%SZ"
-_NUMBER_RE = re.compile(r"^-?\d+(\.\d*)?$")
 #: Columns that are not web100 variables: the collector's connection id and poll time.
 COLLECTOR_COLUMNS = {"cid": "sidestream connection id", "PollTime": "time the connection was polled (Unix s)"}
 ADDRESS = ("LocalAddress", "LocalPort", "RemAddress", "RemPort")
@@ -96,7 +95,7 @@ def _process(rows, ledger):
                 columns[name] = np.array([_poll_time(t) for t in tokens], dtype=float)
             except ValueError as exc:
                 raise ParseError(f"bad PollTime: {exc}", line=rows[0][0]) from None
-        elif all(_NUMBER_RE.match(t) for t in tokens):
+        elif all(_web100.NUMBER_RE.match(t) for t in tokens):
             columns[name] = np.array(tokens, dtype=float)
         else:
             columns[name] = np.array(tokens, dtype=object)
