@@ -157,6 +157,15 @@ def test_cut_gzip_stream_keeps_what_was_complete():
         read_bytes(raw[: len(raw) // 2], path="cut.flent.gz")  # cut in metadata: nothing complete
 
 
+def test_file_cut_inside_a_number_keeps_what_was_complete():
+    text = gzip.decompress((HERE / "2.1.1--ping-loopback.flent.gz").read_bytes()).decode()
+    cut = text[: text.index("0.1396361670504476") + 2]  # "0."
+    ds, full = flent.parse(cut), flent.parse(text)
+    assert ds.attrs["truncated"] == 1 and "'Ping (ms) UDP'" in ds.attrs["truncation"]
+    assert ds.flent_ping_series.values.tolist() == ["Ping (ms) ICMP"]  # the UDP series was cut
+    np.testing.assert_array_equal(ds.flent_ping[0, 0], full.flent_ping[0, 0])
+
+
 @pytest.mark.parametrize("text, line", [
     ('{"metadata": {"NAME": "x"}}\n', 1),
     ('{"metadata": {"NAME": "x"},\n  "results": oops\n}\n', 2),

@@ -229,6 +229,13 @@ def test_parse_many_names_the_file_with_a_non_numeric_value():
     assert info.value.line == 1  # the run's first line (run-level values have no line of their own)
 
 
+@pytest.mark.parametrize("cut_after", ['"start":\t0.', '"omitted":\tfal'])
+def test_document_cut_inside_a_number_or_literal_is_truncated(cut_after):
+    text = (HERE / "3.12--truncated-P4.json").read_text()
+    ds = iperf3_json.parse(text[: text.rindex(cut_after) + len(cut_after)])
+    assert ds.attrs["truncated"] == 1 and ds.sizes["interval"] == 1
+
+
 def test_keys_sorted_by_another_tool_still_parse():
     doc = _doc("tcp-P4")
     text = json.dumps(doc, indent=2, sort_keys=True) + "\n"

@@ -65,6 +65,7 @@ import numpy as np
 
 from ..contract import Ledger, build, split_lines
 from ..errors import ParseError
+from ._json import is_cut_off
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
 
@@ -117,8 +118,7 @@ def parse(text):
         doc = json.loads(text)
         end = len(text.rstrip())
     except json.JSONDecodeError as exc:
-        if text[exc.pos:].strip() and not (exc.msg.startswith("Unterminated string")
-                                           and "\n" not in text[exc.pos:].rstrip()):
+        if not is_cut_off(text, exc):
             raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
         doc, end, lost = _salvage(text)
     if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict):

@@ -91,6 +91,7 @@ import numpy as np
 
 from ..contract import Ledger, build
 from ..errors import ParseError
+from ._json import is_cut_off
 
 try:  # orjson decodes iperf3's documents about five times faster than the json module
     import orjson
@@ -281,7 +282,7 @@ def _split_documents(text):
         try:
             doc, end = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
-            if not _is_cut_off(text, exc):
+            if not is_cut_off(text, exc):
                 raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
             doc, end, lost = _salvage(text, pos)
             docs.append((doc, pos, end, lost))
@@ -291,13 +292,6 @@ def _split_documents(text):
     return docs
 
 
-def _is_cut_off(text, exc):
-    """Did decoding fail because the text ends (truncation) rather than on bad content?"""
-    rest = text[exc.pos:]
-    if not rest.strip():
-        return True
-    # a string cut in the middle: nothing after its opening quote can hold a newline
-    return exc.msg.startswith("Unterminated string") and "\n" not in rest.rstrip()
 
 
 def _salvage(text, pos):
