@@ -38,7 +38,13 @@ def main(argv=None):
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
-    return args.func(args) or 0
+    try:
+        return args.func(args) or 0
+    except BrokenPipeError:  # e.g. `thruput inspect --json ... | head`: the reader left
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover
