@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,3 +27,12 @@ def output_dir():
     """A folder for artefacts a test leaves for people to look at (screenshots...)."""
     OUTPUT.mkdir(parents=True, exist_ok=True)
     return OUTPUT
+
+
+def load_tool(name):
+    """Import the test tooling ``tools/<name>.py`` (not a package) as a module."""
+    spec = importlib.util.spec_from_file_location(f"tools_{name}", ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module

@@ -4,13 +4,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
 import shutil
 import subprocess
-import sys
 
 import pytest
 import yaml
@@ -18,7 +16,7 @@ import yaml
 from thruput.record import Plan, Target, record
 from thruput.record.manifest import complete_runs, read_rows
 
-from .conftest import ROOT
+from .conftest import load_tool
 
 pytestmark = [
     pytest.mark.netns,
@@ -28,16 +26,8 @@ pytestmark = [
 ]
 
 
-def _tool(name):
-    spec = importlib.util.spec_from_file_location(f"tools_{name}", ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-netns = _tool("netns")
-delayline = _tool("delayline")
+netns = load_tool("netns")
+delayline = load_tool("delayline")
 
 #: Unique per test process, so that parallel test runs (pytest -n 2) do not collide.
 TAG = f"{os.getpid() % 100000}"

@@ -3,24 +3,14 @@ tc-style quantities (no root needed; the namespaces themselves: test_record_netn
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
 
 import pytest
 
-from .conftest import ROOT
+from .conftest import load_tool
 
 
-def _tool(name):
-    spec = importlib.util.spec_from_file_location(f"tools_{name}", ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-delayline = _tool("delayline")
+delayline = load_tool("delayline")
 
 
 def test_delayline_parses_tc_style_quantities():
