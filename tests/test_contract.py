@@ -97,3 +97,21 @@ def test_read_many_without_a_batch_parser_concatenates_single_reads():
     assert ds.sizes["probe"] == sum(s.sizes["probe"] for s in singles)
     assert ds["seq"].values.tolist() == [int(v) for s in singles for v in s["seq"].values]
     assert ds["file_path"].values.tolist() == [str(p) for p in paths]
+
+
+def test_an_error_line_is_reported_once_not_again_as_unrecognised():
+    ledger = Ledger(2, lines=["ok", "bad"])
+    ledger.parsed(1)
+    ledger.error(2, "bad row")
+    with pytest.raises(ParseError) as info:
+        ledger.close()
+    assert info.value.errors == [(2, "bad row")]
+
+
+def test_cut_off_skips_the_last_record_and_says_so():
+    ledger = Ledger(2)
+    ledger.parsed(1)
+    ledger.cut_off(2, "row", ": 3 of 5 values")
+    attrs = ledger.close()
+    assert json.loads(attrs["skipped_reasons"]) == {"truncated row": 1}
+    assert (attrs["truncated"], attrs["truncation"]) == (1, "last row (line 2) cut off: 3 of 5 values")

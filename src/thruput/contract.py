@@ -242,12 +242,24 @@ class Ledger:
         self._state[line] = code
 
     def error(self, line, message):
-        """Record an error at ``line``; raised all together by :meth:`close`."""
+        """Record an error at ``line``; raised all together by :meth:`close`.
+
+        The line counts as accounted for, so it is not reported a second time as
+        unrecognised.
+        """
+        if line is not None:
+            self.skip(line, "error")
         self._errors.append((int(line) if line is not None else None, message))
 
     def truncated(self, message):
         """Say that the input was cut off and what was lost (kept in ``attrs``)."""
         self.truncation = message
+
+    def cut_off(self, line, what="line", detail=""):
+        """The last ``what`` (line, row, snapshot), at ``line``, is incomplete: skip it
+        as ``"truncated <what>"`` and say so in ``truncation``."""
+        self.skip(line, f"truncated {what}")
+        self.truncated(f"last {what} (line {line}) cut off{detail}")
 
     def unmarked(self):
         """Line numbers not yet accounted for."""

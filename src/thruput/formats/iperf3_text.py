@@ -271,9 +271,7 @@ def parse(text):
         if errors:
             line, message = errors[0]
             raise ParseError(message, line=line)
-        unmarked = ledger.unmarked()
-        if unmarked.size:
-            ledger.close()  # names the first unrecognised line
+        ledger.close()  # raises for the first error or unrecognised line, if any
         raise ParseError("no iperf3 report lines", line=1)
     return _process(runs, ledger)
 

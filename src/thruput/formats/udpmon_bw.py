@@ -243,8 +243,7 @@ def parse(text):
         elif columns is not None and re.match(r"^\s*[-\d.]", line):
             _row(ledger, rows, lineno, is_last, line, columns, None)
         elif is_last and (columns is not None or rows):  # rows: -q rows need no header
-            ledger.skip(lineno, "truncated row")
-            ledger.truncated(f"last row (line {lineno}) cut off")
+            ledger.cut_off(lineno, "row")
     return _process(rows, ledger, attrs, tool_version)
 
 
@@ -282,11 +281,9 @@ def _row(ledger, rows, lineno, is_last, text, columns, quiet):
             raise ValueError("last value cut off")
     except ValueError as exc:
         if is_last:
-            ledger.skip(lineno, "truncated row")
-            ledger.truncated(f"last row (line {lineno}) cut off")
+            ledger.cut_off(lineno, "row")
         else:
             ledger.error(lineno, f"bad udpmon_bw_mon row: {exc}")
-            ledger.skip(lineno, "error")
         return
     rows.append((lineno, dict(zip(columns, values)), blocks, quiet))
     ledger.parsed(lineno)

@@ -124,11 +124,9 @@ def parse(text):
                 points.append([lineno, dict(zip(columns, values)), None])
                 ledger.parsed(lineno)
             elif n == len(lines) - 1 and not text.endswith("\n"):
-                ledger.skip(lineno, "truncated row")
-                ledger.truncated(f"last row (line {lineno}) cut off")
+                ledger.cut_off(lineno, "row")
             else:
                 ledger.error(lineno, f"bad udpmon_req row: expected {len(columns)} numeric columns")
-                ledger.skip(lineno, "error")
         elif (m := HIST_TITLE_RE.match(line)) and points:
             n = _histogram(lines, n, m, points[-1], ledger, cut=not text.endswith("\n"))
         n += 1
@@ -171,7 +169,6 @@ def _histogram(lines, n, title, point, ledger, cut=False):
         ledger.truncated(f"histogram starting at line {start + 1} cut off")
         return end - 1
     ledger.error(n + 1, "bad udpmon_req histogram line")
-    ledger.skip(n + 1, "error")
     return n - 1
 
 

@@ -73,8 +73,7 @@ def parse(text):
         m = LINE_RE.match(line)
         if m is None:
             if i == len(lines) - 1 and not text.endswith("\n") and re.match(r"^\s*[A-Za-z_]\w*$", line):
-                ledger.skip(lineno, "truncated line")
-                ledger.truncated(f"last line (line {lineno}) cut off")
+                ledger.cut_off(lineno, "line")
             continue        # left unmarked: the ledger reports it with file and line
         name = m["name"]
         if name.startswith("_"):
@@ -82,11 +81,9 @@ def parse(text):
             continue
         if not m["value"]:
             if i == len(lines) - 1 and not text.endswith("\n"):
-                ledger.skip(lineno, "truncated line")
-                ledger.truncated(f"last line (line {lineno}) cut off")
+                ledger.cut_off(lineno, "line")
             else:
                 ledger.error(lineno, f"variable {name} has no value")
-                ledger.skip(lineno, "error")
             continue
         if current is None or name in current[1]:
             current = (lineno, {}, [])

@@ -71,14 +71,11 @@ def parse(text):
                 rows.append((lineno, dict(zip(keys, values))))
                 ledger.parsed(lineno)
             elif is_last and len(values) < len(keys):
-                ledger.skip(lineno, "truncated row")
-                ledger.truncated(f"last row (line {lineno}) cut off: {len(values)} of {len(keys)} values")
+                ledger.cut_off(lineno, "row", f": {len(values)} of {len(keys)} values")
             else:
                 ledger.error(lineno, f"C: row has {len(values)} values, K: line names {len(keys)}")
-                ledger.skip(lineno, "error")
         elif is_last and keys is not None and "C: ".startswith(line):
-            ledger.skip(lineno, "truncated row")
-            ledger.truncated(f"last row (line {lineno}) cut off")
+            ledger.cut_off(lineno, "row")
     return _process(rows, ledger)
 
 
