@@ -193,8 +193,8 @@ PYEOF
 
 # ---- expected values (review the diff against the tool's own summary lines!) ----
 "$PY" - <<'PYEOF'
-"""Write <sample>.expected.json for every iperf 2 text sample (run from the repo root:
-``.venv/bin/python tests/data/iperf2/write_expected.py``). Review the diff by hand against
+"""Write <sample>.expected.json for every iperf 2 text sample (this script runs from the
+repo root; ``record.sh --no-record`` skips the recording). Review the diff by hand against
 the tool's own [SUM] / Server Report lines before committing (tests/test_format_iperf2.py
 pins the hand-checked numbers)."""
 

@@ -154,8 +154,8 @@ PYEOF
 
 # ---- expected values (review the diff against the tool's own summary lines!) ----
 "$PY" - <<'PYEOF'
-"""Write <sample>.expected.json for every iperf 2 CSV sample (run from the repo root:
-``.venv/bin/python tests/data/iperf2_csv/write_expected.py``). Review the diff by hand against
+"""Write <sample>.expected.json for every iperf 2 CSV sample (this script runs from the
+repo root; ``record.sh --no-record`` skips the recording). Review the diff by hand against
 the tool's own [SUM] / Server Report lines before committing (tests/test_format_iperf2_csv.py
 pins the hand-checked numbers)."""
 
