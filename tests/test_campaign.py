@@ -20,7 +20,7 @@ import pytest
 from thruput import open_campaign
 from thruput.campaign import (CampaignError, load_metadata, parse_run_id, read_manifest,
                               resolve, run_id)
-from thruput.campaign_check import check_campaign
+from thruput.campaign.check import check_campaign
 from thruput.errors import ParseError
 
 from .conftest import DATA, ROOT

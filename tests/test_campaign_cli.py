@@ -14,7 +14,7 @@ import pytest
 
 from thruput import open_campaign
 from thruput.campaign import load_metadata
-from thruput.campaign_import import parse_size
+from thruput.campaign.importer import parse_size
 from thruput.cli import main
 
 from .conftest import DATA, ROOT

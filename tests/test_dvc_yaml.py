@@ -7,7 +7,7 @@ import re
 import pytest
 import yaml
 
-from thruput.campaign_check import check_campaign
+from thruput.campaign.check import check_campaign
 from thruput.cli.pipeline import STATS_DEFAULTS
 
 from .conftest import ROOT

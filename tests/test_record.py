@@ -18,8 +18,8 @@ import jsonschema
 import pytest
 import yaml
 
-from thruput.campaign_check import check_campaign
-from thruput.campaign_import import new_campaign
+from thruput.campaign.check import check_campaign
+from thruput.campaign.importer import new_campaign
 from thruput.record import Plan, RecordError, Target, parse_counts, parse_sizes, record, run_cell
 from thruput.record.hostinfo import far_host_from_iperf3, local_host
 from thruput.record.manifest import COLUMNS, complete_runs, read_rows

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from thruput import open_campaign
-from thruput.campaign_import import import_campaign
+from thruput.campaign.importer import import_campaign
 from thruput.cli.pipeline import STATS_DEFAULTS, campaign_statistics, write_netcdf
 from thruput.report import campaigns as report
 

@@ -5,13 +5,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# measurement tools the tests run for real; chromium for the site's browser test;
+# measurement tools the tests run for real (iperf3, iperf 2, nuttcp, irtt, ping); chromium for the site's browser test;
 # a C compiler and Python headers for the optional ping scanner (thruput.formats._pingscan)
-APT_PACKAGES=(iperf3 iperf iputils-ping iproute2 chromium busybox gcc python3-dev python3-venv)
+APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox gcc python3-dev python3-venv)
 
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
 command -v iperf >/dev/null || missing+=(iperf)
+command -v nuttcp >/dev/null || missing+=(nuttcp)
+command -v irtt >/dev/null || missing+=(irtt)
 command -v ping >/dev/null || missing+=(iputils-ping)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v chromium >/dev/null || missing+=(chromium)

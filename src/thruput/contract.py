@@ -23,6 +23,11 @@ Every Dataset carries in ``attrs``:
 ``tool_summary``
     JSON object with the totals the tool printed itself (``{}`` when none), so that tests
     and users can check the parsed numbers against them.
+``consistency``
+    JSON list of checks of what the tool printed against what the data says, one object
+    each: ``{"check", "tool", "data", "ok", "note"}`` (see :func:`consistency_check`);
+    ``consistent`` is ``1`` when every check passed (or there was none to make), else ``0``.
+    A disagreement is kept and reported (``thruput inspect`` warns), never hidden.
 
 Provenance down to the line: every record-bearing dimension has an integer ``line``
 variable (1-based source line, or record number for binary formats; ``-1`` for padding).
@@ -37,7 +42,8 @@ import xarray as xr
 
 from .errors import ContractError, ParseError
 
-__all__ = ["KINDS", "VARIABLES", "UNITS", "Ledger", "build", "validate", "split_lines"]
+__all__ = ["KINDS", "VARIABLES", "UNITS", "Ledger", "build", "validate", "split_lines",
+           "consistency_check"]
 
 CONTRACT_VERSION = "1"
 
@@ -45,6 +51,10 @@ CONTRACT_VERSION = "1"
 UNITS = frozenset(
     {"bit/s", "byte", "byte/s", "s", "ms", "us", "us/byte", "1", "count", "percent", "MHz", "Hz"}
 )
+
+#: Units marker of datetime64 variables (UTC): they carry ``long_name`` and no ``units``
+#: attribute, because netCDF and Zarr encoders write their own CF time units.
+TIME = "datetime64"
 
 #: Shared variables: name -> (units, long_name). Kinds pick from these.
 VARIABLES = {
@@ -79,6 +89,7 @@ VARIABLES = {
     "packets_lost": ("count", "UDP datagrams lost"),
     "out_of_order": ("count", "UDP datagrams received out of order"),
     "run_line": ("1", "1-based source line where the run starts"),
+    "start_time": (TIME, "when the run started, UTC (NaT where the log does not say)"),
     "stream_throughput": ("bit/s", "whole-run throughput of one stream"),
     "stream_bytes": ("byte", "bytes transferred by one stream in the whole run"),
     "stream_direction": ("1", "direction of the stream relative to the client (send or receive)"),
@@ -137,6 +148,7 @@ KINDS = {
         "window_actual": ("run",),
         "loss_fraction": ("run",),
         "run_line": ("run",),
+        "start_time": ("run",),
         "stream_throughput": ("run", "stream"),
         "interval_start": ("run", "interval"),
         "interval_end": ("run", "interval"),
@@ -188,7 +200,7 @@ PROBE_STATUSES = ("reply", "duplicate", "lost", "unreachable", "error")
 REQUIRED_ATTRS = (
     "kind", "format", "tool", "tool_version", "source_path", "source_sha256",
     "lines_total", "lines_parsed", "lines_skipped", "skipped_reasons", "ledger_unit",
-    "truncated", "truncation", "tool_summary", "contract_version",
+    "truncated", "truncation", "tool_summary", "consistency", "consistent", "contract_version",
 )
 
 
@@ -291,7 +303,7 @@ class Ledger:
 
 
 def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
-          coords=None, attrs=None, tool_summary=None):
+          coords=None, attrs=None, tool_summary=None, consistency=None):
     """Assemble a contract Dataset.
 
     Parameters
@@ -314,12 +326,20 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
         Further attrs (strings or numbers only, so that netCDF can store them).
     tool_summary : dict, optional
         What the tool printed as its own totals.
+    consistency : list of dict, optional
+        Checks of the tool's totals against the data, from :func:`consistency_check`.
+
+    Throughput runs whose reader does not set ``start_time`` get NaT (the log did not say).
     """
     ledger_attrs = ledger.close()
+    if kind == "throughput" and "start_time" not in variables and "throughput" in variables:
+        n_runs = len(np.atleast_1d(variables["throughput"][1]))
+        variables = {**variables, "start_time": (("run",), np.full(n_runs, np.datetime64("NaT", "ns")))}
     data_vars = {}
     for name, (dims, values) in variables.items():
         units, long_name = VARIABLES[name]
-        data_vars[name] = xr.Variable(dims, values, {"units": units, "long_name": long_name})
+        attrs_ = {"long_name": long_name} if units == TIME else {"units": units, "long_name": long_name}
+        data_vars[name] = xr.Variable(dims, values, attrs_)
     for name, (dims, values, units, long_name) in (extras or {}).items():
         data_vars[name] = xr.Variable(dims, values, {"units": units, "long_name": long_name})
     ds = xr.Dataset(data_vars)
@@ -335,10 +355,44 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
         "kind": kind, "format": fmt, "tool": tool, "tool_version": tool_version or "",
         "source_path": "", "source_sha256": "", "contract_version": CONTRACT_VERSION,
         "tool_summary": json.dumps(tool_summary or {}, sort_keys=True),
+        "consistency": json.dumps(list(consistency or []), sort_keys=True),
+        "consistent": int(all(c["ok"] for c in consistency or [])),
     })
     ds.attrs.update(ledger_attrs)
     ds.attrs.update(attrs or {})
     return ds
+
+
+def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):
+    """One check of a number the tool printed against the same number from the data.
+
+    Parameters
+    ----------
+    check : str
+        What is compared, e.g. ``"bytes received: end.sum_received vs sum of intervals"``.
+    tool, data : float
+        The tool's own value and the value derived from the parsed records.
+    rtol, atol : float
+        Agreement means ``abs(tool - data) <= atol + rtol * abs(tool)`` (both NaN agrees;
+        one NaN does not).
+    note : str
+        Why a difference within or beyond the tolerance is expected, if it is.
+
+    Returns
+    -------
+    dict
+        ``{"check", "tool", "data", "ok", "note"}``, JSON-serialisable (NaN becomes None).
+    """
+    t = float(tool) if tool is not None else float("nan")
+    d = float(data) if data is not None else float("nan")
+    if np.isnan(t) and np.isnan(d):
+        ok = True
+    elif np.isnan(t) or np.isnan(d):
+        ok = False
+    else:
+        ok = bool(abs(t - d) <= atol + rtol * abs(t))
+    return {"check": check, "tool": None if np.isnan(t) else t, "data": None if np.isnan(d) else d,
+            "ok": ok, "note": note}
 
 
 def validate(ds):
@@ -368,6 +422,12 @@ def validate(ds):
     prefixes = tuple({str(ds.attrs.get(a, "")).split("_")[0] + "_"
                       for a in ("format", "tool") if ds.attrs.get(a)})
     for name, var in ds.variables.items():
+        if var.dtype.kind == "M":  # datetime64, UTC: the encoder writes CF time units
+            if "long_name" not in var.attrs:
+                problems.append(f"{name!r} lacks long_name")
+            elif name in VARIABLES and VARIABLES[name][0] != TIME:
+                problems.append(f"{name!r} is a time, contract says units {VARIABLES[name][0]!r}")
+            continue
         units = var.attrs.get("units")
         if units is None or "long_name" not in var.attrs:
             problems.append(f"{name!r} lacks units or long_name")
@@ -375,7 +435,7 @@ def validate(ds):
         if units not in UNITS:
             problems.append(f"{name!r} has units {units!r}, not one of {sorted(UNITS)}")
         if name in VARIABLES:
-            if units != VARIABLES[name][0]:
+            if units != VARIABLES[name][0] or units == TIME:
                 problems.append(f"{name!r} has units {units!r}, contract says {VARIABLES[name][0]!r}")
         elif not (prefixes and name.startswith(prefixes)):
             problems.append(f"extra variable {name!r} lacks a format prefix {prefixes}")
@@ -393,6 +453,7 @@ def validate(ds):
         if sum(reasons.values()) != skipped:
             problems.append("skipped_reasons do not add up to lines_skipped")
         json.loads(ds.attrs["tool_summary"])
+        json.loads(ds.attrs["consistency"])
     except (KeyError, ValueError, TypeError) as exc:
         problems.append(f"bad line accounting attrs: {exc}")
     if problems:

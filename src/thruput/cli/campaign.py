@@ -42,7 +42,7 @@ def add_parser(sub):
 
 
 def run_check(args):
-    from ..campaign_check import check_against, check_campaign
+    from ..campaign.check import check_against, check_campaign
 
     if args.against and len(args.directories) > 1:
         print("thruput: --against takes one campaign directory", file=sys.stderr)
@@ -69,7 +69,7 @@ def run_check(args):
 
 
 def run_new(args):
-    from ..campaign_import import new_campaign
+    from ..campaign.importer import new_campaign
 
     try:
         directory = new_campaign(args.name, args.root, args.kind)
@@ -81,7 +81,7 @@ def run_new(args):
 
 
 def run_import(args):
-    from ..campaign_import import import_campaign
+    from ..campaign.importer import import_campaign
 
     try:
         directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind)

@@ -48,7 +48,7 @@ def add_parser(sub):
 
 def run_normalize(args):
     from ..campaign import open_campaign
-    from ..campaign_check import check_campaign
+    from ..campaign.check import check_campaign
 
     problems = check_campaign(args.campaign)
     errors = [p for p in problems if p.severity == "error"]

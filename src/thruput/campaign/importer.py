@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import campaign as cp
-from .errors import ThruputError
-from .reader import read
+from . import dataset as cp
+from ..errors import ThruputError
+from ..reader import read
 
 __all__ = ["new_campaign", "import_campaign", "template", "parse_size"]
 

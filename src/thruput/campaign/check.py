@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import campaign as cp
-from .errors import ParseError, ThruputError
+from . import dataset as cp
+from ..errors import ParseError, ThruputError
 
 __all__ = ["Problem", "check_campaign", "check_against", "IGNORED_FILES"]
 

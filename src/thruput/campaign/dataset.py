@@ -31,8 +31,8 @@ import pandas as pd
 import xarray as xr
 import yaml
 
-from .errors import ParseError, ThruputError
-from .reader import read
+from ..errors import ParseError, ThruputError
+from ..reader import read
 
 __all__ = [
     "open_campaign", "resolve", "load_metadata", "read_manifest", "parse_manifest", "planned_runs",
