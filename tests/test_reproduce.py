@@ -25,20 +25,23 @@ def test_one_row_per_figure(pub, ledger):
 
 def test_summary_counts(ledger):
     s = reproduce.summary(ledger.reset_index())
-    assert list(s.columns) == [*reproduce.STATUSES, "total"]
+    assert list(s.columns) == [*reproduce.STATUSES, "checked", "judgement", "total"]
     assert s.loc["all", "total"] == 682
     assert s.loc["all", list(reproduce.STATUSES)].sum() == 682
-    assert s.loc["all", "erratum"] == 16
-    assert s.loc["all", "differs"] == 14
+    counts = s.loc["all", list(reproduce.STATUSES)].to_dict()
+    assert counts == {"erratum": 16, "differs": 10, "reproduced": 36, "measured-vs-model": 4, "consistent": 397,
+                      "input": 28, "not-reproducible": 191}
+    assert s.loc["all", "checked"] == 16 + 10 + 36 + 4 + 397
+    assert s.loc["all", "judgement"] == 142
 
 
 @pytest.mark.parametrize("claim, status, derived", [
-    # seed 000: 426 Mbit/s (table) / 8 = 53.25 -> "53.3MBytes/sec"
-    ("000-iperf-avg-mbyte", "reproduced", 53.25),
-    ("000-iperf-32k-1s-mbyte", "reproduced", 21.25),
-    ("000-iperf-64k-1s-mbyte", "reproduced", 27.5),
-    ("000-table-avg-mbyte-tersk07", "reproduced", 59.5),  # 476/8, a tie printed as 59
-    ("000-table-avg-mbyte-kangadata03-r2", "reproduced", 41.875),
+    # seed 000: 426 Mbit/s (table) / 8 = 53.25 -> "53.3MBytes/sec": the same figure in another unit
+    ("000-iperf-avg-mbyte", "consistent", 53.25),
+    ("000-iperf-32k-1s-mbyte", "consistent", 21.25),
+    ("000-iperf-64k-1s-mbyte", "consistent", 27.5),
+    ("000-table-avg-mbyte-tersk07", "consistent", 59.5),  # 476/8, a tie printed as 59
+    ("000-table-avg-mbyte-kangadata03-r2", "consistent", 41.875),
     ("000-iperf-8k-1s-kbit", "erratum", 64.8e3),
     ("000-table-median-kangadata03-r2", "erratum", 345e6),
     # 1e9 * 0.434e-3 / 8 / 1024 = 52.98 KiB, not "about 32kBytes"
@@ -46,12 +49,13 @@ def test_summary_counts(ledger):
     ("000-dm38-bdp", "reproduced", 1e9 * 0.252e-3 / 8 / 1024),
     # 8 KiB / 0.203 ms = 322.84 Mbit/s >= 176
     ("000-dm8-8k", "consistent", 8192 * 8 / 0.203e-3 / 1e6),
-    ("000-dm-mhz-gain", "reproduced", 12.5),
-    ("000-load-spike", "reproduced", 250.0),
+    ("000-dm-mhz-gain", "consistent", 12.5),              # "over 10%": a lower bound of 450/400 - 1
+    ("000-load-spike", "reproduced", 250.0),               # ~500 Mbit/s x 10 s on / 20 s
+    ("000-load-duty", "reproduced", 2.0),                  # (10 s on + 10 s off) / 10 s
     # seed 001
-    ("001-370dle-32-expect", "reproduced", 2e6 / 132e6 + 0.008),
-    ("001-370dle-64-pci-send", "reproduced", 0.001875),
-    ("001-370dle-64-slope", "differs", 0.01175),
+    ("001-370dle-32-expect", "reproduced", 0.00758 + 0.008 + 0.00758),   # the slide's own three terms summed
+    ("001-370dle-64-pci-send", "consistent", 0.001875),             # from the bus standard, not a published input
+    ("001-370dle-64-slope", "measured-vs-model", 0.01175),
     ("001-hp-mbng-recover", "reproduced", 1e9 * 0.0062**2 / 24000),
     ("001-hp-datatag-recover", "differs", 1e9 * 0.128**2 / 24000 / 60),  # 11.38 min, not ~20
     ("001-reno-10mbps-window", "reproduced", 1e7 * 0.2 / 8 / 1500),
@@ -61,10 +65,11 @@ def test_summary_counts(ledger):
     ("001-sc04-bbcp-overhead", "reproduced", 16e9 / 701e6 - 16e9 / 875e6),   # 4.539 s
     ("001-nd-drop-1500", "reproduced", 100 * (1 - 1218 / 1735)),
     ("001-farm-first-ms", "reproduced", 380.0),
-    ("001-370dle-pci-wait10", "reproduced", 1466 * 8 / 1e3),             # 11.728 us on the wire
+    ("001-370dle-pci-wait10", "consistent", 1466 * 8 / 1e3),            # 11.728 us on the wire
+    ("001-370dle-pci-fiber20", "consistent", 1466 * 8 / 1e3),
     ("001-p4dp6-pci-occ", "reproduced", 100 * 8.14 / 12),
     ("001-coal-rx0-high", "differs", 1e3 * 1448 / 1538),                 # TCP goodput of GigE
-    ("001-web100-line", "reproduced", 1e3 * 1448 / 1538),
+    ("001-web100-line", "consistent", 1e3 * 1448 / 1538),
     ("001-coal-rx20-pm", "reproduced", 1.5),                              # (940 - 937) / 2
     ("001-coal-rx0-pm", "differs", 80.0),                                 # (980 - 820) / 2, printed +- 50
     ("001-10ge-user", "consistent", 16116.0),
@@ -75,15 +80,15 @@ def test_summary_counts(ledger):
     ("002-wscale-trace-max", "reproduced", 131070 / 1024),
     ("002-snoop-synack-win", "reproduced", 5840.0),
     ("002-iperf-rate", "reproduced", 1.6 * 2**20 * 8 / 1.1 / 1e6),           # 12.2 Mbit/s, printed 11.8
-    ("002-oc12", "reproduced", 622.08),
+    ("002-oc12", "consistent", 622.08),                                      # a standard, not a derivation
     ("002-snoop-synack-ack", "reproduced", 3858732055.0),
     # seed 003
     ("003-nton-peak", "differs", 25 * 131072 * 8 / 0.0486 / 1e6),        # 539.4 Mbit/s
     ("003-udp-total", "reproduced", 1.25),
-    ("003-ppdg-goal", "reproduced", 123.75),
-    ("003-oc48", "reproduced", 2.39616),
+    ("003-ppdg-goal", "consistent", 123.75),
+    ("003-oc48", "consistent", 2.39616),
     # seed 004
-    ("004-cern-2.4-5-rmem_default", "reproduced", 87380 / 1024),
+    ("004-cern-2.4-5-rmem_default", "consistent", 87380 / 1024),
     ("004-cern-2.4-6-rmem_max", "erratum", 8388607 / 1024),
     ("004-ping-diff-small", "reproduced", 17.684 - 17.472),
     ("004-cern-bogomips", "reproduced", 2 * 1495.506),
@@ -96,6 +101,35 @@ def test_pinned_derivations(ledger, claim, status, derived):
     assert row["derived_value"] == pytest.approx(derived, rel=1e-9)
 
 
+#: Every erratum the ledger finds, by claim, with the reason and whether a computation
+#: (False) or a person (True) decides it.
+ERRATA = {
+    "000-cfg-os-kangadata02": ("text says Solaris 5.6, the table 5.7 in all three Kangadata02 columns", False),
+    "000-iperf-8k-1s-kbit": ("printed kbit/s, meant Mbit/s (the same sentence says 8.14 MByte/s)", True),
+    "000-table-median-kangadata03-r2": ("printed 345 bit/s; 345 Mbit/s fits its mean 335 and max 502", True),
+    "000-table-start-tersk07-r2": ("'2/1/31' starts after its own end on 2/1/01", False),
+    "001-p4dp8-fsb-high": ("522 MHz front-side bus: Xeon FSBs run at 400 or 533 MHz", True),
+    "001-h8daf-mem-bw": ("'6.4 Gbit' memory bandwidth: 200 MHz DDR x 128 bit is 6.4 GByte/s", False),
+    "001-sc04-memory": ("1 MByte of memory cannot run the RAID0 benchmarks; 1 GByte is meant", True),
+    "002-sep2001-caption": ("the caption says Sep 28 2001, the text September 26", False),
+    "002-nov6-64mb": ("64 MBytes: the sweep never exceeded 8 MBytes; 64 KBytes is meant", True),
+    "002-wscale-text": ("the text says wscale 0, the snoop trace shows 1", False),
+    "004-cern-2.2-3-rmem_max": ("header 'rmem_max' printed twice; the column is wmem_max", True),
+    "004-cern-2.4-6-rmem_max": ("8181.999 kbytes is no power-of-two limit (8191.999 everywhere else)", True),
+    "004-ral-2.2-3-rmem_max": ("header 'rmem_max' printed twice; the column is wmem_max", True),
+    "004-units-edit": ("the author's own correction: graphs labelled kbit/s are in Mbit/s", True),
+    "004-min-25": ("printed 25 MByte/s, which would exceed the median below 100 Mbit/s", True),
+    "004-ping-september-1480-median": ("median 17.615 ms below the row's min 18.524 ms", False),
+}
+
+
+def test_errata_are_found(ledger):
+    found = ledger[ledger["status"] == "erratum"]
+    assert set(found.index) == set(ERRATA)
+    for claim, (_, judged) in ERRATA.items():
+        assert bool(found.at[claim, "judgement"]) is judged, claim
+
+
 @pytest.mark.parametrize("claim, status", [
     ("000-table-start-tersk07-r2", "erratum"),         # "2/1/31"
     ("000-cfg-os-kangadata02", "erratum"),             # text 5.6, table 5.7
@@ -103,14 +137,39 @@ def test_pinned_derivations(ledger, claim, status, derived):
     ("002-wscale-text", "erratum"),                    # text 0, trace 1
     ("002-nov6-64mb", "erratum"),
     ("004-ping-september-1480-median", "erratum"),     # median below min
-    ("003-nton-live", "reproduced"),                   # 2000-11-06 was a Monday
-    ("004-page-date", "reproduced"),                   # 2003-07-23 was a Wednesday
+    ("003-nton-live", "consistent"),                   # 2000-11-06 was a Monday: a calendar check
+    ("004-page-date", "consistent"),                   # 2003-07-23 was a Wednesday
     ("000-table-end-kangadata01", "consistent"),
     ("001-370dle-32-intercept", "not-reproducible"),
     ("003-i2-cpu", "not-reproducible"),
+    ("001-reno-1gbps-rate", "input"),                  # an input of the Reno table, not a check
+    ("001-p4dp6-slope", "measured-vs-model"),          # the slide compares it with PCI + GigE + PCI itself
 ])
 def test_statuses(ledger, claim, status):
     assert ledger.loc[claim, "status"] == status, ledger.loc[claim, "note"]
+
+
+def test_reproduced_is_only_computed_from_other_published_inputs(ledger):
+    rep = ledger[ledger["status"] == "reproduced"]
+    assert not rep["judgement"].any()
+    for claim, inputs in rep["inputs"].items():
+        assert set(inputs.split(",")) - {claim, ""}, claim
+
+
+def test_a_wrong_published_input_flips_the_verdict(pub):
+    """The derivation is computed: change an input and the reproduced figure differs."""
+    ok = reproduce.build_ledger(pub).set_index("claim")
+    assert ok.at["001-hp-mbng-recover", "status"] == "reproduced"
+    bad = pub.copy()
+    i = bad.index[bad["id"] == "001-hp-mbng-rtt"][0]
+    bad.loc[i, ["value", "value_si"]] = [12.4, 0.0124]        # twice the printed 6.2 ms
+    led = reproduce.build_ledger(bad).set_index("claim")
+    assert led.at["001-hp-mbng-recover", "status"] == "differs"
+    assert led.at["001-hp-mbng-recover", "derived_value"] == pytest.approx(1e9 * 0.0124**2 / 24000)
+    # and a computed erratum disappears once the document agrees with itself
+    fixed = pub.copy()
+    fixed.loc[fixed["id"] == "002-wscale-text", ["value", "value_si"]] = [1.0, 1.0]
+    assert reproduce.build_ledger(fixed).set_index("claim").at["002-wscale-text", "status"] == "consistent"
 
 
 def _one(claim, **changes):
@@ -195,7 +254,9 @@ def test_cli_writes_ledger(tmp_path, capsys):
     written = pd.read_csv(out, dtype={"seed": str})
     assert list(written.columns) == reproduce.LEDGER_COLUMNS
     assert len(written) == 682
-    assert "682 claims, 16 erratum, 14 differs" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "682 claims, 16 erratum, 10 differs, 36 reproduced, 4 measured-vs-model, 397 consistent" in out
+    assert "28 input, 191 not-reproducible" in out
 
 
 def test_cli_bad_directory(tmp_path, capsys):

@@ -1,0 +1,148 @@
+"""The five source studies as data: one folder per study, its checks beside its page.
+
+``src/thruput/studies/seed_<nnn>/`` holds
+
+``claims.yaml``
+    how each published figure of the study (``data/published/seed_<nnn>.csv``) is
+    checked: a formula and the published inputs it uses, a bound, an equality, or a
+    person's judgement with its reasoning (schema in ``studies/README.md``);
+    :func:`thruput.reproduce.build_ledger` interprets them.
+``page.yaml``
+    what the study's page shows: title, source, summary, which published tables are
+    charted, the theory curves and which effects a bundled campaign is shown beside.
+
+:func:`page_link` gives other pages a stable title and relative link for a study.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+
+import yaml
+
+from ..errors import ThruputError
+from .formulas import CONSTANTS, FormulaError, names
+
+__all__ = ["SEEDS", "STUDY_DIR", "StudyError", "checks", "kind", "parse_input", "page", "page_link", "title"]
+
+#: folder of the study folders (inside the package, so it ships with it)
+STUDY_DIR = Path(__file__).resolve().parent
+#: the studies, by seed
+SEEDS = tuple(sorted(p.name.split("_", 1)[1] for p in STUDY_DIR.glob("seed_*") if p.is_dir()))
+#: the kind of a check is named by the one of these keys it has
+KINDS = ("derive", "at_most", "at_least", "same_as", "after", "weekday", "model", "input", "judgement")
+#: statuses a ``judgement`` may set: ``reproduced`` must be computed
+JUDGEMENTS = ("erratum", "differs", "consistent", "not-reproducible")
+#: check keys besides the kind
+_KEYS = {"claim", "inputs", "unit", "tolerance", "what", "note", "check", "fails", "derived"}
+_INPUT = re.compile(r"^\s*(?P<claim>\d{3}-\S+?)\s*(?:\[(?P<unit>[^\]]+)\])?\s*$")
+
+
+class StudyError(ThruputError):
+    """A study file breaks its schema; the message names the file and the check."""
+
+
+def _seed(seed):
+    return f"{int(seed):03d}"
+
+
+def _folder(seed):
+    folder = STUDY_DIR / f"seed_{_seed(seed)}"
+    if not folder.is_dir():
+        raise StudyError(f"no study {_seed(seed)!r} in {STUDY_DIR} (known: {', '.join(SEEDS)})")
+    return folder
+
+
+def parse_input(spec):
+    """``"000-dm8-rtt-min"`` -> (claim, None): the value in SI; ``"001-x [MHz]"`` -> (claim, "MHz")."""
+    m = _INPUT.match(str(spec))
+    if not m:
+        raise StudyError(f"input {spec!r} is not '<claim id>' or '<claim id> [unit]'")
+    return m["claim"], m["unit"]
+
+
+def kind(check):
+    """The kind of a check (the one key of :data:`KINDS` it has)."""
+    found = [k for k in KINDS if k in check]
+    if len(found) != 1:
+        raise StudyError(f"check of {check.get('claim')!r} has kinds {found}, needs exactly one of {KINDS}")
+    return found[0]
+
+
+def _validate(check, where):
+    def fail(msg):
+        raise StudyError(f"{where}: {check.get('claim')!r}: {msg}")
+
+    if not isinstance(check, dict) or "claim" not in check:
+        raise StudyError(f"{where}: a check is a mapping with a 'claim'")
+    try:
+        k = kind(check)
+    except StudyError as exc:
+        fail(str(exc))
+    extra = set(check) - _KEYS - {k}
+    if extra:
+        fail(f"unknown keys {sorted(extra)}")
+    if k == "judgement":
+        if check["judgement"] not in JUDGEMENTS:
+            fail(f"a judgement may set {JUDGEMENTS}, not {check['judgement']!r} (reproduced must be computed)")
+        if not check.get("note"):
+            fail("a judgement needs its reasoning in 'note'")
+    inputs = check.get("inputs") or {}
+    for spec in inputs.values():
+        parse_input(spec)
+    formula = check.get(k) if k in ("derive", "at_most", "at_least", "model") else check.get("derived")
+    if formula is not None:
+        try:
+            unknown = [n for n in names(formula) if n not in inputs and n not in CONSTANTS]
+        except FormulaError as exc:
+            fail(str(exc))
+        if unknown:
+            fail(f"formula {formula!r} uses undeclared inputs {unknown}")
+
+
+@functools.lru_cache(maxsize=None)
+def _load(seed, what):
+    path = _folder(seed) / f"{what}.yaml"
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if what == "claims":
+        for i, check in enumerate(data.get("checks", [])):
+            _validate(check, f"{path}: check {i + 1}")
+    return data
+
+
+def checks(seed):
+    """The declared checks of one study, in file order (a list of mappings; see README)."""
+    return _load(_seed(seed), "claims").get("checks", [])
+
+
+def page(seed):
+    """What one study's page shows (the mapping of its ``page.yaml``)."""
+    return _load(_seed(seed), "page")
+
+
+def title(seed):
+    """The study's title (``page.yaml``)."""
+    return page(seed)["title"]
+
+
+def page_link(seed, prefix=""):
+    """A stable title and relative link to the study's page, for other pages to cite it.
+
+    Parameters
+    ----------
+    seed : str or int
+    prefix : str
+        Path from the citing page to the site root ("" when both are at the root).
+
+    Returns
+    -------
+    tuple of (str, str)
+        ``("Study 000: Throughput between Tersk03 and Kangadata02 (SLAC, 2001)",
+        "study-000.html")``.
+    """
+    seed = _seed(seed)
+    info = page(seed)
+    return f"Study {seed}: {info['title']}", f"{prefix}{info.get('page', f'study-{seed}')}.html"

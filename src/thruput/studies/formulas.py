@@ -1,0 +1,208 @@
+"""The formulas a study's checks may use, and a safe evaluator of them.
+
+A derivation in ``claims.yaml`` is an arithmetic expression over named inputs (published
+claims, in SI base units), the named constants of :data:`CONSTANTS` and the functions of
+:data:`FUNCTIONS`::
+
+    formula: window_limited_throughput(window, rtt)
+    inputs: {window: "000-dm8-32k-window", rtt: "000-dm8-rtt-min"}
+
+:func:`evaluate` parses the expression with :mod:`ast` and walks only numbers, strings
+(as function arguments), the four operators, ``**``, unary minus, names and calls of
+registered functions: nothing else is evaluated, so a claims file cannot run code.
+
+References
+----------
+.. [1] IEEE 802.3: Ethernet preamble + SFD 8, header 14, FCS 4, inter-frame gap 12 bytes.
+.. [2] ANSI T1.105 (SONET line rates); ANSI T1.107 (T3 = 44.736 Mbit/s).
+.. [3] RFC 7323: the TCP timestamp option (12 bytes with padding).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import operator
+
+from ..errors import ThruputError
+from ..stats import theory
+
+__all__ = ["CONSTANTS", "FUNCTIONS", "FormulaError", "evaluate", "names", "gige_goodput", "round_sig",
+           "half_unit"]
+
+
+class FormulaError(ThruputError):
+    """A formula that does not parse, names an unknown input or function, or fails."""
+
+
+#: Ethernet bytes on the wire around an IP packet [1]_
+ETH_WIRE_OVERHEAD = 38
+#: IPv4 20 + TCP 20 + timestamp option 12 bytes [3]_, as Linux sends by default
+TCP_IP_TS_HEADER = 52
+#: IPv4 20 + UDP 8 bytes
+IP_UDP_HEADER = 28
+
+#: Named constants a formula may use (exact, from the standards).
+CONSTANTS = {
+    "GIGE_BPS": 1e9,                     # Gigabit Ethernet line rate, bit/s
+    "OC3_BPS": 155.52e6,                 # SONET line rates, bit/s [2]_
+    "OC12_BPS": 622.08e6,
+    "OC48_BPS": 2488.32e6,
+    "OC48_PAYLOAD_BPS": 2396.16e6,       # OC-48c SPE less path overhead
+    "T3_BPS": 44.736e6,
+    "PCI33_HZ": 33e6,                    # as the UDPmon slides compute (the PCI 33 clock is 33.33 MHz)
+    "PCI66_HZ": 200e6 / 3,               # PCI 2.1 66 MHz is 66.67 MHz; seed 001's 0.00188 us/byte uses it
+    "PCIX133_HZ": 133e6,
+    "ETH_WIRE_OVERHEAD": ETH_WIRE_OVERHEAD,
+    "TCP_IP_TS_HEADER": TCP_IP_TS_HEADER,
+    "IP_UDP_HEADER": IP_UDP_HEADER,
+    "TCP_IP_HEADER": 40,                 # IPv4 20 + TCP 20, no options
+    "ETH_MTU": 1500,
+    "LINUX_INITIAL_RWND_SEGMENTS": 4,    # seed 002's SYN/ACK Win=5840 = 4 x 1460
+    "HOURS_PER_YEAR": 8766,              # 365.25 days
+    "BITS_PER_BYTE": 8,
+}
+
+
+def gige_goodput(mtu=1500, protocol="tcp", link_bps=CONSTANTS["GIGE_BPS"]):
+    """Largest payload rate through an Ethernet link, bit/s.
+
+    Parameters
+    ----------
+    mtu : int, default 1500
+        IP MTU, bytes.
+    protocol : {"tcp", "udp"}
+        ``tcp`` with the timestamp option (52 header bytes), ``udp`` (28).
+    link_bps : float, default 1e9
+
+    Returns
+    -------
+    float
+        ``link_bps * payload / (mtu + 38)``: 941.5 Mbit/s for TCP at 1500 bytes.
+    """
+    header = TCP_IP_TS_HEADER if protocol == "tcp" else IP_UDP_HEADER
+    return link_bps * (mtu - header) / (mtu + ETH_WIRE_OVERHEAD)
+
+
+def round_sig(x, sig):
+    """``x`` rounded to ``sig`` significant figures (the Reno table rounds its W so)."""
+    if x == 0:
+        return 0.0
+    return round(x, int(sig) - 1 - int(math.floor(math.log10(abs(x)))))
+
+
+def half_unit(value):
+    """Half a unit in the last printed digit of ``value`` (53.3 -> 0.05, 5.4e-5 -> 5e-7)."""
+    from decimal import Decimal
+
+    exp = Decimal(repr(float(value))).normalize().as_tuple().exponent
+    return 0.5 * 10.0 ** exp if exp < 0 else 0.5
+
+
+def bus_time(width_bits, clock_hz):
+    """Time one byte takes on a parallel bus, s/byte: ``1 / bus_rate`` (UDPmon slope term)."""
+    return 1.0 / theory.bus_rate(width_bits, clock_hz)
+
+
+def link_time(rate_bps):
+    """Time one byte takes on a serial link, s/byte."""
+    return theory.BITS_PER_BYTE / rate_bps
+
+
+#: Functions a formula may call: the textbook formulas of :mod:`thruput.stats.theory`
+#: (SI units) and a few helpers.
+FUNCTIONS = {
+    "bdp": theory.bdp,
+    "bdp_packets": theory.bdp_packets,
+    "window_limited_throughput": theory.window_limited_throughput,
+    "mathis_throughput": theory.mathis_throughput,
+    "mathis_loss_rate": theory.mathis_loss_rate,
+    "reno_recovery_time": theory.reno_recovery_time,
+    "bus_rate": theory.bus_rate,
+    "bus_time": bus_time,
+    "link_time": link_time,
+    "gige_goodput": gige_goodput,
+    "round_sig": round_sig,
+    "min": min,
+    "max": max,
+    "sqrt": math.sqrt,
+}
+
+_BINARY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+           ast.Pow: operator.pow}
+_UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos}
+
+
+def _parse(formula):
+    try:
+        return ast.parse(str(formula), mode="eval").body
+    except SyntaxError as exc:
+        raise FormulaError(f"formula {formula!r} does not parse: {exc.msg}") from None
+
+
+def names(formula):
+    """The input and constant names a formula uses (functions excluded), in order of use."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, ast.Name):
+            found.append(node.id)
+        elif isinstance(node, ast.Call):
+            for arg in node.args:
+                walk(arg)
+        else:
+            for child in ast.iter_child_nodes(node):
+                walk(child)
+
+    walk(_parse(formula))
+    return list(dict.fromkeys(found))
+
+
+def evaluate(formula, values):
+    """Evaluate ``formula`` with the named ``values``.
+
+    Parameters
+    ----------
+    formula : str
+        An expression: numbers, names, ``+ - * / **``, unary minus, calls of
+        :data:`FUNCTIONS` (string arguments allowed, e.g. ``gige_goodput(1500, 'udp')``).
+    values : dict
+        Name -> number; names not found here are looked up in :data:`CONSTANTS`.
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    FormulaError
+        Any other syntax, an unknown name or function, or an arithmetic error.
+    """
+    def ev(node):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float, str)) \
+                and not isinstance(node.value, bool):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id in values:
+                return values[node.id]
+            if node.id in CONSTANTS:
+                return CONSTANTS[node.id]
+            raise FormulaError(f"formula {formula!r}: unknown name {node.id!r}")
+        if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+            return _BINARY[type(node.op)](ev(node.left), ev(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in _UNARY:
+            return _UNARY[type(node.op)](ev(node.operand))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            if node.func.id not in FUNCTIONS:
+                raise FormulaError(f"formula {formula!r}: unknown function {node.func.id!r} "
+                                   f"(known: {', '.join(sorted(FUNCTIONS))})")
+            return FUNCTIONS[node.func.id](*(ev(a) for a in node.args))
+        raise FormulaError(f"formula {formula!r}: {ast.dump(node)[:60]} is not allowed")
+
+    try:
+        result = ev(_parse(formula))
+    except (ArithmeticError, TypeError, ValueError) as exc:
+        raise FormulaError(f"formula {formula!r}: {exc}") from None
+    if isinstance(result, str):
+        raise FormulaError(f"formula {formula!r} is a string, not a number")
+    return float(result)
