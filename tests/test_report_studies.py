@@ -114,8 +114,9 @@ def test_study_ledger_groups_rows_by_status(processed, ledger):
     for status in reproduce.STATUSES:
         n = int(counts.get(status, 0))
         heading = re.search(rf">{status}</span> {n} figures?", page)
-        assert heading, status
-        positions.append(heading.start())
+        assert bool(heading) == (n > 0), status    # seed 000 has no measured-vs-model and no input rows
+        if heading:
+            positions.append(heading.start())
     assert positions == sorted(positions)          # errata first, not-reproducible last
     assert page.count('<details class="thruput-fold">') == 2
     for claim in rows["claim"]:
@@ -259,7 +260,7 @@ def test_a_campaign_without_the_effect_is_not_shown(tmp_path, shown):
 def test_quotes_lose_markdown_bold_only(processed):
     p = studies.published_frame(PUBLISHED, processed).set_index("id")
     assert p.at["001-370dle-32-slope", "quote"] == "Latency Slope 0.0286 μ s/byte"
-    page = studies.ledger_problems(processed).data
+    page = studies.study_ledger(processed, "001").data        # a measured-vs-model row
     assert "Latency Slope 0.0286 μ s/byte" in page and "**" not in page
 
 

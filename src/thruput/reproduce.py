@@ -347,13 +347,16 @@ def _at_least(ctx, check):
 
 
 def _same_as(ctx, check):
+    """``consistent`` if the claim equals another published figure (value in SI, or date), else ``fails``."""
     claim, other = check["claim"], check["same_as"]
+    derived = None
     if ctx.unit(claim) == DATETIME_UNIT:
         same, shown = ctx.date(claim) == ctx.date(other), ctx.date(other)
     else:
         same, shown = math.isclose(ctx.si(claim), ctx.si(other), rel_tol=1e-12), f"{ctx.v(other):g} {ctx.unit(other)}"
+        derived = _in_claim_unit(ctx, claim, ctx.si(other), None)
     note = f"same as {other} ({shown})" if same else f"differs from {other} ({shown})"
-    ctx.add(claim, "consistent" if same else check.get("fails", "differs"), None, _join(note, check.get("note")),
+    ctx.add(claim, "consistent" if same else check.get("fails", "differs"), derived, _join(note, check.get("note")),
             check.get("check", "same figure"), inputs=(other,))
 
 

@@ -278,8 +278,8 @@ __all__ += ["STATUS_DOMAIN", "status_color", "status_counts", "range_dots", "the
             "rtt_vs_throughput", "side_by_side"]
 
 #: Ledger statuses, most serious first (thruput.reproduce.STATUSES), with fixed colours.
-STATUS_DOMAIN = ["erratum", "differs", "reproduced", "consistent", "not-reproducible"]
-STATUS_RANGE = ["#d62728", "#ff7f0e", "#2ca02c", "#4c78a8", "#a0a0a0"]
+STATUS_DOMAIN = ["erratum", "differs", "reproduced", "measured-vs-model", "consistent", "input", "not-reproducible"]
+STATUS_RANGE = ["#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#4c78a8", "#c7c7c7", "#a0a0a0"]
 #: Width of one chart of a side-by-side pair (two fit the page with their legends below).
 PAIR_WIDTH = 360
 #: Category axes show their whole label (board and bus names are long).

@@ -25,97 +25,27 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from .. import charts, reproduce, stats, units
+from .. import charts, reproduce, stats, studies, units
 from .. import published as pub
 from ..stats import theory
 from .campaigns import _is_tcp, _unloaded_rtt_s, cell_summary, load_campaign, metadata
 
 __all__ = ["STUDIES", "study_title", "study_charts", "study_theory", "study_ledger", "study_side_by_side",
-           "ledger_summary", "ledger_status_chart", "ledger_differences_chart", "ledger_problems", "ledger_frame",
+           "ledger_summary", "ledger_status_chart", "ledger_differences_chart", "ledger_problems", "status_table",
            "published_frame"]
 
 MBIT = 1e6
 LEDGER_FILE = "reproduction.csv"
 
-#: What each source document is: title, who, where and when, and a one-paragraph summary
-#: written from reading the document in full (/work/shared/seeds/<seed>_*.txt).
-STUDIES = {
-    "000": {
-        "title": "Throughput between Tersk03 and Kangadata02 (SLAC, 2001)",
-        "source": "Les Cottrell, SLAC Network Group web page, created 29 January 2001",
-        "summary": (
-            "BaBar users copying files between two Solaris servers on the same Cisco Catalyst 6509 "
-            "switch at SLAC (1 Gbit/s interfaces, VLAN 124) saw less than 10 MByte/s. On 29 January "
-            "2001 (14:28–15:21 PST) iperf TCP throughput was measured from Tersk03 to Kangadata02 over "
-            "windows of 8 KB–1 MB and 1–40 parallel streams, 10 s per run, with ping running during "
-            "each run (loaded) and during a 10 s break after it (unloaded). The same sweep from Tersk03 "
-            "to other Sun Solaris hosts (30 January – 6 February 2001) gives the per-host table: "
-            "average, median, maximum and IQR of throughput, loaded ping RTT min/avg/max and loss. "
-            "Two further pairs (datamove8→7 and datamove38→39, March 2001) show that the default "
-            "8 KB Solaris window caps one stream at 160–176 Mbit/s, 32 KB at 350–400 Mbit/s, and "
-            "that parallel streams with 512 KB windows reach 650–700 Mbit/s.")},
-    "001": {
-        "title": "End-user systems: NICs, motherboards, disks, TCP stacks and applications",
-        "source": "Richard Hughes-Jones (University of Manchester), talk on work of the MB-NG, DataTAG, "
-                  "UKLight and SC2004 collaborations, 2002–2005",
-        "summary": (
-            "Back-to-back PCs (SuperMicro 370DLE, P4DP6, P4DP8-G2, IBM das; SysKonnect and Intel "
-            "Pro/1000 gigabit NICs on 32/64-bit, 33/66 MHz PCI and PCI-X) were measured with UDPmon: "
-            "request–response latency against frame size, whose slope should be the sum of 1/rate over "
-            "the data paths (PCI, Gigabit Ethernet, PCI), and UDP throughput and loss against the "
-            "spacing between packets, with a logic analyser on the PCI buses. The talk then compares "
-            "TCP stacks (Reno, HighSpeed, Scalable) under induced packet loss on MB-NG (6 ms RTT) and "
-            "DataTAG (128 ms), tabulates how long Reno takes to recover from one loss at 10 Mbit/s–"
-            "10 Gbit/s (RTT 200 ms), benchmarks disks and RAID controllers, and reports the average "
-            "transfer rates of iperf, bbcp, bbftp, Apache and GridFTP per TCP stack on four networks "
-            "(MB-NG, SuperJANET4 with two host types, UKLight at SC2004).")},
-    "002": {
-        "title": "Bulk throughput measurements, SLAC to ANL (SLAC IEPM, 2000–2002)",
-        "source": "SLAC IEPM web page (Les Cottrell), created 25 August 2000, last updated 2 August 2002",
-        "summary": (
-            "iperf TCP throughput from SLAC to Argonne National Laboratory (Chicago) over window size "
-            "x parallel streams, repeated as the path changed: 7 September 2000 on a 43 Mbit/s T3 ATM "
-            "link (about 30 Mbit/s usable) and 27 October 2000 after the upgrade to OC3; 26 September "
-            "2001 from pharlap (Sun E4500, Solaris 5.8) to wiggum (Linux 2.4) via ESnet, where the top "
-            "10 % of the measurements exceeded 118 Mbit/s for 8 or more streams and windows of 64 KB or "
-            "more; 6 and 8 November 2001 after SLAC's OC12 upgrade and ANL's larger buffers, when every "
-            "window above 64 KB gave the same curve; a snoop trace of the handshake showed wiggum "
-            "advertising window scale 1 (at most 128 KB). On 2 August 2002 windows up to 8 MB with "
-            "web100 showed that several streams still more than double one stream's throughput, and "
-            "that the smoothed RTT grows up to five-fold once throughput exceeds 300 Mbit/s.")},
-    "003": {
-        "title": "SC2000 bulk throughput to SLAC (SLAC at SC2000, Dallas)",
-        "source": "SLAC web page (D. Salomoni, S. Luitz, L. Cottrell), created 9 November 2000, "
-                  "last updated 16 November 2000",
-        "summary": (
-            "From the SLAC/FNAL booth at the SC2000 show in Dallas, two Linux PCs with gigabit "
-            "Ethernet sent iperf TCP traffic over SCInet and the NTON OC48 (2.4 Gbit/s) link to two Sun "
-            "servers at SLAC. On 9 November 2000 the peak was about 990 Mbit/s (2 s samples of the "
-            "switch counters) with 128 KB windows and 25 parallel streams; UDP sent about 1.25 Gbit/s "
-            "and about 975 Mbit/s arrived at SLAC; over Internet2 a little more than 300 Mbit/s was "
-            "sustained. Pings from SLAC to the booth (56 bytes, one per second) gave min/avg/max RTT "
-            "48.6/53.1/172 ms with no loss in 370. Tests on the show floor reached 300 and 800 Mbit/s.")},
-    "004": {
-        "title": "Network analysis of the CERN ↔ RAL link (UCL, 2002)",
-        "source": "Yee-Ting Li (UCL High Energy Physics), web page of September 2002 (generated July 2003)",
-        "summary": (
-            "Two weeks of iperf TCP (30 s tests) and UDP throughput between RAL and CERN in both "
-            "directions, end of August and start of September 2002, with a pause from 29 August to "
-            "2 September. The two end hosts differ (a 1.5 GHz Pentium 4 with Linux 2.4 web100 at CERN, "
-            "a 600 MHz Athlon with Linux 2.2 at RAL); their kernel socket buffer limits are tabulated. "
-            "The TCP socket buffer size was varied to find the plateau where a larger buffer no longer "
-            "helps (about 1 MB), with min/median/average/max per buffer size (medians below 100 Mbit/s). "
-            "Ping RTT by packet size (108 and 1480 bytes) is compared between August and September, and "
-            "UDP throughput distributions (mostly above 480 Mbit/s) suggest reporting the 10th–90th "
-            "percentiles.")},
-}
+#: What each source document is (title, source, summary), from ``studies/seed_<nnn>/page.yaml``.
+STUDIES = {seed: studies.page(seed) for seed in studies.SEEDS}
 
 #: Ledger columns of the readable tables, with their headings.
 _LEDGER_HEADINGS = {"claim": "claim", "quote": "printed", "published_value": "published",
                     "published_unit": "unit", "derived_value": "derived", "status": "status",
                     "note": "reasoning"}
 #: Statuses whose rows are shown folded on a study page (the list is long, the news is elsewhere).
-_FOLDED = ("consistent", "not-reproducible")
+_FOLDED = ("consistent", "input", "not-reproducible")
 #: Styles of the ledger tables and the "new measurement" call-out (inline: the page
 #: stylesheet is the site's, and Quarto's theme differs from the nbconvert one).
 _STYLE = """<style>
@@ -145,11 +75,6 @@ def _load_published(path):
 def _ledger(processed):
     path = Path(processed) / LEDGER_FILE
     return pd.read_csv(path, dtype={"seed": str}) if path.exists() else pd.DataFrame(columns=reproduce.LEDGER_COLUMNS)
-
-
-def ledger_frame(processed):
-    """The reproduction ledger (``<processed>/reproduction.csv``); empty if not built."""
-    return _ledger(processed)
 
 
 def published_frame(published, processed=None):
@@ -222,7 +147,13 @@ def study_title(published, seed, processed=None):
         if len(rows):
             counts = rows["status"].value_counts()
             text = ", ".join(f"{_badge(s)} {int(counts[s])}" for s in reproduce.STATUSES if s in counts)
-            parts.append(f"<p><b>{len(rows)} published figures</b> in the reproduction ledger: {text}.</p>")
+            checked = int(rows["status"].isin(reproduce.COUNTED).sum())
+            judged = int((rows["status"].isin(reproduce.COUNTED) & rows["judgement"].astype(bool)).sum()) \
+                if "judgement" in rows else 0
+            parts.append(f"<p><b>{len(rows)} published figures</b> in the reproduction ledger: {text}. "
+                         f"{checked} were checked, {judged} of them by a person's judgement (marked in the "
+                         f"ledger) and the rest by a computation declared in "
+                         f"<code>src/thruput/studies/seed_{seed}/claims.yaml</code>.</p>")
     return HTML("\n".join(parts))
 
 
@@ -251,16 +182,26 @@ def _points(rows, x, y, what):
                          "quote": list(rows["quote"])})
 
 
+def _text(seed, key, **values):
+    """A piece of the study page's text (``page.yaml``: ``text``), with ``values`` filled in."""
+    text = studies.page(seed)["text"][key]
+    return text.format(**values) if values else text
+
+
+def _named(rows, spec, scale):
+    """Rows of a ``page.yaml`` list ``{claims, labels[, kinds]}`` as the columns of a bar chart."""
+    r = _ids(rows, spec["claims"])
+    return pd.DataFrame({"category": spec["labels"], "value": (r["value_si"] / scale).to_numpy(),
+                         "status": r["status"].to_numpy(), "quote": r["quote"].to_numpy()}), r
+
+
 def _published_000(p):
     rows = _rows(p, "000")
-    table = rows[rows["group"].str.startswith("000-table-")]
+    spec = studies.page("000")["tables"]["hosts"]
+    table = rows[rows["group"].str.startswith(spec["group_prefix"])]
     cfg = pub.config_frame(table)
     table = table.assign(column=cfg["column"])
-    display(Markdown("### Throughput per host (the per-host table)\n\n"
-                     "Tersk03 to each Solaris host on VLAN 124, one row per table column (a repeat of the "
-                     "same host is a later sweep). Dots: average, median and maximum over the whole window x "
-                     "streams sweep; the bar spans the IQR, drawn centred on the median because the document "
-                     "prints its width only, not the quartiles. Ringed: values the ledger flags."))
+    display(Markdown(_text("000", "hosts_throughput")))
     names = {"mean": "average", "median": "median", "max": "maximum"}
     thr = table[(table["measures"] == "throughput") & table["statistic"].isin(names) & (table["unit"] != "MByte/s")]
     points = pd.DataFrame({"category": thr["column"], "statistic": thr["statistic"].map(names),
@@ -270,11 +211,8 @@ def _published_000(p):
     ranges = pd.DataFrame({"category": med.index, "low": (med - iqr / 2).values, "high": (med + iqr / 2).values,
                            "what": [f"IQR {w:g} Mbit/s, centred on the median" for w in iqr.reindex(med.index)]})
     display(charts.range_dots(points, ranges, unit="throughput (Mbit/s)", range_label="bar",
-                              title="Tersk03 → host: iperf throughput over the sweep"))
-    display(Markdown("### Ping RTT while iperf ran (loaded)\n\n"
-                     "Minimum, average and maximum of 1360 pings per column, on a symmetric-log axis (the "
-                     "Solaris ping reports whole milliseconds, hence the 0 ms minima); loss in the tooltip of "
-                     "the bar."))
+                              title=_text("000", "hosts_throughput_title")))
+    display(Markdown(_text("000", "hosts_rtt")))
     rtt = table[(table["measures"] == "rtt")]
     rstats = {"min": "minimum", "mean": "average", "max": "maximum"}
     rpoints = pd.DataFrame({"category": rtt["column"], "statistic": rtt["statistic"].map(rstats),
@@ -286,12 +224,10 @@ def _published_000(p):
     rranges = pd.DataFrame({"category": lo.index, "low": lo.values, "high": hi.reindex(lo.index).values,
                             "what": [f"min to max; loss {int(loss[c])}/{int(sent[c])}" for c in lo.index]})
     display(charts.range_dots(rpoints, rranges, unit="loaded ping RTT (ms)", scale="symlog", range_label="bar",
-                              title="Tersk03 → host: ping RTT during the iperf runs"))
+                              title=_text("000", "hosts_rtt_title")))
     hosts = reproduce.seed_000_hosts(p, _ledger_of(p))
     flagged = set(table.loc[table["status"].isin(["erratum", "differs"]), "column"])
-    display(Markdown("The table as transcribed (Mbit/s, ms). Columns marked * hold a value the ledger flags (see "
-                     "below); a misprinted unit is shown as the value the ledger derives (345 bit/s as 345 Mbit/s), "
-                     "a misprinted date as printed."))
+    display(Markdown(_text("000", "hosts_table")))
     display(HTML(_simple_table(pd.DataFrame({
         "column": [c + (" *" if c in flagged else "") for c in hosts["column"]],
         "average": hosts["mean_mbps"].round(1), "median": hosts["median_mbps"].round(1),
@@ -307,28 +243,22 @@ def _ledger_of(p):
 
 
 def _published_001(p):
+    page = studies.page("001")
     apps = reproduce.seed_001_apps(p)
-    display(Markdown("### Average transfer rates: applications x TCP stacks x networks\n\n"
-                     "Mbit/s as printed; where a range was printed (350–370) the bar is at its middle and a "
-                     "black rule spans it. Cells the document leaves empty have no bar."))
-    display(charts.grouped_ranges(apps.replace({"app": {"Iperf": "iperf"}}), title="Average transfer rates (Mbit/s)"))
+    display(Markdown(_text("001", "apps")))
+    display(charts.grouped_ranges(apps.replace({"app": {"Iperf": "iperf"}}), title=_text("001", "apps_title")))
     rows = _rows(p, "001")
     lat = reproduce.seed_001_latency(p)
     status = rows.set_index("id")["status"]
-    measured_ids = ["001-370dle-32-slope", "001-370dle-64-slope", "001-p4dp6-slope", "001-p4dp6-slope-flat"]
-    expect_ids = ["001-370dle-32-expect", "001-370dle-64-expect", "001-p4dp6-expect", "001-p4dp6-expect"]
     labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
     slopes = pd.concat([
         pd.DataFrame({"board": labels, "kind": "measured", "slope": lat["measured_us_per_byte"],
-                      "status": [status.get(i, "") for i in measured_ids]}),
+                      "status": [status.get(i, "") for i in lat["measured_claim"]]}),
         pd.DataFrame({"board": labels, "kind": "expected (printed)", "slope": lat["expected_us_per_byte"],
-                      "status": [status.get(i, "") for i in expect_ids]}),
+                      "status": [status.get(i, "") for i in lat["expected_claim"]]}),
         pd.DataFrame({"board": labels, "kind": "expected (PCI + GigE + PCI, derived)",
                       "slope": lat["expected_theory_us_per_byte"], "status": "derived"})], ignore_index=True)
-    display(Markdown("### UDPmon latency slopes: measured vs expected\n\n"
-                     "The slope of request–response latency against frame size should be the sum of 1/rate "
-                     "of the data paths a byte crosses (send PCI, Gigabit Ethernet, receive PCI). Measured "
-                     "slopes above the expectation point to extra data moves."))
+    display(Markdown(_text("001", "slopes")))
     display(charts.slope_dots(slopes))
     udp = rows[(rows["measures"] == "throughput") & (rows["statistic"] == "max")
                & rows["config"].str.contains("board=")]
@@ -342,11 +272,10 @@ def _published_001(p):
         "value": udp["value_si"].values / MBIT, "kind": "UDP, max", "status": udp["status"].values,
         "quote": udp["quote"].values,
         "detail": [f"no loss above {free[k]:g} us spacing" if k in free else "" for k in keys]})
-    display(Markdown("### UDP throughput per board and NIC\n\nMaximum UDPmon receive rate; the tooltip gives the "
-                     "spacing above which no packet was lost."))
-    display(charts.category_bars(bars, unit="throughput (Mbit/s)", title="Maximum UDP throughput (UDPmon)",
+    display(Markdown(_text("001", "udp")))
+    display(charts.category_bars(bars, unit="throughput (Mbit/s)", title=_text("001", "udp_title"),
                                  hrules=pd.DataFrame({"value": [1000.0], "label": ["Gigabit Ethernet"]})))
-    coal = rows[rows["id"].str.startswith("001-coal-rx")]
+    coal = rows[rows["id"].str.startswith(page["charts"]["coalescence"]["prefix"])]
     cfg = pub.config_frame(coal)
     coal = coal.assign(setting=cfg["coalescence"])
     ends = coal[coal["statistic"].isin(["range_low", "range_high"])]
@@ -357,113 +286,75 @@ def _published_001(p):
     ranges = (ends.pivot_table(index="setting", columns="statistic", values="value_si", sort=False) / MBIT).reset_index()
     ranges = pd.DataFrame({"category": ranges["setting"], "low": ranges["range_low"], "high": ranges["range_high"],
                            "what": [f"printed range, ± {pm[c]:g} Mbit/s" for c in ranges["setting"]]})
-    display(Markdown("### Interrupt coalescence and TCP throughput\n\nTCP memory-to-memory lon2 → man1 with the socket "
-                     "buffer set to RTT x bandwidth, for three receive-interrupt settings: without receive "
-                     "coalescence the rate swings over 160 Mbit/s; with it, it holds at 937–940 Mbit/s."))
+    display(Markdown(_text("001", "coalescence")))
     display(charts.range_dots(points, ranges, unit="TCP throughput (Mbit/s)", zero=False, range_label="bar",
-                              title="Throughput range per interrupt-coalescence setting (Intel Pro/1000)"))
-    ten = _ids(rows, ["001-10ge-1500", "001-10ge-datatag-rate", "001-10ge-slac-rate", "001-10ge-openlab-rate",
-                      "001-10ge-pcix-expected"])
-    tbars = pd.DataFrame({
-        "category": ["1500-byte MTU", "DataTAG Xeon 2.2 GHz, mmrbc 512", "SLAC Dell Xeon 3.0 GHz, mmrbc 4096",
-                     "CERN OpenLab Itanium 1.0 GHz, mmrbc 4096", "expected from PCI-X timings, mmrbc 4096"],
-        "value": ten["value_si"] / 1e9, "kind": ["measured"] * 4 + ["expected"], "status": ten["status"],
-        "quote": ten["quote"]})
-    display(Markdown("### 10 Gigabit Ethernet: UDP rates and the PCI-X burst size\n\n16144-byte MTU unless "
-                     "stated; the PCI-X maximum memory read byte count (mmrbc) sets how much of the bus a transfer "
-                     "can use."))
-    display(charts.category_bars(tbars, unit="UDP throughput (Gbit/s)", title="10 GbE UDP throughput"))
+                              title=_text("001", "coalescence_title")))
+    spec = page["charts"]["tengig"]
+    tbars, _ = _named(rows, spec, 1e9)
+    tbars["kind"] = spec["kinds"]
+    display(Markdown(_text("001", "tengig")))
+    display(charts.category_bars(tbars, unit="UDP throughput (Gbit/s)", title=_text("001", "tengig_title")))
 
 
 def _published_002(p):
     rows = _rows(p, "002")
-    ids = ["002-t3-capacity", "002-t3-effective", "002-bottleneck", "002-oc3", "002-sep2001-max", "002-oc12",
-           "002-iperf-rate", "002-aug02-srtt-onset"]
-    labels = ["Sep 2000: T3 ATM link, nominal", "Sep 2000: T3, effective capacity",
-              "Oct 2000: bottleneck (path characterisation)", "2001: SLAC OC3 link",
-              "Sep 2001: maxima, ≥ 8 streams, windows ≥ 64 KB (top 10 %)", "Nov 2001: SLAC OC12 PoS link",
-              "Nov 2001: one 1 s iperf run, 512 KB window", "Aug 2002: SRTT starts growing above"]
-    r = _ids(rows, ids)
-    kinds = np.where(r["measures"] == "capacity", "link capacity", "measured throughput")
-    bars = pd.DataFrame({"category": labels, "value": r["value_si"] / MBIT, "kind": kinds, "status": r["status"],
-                         "quote": r["quote"]})
-    display(Markdown("### Window and stream maxima against the path's capacities\n\n"
-                     "Every rate the document states for the SLAC → ANL path, in date order."))
-    display(charts.category_bars(bars, unit="Mbit/s", title="SLAC → ANL: capacities and measured maxima"))
-    wids = ["002-pharlap-tcp_xmit_hiwat", "002-pharlap-tcp_recv_hiwat", "002-anl-max-rwin", "002-wscale-trace-max",
-            "002-iperf-w", "002-pharlap-tcp_cwnd_max", "002-pharlap-tcp_max_buf", "002-anl-rmem_max", "002-aug02-maxwin"]
-    wl = ["pharlap tcp_xmit_hiwat", "pharlap tcp_recv_hiwat", "ANL max receive window (wscale 0)",
-          "wiggum's SYN/ACK: wscale 1 → max window", "iperf -w 512k (requested)", "pharlap tcp_cwnd_max",
-          "pharlap tcp_max_buf", "ANL rmem_max after 7 Nov 2001", "Aug 2002: largest window"]
-    w = _ids(rows, wids)
-    kinds = ["setting"] * 2 + ["limit"] * 2 + ["requested"] + ["setting"] * 4
-    display(Markdown("### Windows: settings, requests and the window-scaling limit\n\n"
-                     "A receiver that advertises window scale *s* can offer at most 65535 x 2^*s* bytes: "
-                     "wscale 1 caps the 512 KB request at 128 KB, whatever the buffers allow. Log axis."))
-    wbars = pd.DataFrame({"category": wl, "value": w["value_si"] / 1024, "kind": kinds, "status": w["status"],
-                          "quote": w["quote"]})
-    display(charts.category_bars(wbars, unit="window (KiB)", title="SLAC → ANL: window sizes", scale="log"))
+    page = studies.page("002")["charts"]
+    bars, r = _named(rows, page["rates"], MBIT)
+    bars["kind"] = np.where(r["measures"] == "capacity", "link capacity", "measured throughput")
+    display(Markdown(_text("002", "rates")))
+    display(charts.category_bars(bars, unit="Mbit/s", title=_text("002", "rates_title")))
+    wbars, _ = _named(rows, page["windows"], 1024)
+    wbars["kind"] = page["windows"]["kinds"]
+    display(Markdown(_text("002", "windows")))
+    display(charts.category_bars(wbars, unit="window (KiB)", title=_text("002", "windows_title"), scale="log"))
 
 
 def _published_003(p):
     rows = _rows(p, "003")
-    ids = ["003-nton-peak", "003-udp-poweredge", "003-udp-other", "003-udp-total", "003-udp-received",
-           "003-i2-in", "003-i2-out", "003-floor-caltech", "003-floor-both"]
-    labels = ["NTON: TCP peak, 128 KB x 25 streams", "UDP sent by the PowerEdge", "UDP sent by the 2nd PC",
-              "UDP sent, total", "UDP received at SLAC (5 min average)", "Internet2: into SLAC (sustained)",
-              "Internet2: out of SLAC", "floor: PowerEdge → Caltech booth", "floor: PowerEdge → Caltech + 2nd Dell"]
-    kinds = ["TCP", "UDP", "UDP", "UDP", "UDP", "TCP", "TCP", "TCP", "TCP"]
-    r = _ids(rows, ids)
-    bars = pd.DataFrame({"category": labels, "value": r["value_si"] / MBIT, "kind": kinds, "status": r["status"],
-                         "quote": r["quote"]})
-    ref = _ids(rows, ["003-ppdg-goal", "003-oc48"])
-    hrules = pd.DataFrame({"value": ref["value_si"] / MBIT, "label": ["PPDG goal 100 MByte/s", "NTON OC48"]})
-    display(Markdown("### The SC2000 figures\n\nEvery rate stated for 9 November 2000, Mbit/s; dashed: the PPDG goal "
-                     "and the OC48 capacity."))
-    display(charts.category_bars(bars, unit="throughput (Mbit/s)", title="SC2000 → SLAC: rates", hrules=hrules,
+    page = studies.page("003")["charts"]
+    bars, _ = _named(rows, page["rates"], MBIT)
+    bars["kind"] = page["rates"]["kinds"]
+    ref = _ids(rows, page["rules"]["claims"])
+    hrules = pd.DataFrame({"value": ref["value_si"] / MBIT, "label": page["rules"]["labels"]})
+    display(Markdown(_text("003", "rates")))
+    display(charts.category_bars(bars, unit="throughput (Mbit/s)", title=_text("003", "rates_title"), hrules=hrules,
                                  color_title="protocol"))
-    rtt = _ids(rows, ["003-ping-min", "003-ping-avg", "003-ping-max"])
-    points = pd.DataFrame({"category": "SLAC → booth, 56 bytes, 370 pings", "statistic": ["minimum", "average", "maximum"],
+    spec = page["ping"]
+    rtt = _ids(rows, spec["claims"])
+    points = pd.DataFrame({"category": spec["category"], "statistic": ["minimum", "average", "maximum"],
                            "value": rtt["value_si"] * 1e3, "status": rtt["status"], "quote": rtt["quote"]})
-    ranges = pd.DataFrame({"category": ["SLAC → booth, 56 bytes, 370 pings"], "low": [points["value"].min()],
-                           "high": [points["value"].max()], "what": ["min to max; no loss in 370"]})
-    display(Markdown("### Ping RTT distribution\n\nThe document shows the distribution as a histogram; its "
-                     "min/avg/max survive. The average close to the minimum and a far maximum: a few slow "
-                     "replies in a tight distribution."))
-    display(charts.range_dots(points, ranges, unit="ping RTT (ms)", title="SLAC → SC2000 booth: ping RTT",
+    ranges = pd.DataFrame({"category": [spec["category"]], "low": [points["value"].min()],
+                           "high": [points["value"].max()], "what": [spec["what"]]})
+    display(Markdown(_text("003", "ping")))
+    display(charts.range_dots(points, ranges, unit="ping RTT (ms)", title=_text("003", "ping_title"),
                               range_label="bar"))
 
 
 def _published_004(p):
     ping = reproduce.seed_004_ping(p)
-    rows = _rows(p, "004")
+    rows = _rows(p, "004").set_index("id")
     names = {"min": "minimum", "median": "median", "mean": "average", "max": "maximum"}
     pts, rng = [], []
     for r in ping.itertuples():
         cat = f"{r.month.capitalize()} · {r.packet_size} bytes · {r.n} pings"
         for s, label in names.items():
-            claim = f"004-ping-{r.month}-{r.packet_size}-{s}"
-            row = rows.set_index("id").loc[claim]
+            row = rows.loc[r.claims[s]]
             pts.append({"category": cat, "statistic": label, "value": getattr(r, f"{s}_ms"),
                         "status": row["status"], "quote": row["quote"]})
         rng.append({"category": cat, "low": r.min_ms, "high": r.max_ms, "what": "min to max"})
-    bad = ping[ping["median_erratum"]]
-    note = "".join(f" The {r.month.capitalize()} {r.packet_size}-byte median ({r.median_ms:g} ms) lies outside "
-                   f"that row's own min–max ({r.min_ms:g}–{r.max_ms:g} ms): an erratum (ringed; see the ledger)."
-                   for r in bad.itertuples())
-    display(Markdown("### Ping RTT by packet size, August vs September 2002\n\n"
-                     "The table's four rows: minimum, median, average and maximum of each sample." + note))
+    note = "".join(_text("004", "ping_erratum", month=r.month.capitalize(), size=r.packet_size, median=r.median_ms,
+                         low=r.min_ms, high=r.max_ms) for r in ping[ping["median_erratum"]].itertuples())
+    display(Markdown(_text("004", "ping") + note))
     display(charts.range_dots(pd.DataFrame(pts), pd.DataFrame(rng), unit="ping RTT (ms)", zero=False,
-                              title="RAL ↔ CERN: ping RTT by packet size", range_label="bar"))
-    buf = rows[rows["group"] == "004-buffers"]
+                              title=_text("004", "ping_title"), range_label="bar"))
+    buf = rows[rows["group"] == studies.page("004")["tables"]["buffers"]["group"]]
     cfg = pub.config_frame(buf)
     table = pd.DataFrame({"host": cfg["host"], "kernel parameters": cfg["kernel_params"], "parameter": cfg["param"],
                           "KiB": buf["value"]})
     wide = table.pivot_table(index=["kernel parameters", "parameter"], columns="host", values="KiB", aggfunc="first",
                              sort=False).reset_index()
     wide.columns.name = None
-    display(Markdown("### Socket buffer limits of the two hosts\n\nAs printed, in KiB (the page divides bytes by "
-                     "1024: 63.999 = 65535/1024)."))
+    display(Markdown(_text("004", "buffers")))
     display(HTML(_simple_table(wide)))
 
 
@@ -498,51 +389,39 @@ def _window_points(rows):
 
 
 def _theory_000(p, curves):
-    rows = _rows(p, "000")
-    points, _ = _window_points(rows)
-    display(Markdown("### One stream is window-limited\n\n"
-                     "A TCP stream cannot carry more than one window per round trip: throughput ≤ window / RTT "
-                     "(lines: the minimum ping RTT of each datamove pair, capped at the 1 Gbit/s interfaces). "
-                     "Diamonds: the single- and multi-stream figures the document states, coloured by their "
-                     "ledger status; 64.8 kbit/s is the misprint of 64.8 Mbit/s. The measured points sit well "
-                     "below the bound: at 0.2 ms the bound is loose, and the Solaris hosts' CPUs and stacks "
-                     "limit first."))
+    points, _ = _window_points(_rows(p, "000"))
+    display(Markdown(_text("000", "theory")))
     display(charts.theory_points(curves, points, "window (KiB)", "throughput (Mbit/s)", x_scale="log",
-                                 title="Window-limited throughput vs the published figures"))
+                                 title=_text("000", "theory_title")))
 
 
 def _theory_001(p, curves):
     rows = _rows(p, "001")
+    page = studies.page("001")
     reno = reproduce.seed_001_reno(p)
-    display(Markdown("### TCP Reno's response function (Mathis)\n\n"
-                     "Throughput ≈ (MSS / RTT) x 1.22 / √p for loss rate p, at the RTTs of the networks in the "
-                     "talk. Diamonds: the Reno table's supporting loss rates at 200 ms, which lie on the 200 ms "
-                     "line; dashed: the loss the MB-NG and DataTAG tests induced."))
+    display(Markdown(_text("001", "mathis")))
     loss = np.logspace(-11, -3, 81)
-    rtt = float(_ids(rows, ["001-reno-rtt"])["value_si"].iloc[0])
-    extra = pd.DataFrame({"x": loss, "y": theory.mathis_throughput(1500, rtt, loss) / MBIT,
-                          "label": f"Reno (Mathis), Reno-table RTT {rtt * 1e3:g} ms, MSS 1500"})
+    spec = page["tables"]["reno"]
+    rtt = float(_ids(rows, [spec["rtt"]])["value_si"].iloc[0])
+    extra = pd.DataFrame({"x": loss, "y": theory.mathis_throughput(spec["mss"], rtt, loss) / MBIT,
+                          "label": _text("001", "mathis_label", rtt_ms=rtt * 1e3)})
     mathis = pd.concat([curves[curves["curve"] == "mathis"][["x", "y", "label"]], extra], ignore_index=True)
     mathis = mathis[(mathis["y"] <= 1e5) & (mathis["x"] >= 1e-11)]
-    loss_rows = _ids(rows, [f"001-reno-{k}-loss" for k in ("10mbps", "100mbps", "1gbps", "10gbps")])
-    points = _points(loss_rows, reno["loss_rate"], reno["throughput_bps"] / MBIT,
+    claim = lambda what: [spec["claim"].format(rate=k, what=what) for k in spec["rates"]]  # noqa: E731
+    points = _points(_ids(rows, claim("loss")), reno["loss_rate"], reno["throughput_bps"] / MBIT,
                      [f"Reno table: {c / MBIT:g} Mbit/s needs loss ≤ {l:.1e}" for c, l in
                       zip(reno["throughput_bps"], reno["loss_rate"])])
-    drops = _ids(rows, ["001-hp-mbng-drop", "001-hp-datatag-drop"])
-    vrules = pd.DataFrame({"x": drops["value_si"], "label": ["MB-NG drop 1 in 25,000", "DataTAG drop 1 in 10^6"]})
+    drops = page["charts"]["drops"]
+    vrules = pd.DataFrame({"x": _ids(rows, drops["claims"])["value_si"], "label": drops["labels"]})
     display(charts.theory_points(mathis, points, "loss rate (fraction of packets)", "throughput (Mbit/s)",
-                                 x_scale="log", y_scale="log", vrules=vrules,
-                                 title="Throughput a Reno stream can sustain vs loss rate"))
-    display(Markdown("### Time for Reno to recover from one loss\n\n"
-                     "ρ = C x RTT² / (2 MSS) at RTT 200 ms, MSS 1500 bytes; diamonds: the table's recovery times "
-                     "(17 s, 2 min 50 s, 28 min, 4 h 43 min)."))
-    rec_rows = _ids(rows, [f"001-reno-{k}-recovery" for k in ("10mbps", "100mbps", "1gbps", "10gbps")])
+                                 x_scale="log", y_scale="log", vrules=vrules, title=_text("001", "mathis_title")))
+    display(Markdown(_text("001", "recovery")))
     rec = curves[curves["curve"] == "reno_recovery"][["x", "y", "label"]]
-    display(charts.theory_points(rec, _points(rec_rows, reno["throughput_bps"] / MBIT, reno["recovery_s"],
-                                              [f"{c / MBIT:g} Mbit/s" for c in reno["throughput_bps"]]),
+    display(charts.theory_points(rec, _points(_ids(rows, claim("recovery")), reno["throughput_bps"] / MBIT,
+                                              reno["recovery_s"], [f"{c / MBIT:g} Mbit/s" for c in reno["throughput_bps"]]),
                                  "capacity (Mbit/s)", "recovery time (s)", x_scale="log", y_scale="log",
-                                 title="Reno loss-recovery time vs capacity"))
-    display(Markdown("The Reno table, published beside the formulas (RTT 200 ms, MSS 1500 bytes):"))
+                                 title=_text("001", "recovery_title")))
+    display(Markdown(_text("001", "reno_table")))
     display(HTML(_simple_table(pd.DataFrame({
         "throughput (Mbit/s)": reno["throughput_bps"] / MBIT,
         "window (packets)": reno["window_pkts"], "C x RTT / MSS": reno["window_pkts_theory"].round(0),
@@ -551,78 +430,59 @@ def _theory_001(p, curves):
         "Mathis loss rate": [f"{v:.2e}" for v in reno["loss_rate_theory"]]}))))
 
 
+def _streams_point(rows, seed):
+    """The published (streams, throughput) point a study's streams chart shows (``page.yaml``)."""
+    spec = studies.page(seed)["charts"]["streams_point"]
+    top = _ids(rows, [spec["claim"]])
+    return _points(top, [spec["streams"]], top["value_si"] / MBIT, [spec["label"]])
+
+
 def _theory_002(p, curves):
     rows = _rows(p, "002")
-    top = _ids(rows, ["002-sep2001-max"])
+    spec = studies.page("002")["charts"]["scaling"]
     at8 = curves[curves["x"] == 8].set_index("label")["y"]
-    display(Markdown("### Parallel streams compensate a small window\n\n"
-                     "n streams each limited to one window per RTT carry n x window / RTT, up to the link "
-                     "(here OC3). Lines: the 64 KB (wscale 0) and 128 KB (wscale 1) limits over the 50.1 ms "
-                     "handshake RTT of the snoop trace. Diamond: the top 10 % of September 2001, over 118 Mbit/s "
-                     "from 8 streams on. At 8 streams the lines give "
-                     + " and ".join(f"{y:.0f} Mbit/s ({label.split(' (')[0]})" for label, y in at8.items())
-                     + "; whether the published figure fits under its line is the ledger's bound check, and its "
-                     "status colours the diamond."))
-    pts = _points(top, [8], top["value_si"] / MBIT, ["Sep 2001: > 118 Mbit/s, ≥ 8 streams, ≥ 64 KB"])
-    display(charts.theory_points(curves[["x", "y", "label"]], pts, "parallel streams", "throughput (Mbit/s)",
-                                 title="n x window / RTT vs the published maxima"))
-    rtt = float(_ids(rows, ["002-snoop-synack-time"])["value_si"].iloc[0])
+    display(Markdown(_text("002", "streams", at8=" and ".join(f"{y:.0f} Mbit/s ({label.split(' (')[0]})"
+                                                                for label, y in at8.items()))))
+    display(charts.theory_points(curves[["x", "y", "label"]], _streams_point(rows, "002"), "parallel streams",
+                                 "throughput (Mbit/s)", title=_text("002", "streams_title")))
+    rtt = float(_ids(rows, [spec["rtt"]])["value_si"].iloc[0])
     windows = np.geomspace(8, 1024, 29)
     line = pd.DataFrame({"x": windows, "y": theory.window_limited_throughput(windows * 1024, rtt, 1) / MBIT,
-                         "label": f"1 stream: window / {rtt * 1e3:g} ms"})
-    w = _ids(rows, ["002-anl-max-rwin", "002-wscale-trace-max", "002-iperf-w"])
-    vrules = pd.DataFrame({"x": w["value_si"] / 1024, "label": ["wscale 0: 64 KB", "wscale 1: 128 KB", "requested 512 KB"]})
-    run = _ids(rows, ["002-iperf-rate"])
-    pts = _points(run, [512], run["value_si"] / MBIT, ["iperf -w 512k -t 1 (1.1 s, mostly slow start)"])
+                         "label": _text("002", "scaling_label", rtt_ms=rtt * 1e3)})
+    w = _ids(rows, spec["windows"])
+    vrules = pd.DataFrame({"x": w["value_si"] / 1024, "label": spec["window_labels"]})
+    run = _ids(rows, [spec["run"]])
+    pts = _points(run, [spec["run_window_kib"]], run["value_si"] / MBIT, [spec["run_label"]])
     limit = float(theory.window_limited_throughput(w["value_si"].iloc[1], rtt, 1)) / MBIT
-    display(Markdown("### The window-scaling point\n\n"
-                     "Whatever window iperf asks for, the receiver's window scale caps what it can advertise. "
-                     f"With wscale 1 one stream is limited to 128 KB / {rtt * 1e3:g} ms = {limit:.1f} Mbit/s, which is "
-                     "why every window request above 64–128 KB gave the same curve."))
-    links = _ids(rows, ["002-oc3", "002-oc12"])
-    hrules = pd.DataFrame({"y": links["value_si"] / MBIT, "label": ["OC3", "OC12"]})
+    display(Markdown(_text("002", "scaling", rtt_ms=rtt * 1e3, limit=limit)))
+    links = _ids(rows, spec["links"])
+    hrules = pd.DataFrame({"y": links["value_si"] / MBIT, "label": spec["link_labels"]})
     display(charts.theory_points(line, pts, "window (KiB)", "throughput (Mbit/s)", x_scale="log", y_scale="log",
-                                 vrules=vrules, hrules=hrules,
-                                 title="One stream: window / RTT and the window-scale limits"))
+                                 vrules=vrules, hrules=hrules, title=_text("002", "scaling_title")))
 
 
 def _theory_003(p, curves):
     rows = _rows(p, "003")
-    peak = _ids(rows, ["003-nton-peak"])
-    goal = _ids(rows, ["003-ppdg-goal"])
+    goal = studies.page("003")["charts"]["goal"]
     at25 = float(curves.loc[curves["x"] == 25, "y"].iloc[0])
-    display(Markdown("### 25 streams x 128 KB over 48.6 ms\n\n"
-                     "The bound n x window / RTT for 128 KB windows over the minimum ping RTT. 25 streams x 128 KB "
-                     f"carry at most {at25:.0f} Mbit/s over one path at that RTT; the 990 Mbit/s peak was measured "
-                     "with two PC → Sun pairs over a few 2 s samples. The ledger weighs the claim against the bound "
-                     "(its status colours the diamond; the reasoning is in the ledger below)."))
-    pts = _points(peak, [25], peak["value_si"] / MBIT, ["990 Mbit/s peak, 128 KB x 25 streams"])
-    hrules = pd.DataFrame({"y": goal["value_si"] / MBIT, "label": ["PPDG goal 100 MByte/s"]})
-    display(charts.theory_points(curves[["x", "y", "label"]], pts, "parallel streams", "throughput (Mbit/s)",
-                                 hrules=hrules, title="n x 128 KB / 48.6 ms vs the SC2000 peak"))
+    display(Markdown(_text("003", "theory", at25=at25)))
+    hrules = pd.DataFrame({"y": _ids(rows, [goal["claim"]])["value_si"] / MBIT, "label": [goal["label"]]})
+    display(charts.theory_points(curves[["x", "y", "label"]], _streams_point(rows, "003"), "parallel streams",
+                                 "throughput (Mbit/s)", hrules=hrules, title=_text("003", "theory_title")))
+
+
+def _rules(rows, spec, scale, axis):
+    return pd.DataFrame({axis: _ids(rows, spec["claims"])["value_si"].to_numpy() / scale, "label": spec["labels"]})
 
 
 def _theory_004(p, curves):
     rows = _rows(p, "004")
-    v = rows.set_index("id")
-    vr = pd.DataFrame({"x": [v.at["004-deviation-128k", "value_si"] / 1024, v.at["004-half-meg", "value_si"] / 1024,
-                             v.at["004-plateau-1024", "value_si"] / 1024, v.at["004-server-max-2mb", "value_si"] / 1024],
-                       "label": ["128 KB: max departs from median", "0.5 MB: little spread below",
-                                 "≈1024 KB: plateau", "2 MB: iperf server's max window"]})
-    hr = pd.DataFrame({"y": [v.at["004-median-100", "value_si"] / MBIT, v.at["004-min-25", "value_si"] / MBIT,
-                             v.at["004-udp-480", "value_si"] / MBIT],
-                       "label": ["TCP medians below 100 Mbit/s", "TCP minimum ≈ 25 MByte/s (printed mBytes)",
-                                 "UDP: most above 480 Mbit/s (10th–90th pct proposed)"]})
-    display(Markdown("### Throughput vs socket buffer size: the plateau\n\n"
-                     "Theory: one stream carries at most buffer / RTT (line: the 17.684 ms August minimum ping "
-                     "RTT, capped at 1 Gbit/s), so throughput grows linearly with the buffer and then flattens "
-                     "where something else limits. The document's graphs are lost; its statements survive as "
-                     "the dashed rules. The line reaches 100 Mbit/s near 216 KB and 1 Gbit/s near 2.1 MB: "
-                     "the observed plateau near 1 MB with medians below 100 Mbit/s means the path, not the "
-                     "buffer, limited most transfers."))
+    page = studies.page("004")["charts"]
+    vr = _rules(rows, page["buffer_rules"], 1024, "x")
+    hr = _rules(rows, page["rate_rules"], MBIT, "y")
+    display(Markdown(_text("004", "theory")))
     display(charts.theory_points(curves[["x", "y", "label"]], None, "socket buffer (KiB)", "throughput (Mbit/s)",
-                                 x_scale="log", vrules=vr, hrules=hr,
-                                 title="RAL ↔ CERN: buffer / RTT and the published statements"))
+                                 x_scale="log", vrules=vr, hrules=hr, title=_text("004", "theory_title")))
 
 
 _THEORY = {"000": _theory_000, "001": _theory_001, "002": _theory_002, "003": _theory_003, "004": _theory_004}
@@ -697,14 +557,28 @@ def study_ledger(processed, seed):
     return HTML("\n".join(parts))
 
 
+def status_table():
+    """What each ledger status means (:data:`thruput.reproduce.STATUS_MEANING`), as a table."""
+    rows = "".join(f"<tr><td>{_badge(s)}</td><td>{'yes' if s in reproduce.COUNTED else 'no'}</td>"
+                   f"<td>{html.escape(reproduce.STATUS_MEANING[s])}</td></tr>" for s in reproduce.STATUSES)
+    return HTML(_STYLE + '<table class="thruput-ledger"><thead><tr><th>status</th><th>counted as checked</th>'
+                f"<th>meaning</th></tr></thead><tbody>{rows}</tbody></table>"
+                "<p>A verdict set by a person rather than computed is marked <i>judgement</i> in the ledger, "
+                "with its reasoning; <code>reproduced</code> is never a judgement.</p>")
+
+
 def ledger_summary(processed):
-    """Counts of ledger rows by status, one row per study plus ``all`` (linked to the pages)."""
+    """Counts of ledger rows by status, one row per study plus ``all`` (linked to the pages).
+
+    ``checked`` counts the statuses of :data:`thruput.reproduce.COUNTED`; ``judgement``
+    how many of those a person, not a computation, decided.
+    """
     ledger = _ledger(processed)
     if ledger.empty:
         return Markdown("The reproduction ledger has not been built (`thruput reproduce`).")
     table = reproduce.summary(ledger).reset_index()
     table.insert(1, "document", [STUDIES.get(s, {}).get("title", "all five documents") for s in table["seed"]])
-    table["seed"] = [f'<a href="study-{s}.html">{s}</a>' if s in STUDIES else s for s in table["seed"]]
+    table["seed"] = [f'<a href="{studies.page_link(s)[1]}">{s}</a>' if s in STUDIES else s for s in table["seed"]]
     table = table.rename(columns={"seed": "study"})
     return HTML(_STYLE + table.to_html(index=False, escape=False, border=0, classes="thruput-summary"))
 
@@ -758,14 +632,8 @@ def ledger_problems(processed):
 
 # --------------------------------------------------------------------------- side by side
 
-#: The effects a bundled campaign can show, per study (see :func:`study_side_by_side`).
-EFFECTS = {
-    "000": ("window", "rtt"),
-    "001": ("latency", "udp"),
-    "002": ("streams", "rtt"),
-    "003": ("streams",),
-    "004": ("window",),
-}
+#: The effects a bundled campaign can show, per study (``page.yaml``: ``side_by_side``).
+EFFECTS = {seed: tuple(studies.page(seed).get("side_by_side", ())) for seed in studies.SEEDS}
 
 
 #: The effects, as the page names them.
@@ -921,9 +789,9 @@ def _side_window(p, seed, curves, ds):
 
 
 def _left_004(p, curves):
-    v = _rows(p, "004").set_index("id")
-    vr = pd.DataFrame({"x": [v.at["004-plateau-1024", "value_si"] / 1024], "label": ["≈1024 KB: plateau"]})
-    hr = pd.DataFrame({"y": [v.at["004-median-100", "value_si"] / MBIT], "label": ["medians < 100 Mbit/s"]})
+    rows, spec = _rows(p, "004"), studies.page("004")["charts"]["side_rules"]
+    vr = _rules(rows, spec["buffer"], 1024, "x")
+    hr = _rules(rows, spec["rate"], MBIT, "y")
     return charts.theory_points(curves[["x", "y", "label"]], None, "socket buffer (KiB)", "throughput (Mbit/s)",
                                 x_scale="log", vrules=vr, hrules=hr, width=charts.PAIR_WIDTH)
 
@@ -935,12 +803,7 @@ def _side_streams(p, seed, curves, ds):
     display(Markdown("### Parallel streams compensate small windows"))
     display(_callout(ds, "With a window too small for the path, n streams carry about n times as much, "
                          "until the path is full."))
-    if seed == "002":
-        top = _ids(rows, ["002-sep2001-max"])
-        pts = _points(top, [8], top["value_si"] / MBIT, ["Sep 2001: > 118 Mbit/s, ≥ 8 streams"])
-    else:
-        peak = _ids(rows, ["003-nton-peak"])
-        pts = _points(peak, [25], peak["value_si"] / MBIT, ["990 Mbit/s peak, 128 KB x 25 streams"])
+    pts = _streams_point(rows, seed)
     left = charts.theory_points(curves[["x", "y", "label"]], pts, "parallel streams", "throughput (Mbit/s)",
                                 width=charts.PAIR_WIDTH)
     small = sorted(cells["window"].unique())[: max(1, min(4, cells["window"].nunique()))]
@@ -962,23 +825,24 @@ def _side_rtt(p, seed, curves, ds):
     unloaded = rtt_s * 1e3 if rtt_s else None
     log = _strength(ds, "rtt") > 10   # loaded RTTs an order of magnitude above the unloaded one
     if seed == "002":
-        factor = float(_ids(_rows(p, "002"), ["002-aug02-srtt-factor"])["value"].iloc[0])
-        display(Markdown("Study 002 prints no RTT values, only the statement that the web100 smoothed RTT grew up "
-                         f"to {factor:g}-fold once throughput exceeded 300 Mbit/s; the dashed rule marks {factor:g} x "
-                         "the campaign's unloaded RTT."))
+        claim = studies.page("002")["charts"]["srtt_factor"]
+        factor = float(_ids(_rows(p, "002"), [claim])["value"].iloc[0])
+        display(Markdown(_text("002", "rtt_side", factor=factor)))
         display(charts.rtt_vs_throughput(cells, unloaded, factor, log=log,
                                          title=f"Campaign {name}: loaded RTT vs throughput (new measurement)"))
         return 1
     table = _rows(p, "000")
-    table = table[table["group"].str.startswith("000-table-") & (table["measures"].isin(["rtt", "throughput"]))]
+    side = studies.page("000")
+    table = table[table["group"].str.startswith(side["tables"]["hosts"]["group_prefix"])
+                  & (table["measures"].isin(["rtt", "throughput"]))]
     cfg = pub.config_frame(table)
     table = table.assign(column=cfg["column"])
     avg_rtt = table[(table["measures"] == "rtt") & (table["statistic"] == "mean")]
     avg_thr = table[(table["measures"] == "throughput") & (table["statistic"] == "mean") & (table["unit"] == "Mbit/s")]
     merged = avg_rtt.merge(avg_thr[["column", "value_fixed_si"]], on="column", suffixes=("", "_thr"))
     pts = _points(merged, merged["value_fixed_si_thr"] / MBIT, merged["value_si"] * 1e3, merged["column"])
-    dm = _ids(_rows(p, "000"), ["000-dm8-rtt-avg"])
-    hrules = pd.DataFrame({"y": dm["value_si"] * 1e3, "label": ["unloaded: datamove8→7 ping avg (same switch)"]})
+    dm = _ids(_rows(p, "000"), [side["rtt_side"]["unloaded"]])
+    hrules = pd.DataFrame({"y": dm["value_si"] * 1e3, "label": [side["rtt_side"]["unloaded_label"]]})
     left = charts.theory_points(None, pts, "average throughput (Mbit/s)", "average loaded ping RTT (ms)",
                                 hrules=hrules, width=charts.PAIR_WIDTH)
     right = charts.rtt_vs_throughput(cells, unloaded, log=log)
