@@ -104,3 +104,27 @@ def test_copy_loads_the_same(tmp_path):
     for f in published.DEFAULT_DIR.glob("seed_*.csv"):
         shutil.copy(f, tmp_path)
     assert len(published.load(path=tmp_path)) == len(published.load())
+
+
+def test_default_dir_is_the_checkouts_data():
+    """In a checkout the package's published numbers are data/published itself (a symlink)."""
+    from .conftest import ROOT
+
+    assert published.DEFAULT_DIR.resolve() == (ROOT / "data" / "published").resolve()
+
+
+def test_default_dir_when_installed(tmp_path):
+    """A copy of the package with no project around it (as pip installs it) still finds the numbers."""
+    import subprocess
+    import sys
+
+    import thruput
+
+    site = tmp_path / "site-packages"
+    shutil.copytree(Path(thruput.__file__).parent, site / "thruput", symlinks=False,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    code = ("from thruput import published; d = published.DEFAULT_DIR; "
+            "print(d); print(len(published.load()))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(site)},
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(site / "thruput" / "studies" / "published"), "682"]

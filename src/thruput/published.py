@@ -20,8 +20,25 @@ __all__ = ["COLUMNS", "DEFAULT_DIR", "load", "read_csv", "config_frame", "Publis
 #: columns of every ``seed_*.csv``, in order
 COLUMNS = ("id", "seed", "section", "quote", "value", "unit", "measures", "statistic", "src",
            "dst", "window", "streams", "tool", "date", "group", "config", "note")
-#: ``data/published`` of the source tree this module sits in (src/thruput/published.py)
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "data" / "published"
+#: where the package keeps the published numbers: in a checkout a symlink to ``data/published``,
+#: in an installed wheel a copy of it (package data)
+PACKAGE_DIR = Path(__file__).resolve().parent / "studies" / "published"
+
+
+def _default_dir():
+    """The package's published numbers; without them (a checkout on a system that dropped the
+    symlink), the ``data/published`` of the project found by walking up to its ``dvc.yaml``."""
+    if any(PACKAGE_DIR.glob("seed_*.csv")):
+        return PACKAGE_DIR
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "dvc.yaml").is_file() and (parent / "data" / "published").is_dir():
+            return parent / "data" / "published"
+    return PACKAGE_DIR
+
+
+#: ``seed_*.csv`` that :func:`load` reads when given no path: works from a checkout and
+#: when the package is installed (see :func:`_default_dir`)
+DEFAULT_DIR = _default_dir()
 #: unit of rows that carry a date/time in ``date`` instead of a number in ``value``
 DATETIME_UNIT = "datetime"
 #: string columns; empty cells become "" rather than NaN so filters stay simple

@@ -91,7 +91,10 @@ def _validate(check, where):
             fail("a judgement needs its reasoning in 'note'")
     inputs = check.get("inputs") or {}
     for spec in inputs.values():
-        parse_input(spec)
+        try:
+            parse_input(spec)
+        except StudyError as exc:
+            fail(str(exc))
     formula = check.get(k) if k in ("derive", "at_most", "at_least", "model") else check.get("derived")
     if formula is not None:
         try:

@@ -201,6 +201,8 @@ def evaluate(formula, values):
 
     try:
         result = ev(_parse(formula))
+    except FormulaError:
+        raise
     except (ArithmeticError, TypeError, ValueError) as exc:
         raise FormulaError(f"formula {formula!r}: {exc}") from None
     if isinstance(result, str):
