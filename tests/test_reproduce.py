@@ -277,3 +277,12 @@ def test_theory_curves(pub):
     assert reno[1000.0] == pytest.approx(1e9 * 0.04 / 24000)   # 1666.7 s
     mathis = t[t["label"].str.contains("MB-NG")]
     assert mathis["y"].is_monotonic_decreasing
+
+
+def test_cli_help_defines_every_status(capsys):
+    with pytest.raises(SystemExit):
+        main(["reproduce", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for status, meaning in reproduce.STATUS_MEANING.items():
+        assert f"{status}: {meaning}" in out
+    assert "input: only an input of a derivation or table, which no check constrains [not counted as checked]" in out

@@ -61,7 +61,7 @@ STATUS_MEANING = {
     "measured-vs-model": "a measurement set against the expectation the source itself computes",
     "consistent": "passes a check that is not a re-derivation: a bound, the same figure printed twice or in "
                   "another unit, a standard constant, a weekday, an order statistic",
-    "input": "only an input of a derivation or table; not counted as checked",
+    "input": "only an input of a derivation or table, which no check constrains",
     "not-reproducible": "nothing else published constrains it; it needs the lost raw data",
 }
 #: statuses that say something was checked (``input`` and ``not-reproducible`` do not)
