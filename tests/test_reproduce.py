@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from thruput import published, reproduce
+from thruput.studies import tables
 from thruput.cli import main
 
 
@@ -213,19 +214,19 @@ def test_gige_goodput():
 
 
 def test_seed_000_hosts_table(pub, ledger):
-    t = reproduce.seed_000_hosts(pub, ledger.reset_index())
+    t = tables.seed_000_hosts(pub, ledger.reset_index())
     assert list(t["column"]) == ["Kangadata01", "Kangadata02", "Kangadata02 - 2", "Kangadata02 - 3",
                                  "Tersk07", "Tersk07 - 2", "Kangadata03", "Kangadata03 - 2"]
     last = t.iloc[-1]
     assert last["median_mbps"] == 345.0 and last["corrected"] == "000-table-median-kangadata03-r2"
     assert t.iloc[4][["mean_mbps", "median_mbps", "max_mbps", "iqr_mbps"]].tolist() == [476.0, 496.0, 807.0, 292.0]
     assert t["pings"].eq(1360).all()
-    raw = reproduce.seed_000_hosts(pub)
+    raw = tables.seed_000_hosts(pub)
     assert raw.iloc[-1]["median_mbps"] == pytest.approx(345e-6)
 
 
 def test_seed_001_apps_table(pub):
-    t = reproduce.seed_001_apps(pub)
+    t = tables.seed_001_apps(pub)
     assert len(t) == 44
     row = t[(t["app"] == "bbftp") & (t["stack"] == "Scalable") & (t["network"] == "SuperMicro on SuperJANET4")].iloc[0]
     assert (row["low"], row["high"], row["mid"]) == (345.0, 532.0, 438.5)
@@ -233,16 +234,16 @@ def test_seed_001_apps_table(pub):
 
 
 def test_seed_001_reno_and_latency_tables(pub):
-    reno = reproduce.seed_001_reno(pub)
+    reno = tables.seed_001_reno(pub)
     assert reno["recovery_s"].tolist() == [17.0, 170.0, 1680.0, 16980.0]
     assert reno["recovery_s_theory"].tolist() == pytest.approx([16.6667, 166.667, 1666.67, 16666.7], rel=1e-5)
-    lat = reproduce.seed_001_latency(pub)
+    lat = tables.seed_001_latency(pub)
     assert lat["measured_us_per_byte"].tolist() == [0.0286, 0.0231, 0.009, 0.0146]
     assert lat["expected_theory_us_per_byte"].round(4).tolist() == [0.0232, 0.0118, 0.0118, 0.0118]
 
 
 def test_seed_004_ping_table(pub):
-    t = reproduce.seed_004_ping(pub)
+    t = tables.seed_004_ping(pub)
     assert t[["month", "packet_size", "n"]].values.tolist() == [
         ["august", 108, 241], ["august", 1480, 241], ["september", 108, 112], ["september", 1480, 101]]
     assert t["median_erratum"].tolist() == [False, False, False, True]
@@ -265,7 +266,7 @@ def test_cli_bad_directory(tmp_path, capsys):
 
 
 def test_theory_curves(pub):
-    t = reproduce.theory_curves(pub)
+    t = tables.theory_curves(pub)
     assert set(t["seed"]) == {"000", "001", "002", "003", "004"}
     dm8 = t[t["label"].str.contains("datamove8")].set_index("x")["y"]
     assert dm8[8] == pytest.approx(8192 * 8 / 0.203e-3 / 1e6)   # 322.8 Mbit/s

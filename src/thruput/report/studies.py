@@ -1,16 +1,22 @@
 """Study pages (one per source document) and the reproduction summary of the site.
 
-Each study page shows, from top to bottom: what the document measured (:data:`STUDIES`),
+What each page shows is declared beside the study's checks, in
+``src/thruput/studies/seed_<nnn>/page.yaml`` (title, summary, the claims each chart shows and
+their labels, the theory curves, the effects a campaign is shown beside, the section text);
+this module only arranges it. Each study page shows, from top to bottom: what the document
+measured (:data:`STUDIES`),
 its published tables as charts (:func:`study_charts`), the theory that explains them with
 the published figures on it (:func:`study_theory`), the reproduction ledger of the study
 (:func:`study_ledger`) and, where a bundled campaign shows the same effect, the two side
 by side, marked as a new measurement (:func:`study_side_by_side`). The reproduction page
 shows counts by status (:func:`ledger_summary`, :func:`ledger_status_chart`), how far each
 differing figure is from its derivation (:func:`ledger_differences_chart`) and every
-``differs`` and ``erratum`` with its reasoning (:func:`ledger_problems`).
+``differs`` and ``erratum`` with its reasoning (:func:`ledger_problems`), after what each
+status means (:func:`status_table`).
 
 Nothing here derives a published number: values come from :mod:`thruput.published`, the
-tidy per-seed tables, theory curves and the ledger from :mod:`thruput.reproduce`, and
+tidy per-seed tables and theory curves from :mod:`thruput.studies.tables`, the ledger from
+:mod:`thruput.reproduce`, and
 campaign statistics from :mod:`thruput.stats` (through :mod:`.campaigns`). This module
 picks rows, converts them to display units and arranges them.
 """
@@ -26,6 +32,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from .. import charts, reproduce, stats, studies, units
+from ..studies import tables
 from .. import published as pub
 from ..stats import theory
 from .campaigns import _is_tcp, _unloaded_rtt_s, cell_summary, load_campaign, metadata
@@ -225,7 +232,7 @@ def _published_000(p):
                             "what": [f"min to max; loss {int(loss[c])}/{int(sent[c])}" for c in lo.index]})
     display(charts.range_dots(rpoints, rranges, unit="loaded ping RTT (ms)", scale="symlog", range_label="bar",
                               title=_text("000", "hosts_rtt_title")))
-    hosts = reproduce.seed_000_hosts(p, _ledger_of(p))
+    hosts = tables.seed_000_hosts(p, _ledger_of(p))
     flagged = set(table.loc[table["status"].isin(["erratum", "differs"]), "column"])
     display(Markdown(_text("000", "hosts_table")))
     display(HTML(_simple_table(pd.DataFrame({
@@ -238,17 +245,17 @@ def _published_000(p):
 
 
 def _ledger_of(p):
-    """The ledger columns carried by :func:`published_frame`, as :func:`reproduce.seed_000_hosts` wants them."""
+    """The ledger columns carried by :func:`published_frame`, as :func:`tables.seed_000_hosts` wants them."""
     return pd.DataFrame({"claim": p["id"], "status": p["status"], "derived_value": p["derived_value"]})
 
 
 def _published_001(p):
     page = studies.page("001")
-    apps = reproduce.seed_001_apps(p)
+    apps = tables.seed_001_apps(p)
     display(Markdown(_text("001", "apps")))
     display(charts.grouped_ranges(apps.replace({"app": {"Iperf": "iperf"}}), title=_text("001", "apps_title")))
     rows = _rows(p, "001")
-    lat = reproduce.seed_001_latency(p)
+    lat = tables.seed_001_latency(p)
     status = rows.set_index("id")["status"]
     labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
     slopes = pd.concat([
@@ -331,7 +338,7 @@ def _published_003(p):
 
 
 def _published_004(p):
-    ping = reproduce.seed_004_ping(p)
+    ping = tables.seed_004_ping(p)
     rows = _rows(p, "004").set_index("id")
     names = {"min": "minimum", "median": "median", "mean": "average", "max": "maximum"}
     pts, rng = [], []
@@ -370,10 +377,10 @@ def _simple_table(df, classes="thruput-plain"):
 # --------------------------------------------------------------------------- theory
 
 def study_theory(published, seed, processed=None):
-    """The theory curves of :func:`thruput.reproduce.theory_curves` for this study, with
+    """The theory curves of :func:`thruput.tables.theory_curves` for this study, with
     the published figures they explain drawn on them. Displays; returns None."""
     p = published_frame(published, processed)
-    curves = reproduce.theory_curves(p)
+    curves = tables.theory_curves(p)
     fn = _THEORY.get(_seed(seed))
     if fn is None:
         return Markdown("No theory curves for this study.")
@@ -398,7 +405,7 @@ def _theory_000(p, curves):
 def _theory_001(p, curves):
     rows = _rows(p, "001")
     page = studies.page("001")
-    reno = reproduce.seed_001_reno(p)
+    reno = tables.seed_001_reno(p)
     display(Markdown(_text("001", "mathis")))
     loss = np.logspace(-11, -3, 81)
     spec = page["tables"]["reno"]
@@ -523,7 +530,7 @@ def _ledger_html(rows, link_seed=False):
         notes = [n.strip() for n in str(r.note if isinstance(r.note, str) else "").split(" | ") if n.strip()]
         note = ("<ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes) + "</ul>") if len(notes) > 1 \
             else html.escape(notes[0]) if notes else ""
-        seed_cell = f'<td><a href="study-{r.seed}.html">{r.seed}</a></td>' if link_seed else ""
+        seed_cell = f'<td><a href="{studies.page_link(r.seed)[1]}">{r.seed}</a></td>' if link_seed else ""
         unit = "" if r.published_unit in (None, "1") or pd.isna(r.published_unit) else r.published_unit
         body.append(
             f"<tr>{seed_cell}<td class=\"claim\">{html.escape(r.claim)}</td>"
@@ -623,7 +630,7 @@ def ledger_problems(processed):
              "reasoning lists what each check that looked at the figure found.</p>"]
     for seed, group in rows.groupby("seed", sort=True):
         title = STUDIES.get(seed, {}).get("title", "")
-        parts.append(f'<h3><a href="study-{seed}.html">Study {seed}</a>: {html.escape(title)}</h3>')
+        parts.append(f'<h3><a href="{studies.page_link(seed)[1]}">Study {seed}</a>: {html.escape(title)}</h3>')
         order = {s: i for i, s in enumerate(reproduce.STATUSES)}
         group = group.assign(_o=group["status"].map(order)).sort_values("_o", kind="stable")
         parts.append(_ledger_html(group))
@@ -756,7 +763,7 @@ def study_side_by_side(processed, seed, published="data/published"):
     the new measurement side by side, marked as a new measurement. Displays; returns None."""
     seed = _seed(seed)
     p = published_frame(published, processed)
-    curves = reproduce.theory_curves(p)
+    curves = tables.theory_curves(p)
     curves = curves[curves["seed"] == seed]
     missing = []
     for effect in EFFECTS.get(seed, ()):
@@ -856,7 +863,7 @@ def _side_latency(p, seed, curves, ds):
     if len(pts) < 2:
         return 0
     fit = stats.fit_latency(pts["size"], pts["latency"])
-    lat = reproduce.seed_001_latency(p)
+    lat = tables.seed_001_latency(p)
     labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
     slopes = pd.concat([
         pd.DataFrame({"board": labels, "kind": "measured (2002–2004)", "slope": lat["measured_us_per_byte"],
