@@ -160,3 +160,85 @@ def test_status_meanings_are_complete():
     assert list(reproduce.STATUS_MEANING) == list(reproduce.STATUSES)
     assert set(reproduce.COUNTED) == set(reproduce.STATUSES) - {"input", "not-reproducible"}
     assert set(studies.JUDGEMENTS) < set(reproduce.STATUSES) and "reproduced" not in studies.JUDGEMENTS
+
+
+_CSV = """id,seed,section,quote,value,unit,measures,statistic,src,dst,window,streams,tool,date,group,config,note
+009-one,009,s,q,1,Mbit/s,throughput,value,,,,,,,,,
+009-two,009,s,q,2,Mbit/s,throughput,value,,,,,,,,,
+009-sum,009,s,q,3,Mbit/s,throughput,value,,,,,,,,,
+009-sum-bad,009,s,q,3.5,Mbit/s,throughput,value,,,,,,,,,
+009-mbyte,009,s,q,0.125,MByte/s,throughput,value,,,,,,,,,
+009-oc3,009,s,q,155.52,Mbit/s,capacity,nominal,,,,,,,,,
+009-rtt,009,s,q,10,ms,rtt,min,,,,,,,,,
+009-peak,009,s,q,60,Mbit/s,throughput,max,,,,,,,,,
+009-floor,009,s,q,40,Mbit/s,throughput,min,,,,,,,,,
+009-copy,009,s,q,2.5,Mbit/s,throughput,value,,,,,,,,,
+009-monday,009,s,q,,datetime,event_date,value,,,,,,2001-01-01,,weekday=Monday,
+009-earlier,009,s,q,,datetime,event_date,value,,,,,,2000-12-31,,,
+009-slope,009,s,q,0.0286,us/byte,latency_slope,value,,,,,,,,,
+009-rate,009,s,q,11.8,Mbit/s,throughput,value,,,,,,,,,
+009-size,009,s,q,1.6,MB,size,value,,,,,,,,,
+009-time,009,s,q,1.1,s,duration,value,,,,,,,,,
+009-typo,009,s,q,64,MiB,window,value,,,,,,,,,
+009-untouched,009,s,q,7,Mbit/s,throughput,value,,,,,,,,,
+"""
+
+_CHECKS = [
+    {"claim": "009-sum", "derive": "a + b", "inputs": {"a": "009-one", "b": "009-two"}},
+    {"claim": "009-sum-bad", "derive": "a + b", "inputs": {"a": "009-one", "b": "009-two"}},
+    {"claim": "009-mbyte", "derive": "x", "inputs": {"x": "009-one"}},
+    {"claim": "009-oc3", "derive": "OC3_BPS"},
+    {"claim": "009-peak", "at_most": "window_limited_throughput(65536, rtt)", "inputs": {"rtt": "009-rtt"}},
+    {"claim": "009-floor", "at_least": "10e6"},
+    {"claim": "009-copy", "same_as": "009-two", "fails": "erratum"},
+    {"claim": "009-monday", "weekday": True},
+    {"claim": "009-earlier", "after": "009-monday"},
+    {"claim": "009-slope", "model": "2 * bus_time(32, PCI33_HZ) + link_time(GIGE_BPS)", "unit": "s/byte"},
+    {"claim": "009-rate", "derive": "size * 8 / time", "inputs": {"size": "009-size [MiB]", "time": "009-time"},
+     "unit": "bit/s", "tolerance": "inputs"},
+    {"claim": "009-one", "input": True},
+    {"claim": "009-two", "input": True},
+    {"claim": "009-typo", "judgement": "erratum", "derived": "64 / 1024", "unit": "MiB",
+     "note": "64 KiB is meant"},
+]
+
+
+def test_every_kind_of_check(tmp_path, monkeypatch):
+    """A made-up study 009 with one check of each kind: each verdict is what its data say."""
+    (tmp_path / "published").mkdir()
+    (tmp_path / "published" / "seed_009.csv").write_text(_CSV)
+    (tmp_path / "studies" / "seed_009").mkdir(parents=True)
+    (tmp_path / "studies" / "seed_009" / "claims.yaml").write_text(yaml.safe_dump({"checks": _CHECKS}))
+    monkeypatch.setattr(studies, "STUDY_DIR", tmp_path / "studies")
+    monkeypatch.setattr(studies, "SEEDS", ("009",))
+    studies._load.cache_clear()
+    try:
+        led = reproduce.build_ledger(published.load(path=tmp_path / "published")).set_index("claim")
+    finally:
+        studies._load.cache_clear()
+    got = {c: (r["status"], bool(r["judgement"])) for c, r in led.iterrows()}
+    assert got == {
+        "009-one": ("input", False), "009-two": ("input", False),
+        "009-sum": ("reproduced", False),            # 1 + 2 from two other published figures
+        "009-sum-bad": ("differs", False),           # 3.5 is not 3 within +-0.05
+        "009-mbyte": ("consistent", False),          # the same figure in another unit
+        "009-oc3": ("consistent", False),            # a standard, no published input
+        "009-peak": ("differs", False),              # 60 > 64 KiB / 10 ms = 52.4 Mbit/s
+        "009-floor": ("consistent", False),          # 40 >= 10 Mbit/s
+        "009-copy": ("erratum", False),              # 2.5 is not 2, and the check says that is an erratum
+        "009-monday": ("consistent", False),         # 2001-01-01 was a Monday
+        "009-earlier": ("erratum", False),           # not after 009-monday
+        "009-slope": ("measured-vs-model", False),
+        "009-rate": ("reproduced", False),           # 1.6 MiB / 1.1 s = 12.2; 11.8 within the inputs' rounding
+        "009-typo": ("erratum", True),
+        "009-untouched": ("not-reproducible", False),
+        # used as inputs, but nothing checks them and no check declares them `input`
+        "009-rtt": ("not-reproducible", False), "009-size": ("not-reproducible", False),
+        "009-time": ("not-reproducible", False),
+    }
+    assert led.at["009-peak", "derived_value"] == pytest.approx(65536 * 8 / 0.01 / 1e6)
+    assert led.at["009-mbyte", "note"].startswith("x = 0.125 (within +-0.0005); the same figure as 009-one")
+    assert led.at["009-slope", "derived_value"] == pytest.approx(2 / 132 + 0.008)
+    assert led.at["009-slope", "note"].startswith("measured 0.0286, the source's model")
+    assert led.at["009-typo", "derived_value"] == 0.0625
+    assert led.at["009-sum", "inputs"] == "009-one,009-two"
