@@ -181,6 +181,7 @@ _CSV = """id,seed,section,quote,value,unit,measures,statistic,src,dst,window,str
 009-time,009,s,q,1.1,s,duration,value,,,,,,,,,
 009-typo,009,s,q,64,MiB,window,value,,,,,,,,,
 009-untouched,009,s,q,7,Mbit/s,throughput,value,,,,,,,,,
+009-approx,009,s,q,2.05,Mbit/s,throughput,value,,,,,,,,,
 """
 
 _CHECKS = [
@@ -191,6 +192,7 @@ _CHECKS = [
     {"claim": "009-peak", "at_most": "window_limited_throughput(65536, rtt)", "inputs": {"rtt": "009-rtt"}},
     {"claim": "009-floor", "at_least": "10e6"},
     {"claim": "009-copy", "same_as": "009-two", "fails": "erratum"},
+    {"claim": "009-approx", "same_as": "009-two", "tolerance": {"rel": 0.05}},
     {"claim": "009-monday", "weekday": True},
     {"claim": "009-earlier", "after": "009-monday"},
     {"claim": "009-slope", "model": "2 * bus_time(32, PCI33_HZ) + link_time(GIGE_BPS)", "unit": "s/byte"},
@@ -226,6 +228,7 @@ def test_every_kind_of_check(tmp_path, monkeypatch):
         "009-peak": ("differs", False),              # 60 > 64 KiB / 10 ms = 52.4 Mbit/s
         "009-floor": ("consistent", False),          # 40 >= 10 Mbit/s
         "009-copy": ("erratum", False),              # 2.5 is not 2, and the check says that is an erratum
+        "009-approx": ("consistent", False),         # 2.05 is 2 within 5%
         "009-monday": ("consistent", False),         # 2001-01-01 was a Monday
         "009-earlier": ("erratum", False),           # not after 009-monday
         "009-slope": ("measured-vs-model", False),

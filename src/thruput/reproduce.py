@@ -345,14 +345,21 @@ def _at_least(ctx, check):
 
 
 def _same_as(ctx, check):
-    """``consistent`` if the claim equals another published figure (value in SI, or date), else ``fails``."""
+    """``consistent`` if the claim equals another published figure (value in SI, or date), else ``fails``.
+
+    ``tolerance: {rel: x}`` or ``{abs: x}`` (in the claim's unit) allows the two printings
+    of one quantity to differ ("rtt 6 ms" and "6.2 ms"); without it they must be equal.
+    """
     claim, other = check["claim"], check["same_as"]
     derived = None
     if ctx.unit(claim) == DATETIME_UNIT:
         same, shown = ctx.date(claim) == ctx.date(other), ctx.date(other)
     else:
-        same, shown = math.isclose(ctx.si(claim), ctx.si(other), rel_tol=1e-12), f"{ctx.v(other):g} {ctx.unit(other)}"
-        derived = _in_claim_unit(ctx, claim, ctx.si(other), None)
+        tol = check.get("tolerance", {"rel": 1e-12})
+        a, b = ctx.si(claim), ctx.si(other)
+        limit = tol["rel"] * abs(b) if "rel" in tol else units.to_base(tol["abs"], ctx.unit(claim))
+        same, shown = abs(a - b) <= limit * (1 + _EPS), f"{ctx.v(other):g} {ctx.unit(other)}"
+        derived = _in_claim_unit(ctx, claim, b, None)
     note = f"same as {other} ({shown})" if same else f"differs from {other} ({shown})"
     ctx.add(claim, "consistent" if same else check.get("fails", "differs"), derived, _join(note, check.get("note")),
             check.get("check", "same figure"), inputs=(other,))
