@@ -156,6 +156,10 @@ def test_schema_errors_name_file_and_claim(tmp_path, monkeypatch, check, message
         _write(tmp_path, monkeypatch, [check])
 
 
+def test_interpreter_knows_every_kind():
+    assert set(reproduce._RUN) == set(studies.KINDS)
+
+
 def test_status_meanings_are_complete():
     assert list(reproduce.STATUS_MEANING) == list(reproduce.STATUSES)
     assert set(reproduce.COUNTED) == set(reproduce.STATUSES) - {"input", "not-reproducible"}

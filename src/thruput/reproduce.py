@@ -64,8 +64,6 @@ STATUS_MEANING = {
 }
 #: statuses that say something was checked (``input`` and ``not-reproducible`` do not)
 COUNTED = ("erratum", "differs", "reproduced", "measured-vs-model", "consistent")
-#: statuses a person may set in a ``judgement`` check: ``reproduced`` must be computed
-JUDGEMENT_STATUSES = ("erratum", "differs", "consistent", "not-reproducible")
 LEDGER_COLUMNS = ["seed", "claim", "published_value", "published_unit", "derived_value",
                   "status", "judgement", "note", "quote", "measures", "check", "inputs"]
 
@@ -82,8 +80,6 @@ _SETTINGS = {"cpus", "cpu_clock", "memory", "os_release", "kernel", "buffer", "w
              "percentile", "bus_width", "document_date", "measurement_date", "config_date",
              "upgrade_date", "event_date", "gap_start", "gap_end", "sampling_interval",
              "points", "regions", "window_x_streams", "wscale"}
-#: the check kinds of ``claims.yaml``: the key that names a check's kind
-KINDS = ("derive", "at_most", "at_least", "same_as", "after", "weekday", "model", "input", "judgement")
 #: relative slack for float noise when comparing a derivation with its tolerance
 _EPS = 1e-9
 
