@@ -193,7 +193,7 @@ def _streams_curve(seed, label, window_bytes, rtt_s, cap_bps=None):
 
 def _mathis_curve(seed, label, rtt_s):
     loss = np.logspace(-8, -2, 61)
-    return pd.DataFrame({"seed": seed, "curve": "mathis", "label": label.format(rtt_ms=rtt_s * 1e3), "x": loss,
+    return pd.DataFrame({"seed": seed, "curve": "mathis", "label": label, "x": loss,
                          "x_unit": "1", "y": theory.mathis_throughput(1500, rtt_s, loss) / 1e6, "y_unit": "Mbit/s"})
 
 
@@ -207,7 +207,8 @@ def theory_curves(published):
     """Theory lines for each study's page, from the studies' own published inputs.
 
     The curves are declared in each study's ``page.yaml`` (``curves``): the curve family,
-    its legend label, the published RTT claim it uses, the windows and the cap.
+    its legend label (``{rtt_ms}`` is filled with the RTT used), the published RTT claim,
+    the windows and the cap.
 
     Parameters
     ----------
@@ -228,6 +229,7 @@ def theory_curves(published):
         for c in page(seed).get("curves", []):
             rtt = v[c["rtt"]]
             cap = CONSTANTS[c["cap"]] if c.get("cap") else None
+            c = dict(c, label=c["label"].format(rtt_ms=rtt * 1e3))   # labels name the RTT they use
             if c["curve"] == "window_limit":
                 parts.append(_window_curve(seed, c["label"], c["windows_kib"], rtt, cap_bps=cap))
             elif c["curve"] == "streams_x_window":
