@@ -91,18 +91,35 @@ def parse_run_id(run):
 def resolve(name_or_path, root=DEFAULT_ROOT):
     """The campaign directory: a path as given if it is a directory, else ``root/name``.
 
+    A relative ``root`` (the default ``data/raw``) is looked up from the working directory
+    and then from the project root (the folder holding ``dvc.yaml``, found by walking up),
+    so that a notebook running in ``notebooks/`` finds ``open_campaign("veth-1g")``.
+
     Raises
     ------
     CampaignError
-        If neither exists.
+        If none exists, naming every place looked at.
     """
+    from ..project import ProjectNotFoundError, find_root
+
     path = Path(name_or_path)
     if path.is_dir():
         return path
-    candidate = Path(root) / str(name_or_path)
-    if candidate.is_dir():
-        return candidate
-    raise CampaignError(f"{name_or_path}: no such campaign directory (nor {candidate})")
+    looked, note = [str(path)], ""
+    if len(path.parts) == 1:  # a bare name: under root
+        roots = [Path(root)]
+        if not Path(root).is_absolute():
+            try:
+                roots.append(find_root() / root)
+            except ProjectNotFoundError:
+                note = f"; no project either: no {Path.cwd()}/dvc.yaml nor one in a folder above"
+        for base in roots:
+            candidate = base / path
+            if candidate.is_dir():
+                return candidate
+            looked.append(str(candidate))
+    raise CampaignError(f"{name_or_path}: no such campaign directory (looked at "
+                        + ", ".join(dict.fromkeys(looked)) + ")" + note)
 
 
 def schema():

@@ -4,17 +4,16 @@ Charts only present: every number they show was computed by :mod:`thruput.stats`
 :mod:`thruput.report`). Throughput is shown in Mbit/s, windows in KiB, times in ms or us,
 and every axis title says its unit. Streams counts have the same colour on every page.
 
-Inside ``thruput site build`` (``THRUPUT_SITE_BUILD=1``) charts render through an offline
-renderer: a ``<div>`` and a call of the site's own ``vegaEmbed`` (no CDN); in JupyterLab
-the usual Altair renderer is kept.
+Charts never load anything from the network: inside ``thruput site build`` they render as a
+``<div>`` and a call of the site's own ``vegaEmbed``; in a Jupyter kernel (JupyterLab, the
+notebook) through Altair's widget renderer with Vega bundled from vl-convert. Both are
+switched on by :func:`enable_offline_renderer` (see :mod:`thruput.charts.rendering`),
+which ``import thruput`` calls inside a kernel.
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
-import os
 
 import altair as alt
 import pandas as pd
@@ -242,28 +241,8 @@ def range_bars(df, category, value, low=None, high=None, unit="", color=None, ti
 
 
 # --------------------------------------------------------------------------- rendering
-
-_counter = itertools.count()
-
-
-def _offline_renderer(spec, **metadata):
-    """Altair renderer that embeds the spec for the site's own ``vegaEmbed`` (no CDN)."""
-    text = json.dumps(spec, sort_keys=True)
-    ident = "vis-" + hashlib.sha1(text.encode()).hexdigest()[:10] + f"-{next(_counter)}"
-    html = (f'<div id="{ident}" class="thruput-chart"></div>\n'
-            f'<script type="text/javascript">vegaEmbed("#{ident}", {text}, '
-            '{"actions": false, "renderer": "svg"}).catch(function (e) { console.error(e); });</script>')
-    return {"text/html": html, "text/plain": f"<chart {ident}>"}
-
-
-alt.renderers.register("thruput-offline", _offline_renderer)
-
-
-def enable_offline_renderer(force=False):
-    """Use the offline renderer when building the site (or when ``force``)."""
-    if force or os.environ.get("THRUPUT_SITE_BUILD") == "1":
-        alt.renderers.enable("thruput-offline")
-        alt.data_transformers.disable_max_rows()
+# Where charts are drawn (the site, a Jupyter kernel) lives in .rendering; re-exported here.
+from .rendering import enable_offline_renderer  # noqa: E402,F401
 
 
 # =========================================================================== studies
