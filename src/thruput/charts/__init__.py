@@ -13,7 +13,6 @@ which ``import thruput`` calls inside a kernel.
 
 from __future__ import annotations
 
-import json
 
 import altair as alt
 import pandas as pd

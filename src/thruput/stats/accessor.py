@@ -8,17 +8,20 @@ works on (campaign names by default) and passes the rest through unchanged, so
 
 from __future__ import annotations
 
-import xarray as xr
+from importlib import import_module
 
-from . import bounds as _bounds
-from . import compare as _compare
-from . import latency as _latency
-from . import load as _load
-from . import periodic as _periodic
-from . import plateau as _plateau
-from . import summaries as _summaries
-from . import tcp as _tcp
-from . import udp as _udp
+
+# by module path, not `from . import`: thruput.stats re-exports functions named like their
+# modules (plateau), which would shadow the module once the package is imported
+_bounds = import_module(".bounds", __package__)
+_compare = import_module(".compare", __package__)
+_latency = import_module(".latency", __package__)
+_load = import_module(".load", __package__)
+_periodic = import_module(".periodic", __package__)
+_plateau = import_module(".plateau", __package__)
+_summaries = import_module(".summaries", __package__)
+_tcp = import_module(".tcp", __package__)
+_udp = import_module(".udp", __package__)
 
 __all__ = ["DatasetAccessor", "DataArrayAccessor", "SIZE_COORDS", "sizes_to_bytes"]
 
