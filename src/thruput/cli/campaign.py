@@ -39,6 +39,14 @@ def add_parser(sub):
     imp.add_argument("--pattern", help=r"e.g. 'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)-r(?P<repeat>\d+)'")
     imp.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
     imp.add_argument("--kind", choices=cp.KINDS, help="default: from the logs")
+    g = imp.add_argument_group("campaign.yaml description (else TODO, to fill in by hand)")
+    g.add_argument("--title", help="one line naming the path and what was measured")
+    g.add_argument("--description", help="where and how it was measured, honestly")
+    g.add_argument("--between", help="what lies between the hosts")
+    g.add_argument("--capacity", type=float, metavar="BIT/S", dest="capacity_bps",
+                   help="bottleneck capacity, bit/s")
+    g.add_argument("--who", action="append", help="who measured (repeatable)")
+    g.add_argument("--notes", help="anything a reader must know")
     imp.set_defaults(func=run_import)
 
 
@@ -85,7 +93,10 @@ def run_import(args):
     from ..campaign.importer import import_campaign
 
     try:
-        directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind)
+        from ..campaign.importer import DESCRIPTION_FIELDS
+
+        given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
+        directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind, **given)
     except (ThruputError, OSError) as exc:
         print(f"thruput: {exc}", file=sys.stderr)
         return 1
