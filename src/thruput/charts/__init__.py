@@ -86,7 +86,8 @@ REFERENCE_DASH = [[1, 0], [5, 3], [2, 2]]
 def _reference_dash():
     return alt.StrokeDash("line:N", title="line", scale=alt.Scale(domain=REFERENCE_DOMAIN,
                                                                    range=REFERENCE_DASH),
-                          legend=alt.Legend(symbolStrokeWidth=2, symbolStrokeColor="#333"))
+                          legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2,
+                                            symbolStrokeColor="#333", symbolSize=400))
 
 
 def throughput_vs_window(cells, theory=None, capacity_bps=None, title="Throughput vs window"):
@@ -111,9 +112,12 @@ def throughput_vs_window(cells, theory=None, capacity_bps=None, title="Throughpu
     layers = [
         base.mark_area(opacity=0.18, clip=True).encode(
             x=x, y=alt.Y("q25:Q", title="throughput (Mbit/s)", scale=alt.Scale(domain=[0, top], nice=False)),
-            y2="q75:Q", color=streams_color(df["streams"], legend=False)),
-        base.mark_line(point=True).encode(x=x, y=y, color=streams_color(df["streams"]),
-                                          strokeDash=_reference_dash(), tooltip=tooltip),
+            y2="q75:Q", color=streams_color(df["streams"])),
+        base.mark_line().encode(x=x, y=y, color=streams_color(df["streams"]),
+                                strokeDash=_reference_dash(), tooltip=tooltip),
+        # points apart from the line: a filled overlay would blank the line-style legend
+        base.mark_point(filled=True, size=30).encode(x=x, y=y, color=streams_color(df["streams"]),
+                                                     tooltip=tooltip),
     ]
     if theory is not None and len(theory):
         tdf = _kib(_mbit(theory, "bound")).assign(line=REFERENCE_DOMAIN[1])
@@ -178,6 +182,12 @@ def log_ticks(low, high):
     return [float(f"{t:.6g}") for t in inside] or [low, high]
 
 
+def tick_format(low):
+    """d3 format of :func:`log_ticks` labels: "5e-9" where values go below 0.001 (loss
+    rates), else plain numbers with thousands separators ("1,024")."""
+    return "~e" if 0 < float(low) < 1e-3 else ",~r"
+
+
 def rtt_ecdf(ecdf, title="Ping RTT, loaded vs unloaded"):
     """ECDF of ping RTT per phase, on a symmetric-log RTT axis labelled 1-2-5.
 
@@ -187,7 +197,8 @@ def rtt_ecdf(ecdf, title="Ping RTT, loaded vs unloaded"):
     ticks = log_ticks(rtt.min(), rtt.max()) if len(rtt) else None
     return alt.Chart(ecdf, title=title).mark_line(interpolate="step-after").encode(
         x=alt.X("rtt:Q", title="RTT (ms, symmetric-log scale)", scale=alt.Scale(type="symlog"),
-                axis=alt.Axis(values=ticks, labelOverlap="greedy", format="~g")),
+                axis=alt.Axis(values=ticks, labelOverlap="greedy",
+                              format=tick_format(rtt.min()) if len(rtt) else ",~r")),
         y=alt.Y("fraction:Q", title="fraction of probes <= RTT", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("phase:N", title="phase",
                         scale=alt.Scale(domain=["unloaded", "loaded"], range=["#4c78a8", "#e45756"])),
@@ -347,7 +358,7 @@ def _axis(kind, values, title=None):
         vals = pd.to_numeric(pd.Series(np.ravel(values)), errors="coerce")
         vals = vals[vals > 0]
         if len(vals):
-            kwargs.update(values=log_ticks(vals.min(), vals.max()), format="~g")
+            kwargs.update(values=log_ticks(vals.min(), vals.max()), format=tick_format(vals.min()))
     return alt.Axis(**kwargs)
 
 
@@ -399,8 +410,8 @@ def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear",
     statements drawn as dashed rules with their label.
     """
     xs, ys = _scale(x_scale), _scale(y_scale)
-    xv = [curves["x"]] + ([points["x"]] if points is not None and len(points) else [])
-    yv = [curves["y"]] + ([points["y"]] if points is not None and len(points) else [])
+    frames = [f for f in (curves, points) if f is not None and len(f)]
+    xv, yv = [f["x"] for f in frames] or [[]], [f["y"] for f in frames] or [[]]
     x = alt.X("x:Q", title=x_title, scale=xs, axis=_axis(x_scale, np.concatenate([np.asarray(v, float) for v in xv])))
     y = alt.Y("y:Q", title=y_title, scale=ys, axis=_axis(y_scale, np.concatenate([np.asarray(v, float) for v in yv])))
     layers = []
