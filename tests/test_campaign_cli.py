@@ -89,10 +89,10 @@ def test_import_with_pattern_for_pings(tmp_path):
     np.testing.assert_array_equal(a["rtt"].values, b["rtt"].values)
 
 
-def test_import_ping_without_pattern_is_refused(tmp_path, capsys):
+def test_import_of_pings_alone_is_refused(tmp_path, capsys):
     ping = str(MINI / "runs" / "w65536-s1-r0.loaded.ping")
     assert main(["campaign", "import", "x", ping, "--root", str(tmp_path)]) == 1
-    assert "a ping log does not say whether it ran during a run" in capsys.readouterr().err
+    assert "no iperf log among the files" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
 
 

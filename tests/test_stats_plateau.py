@@ -157,3 +157,21 @@ def test_window_bound_flags_impossible_cells():
     np.testing.assert_array_equal(b["exceeds_bound"].values, limited.values | (b["bound"] < synthetic.CAPACITY).values)
     via = ds.thruput.window_bound()
     assert float(via["bdp"]) == pytest.approx(125000.0, rel=0.1)
+
+
+def test_plateau_says_when_its_onset_is_at_the_edge_of_the_sweep():
+    import numpy as np
+    import xarray as xr
+
+    from thruput.stats import plateau
+
+    w = [1, 2, 4, 8]
+    flat = xr.DataArray(np.repeat([[100.0, 100, 100, 100]], 3, 0).T, dims=("window", "repeat"),
+                        coords={"window": w})
+    rising = xr.DataArray(np.repeat([[10.0, 20, 40, 80]], 3, 0).T, dims=("window", "repeat"),
+                          coords={"window": w})
+    middle = xr.DataArray(np.repeat([[10.0, 100, 100, 100]], 3, 0).T, dims=("window", "repeat"),
+                          coords={"window": w})
+    assert str(plateau(flat, n_boot=20).censored.values) == "below"   # onset <= 1: upper bound
+    assert str(plateau(rising, n_boot=20).censored.values) == "above"  # level >= 80: lower bound
+    assert str(plateau(middle, n_boot=20).censored.values) == "no"

@@ -50,6 +50,9 @@ MANIFEST_COLUMNS = ("run", "role", "path", "window", "streams", "repeat", "phase
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
               "udpmon_req": "latency_scan"}
 PHASES = ("loaded", "unloaded")
+#: Phase of a campaign-wide ping (the path at rest, not tied to a run): its row leaves
+#: window, streams and repeat empty and has a run id starting with "baseline".
+BASELINE = "baseline"
 #: Roles of the files of each kind of campaign.
 CAMPAIGN_ROLES = {"tcp_sweep": ("iperf", "ping"), "udp_sweep": ("udpmon_bw", "udpmon_req")}
 TCP_ROLES = CAMPAIGN_ROLES["tcp_sweep"]
@@ -91,18 +94,35 @@ def parse_run_id(run):
 def resolve(name_or_path, root=DEFAULT_ROOT):
     """The campaign directory: a path as given if it is a directory, else ``root/name``.
 
+    A relative ``root`` (the default ``data/raw``) is looked up from the working directory
+    and then from the project root (the folder holding ``dvc.yaml``, found by walking up),
+    so that a notebook running in ``notebooks/`` finds ``open_campaign("veth-1g")``.
+
     Raises
     ------
     CampaignError
-        If neither exists.
+        If none exists, naming every place looked at.
     """
+    from ..project import ProjectNotFoundError, find_root
+
     path = Path(name_or_path)
     if path.is_dir():
         return path
-    candidate = Path(root) / str(name_or_path)
-    if candidate.is_dir():
-        return candidate
-    raise CampaignError(f"{name_or_path}: no such campaign directory (nor {candidate})")
+    looked, note = [str(path)], ""
+    if len(path.parts) == 1:  # a bare name: under root
+        roots = [Path(root)]
+        if not Path(root).is_absolute():
+            try:
+                roots.append(find_root() / root)
+            except ProjectNotFoundError:
+                note = f"; no project either: no {Path.cwd()}/dvc.yaml nor one in a folder above"
+        for base in roots:
+            candidate = base / path
+            if candidate.is_dir():
+                return candidate
+            looked.append(str(candidate))
+    raise CampaignError(f"{name_or_path}: no such campaign directory (looked at "
+                        + ", ".join(dict.fromkeys(looked)) + ")" + note)
 
 
 def schema():
@@ -270,11 +290,18 @@ def _manifest_row(cells, line):
         problems.append(f"role {cells['role']!r} is not one of {', '.join(ROLE_KINDS)}")
     if not cells["path"]:
         problems.append("empty path")
-    if cells["phase"] not in ("",) + PHASES:
-        problems.append(f"phase {cells['phase']!r} is not one of {', '.join(PHASES)} or empty")
+    if cells["phase"] not in ("",) + PHASES + (BASELINE,):
+        problems.append(f"phase {cells['phase']!r} is not one of {', '.join(PHASES + (BASELINE,))} or empty")
     if cells["role"] == "ping" and cells["phase"] == "":
-        problems.append("a ping row needs a phase (loaded or unloaded)")
-    if cells["role"] in ("iperf", "ping"):
+        problems.append("a ping row needs a phase (loaded, unloaded or baseline)")
+    if cells["phase"] == BASELINE:
+        if cells["role"] != "ping":
+            problems.append("only ping rows can be a campaign-wide baseline")
+        if any(v is not None for v in numbers.values()):
+            problems.append("a baseline ping belongs to no run: leave window, streams and repeat empty")
+        if not cells["run"].startswith(BASELINE):
+            problems.append(f"a baseline ping's run id starts with {BASELINE!r}")
+    elif cells["role"] in ("iperf", "ping"):
         ids = parse_run_id(cells["run"])
         if None in numbers.values() and not problems:
             problems.append("iperf and ping rows need window, streams and repeat")
@@ -437,6 +464,8 @@ TCP_VARIABLES = {
 
 def _tcp_sweep(directory, metadata, rows):
     plan = metadata["plan"]
+    baseline = [r for r in rows if r.phase == BASELINE]
+    rows = [r for r in rows if r.phase != BASELINE]
     cells = [r for r in rows if r.role in TCP_ROLES]
     for row in rows:
         if row.role not in TCP_ROLES:
@@ -526,9 +555,51 @@ def _tcp_sweep(directory, metadata, rows):
                     coords=coords)
     for name, (units, long_name) in {**TCP_COORDS, **TCP_VARIABLES}.items():
         ds[name].attrs.update({"long_name": long_name} | ({"units": units} if units else {}))
+    ds = ds.merge(_baseline_pings(directory, baseline, ledger))
     ds.attrs.update(ledger.attrs())
     ds.attrs["interval_s"] = _interval_length([run for _, run in iperf.values()])
     return ds
+
+
+#: Variables of campaign-wide baseline pings: name -> (units, long_name).
+BASELINE_VARIABLES = {
+    "baseline_rtt": ("ms", "campaign-wide baseline ping round-trip time (NaN = lost or padding)"),
+    "baseline_rtt_status": ("1", "baseline ping probe outcome (\"\" = padding)"),
+    "baseline_start_time": ("", "when the baseline ping started (UTC)"),
+    "baseline_source": ("1", "baseline ping log, relative to the campaign directory"),
+    "baseline_source_sha256": ("1", "sha256 of the baseline ping log"),
+}
+
+
+def _baseline_pings(directory, rows, ledger):
+    """Campaign-wide pings (``phase`` baseline) on (baseline, baseline_probe); empty
+    variables when there are none, so every TCP sweep has the same shape of Dataset."""
+    parts = []
+    for row in sorted(rows, key=lambda r: (r.started, r.run)):
+        ds = read_raw(directory, row)
+        ledger.add(ds)
+        parts.append((row, ds))
+    n_probe = max([ds.sizes.get("probe", 0) for _, ds in parts] + [0])
+    rtt = np.full((len(parts), n_probe), np.nan)
+    status = np.full((len(parts), n_probe), "", dtype=object)
+    for i, (_, ds) in enumerate(parts):
+        rtt[i, : ds.sizes["probe"]] = ds["rtt"].values
+        status[i, : ds.sizes["probe"]] = ds["status"].values.astype(str)
+    out = xr.Dataset({
+        "baseline_rtt": (("baseline", "baseline_probe"), rtt),
+        "baseline_rtt_status": (("baseline", "baseline_probe"), status.astype(str)),
+        "baseline_start_time": (("baseline",), np.array([_timestamp(r.started) for r, _ in parts],
+                                                        dtype="datetime64[ns]")),
+        "baseline_source": (("baseline",), np.array([r.path for r, _ in parts], dtype=str)),
+        "baseline_source_sha256": (("baseline",), np.array([d.attrs["source_sha256"] for _, d in parts],
+                                                           dtype=str)),
+    }, coords={"baseline": np.array([r.run for r, _ in parts], dtype=str),
+               "baseline_probe": np.arange(n_probe)})
+    out["baseline"].attrs.update(units="1", long_name="run id of a campaign-wide baseline ping")
+    out["baseline_probe"].attrs.update(units="1", long_name="probe index within a baseline ping")
+    for name, (units, long_name) in BASELINE_VARIABLES.items():
+        out[name].attrs.update({"long_name": long_name} | ({"units": units} if units else {}))
+    return out
 
 
 def _interval_rate(run):

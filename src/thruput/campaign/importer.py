@@ -10,24 +10,32 @@ window and streams are taken from the log where the log states them (iperf3 ``-J
 named groups of a regular expression the user gives, matched against the file name:
 ``window`` (bytes, or with a K/M/G suffix meaning KiB/MiB/GiB), ``streams``, ``repeat``,
 ``phase`` (loaded/unloaded) and ``run``. Repeats not given are numbered in file-name order
-within a (window, streams) cell. Ping logs carry no window, so they need the pattern.
-Start times come from the logs where they give them (iperf3 -J, ping -D).
+within a (window, streams) cell. A ping log the pattern ties to no run is a campaign-wide
+baseline (the path at rest). Everything the logs say goes into ``campaign.yaml``: the
+tools' versions, the client's system (iperf3 ``system_info``), the first and last start
+(iperf3 -J, ping -D, a timestamp wrapper), and the plan of every window x streams x repeat
+seen, with each combination the pile lacks listed under ``explained``, so the imported
+campaign passes its own ``thruput campaign check``.
 """
 
 from __future__ import annotations
 
+import copy
 import csv
 import datetime as dt
+import io
 import math
 import re
 import shutil
 from pathlib import Path
 
 import numpy as np
+from ruamel.yaml import YAML
 
 from . import dataset as cp
 from ..errors import ThruputError
 from ..reader import read
+from ..record.hostinfo import _UNAME
 
 __all__ = ["new_campaign", "import_campaign", "template", "parse_size"]
 
@@ -129,7 +137,13 @@ def parse_size(text):
     return int(round(float(m[1]) * SIZE_SUFFIX[m[2].lower()]))
 
 
-def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None):
+#: Reason written under ``explained`` for planned runs the imported pile lacks.
+NOT_IN_PILE = "no log of this run among the imported files"
+#: campaign.yaml fields the user may give on import (``thruput campaign import --title ...``).
+DESCRIPTION_FIELDS = ("title", "description", "between", "capacity_bps", "who", "notes")
+
+
+def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None, **description):
     """Build campaign ``root/name`` from existing log files.
 
     Parameters
@@ -145,6 +159,9 @@ def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None):
         does not say.
     kind : {"tcp_sweep", "udp_sweep"}, optional
         Default: ``udp_sweep`` if every log is a UDPmon log, else ``tcp_sweep``.
+    **description
+        Any of ``title``, ``description``, ``between`` (what lies between the hosts),
+        ``capacity_bps``, ``who`` (list), ``notes``: written into ``campaign.yaml``.
 
     Returns
     -------
@@ -157,6 +174,9 @@ def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None):
         For an unreadable log, a log whose window/streams neither it nor the pattern say,
         two logs with one name, or an existing ``campaign.yaml``.
     """
+    unknown = set(description) - set(DESCRIPTION_FIELDS)
+    if unknown:
+        raise TypeError(f"unknown campaign.yaml fields {sorted(unknown)}; known: {DESCRIPTION_FIELDS}")
     directory = Path(root) / name
     if (directory / cp.CAMPAIGN_FILE).exists():
         raise ThruputError(f"{directory / cp.CAMPAIGN_FILE}: already exists; import into a new campaign")
@@ -170,6 +190,7 @@ def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None):
     if kind is None:
         kind = "udp_sweep" if all(e["role"].startswith("udpmon") for e in entries) else "tcp_sweep"
     _number_repeats(entries)
+    plan = _plan(entries, kind)  # before anything is written: it refuses a pile without runs
 
     (directory / "runs").mkdir(parents=True, exist_ok=True)
     for e in entries:
@@ -177,10 +198,58 @@ def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None):
     rows = sorted(entries, key=lambda e: (e["started"] or "", e["run"], e["role"], e["phase"]))
     _write_manifest(directory, rows)
     starts = sorted(e["started"] for e in entries if e["started"])
+    text = template(name, kind, plan, start=starts[0] if starts else None)
     (directory / cp.CAMPAIGN_FILE).write_text(
-        template(name, kind, _plan(entries, kind), start=starts[0] if starts else None),
-        encoding="utf-8")
+        _fill(text, entries, plan, kind, starts, description), encoding="utf-8")
     return directory
+
+
+def _fill(text, entries, plan, kind, starts, description):
+    """The template ``text`` with everything the logs and the user said filled in."""
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    yaml.width = 100
+    yaml.representer.add_representer(
+        type(None), lambda rep, _: rep.represent_scalar("tag:yaml.org,2002:null", "null"))
+    doc = yaml.load(text)
+    for key in ("title", "description", "who", "notes"):
+        if description.get(key) is not None:
+            doc[key] = description[key]
+    for key in ("between", "capacity_bps"):
+        if description.get(key) is not None:
+            doc["path"][key] = description[key]
+    doc["dates"]["end"] = starts[-1] if starts else None
+    tools = {}
+    for e in entries:
+        if e["tool"] and e["tool_version"]:
+            tools.setdefault(e["tool"], e["tool_version"])
+    doc["tools"] = tools
+    uname = next((e["system_info"] for e in entries if e["system_info"]), "")
+    if uname:
+        # copies: host-b is an alias of host-a's map in the template
+        source = copy.deepcopy(dict(doc["hosts"]["host-a"]))
+        m = _UNAME.match(uname)
+        source.update(os=m["sysname"] if m else None, kernel=m["release"] if m else None,
+                      description=f"as iperf3 reported it (system_info: {uname})")
+        doc["hosts"]["host-a"] = source
+        doc["hosts"]["host-b"] = copy.deepcopy(dict(doc["hosts"]["host-b"]))
+    if kind == "tcp_sweep":
+        have = {(e["run"], e["role"], e["phase"] if e["role"] == "ping" else "") for e in entries}
+        needs_ping = "ping" in plan
+        explained = []
+        for run in cp.planned_runs({"plan": plan}):
+            lacks = [] if (run, "iperf", "") in have else ["iperf log"]
+            if needs_ping and any(e["role"] == "ping" and e["phase"] in cp.PHASES for e in entries):
+                lacks += [f"{p} ping" for p in cp.PHASES if (run, "ping", p) not in have]
+            if lacks:
+                explained.append({"run": run, "reason": f"{NOT_IN_PILE} ({' and '.join(lacks)})"})
+        doc["explained"] = explained
+        if not any(e["role"] == "ping" and e["phase"] in cp.PHASES for e in entries):
+            plan.pop("ping", None)
+            doc["plan"].pop("ping", None)
+    out = io.StringIO()
+    yaml.dump(doc, out)
+    return out.getvalue()
 
 
 def _describe(path, regex):
@@ -199,7 +268,9 @@ def _describe(path, regex):
         given = {k: v for k, v in m.groupdict().items() if v is not None}
     entry = {"source": path, "path": f"runs/{path.name}", "role": role, "format": ds.attrs["format"],
              "window": None, "streams": None, "repeat": None, "phase": "", "run": "",
-             "started": _started(ds)}
+             "started": _started(ds), "tool": ds.attrs.get("tool", ""),
+             "tool_version": str(ds.attrs.get("tool_version", "") or ""),
+             "system_info": _system_info(ds)}
     if role == "iperf":
         run = ds.isel(run=0)
         entry["window"] = _int_or_none(run["window_requested"])
@@ -210,6 +281,9 @@ def _describe(path, regex):
         if entry[key] is None and key in given:
             entry[key] = int(given[key])
     entry["phase"] = given.get("phase", "") if role == "ping" else ""
+    if role == "ping" and entry["phase"] == "" and entry["window"] is None and "run" not in given:
+        entry["phase"] = cp.BASELINE     # tied to no run: the path at rest
+        return entry
     if role == "ping" and entry["phase"] not in cp.PHASES:
         raise ThruputError(f"{path}: a ping log does not say whether it ran during a run; "
                            "give --pattern with a (?P<phase>loaded|unloaded) group")
@@ -243,6 +317,14 @@ def _started(ds):
     return ""
 
 
+def _system_info(ds):
+    """The client's ``uname`` as iperf3 printed it (``start.system_info``), or ""."""
+    if "iperf3_system_info" not in ds.variables:
+        return ""
+    values = [str(v).strip() for v in np.ravel(ds["iperf3_system_info"].values)]
+    return next((v for v in values if v), "")
+
+
 def _int_or_none(value):
     value = float(value)
     return None if math.isnan(value) else int(value)
@@ -252,13 +334,18 @@ def _number_repeats(entries):
     """Give repeats to runs without one: file-name order within each (window, streams)."""
     for role in ("iperf", "ping"):
         by_cell = {}
-        for e in sorted((e for e in entries if e["role"] == role), key=lambda e: e["source"].name):
+        for e in sorted((e for e in entries if e["role"] == role and e["phase"] != cp.BASELINE),
+                        key=lambda e: e["source"].name):
             if e["repeat"] is None:
                 key = (e["window"], e["streams"], e["phase"])
                 e["repeat"] = by_cell.get(key, 0)
                 by_cell[key] = e["repeat"] + 1
+    baselines = sorted((e for e in entries if e["phase"] == cp.BASELINE),
+                       key=lambda e: (e["started"], e["source"].name))
+    for k, e in enumerate(baselines):
+        e["run"] = f"{cp.BASELINE}-{k}"
     for e in entries:
-        if e["role"] in ("iperf", "ping"):
+        if e["role"] in ("iperf", "ping") and e["phase"] != cp.BASELINE:
             e["run"] = cp.run_id(e["window"], e["streams"], e["repeat"])
 
 
@@ -266,6 +353,8 @@ def _plan(entries, kind):
     if kind == "udp_sweep":
         return {"tool": "udpmon", "files": [e["path"] for e in entries]}
     runs = [e for e in entries if e["role"] == "iperf"]
+    if not runs:
+        raise ThruputError("no iperf log among the files: a tcp_sweep campaign needs at least one run")
     tool = FORMAT_TOOLS.get(runs[0]["format"], "iperf3") if runs else "iperf3"
     plan = {"tool": tool,
             "windows": sorted({e["window"] for e in runs}),

@@ -4,17 +4,15 @@ Charts only present: every number they show was computed by :mod:`thruput.stats`
 :mod:`thruput.report`). Throughput is shown in Mbit/s, windows in KiB, times in ms or us,
 and every axis title says its unit. Streams counts have the same colour on every page.
 
-Inside ``thruput site build`` (``THRUPUT_SITE_BUILD=1``) charts render through an offline
-renderer: a ``<div>`` and a call of the site's own ``vegaEmbed`` (no CDN); in JupyterLab
-the usual Altair renderer is kept.
+Charts never load anything from the network: inside ``thruput site build`` they render as a
+``<div>`` and a call of the site's own ``vegaEmbed``; in a Jupyter kernel (JupyterLab, the
+notebook) through Altair's widget renderer with Vega bundled from vl-convert. Both are
+switched on by :func:`enable_offline_renderer` (see :mod:`thruput.charts.rendering`),
+which ``import thruput`` calls inside a kernel.
 """
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import json
-import os
 
 import altair as alt
 import pandas as pd
@@ -34,18 +32,20 @@ WIDTH = 560
 HEIGHT = 320
 
 
-def streams_color(present=None, field="streams", title="streams"):
+def streams_color(present=None, field="streams", title="streams", legend=True):
     """The shared colour encoding of a streams count.
 
     ``present``: the streams counts a chart shows (e.g. ``df["streams"]``); the legend then
-    lists only those, each still in its fixed colour.
+    lists only those, each still in its fixed colour. ``legend=False`` for layers (bands)
+    whose pale fill must not stand for the colour in the legend.
     """
     domain, colours = STREAMS_DOMAIN, STREAMS_RANGE
     if present is not None:
         domain = sorted({int(v) for v in present if v == v})
         colours = [STREAMS_RANGE[STREAMS_DOMAIN.index(v)] if v in STREAMS_DOMAIN
                    else STREAMS_RANGE[hash(v) % len(STREAMS_RANGE)] for v in domain]
-    return alt.Color(f"{field}:O", title=title, scale=alt.Scale(domain=domain, range=colours))
+    return alt.Color(f"{field}:O", title=title, scale=alt.Scale(domain=domain, range=colours),
+                     legend=alt.Legend(symbolOpacity=1, symbolStrokeWidth=3) if legend else None)
 
 
 def _mbit(df, *columns):
@@ -78,52 +78,80 @@ def heatmap(cells, value="median", title="Median throughput"):
     ).properties(width=WIDTH, height=HEIGHT)
 
 
+#: Line styles of measured data and reference lines, shown in a legend of their own.
+REFERENCE_DOMAIN = ["measured median", "n × window / RTT", "path capacity"]
+REFERENCE_DASH = [[1, 0], [5, 3], [2, 2]]
+
+
+def _reference_dash():
+    return alt.StrokeDash("line:N", title="line", scale=alt.Scale(domain=REFERENCE_DOMAIN,
+                                                                   range=REFERENCE_DASH),
+                          legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2,
+                                            symbolStrokeColor="#333", symbolSize=400))
+
+
 def throughput_vs_window(cells, theory=None, capacity_bps=None, title="Throughput vs window"):
     """Median throughput vs window on a log axis, one line per streams count, IQR bands.
 
     ``cells``: ``window`` (byte), ``streams``, ``median``, ``q25``, ``q75`` (bit/s).
     ``theory``: optional ``window``, ``streams``, ``bound`` (bit/s): the n x window / RTT line.
     ``capacity_bps``: optional horizontal rule at the path capacity.
+
+    Reference lines have their own legend entry (line style); the y axis ends a little
+    above the highest measurement or the capacity, and the window bound is clipped there.
     """
-    df = _kib(_mbit(cells, "median", "q25", "q75"))
+    df = _kib(_mbit(cells, "median", "q25", "q75")).assign(line=REFERENCE_DOMAIN[0])
+    top = max(float(df[["median", "q75"]].max().max()), (capacity_bps or 0) / MBIT) * 1.1
     x = alt.X("window_kib:Q", title="window (KiB)", scale=alt.Scale(type="log", base=2))
-    y = alt.Y("median:Q", title="throughput (Mbit/s)", scale=alt.Scale(zero=True))
+    y = alt.Y("median:Q", title="throughput (Mbit/s)", scale=alt.Scale(domain=[0, top], nice=False))
     tooltip = [alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
                alt.Tooltip("median:Q", title="median (Mbit/s)", format=".1f"),
                alt.Tooltip("q25:Q", title="25th pct (Mbit/s)", format=".1f"),
                alt.Tooltip("q75:Q", title="75th pct (Mbit/s)", format=".1f")]
     base = alt.Chart(df)
     layers = [
-        base.mark_area(opacity=0.18).encode(x=x, y=alt.Y("q25:Q", title="throughput (Mbit/s)"),
-                                            y2="q75:Q", color=streams_color(df["streams"])),
-        base.mark_line(point=True).encode(x=x, y=y, color=streams_color(df["streams"]), tooltip=tooltip),
+        base.mark_area(opacity=0.18, clip=True).encode(
+            x=x, y=alt.Y("q25:Q", title="throughput (Mbit/s)", scale=alt.Scale(domain=[0, top], nice=False)),
+            y2="q75:Q", color=streams_color(df["streams"])),
+        base.mark_line().encode(x=x, y=y, color=streams_color(df["streams"]),
+                                strokeDash=_reference_dash(), tooltip=tooltip),
+        # points apart from the line: a filled overlay would blank the line-style legend
+        base.mark_point(filled=True, size=30).encode(x=x, y=y, color=streams_color(df["streams"]),
+                                                     tooltip=tooltip),
     ]
     if theory is not None and len(theory):
-        tdf = _kib(_mbit(theory, "bound"))
-        if capacity_bps:
-            tdf = tdf[tdf["bound"] <= 1.5 * capacity_bps / MBIT]
-        layers.append(alt.Chart(tdf).mark_line(strokeDash=[4, 3], opacity=0.7).encode(
-            x=x, y=alt.Y("bound:Q"), color=streams_color(df["streams"]),
+        tdf = _kib(_mbit(theory, "bound")).assign(line=REFERENCE_DOMAIN[1])
+        tdf = tdf[tdf["bound"] <= top * 1.5]  # beyond the axis: clipped anyway
+        layers.append(alt.Chart(tdf).mark_line(opacity=0.7, clip=True).encode(
+            x=x, y=alt.Y("bound:Q", scale=alt.Scale(domain=[0, top], nice=False)),
+            color=streams_color(df["streams"]), strokeDash=_reference_dash(),
             tooltip=[alt.Tooltip("bound:Q", title="n x window / RTT (Mbit/s)", format=".1f")]))
     if capacity_bps:
-        layers.append(alt.Chart(pd.DataFrame({"capacity": [capacity_bps / MBIT]})).mark_rule(
-            color="black", strokeDash=[2, 2]).encode(
-            y="capacity:Q", tooltip=[alt.Tooltip("capacity:Q", title="capacity (Mbit/s)")]))
+        layers.append(alt.Chart(pd.DataFrame({"capacity": [capacity_bps / MBIT],
+                                              "line": [REFERENCE_DOMAIN[2]]})).mark_rule(color="black").encode(
+            y="capacity:Q", strokeDash=_reference_dash(),
+            tooltip=[alt.Tooltip("capacity:Q", title="capacity (Mbit/s)")]))
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=HEIGHT)
 
 
 def cell_boxplots(runs, title="Throughput per cell (all repeats)"):
-    """Box plots of run throughput per window, one panel per streams count.
+    """Box plots of run throughput per window, one panel per streams count, with every run
+    drawn as a point, so a cell whose repeats agree closely still shows (as a dot, not an
+    invisible box).
 
     ``runs``: ``window`` (byte), ``streams``, ``throughput`` (bit/s).
     """
     df = _kib(_mbit(runs, "throughput"))
-    return alt.Chart(df, title=title).mark_boxplot(extent="min-max").encode(
-        x=alt.X("window_kib:O", title="window (KiB)"),
-        y=alt.Y("throughput:Q", title="throughput (Mbit/s)", scale=alt.Scale(zero=True)),
-        color=streams_color(df["streams"]),
-        column=alt.Column("streams:O", title="streams"),
-    ).properties(width=110, height=200)
+    x = alt.X("window_kib:O", title="window (KiB)")
+    y = alt.Y("throughput:Q", title="throughput (Mbit/s)", scale=alt.Scale(zero=True))
+    boxes = alt.Chart().mark_boxplot(extent="min-max", size=12, opacity=0.5, median={"color": "black"}).encode(
+        x=x, y=y, color=streams_color(df["streams"]))
+    points = alt.Chart().mark_point(filled=True, size=22, opacity=0.9).encode(
+        x=x, y=y, color=streams_color(df["streams"]),
+        tooltip=[alt.Tooltip("window_kib:Q", title="window (KiB)"), alt.Tooltip("streams:Q"),
+                 alt.Tooltip("throughput:Q", title="Mbit/s", format=".1f")])
+    return alt.layer(boxes, points, data=df).properties(width=110, height=200).facet(
+        column=alt.Column("streams:O", title="streams"), title=title)
 
 
 def interval_series(intervals, title="Per-interval throughput"):
@@ -141,13 +169,36 @@ def interval_series(intervals, title="Per-interval throughput"):
     ).properties(width=WIDTH, height=HEIGHT)
 
 
+def log_ticks(low, high):
+    """1-2-5 tick values covering ``low``..``high`` (positive), for log and symlog axes,
+    whose own ticks are too few (symlog) or crowd into each other (log)."""
+    import math
+
+    low, high = max(float(low), 1e-9), max(float(high), 1e-9)
+    ticks = []
+    for exponent in range(math.floor(math.log10(low)), math.ceil(math.log10(high)) + 1):
+        ticks += [m * 10.0 ** exponent for m in (1, 2, 5)]
+    inside = [t for t in ticks if low / 2 <= t <= high * 2]
+    return [float(f"{t:.6g}") for t in inside] or [low, high]
+
+
+def tick_format(low):
+    """d3 format of :func:`log_ticks` labels: "5e-9" where values go below 0.001 (loss
+    rates), else plain numbers with thousands separators ("1,024")."""
+    return "~e" if 0 < float(low) < 1e-3 else ",~r"
+
+
 def rtt_ecdf(ecdf, title="Ping RTT, loaded vs unloaded"):
-    """ECDF of ping RTT per phase.
+    """ECDF of ping RTT per phase, on a symmetric-log RTT axis labelled 1-2-5.
 
     ``ecdf``: ``rtt`` (ms), ``fraction`` (0-1), ``phase`` (loaded/unloaded).
     """
+    rtt = ecdf["rtt"][ecdf["rtt"] > 0]
+    ticks = log_ticks(rtt.min(), rtt.max()) if len(rtt) else None
     return alt.Chart(ecdf, title=title).mark_line(interpolate="step-after").encode(
-        x=alt.X("rtt:Q", title="RTT (ms)", scale=alt.Scale(type="symlog")),
+        x=alt.X("rtt:Q", title="RTT (ms, symmetric-log scale)", scale=alt.Scale(type="symlog"),
+                axis=alt.Axis(values=ticks, labelOverlap="greedy",
+                              format=tick_format(rtt.min()) if len(rtt) else ",~r")),
         y=alt.Y("fraction:Q", title="fraction of probes <= RTT", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("phase:N", title="phase",
                         scale=alt.Scale(domain=["unloaded", "loaded"], range=["#4c78a8", "#e45756"])),
@@ -163,7 +214,7 @@ def latency_vs_size(points, fit=None, expected_slope=None, title="Latency vs fra
     ``intercept`` (us). ``expected_slope``: us/byte, drawn through the fitted intercept.
     """
     x = alt.X("size:Q", title="response size (bytes)", scale=alt.Scale(zero=True))
-    layers = [alt.Chart(points).mark_point(filled=True).encode(
+    layers = [alt.Chart(points).mark_point(filled=True, color="#4c78a8").encode(
         x=x, y=alt.Y("latency:Q", title="latency (us)", scale=alt.Scale(zero=True)),
         tooltip=[alt.Tooltip("size:Q", title="size (bytes)"),
                  alt.Tooltip("latency:Q", title="latency (us)", format=".2f")])]
@@ -188,7 +239,9 @@ def udp_vs_spacing(rows, title="UDP receive rate and loss vs inter-packet spacin
     """
     df = _mbit(rows, "recv_rate")
     df["loss_percent"] = df["loss_fraction"] * 100
-    color = alt.Color("packet_size:O", title="packet (bytes)")
+    # categorical, not a sequential ramp: four shades of one blue cannot be told apart
+    color = alt.Color("packet_size:N", title="packet (bytes)", sort="ascending",
+                      scale=alt.Scale(scheme="tableau10"))
     x = alt.X("spacing:Q", title="inter-packet spacing (us)", scale=alt.Scale(zero=True))
     rate = alt.Chart(df).mark_line(point=True).encode(
         x=x, y=alt.Y("recv_rate:Q", title="receive rate (Mbit/s)", scale=alt.Scale(zero=True)),
@@ -242,28 +295,8 @@ def range_bars(df, category, value, low=None, high=None, unit="", color=None, ti
 
 
 # --------------------------------------------------------------------------- rendering
-
-_counter = itertools.count()
-
-
-def _offline_renderer(spec, **metadata):
-    """Altair renderer that embeds the spec for the site's own ``vegaEmbed`` (no CDN)."""
-    text = json.dumps(spec, sort_keys=True)
-    ident = "vis-" + hashlib.sha1(text.encode()).hexdigest()[:10] + f"-{next(_counter)}"
-    html = (f'<div id="{ident}" class="thruput-chart"></div>\n'
-            f'<script type="text/javascript">vegaEmbed("#{ident}", {text}, '
-            '{"actions": false, "renderer": "svg"}).catch(function (e) { console.error(e); });</script>')
-    return {"text/html": html, "text/plain": f"<chart {ident}>"}
-
-
-alt.renderers.register("thruput-offline", _offline_renderer)
-
-
-def enable_offline_renderer(force=False):
-    """Use the offline renderer when building the site (or when ``force``)."""
-    if force or os.environ.get("THRUPUT_SITE_BUILD") == "1":
-        alt.renderers.enable("thruput-offline")
-        alt.data_transformers.disable_max_rows()
+# Where charts are drawn (the site, a Jupyter kernel) lives in .rendering; re-exported here.
+from .rendering import enable_offline_renderer  # noqa: E402,F401
 
 
 # =========================================================================== studies
@@ -315,6 +348,20 @@ def _scale(kind, zero=True):
     return alt.Scale(zero=zero)
 
 
+def _axis(kind, values, title=None):
+    """An axis whose labels never collide: 1-2-5 ticks on log and symlog scales (Vega's own
+    crowd into "300400"), and overlapping labels dropped on any scale."""
+    kwargs = {"labelOverlap": "greedy", "labelSeparation": 6}
+    if title is not None:
+        kwargs["title"] = title
+    if kind in ("log", "symlog"):
+        vals = pd.to_numeric(pd.Series(np.ravel(values)), errors="coerce")
+        vals = vals[vals > 0]
+        if len(vals):
+            kwargs.update(values=log_ticks(vals.min(), vals.max()), format=tick_format(vals.min()))
+    return alt.Axis(**kwargs)
+
+
 def range_dots(points, ranges=None, unit="", title="", scale="linear", range_label="range", zero=True):
     """Order statistics per category as dots, with an optional range bar behind them.
 
@@ -325,12 +372,14 @@ def range_dots(points, ranges=None, unit="", title="", scale="linear", range_lab
     ``zero``: start a linear axis at zero (False for values far from it, such as RTTs of
     one path whose spread is the point).
     """
-    x = alt.X("value:Q", title=f"{unit}", scale=_scale(scale, zero))
+    spread = [points["value"]] + ([ranges["low"], ranges["high"]] if ranges is not None and len(ranges) else [])
+    axis = _axis(scale, np.concatenate([np.asarray(v, float) for v in spread]))
+    x = alt.X("value:Q", title=f"{unit}", scale=_scale(scale, zero), axis=axis)
     y = alt.Y("category:N", title=None, sort=list(dict.fromkeys(points["category"])), axis=_LABELS)
     layers = []
     if ranges is not None and len(ranges):
         layers.append(alt.Chart(ranges).mark_bar(height=10, opacity=0.3, color="#4c78a8").encode(
-            x=alt.X("low:Q", title=unit, scale=_scale(scale, zero)), x2="high:Q", y=y,
+            x=alt.X("low:Q", title=unit, scale=_scale(scale, zero), axis=axis), x2="high:Q", y=y,
             tooltip=[alt.Tooltip("category:N"), alt.Tooltip("what:N", title=range_label),
                      alt.Tooltip("low:Q", title=f"from ({unit})", format=".4~g"),
                      alt.Tooltip("high:Q", title=f"to ({unit})", format=".4~g")]))
@@ -361,8 +410,10 @@ def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear",
     statements drawn as dashed rules with their label.
     """
     xs, ys = _scale(x_scale), _scale(y_scale)
-    x = alt.X("x:Q", title=x_title, scale=xs)
-    y = alt.Y("y:Q", title=y_title, scale=ys)
+    frames = [f for f in (curves, points) if f is not None and len(f)]
+    xv, yv = [f["x"] for f in frames] or [[]], [f["y"] for f in frames] or [[]]
+    x = alt.X("x:Q", title=x_title, scale=xs, axis=_axis(x_scale, np.concatenate([np.asarray(v, float) for v in xv])))
+    y = alt.Y("y:Q", title=y_title, scale=ys, axis=_axis(y_scale, np.concatenate([np.asarray(v, float) for v in yv])))
     layers = []
     if curves is not None and len(curves):
         layers.append(alt.Chart(curves).mark_line(strokeWidth=2).encode(
@@ -427,7 +478,7 @@ def category_bars(bars, unit="", title="", color_title="kind", hrules=None, scal
     if "detail" in bars:
         tooltip.append(alt.Tooltip("detail:N", title="also"))
     y = alt.Y("category:N", title=None, sort=None, axis=_LABELS)
-    x = {"x": alt.X("value:Q", title=unit, scale=_scale(scale))}
+    x = {"x": alt.X("value:Q", title=unit, scale=_scale(scale), axis=_axis(scale, bars["value"]))}
     if scale == "log":   # a bar from zero has no end on a log axis: start it a decade below the smallest
         bars = bars.assign(base=10 ** np.floor(np.log10(bars["value"].min())))
         x["x2"] = "base:Q"

@@ -17,7 +17,9 @@ COMMANDS = ("inspect", "campaign", "record", "pipeline", "reproduce", "site")
 
 
 def build_parser():
-    parser = argparse.ArgumentParser(prog="thruput", description=__doc__.splitlines()[0])
+    from ._help import DESCRIPTION, polish
+
+    parser = argparse.ArgumentParser(prog="thruput", description=DESCRIPTION)
     from .. import __version__
     parser.add_argument("--version", action="version", version=f"thruput {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -29,7 +31,7 @@ def build_parser():
                 raise
             continue
         module.add_parser(sub)
-    return parser
+    return polish(parser)
 
 
 def main(argv=None):

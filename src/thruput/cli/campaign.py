@@ -23,9 +23,10 @@ def add_parser(sub):
     check.set_defaults(func=run_check)
 
     new = verbs.add_parser("new", help="write a template campaign.yaml, an empty runs.csv and runs/")
-    new.add_argument("name")
+    new.add_argument("name", help="campaign name: the folder made under --root")
     new.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
-    new.add_argument("--kind", choices=cp.KINDS, default="tcp_sweep")
+    new.add_argument("--kind", choices=cp.KINDS, default="tcp_sweep",
+                     help="what the campaign measures (default: tcp_sweep)")
     new.set_defaults(func=run_new)
 
     imp = verbs.add_parser(
@@ -33,11 +34,19 @@ def add_parser(sub):
         description="Window and streams come from each log where it says them, else from "
                     "--pattern, a regular expression searched in the file name with named "
                     "groups window (bytes or 64K/1M), streams, repeat, phase, run.")
-    imp.add_argument("name")
-    imp.add_argument("files", nargs="+", metavar="FILE")
+    imp.add_argument("name", help="campaign name: the folder made under --root")
+    imp.add_argument("files", nargs="+", metavar="FILE", help="the logs (any format thruput reads)")
     imp.add_argument("--pattern", help=r"e.g. 'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)-r(?P<repeat>\d+)'")
     imp.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
     imp.add_argument("--kind", choices=cp.KINDS, help="default: from the logs")
+    g = imp.add_argument_group("campaign.yaml description (else TODO, to fill in by hand)")
+    g.add_argument("--title", help="one line naming the path and what was measured")
+    g.add_argument("--description", help="where and how it was measured, honestly")
+    g.add_argument("--between", help="what lies between the hosts")
+    g.add_argument("--capacity", type=float, metavar="BIT/S", dest="capacity_bps",
+                   help="bottleneck capacity, bit/s")
+    g.add_argument("--who", action="append", help="who measured (repeatable)")
+    g.add_argument("--notes", help="anything a reader must know")
     imp.set_defaults(func=run_import)
 
 
@@ -84,7 +93,10 @@ def run_import(args):
     from ..campaign.importer import import_campaign
 
     try:
-        directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind)
+        from ..campaign.importer import DESCRIPTION_FIELDS
+
+        given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
+        directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind, **given)
     except (ThruputError, OSError) as exc:
         print(f"thruput: {exc}", file=sys.stderr)
         return 1

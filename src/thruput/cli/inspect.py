@@ -14,7 +14,7 @@ from ..summary import line_accounting, summarize
 def add_parser(sub):
     p = sub.add_parser("inspect", help="read log files and summarise what they hold",
                        description=__doc__)
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders")
     p.add_argument("--format", choices=formats.REGISTRY, help="skip sniffing; read as this format")
     p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
     p.set_defaults(func=run)

@@ -41,7 +41,8 @@ def add_parser(sub):
     p.add_argument("--duration", type=int, default=10, help="seconds per loaded run (default 10)")
     p.add_argument("--pause", type=int, default=10,
                    help="seconds of unloaded ping after each run (default 10; 0: none)")
-    p.add_argument("--tool", choices=TOOLS, default="iperf3")
+    p.add_argument("--tool", choices=TOOLS, default="iperf3",
+                   help="iperf3 (JSON logs, default) or iperf2 (iperf 2 text logs)")
     p.add_argument("--order", choices=ORDERS, default="sequential",
                    help="sequential (repeat, window, streams) or random (shuffled)")
     p.add_argument("--seed", type=int, help="seed of --order random (default: new, stored)")
@@ -52,13 +53,13 @@ def add_parser(sub):
     p.add_argument("--source-name", help="this host's key in campaign.yaml")
     p.add_argument("--destination-name", help="the far host's key in campaign.yaml")
     g = p.add_argument_group("campaign.yaml description (kept on resume unless given)")
-    g.add_argument("--title")
-    g.add_argument("--description")
+    g.add_argument("--title", help="one line naming the path and what is measured")
+    g.add_argument("--description", help="where and how it was measured, honestly")
     g.add_argument("--who", action="append", help="repeatable")
     g.add_argument("--between", help="what lies between the hosts")
     g.add_argument("--capacity", type=float, metavar="BIT/S", help="bottleneck capacity, bit/s")
     g.add_argument("--rtt-ms", type=float, help="nominal round-trip time, ms")
-    g.add_argument("--notes")
+    g.add_argument("--notes", help="anything a reader must know (load, caveats)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 

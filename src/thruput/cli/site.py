@@ -14,11 +14,14 @@ def add_parser(sub):
     b.add_argument("--processed", default="data/processed", help="folder of <campaign>.nc files")
     b.add_argument("--published", default="data/published", help="folder of published numbers")
     b.add_argument("--campaign", action="append", dest="campaigns", help="only these campaigns")
-    b.add_argument("--engine", choices=("auto", "quarto", "nbconvert"), default="auto")
+    b.add_argument("--engine", choices=("auto", "quarto", "nbconvert"), default="auto",
+                   help="render with Quarto, or with nbconvert and the navigation of _quarto.yml; "
+                        "auto: Quarto when it is on PATH (default: auto)")
     b.set_defaults(func=run_build)
     s = site_sub.add_parser("serve", help="serve the built site on localhost")
-    s.add_argument("--dir", default="_site")
-    s.add_argument("--port", type=int, default=8000)
+    s.add_argument("--dir", default="_site", help="the built site folder (default: _site)")
+    s.add_argument("--port", type=int, default=8000,
+                   help="port on 127.0.0.1; 0 picks a free one (default: 8000)")
     s.set_defaults(func=run_serve)
 
 

@@ -1,7 +1,7 @@
 """Statistics on contract and campaign Datasets: pure functions on labelled arrays.
 
-One module per family, every public function re-exported here; importing this package
-also registers the ``ds.thruput`` / ``da.thruput`` accessors, which only forward here.
+One module per family, every public function re-exported here; ``ds.thruput`` / ``da.thruput``
+(:mod:`thruput.stats.accessor`, registered by ``import thruput``) only forward here.
 
 ==============  =============================================================
 module          what
@@ -24,7 +24,7 @@ default, so the pipeline passes them from ``params.yaml``.
 
 from __future__ import annotations
 
-from . import accessor as _accessor  # noqa: F401  (registers ds.thruput / da.thruput)
+from .. import accessors as _accessors  # noqa: F401  (registers ds.thruput / da.thruput)
 from .bounds import window_bound
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
 from .latency import fit_latency, latency_fit

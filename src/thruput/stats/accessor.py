@@ -1,33 +1,78 @@
 """``ds.thruput`` and ``da.thruput``: accessors that only forward to :mod:`thruput.stats`.
 
-Registered when :mod:`thruput.stats` is imported. Every method names the variable it
+Registered by ``import thruput`` (:mod:`thruput.accessors`, which imports this module, and
+SciPy with it, only when an accessor is first used). Every method names the variable it
 works on (campaign names by default) and passes the rest through unchanged, so
 ``ds.thruput.plateau(tolerance=0.05)`` is ``plateau(ds["throughput"], tolerance=0.05)``.
 """
 
 from __future__ import annotations
 
-import xarray as xr
-
-from . import bounds as _bounds
-from . import compare as _compare
-from . import latency as _latency
-from . import load as _load
-from . import periodic as _periodic
-from . import plateau as _plateau
-from . import summaries as _summaries
-from . import tcp as _tcp
-from . import udp as _udp
-
-__all__ = ["DatasetAccessor", "DataArrayAccessor"]
+from importlib import import_module
 
 
-@xr.register_dataarray_accessor("thruput")
+# by module path, not `from . import`: thruput.stats re-exports functions named like their
+# modules (plateau), which would shadow the module once the package is imported
+_bounds = import_module(".bounds", __package__)
+_compare = import_module(".compare", __package__)
+_latency = import_module(".latency", __package__)
+_load = import_module(".load", __package__)
+_periodic = import_module(".periodic", __package__)
+_plateau = import_module(".plateau", __package__)
+_summaries = import_module(".summaries", __package__)
+_tcp = import_module(".tcp", __package__)
+_udp = import_module(".udp", __package__)
+
+__all__ = ["DatasetAccessor", "DataArrayAccessor", "SIZE_COORDS", "sizes_to_bytes"]
+
+#: Coordinates in bytes that may be selected with sizes as text ("64K", "1M"; K = 1024).
+SIZE_COORDS = ("window", "socket_buffer", "window_requested", "size", "packet_size",
+               "request_size")
+
+
+def sizes_to_bytes(indexers):
+    """``{"window": "64K"}`` -> ``{"window": 65536}``: sizes as text (one, a list or a
+    slice) become bytes on the coordinates of :data:`SIZE_COORDS`; others pass unchanged."""
+    from ..campaign.importer import parse_size
+
+    def one(value):
+        return parse_size(value) if isinstance(value, str) else value
+
+    out = {}
+    for name, value in indexers.items():
+        if name in SIZE_COORDS:
+            if isinstance(value, slice):
+                value = slice(one(value.start), one(value.stop), value.step)
+            elif isinstance(value, (list, tuple)):
+                value = [one(v) for v in value]
+            else:
+                value = one(value)
+        out[name] = value
+    return out
+
+
+def _describe_object(obj, what):
+    """The accessor's repr: what the object holds and what can be asked of it."""
+    methods = sorted(m for m in dir(type(obj)) if not m.startswith("_"))
+    return f"<thruput accessor of {what}>\nmethods: " + ", ".join(methods)
+
+
+
 class DataArrayAccessor:
     """Statistics of one DataArray (``da.thruput.describe("repeat")`` ...)."""
 
     def __init__(self, da):
         self._da = da
+
+    def __repr__(self):
+        units = self._da.attrs.get("units", "")
+        dims = ", ".join(f"{d}: {n}" for d, n in self._da.sizes.items())
+        return _describe_object(self, f"{self._da.name or 'a DataArray'} ({units}; {dims})")
+
+    def sel(self, indexers=None, method=None, **kwargs):
+        """``da.sel`` that also takes sizes as text on byte coordinates
+        (``da.thruput.sel(window="64K")``)."""
+        return self._da.sel(sizes_to_bytes({**(indexers or {}), **kwargs}), method=method)
 
     def describe(self, dim=None, **kwargs):
         """:func:`thruput.stats.describe` of this array."""
@@ -74,12 +119,23 @@ class DataArrayAccessor:
         return _periodic.daily_cycle(self._da, time)
 
 
-@xr.register_dataset_accessor("thruput")
+
 class DatasetAccessor:
     """Statistics of a campaign or contract Dataset (``ds.thruput.plateau()`` ...)."""
 
     def __init__(self, ds):
         self._ds = ds
+
+    def __repr__(self):
+        kind = self._ds.attrs.get("campaign_kind") or self._ds.attrs.get("kind") or "Dataset"
+        name = self._ds.attrs.get("campaign") or self._ds.attrs.get("source_path") or ""
+        dims = ", ".join(f"{d}: {n}" for d, n in self._ds.sizes.items())
+        return _describe_object(self, f"{kind} {name} ({dims})".replace("  ", " "))
+
+    def sel(self, indexers=None, method=None, **kwargs):
+        """``ds.sel`` that also takes sizes as text on byte coordinates
+        (``ds.thruput.sel(window="64K", streams=4)``)."""
+        return self._ds.sel(sizes_to_bytes({**(indexers or {}), **kwargs}), method=method)
 
     def describe(self, var="throughput", dim="repeat", **kwargs):
         """:func:`thruput.stats.describe` of ``ds[var]``."""

@@ -82,6 +82,11 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confid
             upper bound lies below it (flat over at least two values: something other
             than ``dim`` limits), ``"undetermined"`` otherwise or with fewer than two
             ``dim`` values with data.
+        ``censored``
+            ``"below"`` when the onset is the smallest ``dim`` value with data (the real
+            onset may lie below the sweep: the onset is then an upper bound), ``"above"``
+            when it is the largest (the plateau may lie beyond the sweep: the level is then
+            a lower bound), ``"no"`` otherwise.
         ``n_points``
             ``dim`` values with at least one run (count).
 
@@ -125,6 +130,7 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confid
     out = {k: np.full(ncell, np.nan) for k in
            ("level", "level_low", "level_high", "onset", "onset_low", "onset_high")}
     limited = np.full(ncell, "undetermined", dtype=object)
+    censored = np.full(ncell, "no", dtype=object)
     npoints = np.zeros(ncell, dtype=int)
     rngs = cell_rngs(seed, ncell)
     for c in range(ncell):
@@ -146,7 +152,8 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confid
         out["level"][c] = level
         out["level_low"][c], out["level_high"][c] = np.quantile(blevel, [lo_q, hi_q])
         out["onset"][c], out["onset_low"][c], out["onset_high"][c] = xs[[onset, low_i, high_i]]
-        last = np.flatnonzero(has)[-1]
+        first, last = np.flatnonzero(has)[[0, -1]]
+        censored[c] = "below" if onset == first else "above" if onset == last else "no"
         if npoints[c] >= 2:
             if low_i == last:
                 limited[c] = "window"
@@ -168,6 +175,8 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confid
         "onset_high": lab("onset_high", dim_units, "upper bootstrap bound of the onset"),
         "limited_by": labelled(limited.astype(str).reshape(shape), other, coords, "1",
                                "what limits throughput: window, capacity or undetermined"),
+        "censored": labelled(censored.astype(str).reshape(shape), other, coords, "1",
+                             "onset at the edge of the sweep: below, above or no"),
         "n_points": labelled(npoints.reshape(shape), other, coords, "count",
                              f"{dim} values with at least one run"),
     }, attrs={"dim": dim, "repeat_dim": repeat_dim, "tolerance": tolerance,

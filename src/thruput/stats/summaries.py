@@ -215,7 +215,7 @@ def ecdf(da, dim=None):
 
     Notes
     -----
-    :math:`\\hat F(x) = \\#\\{x_i \\le x\\}/n` jumps by ``1/n`` at each sorted value
+    F̂(x) = #{xᵢ ≤ x} / n jumps by ``1/n`` at each sorted value
     [3]_; ties appear as repeated values, the last of them carrying the jump's top.
     Plot it as a step function (``interpolate="step-after"``).
     """

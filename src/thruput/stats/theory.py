@@ -21,7 +21,7 @@ References
    congestion avoidance algorithm", ACM SIGCOMM CCR 27(3), 1997.
 .. [2] R. Hughes-Jones, "End-user systems: NICs, MotherBoards, Disks, TCP Stacks &
    Applications" (seed 001): Reno loss-recovery table and the UDPmon latency slope
-   :math:`s = \\sum 1/(db/dt)` over the data path.
+   s = Σ 1/(db/dt) over the data path.
 .. [3] W. R. Stevens, *TCP/IP Illustrated* vol. 1, 1994: bandwidth-delay product.
 """
 
