@@ -28,6 +28,7 @@ REGISTRY = (
     "tcp_info",         # ss -ti snapshots
     "udpmon_req",       # UDPmon udpmon_req latency scan
     "udpmon_bw",        # UDPmon udpmon_bw_mon
+    "nuttcp",           # nuttcp brief, -v and -fparse output
     "iperf3_text",      # iperf3 human-readable output
     "iperf2",           # iperf 1.x/2.x human-readable output
     "ping",             # ping of Linux iputils, BusyBox, BSD/macOS, Solaris, Windows
