@@ -21,6 +21,7 @@ from ..errors import AmbiguousFormatError, UnknownFormatError
 REGISTRY = (
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
+    "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "web100_snaplog",   # web100 binary snaplog
     "web100_sidestream",  # web100 sidestream text (K:/C: lines)
