@@ -19,6 +19,7 @@ from ..errors import AmbiguousFormatError, UnknownFormatError
 
 #: Registered formats, most specific first: the order sniffers run and candidates are listed.
 REGISTRY = (
+    "iperf3_stream",    # iperf3 --json-stream (one JSON event per line)
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
     "irtt",             # irtt client -o JSON (usually gzip)
