@@ -144,8 +144,8 @@ def add(ds, views):
     received = ds["iperf3_bytes_receiver"].values if "iperf3_bytes_receiver" in ds else np.full(ds.sizes["run"], _NAN)
     sent = ds["iperf3_bytes_sender"].values if "iperf3_bytes_sender" in ds else np.full(ds.sizes["run"], _NAN)
     extras, checks = extras_and_checks(views, received, sent)
-    for name, (dims, values, units, long_name) in extras.items():
-        ds[name] = (dims, values, {"units": units, "long_name": long_name})
+    ds = ds.assign({name: (dims, values, {"units": units, "long_name": long_name})
+                    for name, (dims, values, units, long_name) in extras.items()})
     if checks:
         merged = json.loads(ds.attrs.get("consistency", "[]")) + checks
         ds.attrs["consistency"] = json.dumps(merged, sort_keys=True)

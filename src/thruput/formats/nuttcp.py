@@ -97,6 +97,13 @@ _REST_FINAL = re.compile(
 #: -fparse: "megabytes=2.8125 real_sec=0.50 rate_Mbps=47.18 retrans=0" (no side prefix)
 _PARSE_WORDS = re.compile(r"^megabytes=\S+(?: \w+=\S+)+\s*$")
 _WORD = re.compile(r"(\w+)=(\S+)")
+_NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
+#: -fparse keys read as numbers (after renaming by _FPARSE); the first three must be there
+_FPARSE_REQUIRED = {"interval": ("megabytes", "real_sec", "rate_Mbps"),
+                    "final": ("megabytes", "real_seconds", "rate_Mbps")}
+_FPARSE_NUMBERS = ("megabytes", "real_sec", "real_seconds", "rate_Mbps", "retrans", "cwnd", "drop", "pkt",
+                   "loss", "tx", "rx", "rtt", "nstream", "buflen", "mss", "rtt_ms", "send_window_size",
+                   "receive_window_size", "reporting_interval")
 #: a line of one end (-v): "nuttcp-t: ...", "nuttcp-r: ..."
 _SIDE = re.compile(r"^nuttcp-(?P<side>[tr]): (?P<msg>.*?)\s*$")
 _SIDE_LINES = {   # message -> what it holds (the converter in _process reads the groups)
@@ -204,9 +211,21 @@ def _brief(found, n, m, ledger):
 _FPARSE = {"data_loss": "loss", "tx_cpu": "tx", "rx_cpu": "rx", "rtt_ms": "rtt"}
 
 
+def _bad_words(words, kind=None):
+    """Why the -fparse ``words`` cannot be read (missing or non-numeric values), or ""."""
+    missing = [k for k in _FPARSE_REQUIRED.get(kind, ()) if k not in words]
+    if missing:
+        return f"-fparse line without {', '.join(missing)}"
+    bad = [k for k in _FPARSE_NUMBERS if k in words and not _NUMBER.match(words[k])]
+    return f"-fparse value not a number: {bad[0]}={words[bad[0]][:30]!r}" if bad else ""
+
+
 def _words(found, n, words, ledger):
     """File an -fparse line without side prefix: an interval (real_sec) or the final line."""
     words = {_FPARSE.get(k, k): v for k, v in words.items()}
+    if problem := _bad_words(words, "final" if "real_seconds" in words else "interval"):
+        ledger.error(n, problem)
+        return
     if "real_seconds" in words:
         _final_once(found, n, ledger)
         found["brief"] = (n, words)
@@ -237,6 +256,9 @@ def _side(found, n, side, msg, ledger):
     if msg.startswith(("megabytes=", "buflen=", "connect=", "accept=", "send_window_size=",
                        "time_limit=", "reporting_interval=", "retrans=", "drop=")) and "=" in msg.split()[0]:
         words = dict(_WORD.findall(msg))
+        if problem := _bad_words(words, "final" if "real_seconds" in words else None):
+            ledger.error(n, problem)
+            return
         if "real_seconds" in words:
             words = {"mb": words["megabytes"], "sec": words["real_seconds"], "rate": words["rate_Mbps"]}
             key = "final"
