@@ -17,12 +17,12 @@ NS=thruput-nut-$$                         # namespaces: $NS-a (client), $NS-r (r
 NET=$((10 + $$ % 200))                    # 10.<NET>.2.0/24 and .3.0/24 inside the namespaces only
 V=$(nuttcp -V | sed 's/^nuttcp-//')       # "6.1.2"
 
+source "$ROOT/tools/netns-router.sh"
+
 PIDS=()
 cleanup() {
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-    ip netns del "$NS-a" 2>/dev/null || true
-    ip netns del "$NS-b" 2>/dev/null || true
-    ip netns del "$NS-r" 2>/dev/null || true
+    router_down "$NS"
 }
 trap cleanup EXIT
 
@@ -40,26 +40,9 @@ c -fparse -v -T 2 -i 0.5             > "$V--tcp-fparse-v.out"   # key=value outp
 c -u -R 20m -T 2 -i 0.5              > "$V--udp-i.out"
 c -u -R 20m -fparse -T 2 -i 0.5      > "$V--udp-fparse.out"
 
-# three namespaces a - r - b over two veth pairs; r routes, and its egress towards each end
-# is shaped by tbf (50 Mbit/s, a queue of 6000 bytes): the drops happen in r, where the end hosts'
-# TCP cannot hold them back, so TCP retransmits
-ip netns add "$NS-a"
-ip netns add "$NS-r"
-ip netns add "$NS-b"
-ip -n "$NS-a" link add va type veth peer name ra netns "$NS-r"
-ip -n "$NS-b" link add vb type veth peer name rb netns "$NS-r"
-ip -n "$NS-a" addr add "10.$NET.2.1/24" dev va
-ip -n "$NS-r" addr add "10.$NET.2.254/24" dev ra
-ip -n "$NS-r" addr add "10.$NET.3.254/24" dev rb
-ip -n "$NS-b" addr add "10.$NET.3.2/24" dev vb
-for x in a:va r:ra r:rb b:vb; do ip -n "$NS-${x%%:*}" link set "${x#*:}" up; done
-for x in a r b; do ip -n "$NS-$x" link set lo up; done
-ip -n "$NS-a" route add default via "10.$NET.2.254"
-ip -n "$NS-b" route add default via "10.$NET.3.254"
-ip netns exec "$NS-r" sysctl -qw net.ipv4.ip_forward=1
-for dev in ra rb; do
-    ip netns exec "$NS-r" tc qdisc add dev "$dev" root tbf rate 50mbit burst 4kb limit 6000
-done
+# three namespaces a - r - b (tools/netns-router.sh); r's egress towards each end is shaped
+# by tbf (50 Mbit/s, a queue of 6000 bytes): the drops happen in r
+router_up "$NS" "10.$NET.2" "10.$NET.3" tbf rate 50mbit burst 4kb limit 6000
 ip netns exec "$NS-b" nuttcp -S --nofork -P "$CTL" -p "$DATA" >/dev/null 2>&1 &
 PIDS+=($!)
 sleep 0.5
