@@ -121,3 +121,20 @@ def test_ping_accessor_drops_duplicates():
     assert float(bursts.loss_fraction) == 0.2 and float(bursts.burst_count) == 1
     run = xr.Dataset({"stream_throughput": (("run", "stream"), [[2.0, 2.0]])})
     assert run.thruput.jain_fairness().values.tolist() == [1.0]
+
+
+def test_ping_losses_against_ping_own_counts():
+    # iputils ping -O through a peer that stops answering: 5 replies, then 3 lost probes
+    ds = thruput.read(DATA / "ping" / "iputils--no-answer-O-netns.out")
+    printed = json.loads(ds.attrs["tool_summary"])
+    bursts = ds.thruput.loss_bursts(max_length=4)
+    assert float(bursts.loss_fraction) == printed["loss_percent"] / 100
+    assert float(bursts.burst_count) == 1
+    assert float(bursts.max_burst_length) == printed["transmitted"] - printed["received"]
+    # 1 of 5 replies with a successor is followed by a loss; 0 of 2 losses with a successor
+    # by a reply (the path never recovered)
+    assert float(bursts.gilbert_p) == 1 / 5 and float(bursts.gilbert_r) == 0.0
+    jumps = ds.thruput.ipdv()
+    replies = ds.rtt.values[:5]
+    np.testing.assert_array_equal(jumps.values[:4], np.diff(replies))
+    assert np.isnan(jumps.values[4:]).all()
