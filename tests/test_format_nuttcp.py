@@ -126,6 +126,17 @@ def test_fparse_equals_its_key_values():
     assert float(udp.packets_lost[0]) == float(final["drop"])
 
 
+def test_delay_line_rtt_and_what_nuttcp_says_about_retransmits():
+    ds = _read("tcp-delayline-drops-v")
+    text = (HERE / "6.1.2--tcp-delayline-drops-v.out").read_text()
+    rtt = re.search(r"nuttcp-t: connect to \S+ with mss=(\d+), RTT=([\d.]+) ms", text)
+    assert float(ds.nuttcp_rtt[0]) == float(rtt[2]) and float(ds.nuttcp_mss[0]) == float(rtt[1])
+    assert float(ds.nuttcp_rtt[0]) > 20.0  # 10 ms each way on the delay line
+    # the delay line dropped packets (README.md), nuttcp 6.1.2 printed "retrans = 0": kept as printed
+    assert float(ds.retransmits[0]) == 0.0 and "nuttcp-t: retrans = 0" in text
+    assert ds.attrs["consistent"] == 1
+
+
 def test_two_streams_are_reported_summed():
     ds = _read("tcp-N2-v")
     assert float(ds.streams[0]) == 2.0  # "nstream=2"

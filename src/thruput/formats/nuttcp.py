@@ -40,9 +40,9 @@ Units
 
 Consistency (``attrs["consistency"]``)
     Bytes and retransmits of the final line against the sums of the interval lines where
-    the intervals cover the run (to within half an interval); nuttcp prints no partial
-    last interval, so where they do not, the check is only that the intervals' bytes do
-    not exceed the final line's. Sender against receiver bytes (TCP); the printed UDP
+    the intervals cover the run (to the rounding of their printed lengths); nuttcp prints
+    no partial last interval, so where they do not, the check is only that the intervals'
+    bytes do not exceed the final line's. Sender against receiver bytes (TCP); the printed UDP
     loss percentage against drop/pkt.
 
 Truncation
@@ -140,6 +140,9 @@ _SNIFF = re.compile(
     r"^(?:nuttcp-[tr]: v\d+\.\d+\.\d+\S*: (?:socket|Error)"
     rf"|\s*{_NUM} MB /\s+{_NUM} sec =\s+{_NUM} Mbps(?:\s+\d+ (?:retrans|%TX)|\s+-?\d+ /\s+\d+ ~?drop/pkt)"
     r"|megabytes=\d+\.\d+ real_sec(?:onds)?=\d+\.\d+ rate_Mbps=)", re.MULTILINE)
+
+#: half the last digit of the seconds nuttcp prints ("0.50 sec", "129.84 real seconds")
+PRINTED_SECONDS_ROUNDING = 0.005
 
 _NAN = float("nan")
 _SIDES = {"t": "sender", "r": "receiver"}
@@ -367,8 +370,7 @@ def _process(found, ledger):
         summary.setdefault("sender", {})["retransmits"] = retrans
     if udp_drops:
         summary.setdefault("receiver", {}).update(packets=packets, lost_packets=lost, loss_percent=loss_printed)
-    checks = _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed,
-                     _f(r.get("interval"), "interval"))
+    checks = _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed)
 
     R1, RS, RSI, RI = ("run",), ("run", "stream"), ("run", "stream", "interval"), ("run", "interval")
     one = lambda v: np.array([v], dtype=float)  # noqa: E731
@@ -422,14 +424,16 @@ def _process(found, ledger):
                  extras=extras, tool_summary=summary, consistency=checks)
 
 
-def _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed, interval):
+def _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed):
     """nuttcp's final lines against its interval lines and against each other."""
     checks = []
     if np.isnan(rcv[0]) or not len(iv):
         return checks
     covered = float(np.nansum(iv[:, 0]))
-    step = float(np.nanmedian(iv[:, 0])) if interval != interval else interval
-    complete = rcv[1] - covered < step / 2
+    # the intervals cover the run when what is left is within the rounding of the printed
+    # seconds (the final line's and the intervals' last digit); any longer tail may have
+    # carried data and retransmissions nuttcp never printed in an interval
+    complete = rcv[1] - covered <= 2 * PRINTED_SECONDS_ROUNDING + 1e-9
     where = f"intervals cover {covered:g} of {rcv[1]:g} s"
     if complete:
         checks.append(consistency_check(

@@ -54,6 +54,22 @@ n -u -R 60m -v -T 2 -i 0.5           > "$V--udp-netns-loss-v.out"
 cleanup
 PIDS=()
 
+# a 20 ms RTT path with a drop-tail queue (tools/delayline.py: 10 ms each way, 20 Mbit/s,
+# 30 KB queue): segments are dropped on the path (the delay line prints its drop counts on
+# stderr when stopped) and TCP retransmits them, yet nuttcp 6.1.2 prints "retrans = 0"
+DL=nut$(( $$ % 100000 ))                  # delay line namespaces $DL-a, $DL-b (12 characters at most)
+"$PY" "$ROOT/tools/delayline.py" up "$DL" --delay 10ms --rate 20mbit --queue 30k --subnet "10.$NET.6" > /dev/null &
+DELAYLINE=$!
+PIDS+=($DELAYLINE)
+sleep 2
+ip netns exec "$DL-b" nuttcp -S --nofork -P "$CTL" -p "$DATA" >/dev/null 2>&1 &
+PIDS+=($!)
+sleep 0.5
+ip netns exec "$DL-a" nuttcp -v -P "$CTL" -p "$DATA" -T 4 -i 0.5 "10.$NET.6.2" > "$V--tcp-delayline-drops-v.out"
+cleanup
+wait "$DELAYLINE" || true
+PIDS=()
+
 # a run cut off mid-way (the writer died): the first 55 % of the verbose netns recording
 head -c $(( $(wc -c < "$V--tcp-netns-loss-v.out") * 55 / 100 )) "$V--tcp-netns-loss-v.out" \
     > "$V--truncated-v.out"
