@@ -83,6 +83,7 @@ def test_brief_final_line():
     assert float(ds.retransmits[0]) == float(final[12])
     assert float(ds.nuttcp_rtt[0]) == float(final[14])
     assert math.isnan(float(ds.throughput_sender[0]))  # brief output has no transmitter line
+    assert math.isnan(float(ds.streams[0]))  # nor a stream count
     assert ds.stream_direction.values.tolist() == [[""]]
     # nuttcp printed no partial last interval: the check says how much the intervals cover
     checks = json.loads(ds.attrs["consistency"])
@@ -119,6 +120,9 @@ def test_fparse_equals_its_key_values():
     assert float(ds.bytes[0]) == float(final["megabytes"]) * MB
     assert float(ds.throughput[0]) == float(final["rate_Mbps"]) * 1e6
     assert ds.stream_direction.values.tolist() == [["send"]]
+    verbose = _read("udp-fparse-v")
+    assert verbose.protocol.values.tolist() == ["UDP"] and float(verbose.streams[0]) == 1.0
+    assert json.loads(verbose.attrs["skipped_reasons"])["rate limit"] == 1  # "rate_limit=20.000 ..."
     udp = _read("udp-fparse")
     final = dict(re.findall(r"(\w+)=(\S+)", [x for x in (HERE / "6.1.2--udp-fparse.out").read_text().split("\n")
                                              if "real_seconds" in x][0]))

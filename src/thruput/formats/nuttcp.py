@@ -25,7 +25,7 @@ Schema (dims ``run`` = 1, ``stream`` = 1, ``interval``)
     ``throughput_sender``: the transmitter's final line (``-v`` only, else NaN).
     ``retransmits``: the transmitter's ``retrans =`` or the brief final line's count.
     ``packets``, ``packets_lost``, ``loss_fraction``: UDP drop/pkt of the final line.
-    ``streams``: ``nstream=`` (``-v``) or 1. nuttcp reports ``-N`` streams summed only, so
+    ``streams``: ``nstream=`` (``-v``), NaN in brief output (it does not say). nuttcp reports ``-N`` streams summed only, so
     the ``stream`` dimension has one entry holding the sum (``nuttcp_streams_summed`` = 1).
     ``stream_direction``: ``send`` when the client transmits, ``receive`` under ``-r``;
     known from the order of the ``-v`` lines (the client prints its own end first), else
@@ -128,7 +128,7 @@ _SIDE_SKIPPED = (
     (re.compile(r"^available send window = \d+, available receive window = \d+$"), "available windows"),
     (re.compile(r"^send_window_avail=\d+ receive_window_avail=\d+$"), "available windows"),
     (re.compile(r"^initial congestion window = .*$"), "initial congestion window"),
-    (re.compile(r"^rate limit = .*$"), "rate limit"),
+    (re.compile(r"^rate limit = .*$|^rate_limit=.*$"), "rate limit"),
     (re.compile(r"^\d+ I/O calls, .*$|^io_calls=.*$"), "I/O call counts"),
     (re.compile(r"^.*\d+user .*sys .*real .*$|^stats=cpu .*$"), "CPU usage"),
     (re.compile(rf"^{_NUM} MB in {_NUM} CPU seconds = .*$|^megabytes=\S+ cpu_seconds=.*$"), "CPU rate"),
@@ -145,7 +145,6 @@ _SNIFF = re.compile(
 PRINTED_SECONDS_ROUNDING = 0.005
 
 _NAN = float("nan")
-_SIDES = {"t": "sender", "r": "receiver"}
 
 
 def sniff(head):
@@ -191,14 +190,17 @@ def parse(text):
             raise ParseError(f"nuttcp reported: {found['error']}", line=found["error_line"])
         ledger.close()
         raise ParseError("no nuttcp report lines", line=1)
-    return _process(found, ledger)
+    try:
+        return _process(found, ledger)
+    except (KeyError, ValueError, TypeError, IndexError) as exc:
+        raise ParseError(f"unexpected nuttcp output ({type(exc).__name__}: {exc})", line=1) from None
 
 
 def _brief(found, n, m, ledger):
     """File a brief report line: an interval, or the final line (it has %TX/%RX)."""
     rest = m["rest"]
     if f := _REST_FINAL.match(rest):
-        _final_once(found, n, ledger)
+        _final_once(found, n)
         found["brief"] = (n, {"megabytes": m["mb"], "real_seconds": m["sec"], "rate_Mbps": m["rate"],
                               **{k: v for k, v in f.groupdict().items() if v is not None}})
         ledger.parsed(n)
@@ -230,14 +232,14 @@ def _words(found, n, words, ledger):
         ledger.error(n, problem)
         return
     if "real_seconds" in words:
-        _final_once(found, n, ledger)
+        _final_once(found, n)
         found["brief"] = (n, words)
     else:
         found["intervals"].append((n, words))
     ledger.parsed(n)
 
 
-def _final_once(found, n, ledger):
+def _final_once(found, n):
     if found["brief"] is not None:
         raise ParseError(f"a second run's final line at line {n} (the first at line "
                          f"{found['brief'][0]}): thruput reads one nuttcp run per file", line=n)
@@ -336,8 +338,8 @@ def _process(found, ledger):
     loss_printed = _f(udp_drops, "loss")
     udp = protocol == "UDP"
     nstream = _f(socket, "nstream")
-    if np.isnan(nstream):
-        nstream = _f(tw, "nstream") if "nstream" in tw else 1.0
+    if np.isnan(nstream):  # NaN where only the brief output is there: it does not say
+        nstream = _f(tw, "nstream")
     windows = t.get("windows") or {}
     send_window = _f(windows, "send")
     if np.isnan(send_window):

@@ -39,6 +39,7 @@ c -v -N 2 -T 2 -i 0.5                > "$V--tcp-N2-v.out"       # two streams, s
 c -fparse -v -T 2 -i 0.5             > "$V--tcp-fparse-v.out"   # key=value output
 c -u -R 20m -T 2 -i 0.5              > "$V--udp-i.out"
 c -u -R 20m -fparse -T 2 -i 0.5      > "$V--udp-fparse.out"
+c -u -R 20m -fparse -v -T 2 -i 0.5   > "$V--udp-fparse-v.out"
 
 # three namespaces a - r - b (tools/netns-router.sh); r's egress towards each end is shaped
 # by tbf (50 Mbit/s, a queue of 6000 bytes): the drops happen in r
