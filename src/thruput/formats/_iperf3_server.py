@@ -1,6 +1,7 @@
 """The server's own view of an iperf3 run, as ``--get-server-output`` brings it back
 (iperf3 3.1+): shared by :mod:`thruput.formats.iperf3_json` (``-J``) and
-:mod:`thruput.formats.iperf3_stream` (``--json-stream``).
+:mod:`thruput.formats.iperf3_stream` (``--json-stream``), with :data:`STREAM_EVENT`, the
+first line of ``--json-stream`` output, which tells the two readers' sniffers apart.
 
 With ``--get-server-output`` the client's JSON holds, after ``end``, the server's report:
 ``server_output_json`` (the server's whole ``-J`` document, when the server runs with
