@@ -2,7 +2,8 @@
 JSON format version 1 (irtt 0.9), kind ``rtt``.
 
 One probe per round trip in ``round_trips``, in the order irtt wrote them (sequence
-order), with the 1-based ``line`` where its object starts.
+order), with the 1-based ``line`` of its ``"seqno"`` key (-1 where the file is not laid
+out one key per line as irtt writes it).
 
 Schema (dim ``probe``)
     ``seq``: ``seqno``. ``rtt``: ``delay.rtt`` (ms; NaN when lost). ``status``:
@@ -74,6 +75,7 @@ COUNT_STATS = ("packets_sent", "packets_received", "server_packets_received", "d
 
 _SNIFF = re.compile(r'\A\s*\{\s*"version"\s*:\s*\{\s*"irtt"\s*:')
 _ROUND_TRIPS = re.compile(r'"round_trips"\s*:\s*\[')
+_SEQNO = re.compile(r'"seqno"\s*:')
 _WS = re.compile(r"\s*")
 _DECODER = json.JSONDecoder()
 _NAN = float("nan")
@@ -97,64 +99,63 @@ def parse(text):
     if not lines or not text.strip():
         raise ParseError("empty input", line=1 if lines else None)
     ledger = Ledger(len(lines), lines=lines)
-    newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
-    line_of = lambda pos: int(np.searchsorted(newlines, pos, side="right")) + 1  # noqa: E731
     at = _ROUND_TRIPS.search(text)
-    if at is None:
-        try:
-            json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ParseError(f"not valid JSON: {exc.msg}" if not is_cut_off(text, exc)
-                             else "irtt JSON cut off before its round_trips", line=exc.lineno) from None
-        raise ParseError('not an irtt JSON document (no "round_trips")', line=1)
     try:
-        head = json.loads(text[:at.start()].rstrip().rstrip(",") + "}")
+        doc = json.loads(text)
+        cut = False
     except json.JSONDecodeError as exc:
-        raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+        if exc.msg == "Extra data":
+            raise ParseError("text after the irtt JSON document", line=exc.lineno) from None
+        if not is_cut_off(text, exc):
+            raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+        if at is None:
+            raise ParseError("irtt JSON cut off before its round_trips", line=exc.lineno) from None
+        doc, cut = None, True
+    if doc is not None and (not isinstance(doc, dict) or not isinstance(doc.get("round_trips"), list)):
+        raise ParseError('not an irtt JSON document (no "round_trips")', line=1)
+    if cut:  # irtt writes "round_trips" last: the members before it are complete
+        try:
+            head = json.loads(text[:at.start()].rstrip().rstrip(",") + "}")
+        except json.JSONDecodeError as exc:
+            raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+        trips, end = _round_trips(text, at.end())
+    else:
+        head, trips, end = doc, doc["round_trips"], len(text.rstrip())
     if not isinstance(head.get("version"), dict) or "irtt" not in head["version"]:
         raise ParseError('not an irtt JSON document (no "version": {"irtt": ...})', line=1)
-    trips, starts, end, cut = _round_trips(text, at.end())
-    last = line_of(end - 1) if end else 0
+    newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
+    last = int(np.searchsorted(newlines, end - 1, side="right")) + 1 if end else 0
     ledger.parsed(slice(1, last + 1))
     if last < len(lines):
         ledger.skip(slice(last + 1, len(lines) + 1),
                     "incomplete round trip (file cut off)" if cut else "blank")
     if cut:
         ledger.truncated(f"file cut off after {len(trips)} complete round trips (line {last})")
+    # each probe's line: its "seqno" key (irtt writes one key per line, seqno first)
+    keys = [m.start() for m, _ in zip(_SEQNO.finditer(text, at.end() if at else 0), trips)]
+    probe_lines = np.full(len(trips), -1, dtype=np.int64)
+    probe_lines[: len(keys)] = np.searchsorted(newlines, np.array(keys, dtype=np.int64), side="right") + 1
     try:
-        return _process(head, trips, [line_of(p) for p in starts], ledger, cut)
+        return _process(head, trips, probe_lines, ledger, cut)
     except (AttributeError, TypeError, ValueError, KeyError) as exc:
         raise ParseError(f"unexpected irtt JSON structure ({type(exc).__name__}: {exc})", line=1) from None
 
 
 def _round_trips(text, i):
-    """Decode ``round_trips`` one object at a time: (objects, start offsets, end offset, cut)."""
-    trips, starts = [], []
+    """Decode the ``round_trips`` of a cut-off file one object at a time: (objects, end offset)."""
+    trips = []
     end = i
     while True:
         i = _WS.match(text, i).end()
-        if text.startswith("]", i):
-            i = _WS.match(text, i + 1).end()
-            if not text.startswith("}", i):
-                cut = i >= len(text)
-                if not cut:
-                    raise ParseError("unexpected text after round_trips", line=text.count("\n", 0, i) + 1)
-                return trips, starts, end, True
-            end = i + 1
-            rest = text[end:]
-            if rest.strip():
-                raise ParseError("text after the irtt JSON document", line=text.count("\n", 0, end) + 1)
-            return trips, starts, len(text.rstrip()), False
-        if i >= len(text):
-            return trips, starts, end, True
+        if i >= len(text) or text.startswith("]", i):
+            return trips, end
         try:
             obj, j = _DECODER.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             if is_cut_off(text, exc):
-                return trips, starts, end, True
+                return trips, end
             raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
         trips.append(obj)
-        starts.append(i)
         end = j
         i = _WS.match(text, j).end()
         if text.startswith(",", i):
@@ -164,12 +165,13 @@ def _round_trips(text, i):
 # --- conversion: the one place where JSON values become numbers ------------------------------------
 
 def _ns(d, *keys):
-    """A nested value in ns (NaN where absent or empty)."""
-    for key in keys:
-        if not isinstance(d, dict) or key not in d:
-            return _NAN
-        d = d[key]
-    return float(d) if isinstance(d, (int, float)) and not isinstance(d, bool) else _NAN
+    """A nested value in ns (NaN where absent or empty: irtt writes ``{}`` for lost probes)."""
+    try:
+        for key in keys:
+            d = d[key]
+    except (KeyError, TypeError, IndexError):
+        return _NAN
+    return float(d) if type(d) in (int, float) else _NAN
 
 
 def _process(head, trips, lines, ledger, cut):
@@ -216,7 +218,7 @@ def _process(head, trips, lines, ledger, cut):
         "timestamp": (("probe",), v[:, 6] / NS_PER_S),
         "size": (("probe",), np.full(n, length)),
         "ttl": (("probe",), np.full(n, -1, dtype=np.int64)),
-        "line": (("probe",), np.array(lines, dtype=np.int64)),
+        "line": (("probe",), lines),
     }
     P = ("probe",)
     extras = {
