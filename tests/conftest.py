@@ -8,6 +8,11 @@ from pathlib import Path
 
 import pytest
 
+try:  # xarray imports dask on the first Variable it builds (its duck-array check): pay that
+    import dask.array  # noqa: F401  import (2-6 s on a loaded machine) once here, not inside
+except ImportError:  # the first timed example of a hypothesis test (tests/test_fuzz.py)
+    pass
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
 CORPUS = ROOT.parent / "shared" / "corpus"

@@ -19,8 +19,10 @@ from ..errors import AmbiguousFormatError, UnknownFormatError
 
 #: Registered formats, most specific first: the order sniffers run and candidates are listed.
 REGISTRY = (
+    "iperf3_stream",    # iperf3 --json-stream (one JSON event per line)
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
+    "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "web100_snaplog",   # web100 binary snaplog
     "web100_sidestream",  # web100 sidestream text (K:/C: lines)
@@ -28,6 +30,7 @@ REGISTRY = (
     "tcp_info",         # ss -ti snapshots
     "udpmon_req",       # UDPmon udpmon_req latency scan
     "udpmon_bw",        # UDPmon udpmon_bw_mon
+    "nuttcp",           # nuttcp brief, -v and -fparse output
     "iperf3_text",      # iperf3 human-readable output
     "iperf2",           # iperf 1.x/2.x human-readable output
     "ping",             # ping of Linux iputils, BusyBox, BSD/macOS, Solaris, Windows

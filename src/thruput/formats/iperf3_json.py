@@ -91,6 +91,7 @@ import numpy as np
 
 from ..contract import Ledger, build
 from ..errors import ParseError
+from . import _iperf3_server
 from ._json import is_cut_off
 
 try:  # orjson decodes iperf3's documents about five times faster than the json module
@@ -149,6 +150,8 @@ def sniff(head):
     """True if ``head`` (the first 4 KB) is an iperf3 -J document."""
     if _SNIFF_START.match(head):
         return True
+    if _iperf3_server.STREAM_EVENT.match(head):  # --json-stream: formats/iperf3_stream.py
+        return False
     return head.lstrip()[:1] == "{" and _SNIFF_VERSION.search(head) is not None
 
 
@@ -163,7 +166,9 @@ def parse(text):
     """
     rows = _Rows()
     ledger = _extract_file(text, 0, rows, None, 0)
-    return _assemble(rows, ledger, tool_summary={"runs": rows.tool_summary})
+    ds = _assemble(rows, ledger, tool_summary={"runs": rows.tool_summary})
+    # --get-server-output: the server's own view and its check (formats/_iperf3_server.py)
+    return _iperf3_server.attach(ds, text)
 
 
 def parse_many(texts, names=None):

@@ -16,6 +16,7 @@ tcp             tcp_series, tcp_summary, congestion_vs_throughput
 compare         compare, hodges_lehmann, metadata_diff
 periodic        periodogram, daily_cycle
 theory          bdp, window_limited_throughput, mathis_throughput, ...
+jitter          ipdv, jitter_rfc3550, loss_bursts, jain_fairness
 ==============  =============================================================
 
 Every tunable (percentiles, tolerance, bootstrap size, seed) is a plain keyword with a
@@ -27,6 +28,8 @@ from __future__ import annotations
 from .. import accessors as _accessors  # noqa: F401  (registers ds.thruput / da.thruput)
 from .bounds import window_bound
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
+from .jitter import (ipdv, jain_fairness, jitter_rfc3550, loss_bursts, lost_indicator,
+                     reply_delays)
 from .latency import fit_latency, latency_fit
 from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .periodic import daily_cycle, periodogram, time_series
@@ -54,6 +57,8 @@ __all__ = [
     "compare", "hodges_lehmann", "metadata_diff", "flatten_metadata",
     # long campaigns
     "periodogram", "daily_cycle", "time_series",
+    # delay variation, loss bursts, fairness
+    "ipdv", "jitter_rfc3550", "loss_bursts", "jain_fairness", "reply_delays", "lost_indicator",
     # theory
     "bdp", "bdp_packets", "window_limited_throughput", "mathis_throughput",
     "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",

@@ -15,6 +15,7 @@ from importlib import import_module
 # modules (plateau), which would shadow the module once the package is imported
 _bounds = import_module(".bounds", __package__)
 _compare = import_module(".compare", __package__)
+_jitter = import_module(".jitter", __package__)
 _latency = import_module(".latency", __package__)
 _load = import_module(".load", __package__)
 _periodic = import_module(".periodic", __package__)
@@ -117,6 +118,22 @@ class DataArrayAccessor:
     def daily_cycle(self, time=None):
         """:func:`thruput.stats.daily_cycle` of this array."""
         return _periodic.daily_cycle(self._da, time)
+
+    def ipdv(self, dim="probe"):
+        """:func:`thruput.stats.ipdv` of this array (delays, NaN = lost)."""
+        return _jitter.ipdv(self._da, dim)
+
+    def jitter_rfc3550(self, dim="probe"):
+        """:func:`thruput.stats.jitter_rfc3550` of this array (delays, NaN = lost)."""
+        return _jitter.jitter_rfc3550(self._da, dim)
+
+    def loss_bursts(self, dim="probe", **kwargs):
+        """:func:`thruput.stats.loss_bursts` of this array (1 = lost, 0 = received)."""
+        return _jitter.loss_bursts(self._da, dim, **kwargs)
+
+    def jain_fairness(self, dim="stream"):
+        """:func:`thruput.stats.jain_fairness` of this array (per-stream values)."""
+        return _jitter.jain_fairness(self._da, dim)
 
 
 
@@ -238,3 +255,27 @@ class DatasetAccessor:
         if file is not None:
             ds = ds.isel(point=(ds["scan_file"] == file).values)
         return _latency.latency_fit(ds, **kwargs)
+
+    def _status(self, status):
+        if status is None:
+            status = "status" if "status" in self._ds else "rtt_status"
+        return self._ds[status]
+
+    def ipdv(self, var="rtt", status=None, dim="probe"):
+        """:func:`thruput.stats.ipdv` of the replies' ``ds[var]``
+        (:func:`thruput.stats.reply_delays` with ``status``, default ``status`` or
+        ``rtt_status``)."""
+        return _jitter.ipdv(_jitter.reply_delays(self._ds[var], self._status(status), dim), dim)
+
+    def jitter_rfc3550(self, var="rtt", status=None, dim="probe"):
+        """:func:`thruput.stats.jitter_rfc3550` of the replies' ``ds[var]``."""
+        return _jitter.jitter_rfc3550(_jitter.reply_delays(self._ds[var], self._status(status), dim), dim)
+
+    def loss_bursts(self, status=None, dim="probe", **kwargs):
+        """:func:`thruput.stats.loss_bursts` of :func:`thruput.stats.lost_indicator` of
+        the probes' status."""
+        return _jitter.loss_bursts(_jitter.lost_indicator(self._status(status)), dim, **kwargs)
+
+    def jain_fairness(self, var="stream_throughput", dim="stream"):
+        """:func:`thruput.stats.jain_fairness` of ``ds[var]`` over ``dim``."""
+        return _jitter.jain_fairness(self._ds[var], dim)
