@@ -8,6 +8,7 @@ import zlib
 from pathlib import Path
 
 from . import formats
+from .formats import _prefix
 from .contract import VARIABLES, validate
 from .errors import ParseError
 
@@ -16,7 +17,7 @@ __all__ = ["read", "read_many", "read_bytes", "decode"]
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read(path, format=None):
+def read(path, format=None, *, tz=None, year=None):
     """Read one raw log into an :class:`xarray.Dataset` that follows :mod:`thruput.contract`.
 
     Parameters
@@ -25,12 +26,23 @@ def read(path, format=None):
         The log file; gzip-compressed files are decompressed transparently.
     format : str, optional
         A name from :data:`thruput.formats.REGISTRY`; by default the content is sniffed.
+    tz : str, optional
+        Where the file's lines carry a timestamping wrapper's prefix without a time zone
+        (``[2024-05-27 15:17:01.317910] ...``, moreutils ``ts``), the IANA zone they were
+        written in. By default UTC, or the offset a wrapper ``Start time:`` line (epoch
+        ms) shows. See :mod:`thruput.formats._prefix`.
+    year : int, optional
+        The year of year-less prefixes (``ts``' default ``Nov 22 15:17:01``) when no
+        wrapper ``Start time:`` line tells it.
 
     Returns
     -------
     xarray.Dataset
         With ``attrs["source_path"]`` and ``attrs["source_sha256"]`` (of the file as
-        stored) set.
+        stored) set. A wrapped file's Dataset has ``attrs["line_prefix"]`` (the style
+        found), its times as data (probe ``timestamp``, run ``start_time`` where the tool
+        printed none) and its line numbers, ``line`` and ``run_line`` included, are those
+        of the file as stored; wrapper-added lines are skipped as ``wrapper line: ...``.
 
     Raises
     ------
@@ -40,20 +52,32 @@ def read(path, format=None):
     """
     path = Path(path)
     raw = path.read_bytes()
-    return read_bytes(raw, format=format, path=str(path))
+    return read_bytes(raw, format=format, path=str(path), tz=tz, year=year)
 
 
-def read_bytes(raw, format=None, path="<bytes>"):
+def read_bytes(raw, format=None, path="<bytes>", *, tz=None, year=None):
     """Like :func:`read`, for the bytes of a file already in memory."""
     sha256 = hashlib.sha256(raw).hexdigest()
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
     head = decode(data[: formats.HEAD_BYTES])
-    name = format or formats.sniff(head, path)
+    name, style = formats.sniff_wrapped(head, path, format)
     module = formats.get(name)
+    stripped = None
     try:
-        ds = module.parse(data if module.BINARY else decode(data))
+        if module.BINARY:
+            ds = module.parse(data)
+        else:
+            text = decode(data)
+            if style:
+                stripped = _prefix.strip(text, style, tz=tz, year=year)
+                text = stripped.text
+            ds = module.parse(text)
     except ParseError as exc:
+        if stripped is not None:
+            exc = _prefix.shift_error(exc, stripped)
         raise exc.with_path(path) from None
+    if stripped is not None:
+        _prefix.apply_times(_prefix.account(ds, stripped), stripped)
     ds.attrs["source_path"] = path
     ds.attrs["source_sha256"] = sha256
     return validate(ds)
@@ -94,7 +118,7 @@ def read_many(paths, format=None):
     raws = [Path(p).read_bytes() for p in paths]
     hashes = [hashlib.sha256(raw).hexdigest() for raw in raws]
     datas = [_gunzip(raw, p) if raw[:2] == GZIP_MAGIC else raw for raw, p in zip(raws, paths)]
-    name = format or formats.sniff(decode(datas[0][: formats.HEAD_BYTES]), paths[0])
+    name = format or formats.sniff_wrapped(decode(datas[0][: formats.HEAD_BYTES]), paths[0])[0]
     module = formats.get(name)
     dim = RECORD_DIMS[module.KIND]
     if hasattr(module, "parse_many"):

@@ -262,7 +262,7 @@ def parse(text):
     if not text.endswith("\n") and n_lines in others.unrecognised:
         ledger.skip(n_lines, "incomplete last line")
         others.unrecognised.discard(n_lines)
-        ledger.truncated(f"the last line ({n_lines}) was cut off")
+        ledger.truncated(f"the last line (line {n_lines}) was cut off")
     ledger.parsed(replies.line)
     probes = _process(replies, others, variant, ledger)
     if not others.summary_seen:
