@@ -144,6 +144,10 @@ def read_many(paths, format=None):
         ds.attrs["truncation"] = "; ".join(f"{p.attrs['source_path']}: {p.attrs['truncation']}"
                                           for p in parts if p.attrs["truncation"])
         ds.attrs["tool_summary"] = "{}"
+        checks = [{**c, "check": f"{p.attrs['source_path']}: {c['check']}"}
+                  for p in parts for c in json.loads(p.attrs["consistency"])]
+        ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)
+        ds.attrs["consistent"] = int(all(c["ok"] for c in checks))
         ds = ds.assign_coords({dim: range(ds.sizes[dim])})
         ds[dim].attrs = dict(zip(("units", "long_name"), VARIABLES[dim]))
     ds = ds.assign_coords(file=("file", range(len(paths)), _attrs("file")))

@@ -95,7 +95,7 @@ import warnings
 
 import numpy as np
 
-from ..contract import PROBE_STATUSES, Ledger, build
+from ..contract import PROBE_STATUSES, Ledger, build, consistency_check
 from ..errors import ParseError
 
 try:  # the optional C scanner (see "Speed" above); None: the pure-Python readers
@@ -132,7 +132,7 @@ HEADER = _ascii(
 #: iputils omits ``time=`` for payloads too small to carry a timestamp; Solaris prints
 #: ``time=1. ms`` with a bare dot on old releases.
 UNIX_LINES = _ascii(
-    r"(?m)^(?:(?:\[(\d+\.\d+)\] )?(\d+) bytes from [^\n]*?[:,] (?:icmp_)?seq=(\d+)\.?"
+    r"(?m)^(?:(?:\[(\d+\.\d+)\] )?(\d+) bytes from (?:(?! bytes from )[^\n])*?[:,] (?:icmp_)?seq=(\d+)\.?"
     r"(?: (?:ttl|hlim)=(\d+))?(?: time=(\d+(?:\.\d*)?) ?ms)?"
     r"(?: \((DUP!|BAD CHECKSUM!)\))?|([^\n]*))$")
 
@@ -148,7 +148,11 @@ FAST_REPLY_NAMED = _ascii(r"\n((?:\[\d+\.\d+\] )?\d+ bytes from \S+(?: \([^)\n]*
 #: A reply with a name before the address, among the first lines (picks FAST_REPLY_NAMED).
 NAMED_REPLY = _ascii(r"\n(?:\[\d+\.\d+\] )?\d+ bytes from \S+ \(")
 #: A reply line of any Unix form (to check that the fast path left none among the others).
-UNIX_REPLY = _ascii(r"(?:\[\d+\.\d+\] )?\d+ bytes from [^\n]*?[:,] (?:icmp_)?seq=\d")
+UNIX_REPLY = _ascii(r"(?:\[\d+\.\d+\] )?\d+ bytes from (?:(?! bytes from )[^\n])*?[:,] (?:icmp_)?seq=\d")
+#: Two replies on one line: the newline between them was lost (``... time=0.045 ms64 bytes
+#: from ...``). Not one reply with a long address (UNIX_LINES' address may not hold
+#: `` bytes from ``): skipped and reported by a consistency check.
+MERGED_REPLIES = _ascii(r"^(?:\[\d+\.\d+\] )?\d+ bytes from .* bytes from .*[:,] (?:icmp_)?seq=\d")
 
 #: What sits between the size and the sequence number (blanked out before reading numbers).
 FAST_MIDDLE = _ascii(r" bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=")
@@ -214,6 +218,17 @@ SNIFF = _ascii(HEADER.pattern.replace("^", "(?m)^", 1))
 
 #: Sequence numbers are 16-bit on the wire: they wrap after 65535.
 SEQ_PERIOD = 65536
+#: The largest number each reply field can hold (16-bit sequence number and ICMP length,
+#: 8-bit TTL / hop limit); a larger one is not ping output: an error naming the line.
+REPLY_LIMITS = {"seq": SEQ_PERIOD - 1, "size": 65535, "ttl": 255}
+#: Lost probes that ping never printed are materialised (from the gaps between printed
+#: sequence numbers and from the printed ``transmitted``) only up to this many plus the
+#: number of lines of the log: memory never follows a number printed in the file. More
+#: are recorded as a consistency failure instead.
+UNPRINTED_MAX = SEQ_PERIOD
+#: Counts with more digits than this (10**15 probes would take ping 31 years at 1000/s)
+#: are not ping output (and Python's int() refuses some 4300 digits and more).
+MAX_DIGITS = 15
 #: First sequence number by variant (iputils counts from 1, the others from 0).
 SEQ_ORIGIN = {"iputils": 1, "busybox": 0, "bsd": 0, "solaris": 0, "windows": None}
 
@@ -259,20 +274,67 @@ def parse(text):
     others = _OtherLines(variant, header_line, ledger)
     for line, content in other_lines:
         others.feed(line, content)
-    if not text.endswith("\n") and n_lines in others.unrecognised:
-        ledger.skip(n_lines, "incomplete last line")
+    replies = _in_range(replies, ledger)
+    if not text.endswith("\n") and not others.summary_seen:
+        replies = _cut_last_line(replies, others, n_lines, ledger)
+    elif not text.endswith("\n") and n_lines in others.unrecognised:  # a summary line, cut
         others.unrecognised.discard(n_lines)
-        ledger.truncated(f"the last line (line {n_lines}) was cut off")
+        ledger.cut_off(n_lines)
     ledger.parsed(replies.line)
-    probes = _process(replies, others, variant, ledger)
-    if not others.summary_seen:
-        cut = [ledger.truncation] if ledger.truncation else []
-        ledger.truncated("; ".join(cut + ["the run has no summary (cut off): probes never "
-                                          "printed are unknown"]))
+    probes, consistency = _process(replies, others, variant, ledger)
+    _truncation(others, variant, ledger)
     return build(
         KIND, probes, fmt=NAME, tool=TOOL, ledger=ledger, tool_summary=others.summary,
+        consistency=consistency,
         attrs={"ping_variant": variant, "ping_target": others.target,
                "ping_payload_bytes": others.payload})
+
+
+def _in_range(replies, ledger):
+    """Replies whose numbers fit their fields (:data:`REPLY_LIMITS`); the others are errors
+    naming their line (``icmp_seq=99999999999999999999`` is not ping output)."""
+    bad = np.zeros(len(replies.line), dtype=bool)
+    for name, limit in REPLY_LIMITS.items():
+        bad |= getattr(replies, name) == OUT_OF_RANGE
+    for line in replies.line[bad][:50]:
+        ledger.error(int(line), f"a number beyond its field in a reply (icmp_seq above "
+                                f"{REPLY_LIMITS['seq']}, size above {REPLY_LIMITS['size']} or "
+                                f"ttl above {REPLY_LIMITS['ttl']}): not ping output")
+    return _select(replies, ~bad) if bad.any() else replies
+
+
+def _select(replies, keep):
+    out = _Replies()
+    for name in _Replies.__slots__:
+        value = getattr(replies, name)
+        setattr(out, name, value[keep] if value is not None else None)
+    return out
+
+
+def _cut_last_line(replies, others, n_lines, ledger):
+    """A log that ends without a newline and without its summary was cut inside its last
+    line: ``icmp_seq=1`` may be ``icmp_seq=13`` and ``ttl=6`` ``ttl=64``, so that line is
+    no data, whatever it looks like. (With the summary present, a missing final newline
+    is only a stripped newline.)"""
+    n = len(replies.line)
+    if n and replies.line[-1] == n_lines:
+        replies = _select(replies, np.arange(n) < n - 1)
+    others.events = [e for e in others.events if e[0] != n_lines]
+    others.unrecognised.discard(n_lines)
+    ledger.cut_off(n_lines)
+    return replies
+
+
+def _truncation(others, variant, ledger):
+    """Say what is missing when the summary is: probes never printed are then unknown."""
+    if not others.summary_seen:
+        missing = "the run has no summary (cut off): probes never printed are unknown"
+    elif "transmitted" not in others.summary:
+        missing = ("the summary was cut off after its statistics header: ping's totals are "
+                   "unknown, and so are the probes it never printed")
+    else:
+        return
+    ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + [missing]))
 
 
 # ---------------------------------------------------------------------------------------
@@ -358,9 +420,9 @@ def _replies_c(text):
     out = _Replies()
     out.line = np.frombuffer(lines, dtype=np.int64)
     out.timestamp = numbers[:, _TIMESTAMP].copy()
-    out.size = numbers[:, _SIZE].astype(np.int64)
-    out.seq = numbers[:, _SEQ].astype(np.int64)
-    out.ttl = numbers[:, _TTL].astype(np.int64)
+    out.size = _as_int(numbers[:, _SIZE], "size")
+    out.seq = _as_int(numbers[:, _SEQ], "seq")
+    out.ttl = _as_int(numbers[:, _TTL], "ttl")
     out.rtt = numbers[:, _RTT].copy()
     codes = np.frombuffer(flags, dtype=np.int8)
     out.flag = _FLAG_TEXT[codes] if codes.any() else None
@@ -437,17 +499,30 @@ def _replies_fast(text):
     out.line = np.arange(1, n + 1, dtype=np.int64) + np.cumsum(newlines[:-1])
     column = iter(range(k))
     out.timestamp = numbers[:, next(column)] if has_ts else np.full(n, np.nan)
-    out.size = (numbers[:, next(column)].astype(np.int64) if read_size
-                else np.full(n, int(size), np.int64))
-    out.seq = numbers[:, next(column)].astype(np.int64)
+    out.size = _as_int(numbers[:, next(column)] if read_size else np.full(n, float(size)), "size")
+    out.seq = _as_int(numbers[:, next(column)], "seq")
     if read_ttl:
-        out.ttl = numbers[:, next(column)].astype(np.int64)
+        out.ttl = _as_int(numbers[:, next(column)], "ttl")
     else:
         ttl = FAST_TTL.search(first) if has_ttl else None
-        out.ttl = np.full(n, int(ttl.group(1)) if ttl else -1, np.int64)
+        out.ttl = _as_int(np.full(n, float(ttl.group(1)) if ttl else -1.0), "ttl")
     out.rtt = numbers[:, next(column)] if has_rtt else np.full(n, np.nan)
     out.flag = None
     return out, others
+
+
+#: Integer fields read as floats (the scanners' and NumPy's common ground) whose value is
+#: beyond :data:`REPLY_LIMITS` (or not finite) become this; -1 stays "not printed".
+OUT_OF_RANGE = -2
+
+
+def _as_int(values, field):
+    """Float field values to int64 without overflow: beyond the field's limit ->
+    :data:`OUT_OF_RANGE` (the float is compared before any cast)."""
+    ok = (values >= -1) & (values <= REPLY_LIMITS[field])  # NaN and inf fail both
+    if ok.all():
+        return values.astype(np.int64)
+    return np.where(ok, np.where(ok, values, 0).astype(np.int64), OUT_OF_RANGE)
 
 
 def _other_lines_fast(pieces, newlines):
@@ -502,9 +577,9 @@ def _replies_general(text, variant, n_lines):
         return result
 
     out.timestamp = numbers(0)
-    out.size = numbers(1, -1).astype(np.int64)
-    out.seq = numbers(2, -1).astype(np.int64)
-    out.ttl = numbers(3, -1).astype(np.int64)
+    out.size = _as_int(numbers(1, -1), "size")
+    out.seq = _as_int(numbers(2, -1), "seq")
+    out.ttl = _as_int(numbers(3, -1), "ttl")
     out.rtt = numbers(4)
     out.flag = column(5)
     others = ((int(i) + 1, rows[i][6]) for i in np.flatnonzero(~is_reply))
@@ -524,6 +599,7 @@ class _OtherLines:
         self.target = ""
         self.payload = -1
         self.unrecognised = set()
+        self.merged = 0
         self._after_error = 0
 
     def feed(self, line, text):
@@ -558,22 +634,17 @@ class _OtherLines:
     def _unix(self, line, text):
         skip, event = self.ledger.skip, self.events.append
         if (m := NO_ANSWER.match(text)):
-            event((line, _LOST, int(m.group(2)), _float(m.group(1)), -1))
-            self.ledger.parsed(line)
+            self._event(line, _LOST, m.group(2), _float(m.group(1)), None)
         elif (m := BSD_TIMEOUT.match(text)):
-            event((line, _LOST, int(m.group(1)), np.nan, -1))
-            self.ledger.parsed(line)
+            self._event(line, _LOST, m.group(1), np.nan, None)
         elif (m := BSD_ERROR.match(text)):
-            event((line, _status_of(m.group(2)), -1, np.nan, int(m.group(1))))
-            self.ledger.parsed(line)
+            self._event(line, _status_of(m.group(2)), None, np.nan, m.group(1))
             self._after_error = 2
         elif self._after_error and (BSD_DUMP_HEADER.match(text) or BSD_DUMP_ROW.match(text)):
             skip(line, "icmp error packet dump")
             self._after_error -= 1
         elif (m := ICMP_ERROR.match(text)):
-            seq = int(m.group(2)) if m.group(2) else -1
-            event((line, _status_of(m.group(3)), seq, _float(m.group(1)), -1))
-            self.ledger.parsed(line)
+            self._event(line, _status_of(m.group(3)), m.group(2), _float(m.group(1)), None)
         elif SEND_ERROR.match(text):
             event((line, _ERROR, -1, np.nan, -1))
             self.ledger.parsed(line)
@@ -582,10 +653,13 @@ class _OtherLines:
             skip(line, "statistics header")
         elif (m := TRANSMITTED.match(text)):
             keys = ("transmitted", "received", "duplicates", "corrupted", "errors")
+            if any(v is not None and len(v) > MAX_DIGITS for v in m.groups()):
+                self.ledger.error(line, f"a count of more than {MAX_DIGITS} digits: not ping output")
+                return True
             self.summary.update({k: int(v) for k, v in zip(keys, m.groups()) if v is not None})
             self.summary["loss_percent"] = float(m.group(6))
             if m.group(7):
-                self.summary["time_ms"] = int(m.group(7))
+                self.summary["time_ms"] = float(m.group(7)) if len(m.group(7)) > MAX_DIGITS else int(m.group(7))
             self.ledger.parsed(line)
         elif (m := RTT_STATS.match(text)):
             dev = {"mdev": "rtt_mdev", "stddev": "rtt_stddev", "std-dev": "rtt_stddev"}
@@ -595,11 +669,15 @@ class _OtherLines:
                 self.summary[dev[m.group(1)]] = float(m.group(5))
             for key, value in zip(("pipe", "ipg", "ewma"), m.group(6, 7, 8)):
                 if value:
-                    self.summary[key] = int(value) if key == "pipe" else float(value)
+                    self.summary[key] = int(value) if key == "pipe" and len(value) <= MAX_DIGITS \
+                        else float(value)
             self.ledger.parsed(line)
-        elif (m := PIPE.match(text)):
+        elif (m := PIPE.match(text)) and len(m.group(1)) <= MAX_DIGITS:
             self.summary["pipe"] = int(m.group(1))
             self.ledger.parsed(line)
+        elif MERGED_REPLIES.match(text):
+            skip(line, "two replies on one line (a lost newline): not read")
+            self.merged += 1
         elif PATTERN_LINE.match(text):
             skip(line, "pattern")
         elif WARNING_LINE.match(text):
@@ -611,6 +689,20 @@ class _OtherLines:
         else:
             return False
         return True
+
+    def _event(self, line, status, seq, timestamp, size):
+        """One probe event from a non-reply line; ``seq`` and ``size`` as printed (None
+        when absent), checked against :data:`REPLY_LIMITS` before they become ints."""
+        values = []
+        for field, text in (("seq", seq), ("size", size)):
+            value = int(text) if text and len(text) <= MAX_DIGITS else -1 if not text else None
+            if value is None or value > REPLY_LIMITS[field]:
+                self.ledger.error(line, f"{field} {text[:30]} is beyond its field's limit "
+                                        f"({REPLY_LIMITS[field]}): not ping output")
+                return
+            values.append(value)
+        self.events.append((line, status, values[0], timestamp, values[1]))
+        self.ledger.parsed(line)
 
     def _windows(self, line, text):
         skip, event = self.ledger.skip, self.events.append
@@ -624,6 +716,9 @@ class _OtherLines:
             self.summary_seen = True
             skip(line, "statistics header")
         elif (m := WINDOWS_PACKETS.match(text)):
+            if any(len(v) > MAX_DIGITS for v in m.groups()):
+                self.ledger.error(line, f"a count of more than {MAX_DIGITS} digits: not ping output")
+                return True
             sent, received, lost, loss = (int(v) for v in m.groups())
             self.summary.update(transmitted=sent, received=received, lost=lost,
                                 loss_percent=float(loss))
@@ -706,22 +801,91 @@ def _process(replies, others, variant, ledger):
             if late.any():
                 ledger.skip(line[late], "no answer yet, answered later")
                 keep &= ~late
-        gaps = _unprinted(full[keep & has_seq], others.summary.get("transmitted"),
-                          SEQ_ORIGIN.get(variant))
+        cap = UNPRINTED_MAX + ledger.total
+        gaps, unprinted_check = _unprinted(full[keep & has_seq], others.summary.get("transmitted"),
+                                           SEQ_ORIGIN.get(variant), cap)
     else:
-        gaps = np.array([], dtype=np.int64)
+        gaps, unprinted_check = np.array([], dtype=np.int64), None
 
     m = len(gaps)
-    return {
-        "seq": (("probe",), np.concatenate([seq[keep], gaps % SEQ_PERIOD])),
-        "rtt": (("probe",), np.concatenate([rtt[keep], np.full(m, np.nan)])),
-        "status": (("probe",), np.array(PROBE_STATUSES)[
-            np.concatenate([status[keep], np.full(m, _LOST, np.int8)])]),
+    status = np.concatenate([status[keep], np.full(m, _LOST, np.int8)])
+    rtt = np.concatenate([rtt[keep], np.full(m, np.nan)])
+    seq_out = np.concatenate([seq[keep], gaps % SEQ_PERIOD])
+    probes = {
+        "seq": (("probe",), seq_out),
+        "rtt": (("probe",), rtt),
+        "status": (("probe",), STATUS_NAMES[status]),
         "timestamp": (("probe",), np.concatenate([timestamp[keep], np.full(m, np.nan)])),
         "size": (("probe",), np.concatenate([size[keep], np.full(m, -1, np.int64)])),
         "ttl": (("probe",), np.concatenate([ttl[keep], np.full(m, -1, np.int64)])),
         "line": (("probe",), np.concatenate([line[keep], np.full(m, -1, np.int64)])),
     }
+    seq_full = np.concatenate([full[keep] if has_seq.any() else seq[keep], gaps])
+    checks = _consistency(status, rtt, seq_full, others, variant, unprinted_check)
+    return probes, checks
+
+
+#: Status names by code, as an object array: indexing it gives an array of references to
+#: five shared str objects (8 bytes a probe, where ``<U11`` would take 44).
+STATUS_NAMES = np.array(PROBE_STATUSES, dtype=object)
+
+
+def _consistency(status, rtt, seq, others, variant, unprinted_check):
+    """What ping printed against what the probes say (:func:`contract.consistency_check`).
+
+    ``received`` and ``duplicates`` against the first and repeated replies (exact); the
+    sequence numbers printed against ``transmitted`` (never more); min and max RTT of
+    replies and duplicates (ping's statistics include duplicates) against ping's own,
+    within the rounding of the printed times (ping computes from exact times and prints
+    integers above 100 ms, one decimal above 10 ms); lines holding two replies (none
+    expected); and, where ``transmitted`` asked for more unprinted lost probes than
+    :data:`UNPRINTED_MAX`, that disagreement. Windows counts differently (unreachable
+    replies as received) and is checked on its RTTs only.
+    """
+    summary, checks = others.summary, []
+    replies = status == _REPLY
+    if variant != "windows" and "received" in summary:
+        checks.append(consistency_check("received: ping's count vs first replies",
+                                        summary["received"], int(replies.sum()), rtol=0))
+        checks.append(consistency_check("duplicates: ping's count vs repeated replies",
+                                        summary.get("duplicates", 0), int((status == _DUP).sum()),
+                                        rtol=0))
+        printed = np.unique(seq[(seq >= 0) & (status != _DUP)]).size
+        checks.append(_at_most("transmitted: sequence numbers printed vs ping's count",
+                               summary["transmitted"], printed))
+    timed = (replies | (status == _DUP)) & ~np.isnan(rtt)
+    if "rtt_min" in summary and timed.any():
+        for key, value in (("rtt_min", rtt[timed].min()), ("rtt_max", rtt[timed].max())):
+            checks.append(consistency_check(
+                f"{key}: ping's own (exact times) vs replies and duplicates (printed, rounded)",
+                summary[key], value, rtol=0, atol=_rounding(summary[key], variant),
+                note="ping rounds the times it prints: integer ms from 100 ms, 0.1 ms from 10 ms"))
+    if others.merged:
+        checks.append(consistency_check("lines holding two replies (a lost newline)", 0,
+                                        others.merged, rtol=0,
+                                        note="their replies are not read: they count as lost"))
+    if unprinted_check is not None:
+        checks.append(unprinted_check)
+    return checks
+
+
+def _rounding(value, variant):
+    """Half the last printed digit of an RTT near ``value`` (iputils' pr_echo_reply:
+    3 decimals below 1 ms, 2 below 10, 1 below 100, none above; Windows whole ms)."""
+    if variant == "windows":
+        return 1.0
+    for bound, half in ((1.0, 0.0005), (10.0, 0.005), (100.0, 0.05)):
+        if value < bound:
+            return half + 1e-9
+    return 0.5 + 1e-9
+
+
+def _at_most(check, tool, data, note=""):
+    """A :func:`consistency_check` record that passes when ``data <= tool``."""
+    record = consistency_check(check, tool, data, note=note)
+    record["ok"] = bool(record["data"] is not None and record["tool"] is not None
+                        and record["data"] <= record["tool"])
+    return record
 
 
 def _unwrap(seq):
@@ -745,11 +909,38 @@ def _unwrap(seq):
     return out
 
 
-def _unprinted(printed, transmitted, origin):
-    """Sequence numbers below ``transmitted`` that the log never mentions (lost probes)."""
-    if transmitted is None or origin is None:
-        return np.array([], dtype=np.int64)
-    seen = np.zeros(transmitted, dtype=bool)
-    inside = (printed >= origin) & (printed < origin + transmitted)
-    seen[printed[inside] - origin] = True
-    return np.flatnonzero(~seen).astype(np.int64) + origin
+def _unprinted(printed, transmitted, origin, cap):
+    """Sequence numbers ping sent but never printed (lost probes), and a consistency record
+    when ``transmitted`` disagrees with the data beyond ``cap``.
+
+    With ``transmitted`` (ping's summary): every number in ``[origin, origin +
+    transmitted)`` that the log never mentions. Without it (the summary was cut off): the
+    gaps below the highest number printed, which the data alone proves lost. At most
+    ``cap`` are materialised: a count beyond it (``1000000000000 packets transmitted``
+    above a few replies) is not turned into an allocation but recorded (None otherwise).
+    """
+    none = np.array([], dtype=np.int64)
+    if origin is None:
+        return none, None
+    printed = np.unique(printed[printed >= origin])
+    if transmitted is None:
+        if not printed.size:
+            return none, None
+        end = int(printed[-1]) + 1
+    else:
+        end = origin + int(transmitted)
+    inside = printed[printed < end]
+    missing = (end - origin) - inside.size
+    if missing <= 0:
+        return none, None
+    if missing > cap:
+        record = consistency_check(
+            "transmitted: ping's count vs sequence numbers printed", end - origin, inside.size,
+            note=f"{missing} probes never printed would be lost: more than the {cap} "
+                 f"materialised at most (UNPRINTED_MAX plus the lines of the log); none were "
+                 f"added")
+        record["ok"] = False
+        return none, record
+    seen = np.zeros(end - origin, dtype=bool)
+    seen[inside - origin] = True
+    return np.flatnonzero(~seen).astype(np.int64) + origin, None
