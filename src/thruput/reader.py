@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import zlib
@@ -15,6 +16,14 @@ from .errors import ParseError
 __all__ = ["read", "read_many", "read_bytes", "decode"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = codecs.BOM_UTF8
+#: Files larger than this are streamed where the format can take its text in pieces
+#: (``parse_chunks``: ping), so that memory is bounded by a constant plus the output.
+STREAM_BYTES = 64 * 2**20
+#: The pieces of a streamed file (cut after a newline).
+CHUNK_BYTES = 4 * 2**20
+#: How much of a streamed log's beginning the format sees whole (its header and more).
+STREAM_HEAD_CHARS = 65536
 
 
 def read(path, format=None, *, tz=None, year=None):
@@ -51,6 +60,10 @@ def read(path, format=None, *, tz=None, year=None):
         ``AmbiguousFormatError`` listing the formats.
     """
     path = Path(path)
+    if path.stat().st_size > STREAM_BYTES:
+        ds = _read_streaming(path, format)
+        if ds is not None:
+            return ds
     raw = path.read_bytes()
     return read_bytes(raw, format=format, path=str(path), tz=tz, year=year)
 
@@ -157,6 +170,102 @@ def read_many(paths, format=None):
     ds.attrs["source_path"] = ""
     ds.attrs["source_sha256"] = ""
     return validate(ds)
+
+
+def _read_streaming(path, format=None):
+    """Read a large file piece by piece (:data:`CHUNK_BYTES`), or None where it cannot be.
+
+    Two passes over the file, neither holding it whole: the first computes the sha256,
+    counts the lines and checks the encoding (UTF-8, else Latin-1, as :func:`decode`), the
+    second hands the decoded pieces to the format's ``parse_chunks``. The Dataset is the one
+    :func:`read_bytes` gives. None (the caller reads the file whole) for gzip files, files
+    with CR line ends, wrapped files (:mod:`thruput.formats._prefix`), formats without
+    ``parse_chunks`` and logs whose run header is not in the first piece.
+    """
+    with open(path, "rb") as f:
+        first = f.read(formats.HEAD_BYTES)
+    if first[:2] == GZIP_MAGIC or not first:
+        return None
+    name, style = formats.sniff_wrapped(decode(first), str(path), format)
+    module = formats.get(name)
+    if style or not hasattr(module, "parse_chunks"):
+        return None
+    facts = _file_facts(path)
+    if facts["cr"]:
+        return None
+    encoding = "utf-8" if facts["utf8"] else "latin-1"
+    pieces = _pieces(path, encoding)
+    piece = next(pieces, None)
+    head = piece[:STREAM_HEAD_CHARS] if piece is not None else None
+    if head is None or not module.SNIFF.search(head[: STREAM_HEAD_CHARS - formats.HEAD_BYTES]):
+        return None
+    n_lines = facts["newlines"] + (0 if facts["last"] == b"\n" else 1)
+    chunks = _chain(piece, pieces)
+    del piece
+    try:
+        ds = module.parse_chunks(chunks, head=head, tail=facts["tail"][-module.TAIL_CHARS:],
+                                 n_lines=n_lines)
+    except ParseError as exc:
+        raise exc.with_path(str(path)) from None
+    ds.attrs["source_path"] = str(path)
+    ds.attrs["source_sha256"] = facts["sha256"]
+    return validate(ds)
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _file_facts(path):
+    """sha256, newline count, CR present, valid UTF-8, last byte and the decoded tail of
+    ``path``, in one pass of :data:`CHUNK_BYTES` reads."""
+    sha, newlines, cr, last = hashlib.sha256(), 0, False, b""
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    valid = True
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK_BYTES):
+            sha.update(block)
+            newlines += block.count(b"\n")
+            cr = cr or b"\r" in block
+            if valid:
+                try:
+                    utf8.decode(block)
+                except UnicodeDecodeError:
+                    valid = False
+            last = block[-1:]
+        if valid:
+            try:
+                utf8.decode(b"", final=True)
+            except UnicodeDecodeError:
+                valid = False
+        size = f.tell()
+        f.seek(max(0, size - 4 * 2048))
+        tail = f.read().decode("utf-8" if valid else "latin-1", errors="ignore")
+    return {"sha256": sha.hexdigest(), "newlines": newlines, "cr": cr, "utf8": valid,
+            "last": last, "tail": tail}
+
+
+def _pieces(path, encoding):
+    """The text of ``path`` in pieces of about :data:`CHUNK_BYTES`, each cut after a
+    newline (the last one as it ends), decoded as :func:`decode` does (BOM dropped)."""
+    carry = b""
+    first = True
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK_BYTES):
+            if first and encoding == "utf-8" and block.startswith(UTF8_BOM):
+                block = block[len(UTF8_BOM):]
+            first = False
+            block = carry + block
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                carry = block
+                continue
+            carry = block[cut:]
+            yield block[:cut].decode(encoding)
+            del block
+    if carry:
+        yield carry.decode(encoding)
 
 
 def _attrs(name):

@@ -266,18 +266,55 @@ def parse(text):
     """
     if BLANK_TEXT.match(text):  # (stops at the first other character: no copy of the text)
         raise ParseError("empty input")
-    variant, header_line = _variant(text)
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    ledger = Ledger(n_lines, lines=_Lines(text))
-    found = _replies_bulk(text) if variant != "windows" else None
-    replies, other_lines = found or _replies_general(text, variant, n_lines)
-    others = _OtherLines(variant, header_line, ledger)
-    for line, content in other_lines:
-        others.feed(line, content)
+    return parse_chunks((text,), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
+
+
+#: How much of the end of a log :func:`_variant` looks at (BusyBox and Solaris summaries).
+TAIL_CHARS = 2048
+
+
+def parse_chunks(chunks, *, head, tail, n_lines):
+    """Parse one ping run given as consecutive pieces of its text (bounded memory).
+
+    What :func:`parse` does with the whole text, piece by piece: each piece is scanned
+    (C scanner or Python readers) on its own and only the replies' numbers are kept, so
+    that memory holds one piece of text and the growing output, never the whole log
+    (:func:`thruput.read` streams large files through here). The Dataset is the one
+    :func:`parse` gives for the joined text.
+
+    Parameters
+    ----------
+    chunks : iterable of str
+        The text in order, cut after a newline (every piece but the last ends with "\n").
+    head : str
+        The beginning of the text, holding the run header and the 4 KB after it.
+    tail : str
+        The last :data:`TAIL_CHARS` characters of the text.
+    n_lines : int
+        Lines of the whole text (``count("\n")``, plus one if it does not end with one).
+    """
+    variant, header_line = _variant(head, tail)
+    quotes = _Quotes(n_lines)
+    ledger = Ledger(n_lines, lines=quotes)
+    others = _OtherLines(variant, header_line, ledger, quotes)
+    store, offset, ends_with_newline = _Store(n_lines, variant), 0, True
+    for chunk in chunks:
+        k = chunk.count("\n") + (0 if chunk.endswith("\n") else 1)
+        found = _replies_bulk(chunk) if variant != "windows" else None
+        replies, other_lines = found or _replies_general(chunk, variant, k)
+        for line, content in other_lines:
+            others.feed(line + offset, content)
+        store.add(replies, offset, others.events)
+        others.events.clear()
+        offset += k
+        ends_with_newline = chunk.endswith("\n")
+    replies = store.replies()
+    del store
     replies = _in_range(replies, ledger)
-    if not text.endswith("\n") and not others.summary_seen:
+    if not ends_with_newline and not others.summary_seen:
         replies = _cut_last_line(replies, others, n_lines, ledger)
-    elif not text.endswith("\n") and n_lines in others.unrecognised:  # a summary line, cut
+    elif not ends_with_newline and n_lines in others.unrecognised:  # a summary line, cut
         others.unrecognised.discard(n_lines)
         ledger.cut_off(n_lines)
     ledger.parsed(replies.line)
@@ -288,6 +325,80 @@ def parse(text):
         consistency=consistency,
         attrs={"ping_variant": variant, "ping_target": others.target,
                "ping_payload_bytes": others.payload})
+
+
+class _Store:
+    """Every probe event of all pieces in line order: replies and the events of the other
+    lines (lost, errors), with their status, written into arrays allocated once for
+    ``capacity`` events (the log's line count, a bound). Untouched pages of such an
+    allocation take no memory and no piece's arrays are kept or joined, so memory follows
+    what was read."""
+
+    DTYPES = {"line": np.int64, "timestamp": np.float64, "size": None, "seq": None,
+              "ttl": None, "rtt": np.float64, "status": np.int8}
+    #: Where each field sits in an event tuple of :class:`_OtherLines` (others: absent).
+    EVENT_COLUMNS = {"line": 0, "status": 1, "seq": 2, "timestamp": 3, "size": 4}
+    ABSENT = {"ttl": -1, "rtt": np.nan}
+
+    def __init__(self, capacity, variant):
+        self.n = 0
+        self.variant = variant
+        self.arrays = {name: np.empty(capacity, dtype=dtype or INT)
+                       for name, dtype in self.DTYPES.items()}
+
+    def add(self, replies, offset, events):
+        """The replies of one piece (lines counted from its start, after ``offset`` lines)
+        and the events of its other lines (lines of the whole text)."""
+        k = len(replies.line)
+        fields = {"line": replies.line + offset if offset else replies.line,
+                  "timestamp": replies.timestamp, "size": replies.size, "seq": replies.seq,
+                  "ttl": replies.ttl, "rtt": replies.rtt,
+                  "status": np.full(k, _REPLY, dtype=np.int8)}
+        flag = replies.flag
+        if k and flag is not None:
+            if self.variant == "windows":  # time<1ms: Windows' own value is 0
+                fields["rtt"] = np.where(flag == "<", 0.0, fields["rtt"])
+            else:
+                fields["status"][flag == "DUP!"] = _DUP
+                fields["status"][flag == "BAD CHECKSUM!"] = _ERROR
+        if events:  # few: inserted at their place (reply and event lines are all distinct)
+            at = np.searchsorted(fields["line"], np.array([e[0] for e in events], dtype=np.int64))
+            for name, values in fields.items():
+                column = self.EVENT_COLUMNS.get(name)
+                inserted = ([e[column] for e in events] if column is not None
+                            else [self.ABSENT[name]] * len(events))
+                fields[name] = np.insert(values, at, np.array(inserted, dtype=values.dtype))
+        part = slice(self.n, self.n + len(fields["line"]))
+        for name, array in self.arrays.items():
+            array[part] = fields[name]
+        self.n = part.stop
+
+    def replies(self):
+        out = _Replies()
+        for name, array in self.arrays.items():
+            setattr(out, name, array[: self.n])
+        out.flag = None
+        return out
+
+
+class _Quotes:
+    """The text of the lines no reader recognised (the first 50), for error messages."""
+
+    LIMIT = 50
+
+    def __init__(self, n_lines):
+        self._n = n_lines
+        self._text = {}
+
+    def add(self, line, text):
+        if len(self._text) < self.LIMIT:
+            self._text[line] = text
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, index):
+        return self._text.get(index + 1, "")
 
 
 def _in_range(replies, ledger):
@@ -306,7 +417,7 @@ def _in_range(replies, ledger):
 def _select(replies, keep):
     out = _Replies()
     for name in _Replies.__slots__:
-        value = getattr(replies, name)
+        value = getattr(replies, name, None)
         setattr(out, name, value[keep] if value is not None else None)
     return out
 
@@ -319,7 +430,6 @@ def _cut_last_line(replies, others, n_lines, ledger):
     n = len(replies.line)
     if n and replies.line[-1] == n_lines:
         replies = _select(replies, np.arange(n) < n - 1)
-    others.events = [e for e in others.events if e[0] != n_lines]
     others.unrecognised.discard(n_lines)
     ledger.cut_off(n_lines)
     return replies
@@ -341,27 +451,9 @@ def _truncation(others, variant, ledger):
 # Reading
 
 
-class _Lines:
-    """The lines of ``text``, split only when an error message needs to quote one."""
-
-    def __init__(self, text):
-        self._text = text
-        self._lines = None
-
-    def _split(self):
-        if self._lines is None:
-            self._lines = self._text.split("\n")
-        return self._lines
-
-    def __len__(self):
-        return len(self._split())
-
-    def __getitem__(self, index):
-        return self._split()[index]
-
-
-def _variant(text):
-    """The variant and the 1-based line of the first run header."""
+def _variant(text, tail):
+    """The variant and the 1-based line of the first run header (``text``: the head of the
+    log, ``tail``: its end)."""
     match = SNIFF.search(text)
     if match is None:
         skipped = len(text) - len(text.lstrip("\n"))
@@ -376,9 +468,9 @@ def _variant(text):
         return "iputils", line
     body = text[match.end(): match.end() + 4096]
     if (re.search(r"(?m)^\d+ bytes from .*: seq=", body)
-            or "round-trip min/avg/max =" in text[-2048:]):
+            or "round-trip min/avg/max =" in tail):
         return "busybox", line
-    if re.search(r"icmp_seq=\d+\. ", body) or "PING Statistics----" in text[-2048:] \
+    if re.search(r"icmp_seq=\d+\. ", body) or "PING Statistics----" in tail \
             or re.match(r"PING [^\s(]+: \d+ data bytes$", header):
         return "solaris", line
     return "bsd", line
@@ -387,7 +479,7 @@ def _variant(text):
 class _Replies:
     """The reply lines as arrays, and the indices of every other line."""
 
-    __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag")
+    __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag", "status")
 
 
 def _replies_bulk(text):
@@ -514,15 +606,18 @@ def _replies_fast(text):
 #: Integer fields read as floats (the scanners' and NumPy's common ground) whose value is
 #: beyond :data:`REPLY_LIMITS` (or not finite) become this; -1 stays "not printed".
 OUT_OF_RANGE = -2
+#: The integer type of ``seq``, ``size`` and ``ttl`` (16-bit and 8-bit fields: int32 holds
+#: them and halves their memory beside int64; ``line`` stays int64).
+INT = np.int32
 
 
 def _as_int(values, field):
-    """Float field values to int64 without overflow: beyond the field's limit ->
+    """Float field values to :data:`INT` without overflow: beyond the field's limit ->
     :data:`OUT_OF_RANGE` (the float is compared before any cast)."""
     ok = (values >= -1) & (values <= REPLY_LIMITS[field])  # NaN and inf fail both
     if ok.all():
-        return values.astype(np.int64)
-    return np.where(ok, np.where(ok, values, 0).astype(np.int64), OUT_OF_RANGE)
+        return values.astype(INT)
+    return np.where(ok, np.where(ok, values, 0).astype(INT), OUT_OF_RANGE).astype(INT)
 
 
 def _other_lines_fast(pieces, newlines):
@@ -589,8 +684,9 @@ def _replies_general(text, variant, n_lines):
 class _OtherLines:
     """Header, summary, lost probes and errors: the few lines that are not replies."""
 
-    def __init__(self, variant, header_line, ledger):
+    def __init__(self, variant, header_line, ledger, quotes):
         self.variant = variant
+        self.quotes = quotes
         self.header_line = header_line
         self.ledger = ledger
         self.events = []  # (line, status, seq, timestamp, size)
@@ -620,6 +716,7 @@ class _OtherLines:
         handler = self._windows if self.variant == "windows" else self._unix
         if not handler(line, text):
             self.unrecognised.add(line)
+            self.quotes.add(line, text)
 
     def _header(self, text):
         match = re.match(r"^(?:PING6?\(?|Pinging )(\S+)", text)
@@ -749,96 +846,116 @@ def _float(value):
 
 
 def _process(replies, others, variant, ledger):
-    """Merge replies and other events, decide statuses, add unprinted lost probes."""
-    n = len(replies.line)
-    status = np.full(n, _REPLY, dtype=np.int8)
-    flag = replies.flag
-    if n and flag is not None:
-        status[flag == "DUP!"] = _DUP
-        status[flag == "BAD CHECKSUM!"] = _ERROR
-    rtt = replies.rtt
-    if variant == "windows" and n and flag is not None:
-        rtt = np.where(flag == "<", 0.0, rtt)  # time<1ms: Windows' own value is 0
+    """Decide duplicates and late answers, add unprinted lost probes (``replies``: every
+    probe event in line order, from :class:`_Store`).
 
-    ev = others.events
-    e_line = np.array([e[0] for e in ev], dtype=np.int64)
-    e_status = np.array([e[1] for e in ev], dtype=np.int8)
-    e_seq = np.array([e[2] for e in ev], dtype=np.int64)
-    e_time = np.array([e[3] for e in ev], dtype=float)
-    e_size = np.array([e[4] for e in ev], dtype=np.int64)
+    Written for memory: the arrays of ``replies`` are taken over (and let go of there),
+    every field is replaced one at a time, and the usual case (sequence numbers that only
+    grow) is recognised block by block, so that no sort, search or copy of the whole log's
+    numbers is made beyond one field at a time. Returns the probe variables and the
+    consistency records.
+    """
+    f = {"line": replies.line, "seq": replies.seq, "timestamp": replies.timestamp,
+         "size": replies.size, "ttl": replies.ttl, "rtt": replies.rtt, "status": replies.status}
+    for name in _Replies.__slots__:
+        setattr(replies, name, None)
 
-    line = np.concatenate([replies.line, e_line])
-    order = np.argsort(line, kind="stable")
-    line = line[order]
-    status = np.concatenate([status, e_status])[order]
-    seq = np.concatenate([replies.seq, e_seq])[order]
-    timestamp = np.concatenate([replies.timestamp, e_time])[order]
-    size = np.concatenate([replies.size, e_size])[order]
-    ttl = np.concatenate([replies.ttl, np.full(len(ev), -1, np.int64)])[order]
-    rtt = np.concatenate([rtt, np.full(len(ev), np.nan)])[order]
-
-    keep = np.ones(len(line), dtype=bool)
+    seq, status = f["seq"], f["status"]
     has_seq = seq >= 0
+    gaps, unprinted_check, printed = np.array([], dtype=np.int64), None, 0
     if has_seq.any():
-        full = np.full(len(seq), -1, dtype=np.int64)
-        printed = seq[has_seq]
-        step = np.diff(printed)
-        if np.any(np.abs(step) >= SEQ_PERIOD // 2):  # wrapped after 65535 somewhere
-            printed = _unwrap(printed)
-        full[has_seq] = printed
+        full = _unwrap(seq) if has_seq.all() else _unwrapped_where(seq, has_seq)
         answered = (status == _REPLY) & has_seq
         # a second reply to one sequence number is a duplicate, marked (DUP!) or not
         # (sequence numbers that only grow, the usual case, need no search)
-        if np.any(np.diff(full[answered]) <= 0):
+        if not _strictly_increasing(full, answered):
             first = np.zeros(len(seq), dtype=bool)
             _, first_index = np.unique(full[answered], return_index=True)
             first[np.flatnonzero(answered)[first_index]] = True
             status[answered & ~first] = _DUP
+            del first, first_index
+        del answered
         # "no answer yet" / "Request timeout" for a probe answered later is not a loss
-        lost = (status == _LOST) & has_seq
-        if lost.any():
-            late = lost & np.isin(full, full[status == _REPLY])
-            if late.any():
-                ledger.skip(line[late], "no answer yet, answered later")
-                keep &= ~late
+        lost = np.flatnonzero((status == _LOST) & has_seq)
+        if lost.size:
+            late = lost[_answered_later(full, status, lost)]
+            if late.size:
+                ledger.skip(f["line"][late], "no answer yet, answered later")
+                keep = np.ones(len(seq), dtype=bool)
+                keep[late] = False
+                for name in f:
+                    f[name] = f[name][keep]
+                full, has_seq = full[keep], has_seq[keep]
+                seq, status = f["seq"], f["status"]
+        counted = has_seq & (status != _DUP)
+        increasing = _strictly_increasing(full, counted)
+        printed = int(counted.sum()) if increasing else int(np.unique(full[counted]).size)
         cap = UNPRINTED_MAX + ledger.total
-        gaps, unprinted_check = _unprinted(full[keep & has_seq], others.summary.get("transmitted"),
-                                           SEQ_ORIGIN.get(variant), cap)
-    else:
-        gaps, unprinted_check = np.array([], dtype=np.int64), None
+        gaps, unprinted_check = _unprinted(full[has_seq] if not has_seq.all() else full,
+                                           others.summary.get("transmitted"),
+                                           SEQ_ORIGIN.get(variant), cap,
+                                           increasing=increasing and not (status == _DUP).any())
+        del full, counted
+    del has_seq, seq, status
 
     m = len(gaps)
-    status = np.concatenate([status[keep], np.full(m, _LOST, np.int8)])
-    rtt = np.concatenate([rtt[keep], np.full(m, np.nan)])
-    seq_out = np.concatenate([seq[keep], gaps % SEQ_PERIOD])
-    probes = {
-        "seq": (("probe",), seq_out),
-        "rtt": (("probe",), rtt),
-        "status": (("probe",), STATUS_NAMES[status]),
-        "timestamp": (("probe",), np.concatenate([timestamp[keep], np.full(m, np.nan)])),
-        "size": (("probe",), np.concatenate([size[keep], np.full(m, -1, np.int64)])),
-        "ttl": (("probe",), np.concatenate([ttl[keep], np.full(m, -1, np.int64)])),
-        "line": (("probe",), np.concatenate([line[keep], np.full(m, -1, np.int64)])),
-    }
-    seq_full = np.concatenate([full[keep] if has_seq.any() else seq[keep], gaps])
-    checks = _consistency(status, rtt, seq_full, others, variant, unprinted_check)
+    if m:
+        fill = {"line": -1, "seq": None, "timestamp": np.nan, "size": -1, "ttl": -1,
+                "rtt": np.nan, "status": _LOST}
+        for name in f:
+            values = gaps % SEQ_PERIOD if name == "seq" else np.full(m, fill[name])
+            f[name] = np.concatenate([f[name], values.astype(f[name].dtype)])
+    checks = _consistency(f["status"], f["rtt"], printed, others, variant, unprinted_check)
+    status = f.pop("status")
+    probes = {name: (("probe",), f.pop(name)) for name in list(f)}
+    probes["status"] = (("probe",), STATUS_NAMES[status])
     return probes, checks
 
 
-#: Status names by code, as an object array: indexing it gives an array of references to
-#: five shared str objects (8 bytes a probe, where ``<U11`` would take 44).
-STATUS_NAMES = np.array(PROBE_STATUSES, dtype=object)
+#: Block length of the block-wise passes over whole-log arrays (bounds their temporaries).
+BLOCK = 1 << 20
 
 
-def _consistency(status, rtt, seq, others, variant, unprinted_check):
+def _strictly_increasing(values, mask):
+    """True if ``values[mask]`` strictly increases (checked block by block, no copy of it
+    whole)."""
+    last = None
+    for start in range(0, len(values), BLOCK):
+        sub = values[start:start + BLOCK][mask[start:start + BLOCK]]
+        if not sub.size:
+            continue
+        if (last is not None and sub[0] <= last) or np.any(sub[1:] <= sub[:-1]):
+            return False
+        last = sub[-1]
+    return True
+
+
+def _answered_later(full, status, lost):
+    """For the probe indices ``lost``, whether a reply to the same number exists."""
+    found = np.zeros(len(lost), dtype=bool)
+    wanted = full[lost]
+    for start in range(0, len(full), BLOCK):
+        block = slice(start, start + BLOCK)
+        found |= np.isin(wanted, full[block][status[block] == _REPLY])
+    return found
+
+
+def _unwrapped_where(seq, has_seq):
+    """:func:`_unwrap` of the printed numbers, -1 where a probe has none."""
+    full = np.full(len(seq), -1, dtype=np.int64)
+    full[has_seq] = _unwrap(seq[has_seq])
+    return full
+
+
+def _consistency(status, rtt, printed, others, variant, unprinted_check):
     """What ping printed against what the probes say (:func:`contract.consistency_check`).
 
     ``received`` and ``duplicates`` against the first and repeated replies (exact); the
-    sequence numbers printed against ``transmitted`` (never more); min and max RTT of
-    replies and duplicates (ping's statistics include duplicates) against ping's own,
-    within the rounding of the printed times (ping computes from exact times and prints
-    integers above 100 ms, one decimal above 10 ms); lines holding two replies (none
-    expected); and, where ``transmitted`` asked for more unprinted lost probes than
+    distinct sequence numbers printed (``printed``) against ``transmitted`` (never more); min
+    and max RTT of replies and duplicates (ping's statistics include duplicates) against
+    ping's own, within the rounding of the printed times (ping computes from exact times
+    and prints integers above 100 ms, one decimal above 10 ms); lines holding two replies
+    (none expected); and, where ``transmitted`` asked for more unprinted lost probes than
     :data:`UNPRINTED_MAX`, that disagreement. Windows counts differently (unreachable
     replies as received) and is checked on its RTTs only.
     """
@@ -850,12 +967,13 @@ def _consistency(status, rtt, seq, others, variant, unprinted_check):
         checks.append(consistency_check("duplicates: ping's count vs repeated replies",
                                         summary.get("duplicates", 0), int((status == _DUP).sum()),
                                         rtol=0))
-        printed = np.unique(seq[(seq >= 0) & (status != _DUP)]).size
         checks.append(_at_most("transmitted: sequence numbers printed vs ping's count",
                                summary["transmitted"], printed))
     timed = (replies | (status == _DUP)) & ~np.isnan(rtt)
     if "rtt_min" in summary and timed.any():
-        for key, value in (("rtt_min", rtt[timed].min()), ("rtt_max", rtt[timed].max())):
+        low = np.min(rtt, where=timed, initial=np.inf)
+        high = np.max(rtt, where=timed, initial=-np.inf)
+        for key, value in (("rtt_min", low), ("rtt_max", high)):
             checks.append(consistency_check(
                 f"{key}: ping's own (exact times) vs replies and duplicates (printed, rounded)",
                 summary[key], value, rtol=0, atol=_rounding(summary[key], variant),
@@ -867,6 +985,11 @@ def _consistency(status, rtt, seq, others, variant, unprinted_check):
     if unprinted_check is not None:
         checks.append(unprinted_check)
     return checks
+
+
+#: Status names by code, as an object array: indexing it gives an array of references to
+#: five shared str objects (8 bytes a probe, where ``<U11`` would take 44).
+STATUS_NAMES = np.array(PROBE_STATUSES, dtype=object)
 
 
 def _rounding(value, variant):
@@ -898,18 +1021,26 @@ def _unwrap(seq):
     """
     if seq.min() < 0 or seq.max() >= 2**52:
         return np.unwrap(seq.astype(float), period=SEQ_PERIOD).astype(np.int64)
-    step = np.diff(seq)
     half = SEQ_PERIOD // 2
-    wrapped = np.mod(step + half, SEQ_PERIOD) - half
-    wrapped[(wrapped == -half) & (step > 0)] = half
-    correction = wrapped - step
-    correction[np.abs(step) < half] = 0
-    out = seq.copy()
-    out[1:] += np.cumsum(correction)
+    at, correction = [], []
+    for start in range(0, max(len(seq) - 1, 0), BLOCK):  # the wraps, block by block
+        step = np.diff(seq[start:start + BLOCK + 1].astype(np.int64))
+        where = np.flatnonzero(np.abs(step) >= half)
+        if where.size:
+            step = step[where]
+            wrapped = np.mod(step + half, SEQ_PERIOD) - half
+            wrapped[(wrapped == -half) & (step > 0)] = half
+            at.append(where + start + 1)
+            correction.append(wrapped - step)
+    out = np.zeros(len(seq), dtype=np.int64)
+    if at:
+        out[np.concatenate(at)] = np.concatenate(correction)
+        np.cumsum(out, out=out)
+    out += seq
     return out
 
 
-def _unprinted(printed, transmitted, origin, cap):
+def _unprinted(printed, transmitted, origin, cap, increasing=False):
     """Sequence numbers ping sent but never printed (lost probes), and a consistency record
     when ``transmitted`` disagrees with the data beyond ``cap``.
 
@@ -918,18 +1049,22 @@ def _unprinted(printed, transmitted, origin, cap):
     gaps below the highest number printed, which the data alone proves lost. At most
     ``cap`` are materialised: a count beyond it (``1000000000000 packets transmitted``
     above a few replies) is not turned into an allocation but recorded (None otherwise).
+    ``increasing``: ``printed`` is known to be strictly increasing (no sort needed).
     """
     none = np.array([], dtype=np.int64)
     if origin is None:
         return none, None
-    printed = np.unique(printed[printed >= origin])
+    if not increasing:
+        printed = np.unique(printed)
+    if printed.size and printed[0] < origin:
+        printed = printed[printed >= origin]
     if transmitted is None:
         if not printed.size:
             return none, None
         end = int(printed[-1]) + 1
     else:
         end = origin + int(transmitted)
-    inside = printed[printed < end]
+    inside = printed[printed < end] if printed.size and printed[-1] >= end else printed
     missing = (end - origin) - inside.size
     if missing <= 0:
         return none, None
