@@ -39,7 +39,10 @@ Probe statuses
     ``Request timeout`` / ``Request timed out.`` line whose probe was never answered later
     (if it was, the line is skipped as ``no answer yet, answered later``), and every
     sequence number below the printed ``transmitted`` count that appears nowhere in the log
-    (``line`` = -1, appended after the printed probes in sequence order).
+    (``line`` = -1, appended after the printed probes in sequence order); without the
+    summary (cut off), the gaps below the highest number printed. At most
+    :data:`UNPRINTED_MAX` plus the log's line count are made up this way (memory never
+    follows a number printed in the file): beyond, none, and a failed consistency check.
     ``unreachable``: ICMP destination unreachable. ``error``: other ICMP errors (time
     exceeded, ...), ``(BAD CHECKSUM!)`` replies and local send failures
     (``ping: sendmsg: ...``, ``seq`` = -1).
@@ -48,8 +51,28 @@ Duplicates and RTT statistics
     Duplicate replies keep their RTT in ``rtt``. iputils, BSD and BusyBox all include
     duplicates in their printed min/avg/max (they divide the RTT sum by received +
     duplicates), so the ``tool_summary`` statistics are those of ``reply`` and ``duplicate``
-    probes together; :func:`thruput.summary.summarize` reports ``rtt_ms`` over ``reply``
-    probes only (the RTT of the probe, not of other hosts answering a broadcast).
+    probes together. ping computes them from exact times but prints each reply rounded:
+    :func:`thruput.summary.summarize` shows ping's own figures where it printed them and
+    the probes' (replies and duplicates, as ping counts) beside them, labelled.
+
+Consistency (``attrs["consistency"]``, see :func:`_consistency`)
+    ``received`` and ``duplicates`` against the replies, the sequence numbers printed
+    against ``transmitted``, ping's min/max RTT against the replies' within the printed
+    rounding, lines holding two replies merged by a lost newline (skipped as such, see
+    :data:`MERGED_REPLIES`), unprinted losses beyond the bound above.
+
+Damage
+    A log cut without its summary loses its last line if that has no newline (it may be
+    cut inside a number: ``icmp_seq=1`` of ``icmp_seq=13``); a summary cut after its
+    statistics header is a truncation (totals unknown). Numbers beyond their field
+    (:data:`REPLY_LIMITS`, counts of more than :data:`MAX_DIGITS` digits) are errors naming
+    the line, never an overflow.
+
+Memory
+    ``status`` is an object array of references to five shared strings, ``seq``, ``size``
+    and ``ttl`` are int32. :func:`parse_chunks` reads a log given in pieces (what
+    :func:`thruput.read` does with large files) into arrays allocated once for the line
+    count, so memory is a constant plus the output.
 
 tool_summary
     What the tool printed as its totals: ``transmitted``, ``received``, ``duplicates``,
