@@ -176,11 +176,13 @@ def _text_fixtures():
         if not folder.is_dir() or folder.name in ("wrapped", "campaigns"):
             continue
         module = thruput.formats.get(folder.name) if folder.name in thruput.formats.REGISTRY else None
-        if module is None or module.BINARY or folder.name in ("iperf3_json", "flent"):
-            continue  # JSON documents are not line logs
+        if module is None or module.BINARY:
+            continue
         for path in sorted(folder.glob("*")):
-            if path.suffix in (".json", ".sh", ".md", ".py") or path.name.startswith("empty--"):
+            if path.suffix in (".json", ".gz", ".sh", ".md", ".py") or path.name.startswith("empty--"):
                 continue
+            if path.read_bytes().lstrip()[:1] == b"{":
+                continue  # JSON documents (and JSON lines) are not what wrappers stamp
             yield path
 
 
