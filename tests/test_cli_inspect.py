@@ -23,8 +23,9 @@ def test_json_report_of_a_good_file():
     [report] = json.loads(done.stdout)
     assert set(report) == {"path", "format", "kind", "summary", "lines", "errors"}
     assert (report["format"], report["kind"], report["errors"]) == ("ping", "rtt", [])
-    assert set(report["summary"]) == {"sent", "received", "duplicates", "loss_fraction", "rtt_ms"}
-    assert set(report["summary"]["rtt_ms"]) == {"min", "avg", "max", "median", "p10", "p90"}
+    assert set(report["summary"]) == {"sent", "received", "duplicates", "loss_fraction", "rtt_ms",
+                                      "rtt_source", "rtt_ms_probes"}
+    assert set(report["summary"]["rtt_ms"]) == {"min", "avg", "max", "mdev", "median", "p10", "p90"}
     lines = report["lines"]
     assert lines["parsed"] + lines["skipped"] == lines["total"]
     assert sum(lines["skipped_reasons"].values()) == lines["skipped"]

@@ -315,7 +315,7 @@ def test_unrecognised_line_is_an_error_naming_it():
 def test_truncated_keeps_complete_probes():
     ds = thruput.read(DATA / "ping" / "iputils--truncated-D.out")
     assert ds.attrs["truncated"] == 1
-    assert "line (6) was cut off" in ds.attrs["truncation"]
+    assert "last line (line 6) cut off" in ds.attrs["truncation"]
     assert "no summary" in ds.attrs["truncation"]
     assert ds["seq"].values.tolist() == [1, 2, 3, 4]
 

@@ -203,6 +203,16 @@ def test_generated_lines_scan_like_the_regex(lines, final_newline):
     assert_scans_like_reference("\n".join(lines) + ("\n" if final_newline else ""))
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_reply_like(), min_size=2, max_size=4))
+@example(["64 bytes from 127.0.0.1: icmp_seq=1 ttl=64 time=0.045 ms",
+          "64 bytes from 127.0.0.1: icmp_seq=2 ttl=64 time=0.05 ms"])
+def test_replies_merged_by_a_lost_newline_scan_like_the_regex(replies):
+    """Two or more replies on one line (a lost newline) are no reply in both readers."""
+    assert_scans_like_reference("".join(replies) + "\n")
+    assert_same_outcome("PING a (a) 56(84) bytes of data.\n" + "".join(replies) + "\n")
+
+
 @SETTINGS
 @given(st.text(max_size=400))
 def test_any_text_scans_like_the_regex(text):

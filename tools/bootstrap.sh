@@ -6,8 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # measurement tools the tests run for real (iperf3, iperf 2, nuttcp, irtt, ping); chromium for the site's browser test;
+# moreutils for ts (the timestamping wrapper of tests/data/wrapped/record.sh);
 # a C compiler and Python headers for the optional ping scanner (thruput.formats._pingscan)
-APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox gcc python3-dev python3-venv)
+APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv)
 
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
@@ -18,6 +19,7 @@ command -v ping >/dev/null || missing+=(iputils-ping)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v busybox >/dev/null || missing+=(busybox)
+command -v ts >/dev/null || missing+=(moreutils)
 command -v gcc >/dev/null || missing+=(gcc)
 python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     || missing+=(python3-dev)

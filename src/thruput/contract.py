@@ -440,9 +440,17 @@ def validate(ds):
         elif not (prefixes and name.startswith(prefixes)):
             problems.append(f"extra variable {name!r} lacks a format prefix {prefixes}")
     if kind == "rtt" and "status" in ds:
-        status = ds["status"].values.astype(str, copy=False)
-        # (isin against five names is five comparisons; a np.unique of all would sort)
-        bad = set(np.unique(status[~np.isin(status, PROBE_STATUSES)]))
+        status = ds["status"].values
+        if status.dtype == object:  # references to a few str objects: hash them, no copy
+            import pandas as pd
+
+            block = 1 << 20  # (bounds the hash table's memory on huge logs)
+            bad = set().union(*(pd.unique(status[i:i + block]) for i in range(0, len(status), block)))
+            bad -= set(PROBE_STATUSES)
+        else:
+            status = status.astype(str, copy=False)
+            # (isin against five names is five comparisons; a np.unique of all would sort)
+            bad = set(np.unique(status[~np.isin(status, PROBE_STATUSES)]))
         if bad:
             problems.append(f"status has values {sorted(bad)} outside {PROBE_STATUSES}")
     try:

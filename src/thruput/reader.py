@@ -2,21 +2,31 @@
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import zlib
 from pathlib import Path
 
 from . import formats
+from .formats import _prefix
 from .contract import VARIABLES, validate
 from .errors import ParseError
 
 __all__ = ["read", "read_many", "read_bytes", "decode"]
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = codecs.BOM_UTF8
+#: Files larger than this are streamed where the format can take its text in pieces
+#: (``parse_chunks``: ping), so that memory is bounded by a constant plus the output.
+STREAM_BYTES = 64 * 2**20
+#: The pieces of a streamed file (cut after a newline).
+CHUNK_BYTES = 4 * 2**20
+#: How much of a streamed log's beginning the format sees whole (its header and more).
+STREAM_HEAD_CHARS = 65536
 
 
-def read(path, format=None):
+def read(path, format=None, *, tz=None, year=None):
     """Read one raw log into an :class:`xarray.Dataset` that follows :mod:`thruput.contract`.
 
     Parameters
@@ -25,12 +35,23 @@ def read(path, format=None):
         The log file; gzip-compressed files are decompressed transparently.
     format : str, optional
         A name from :data:`thruput.formats.REGISTRY`; by default the content is sniffed.
+    tz : str, optional
+        Where the file's lines carry a timestamping wrapper's prefix without a time zone
+        (``[2024-05-27 15:17:01.317910] ...``, moreutils ``ts``), the IANA zone they were
+        written in. By default UTC, or the offset a wrapper ``Start time:`` line (epoch
+        ms) shows. See :mod:`thruput.formats._prefix`.
+    year : int, optional
+        The year of year-less prefixes (``ts``' default ``Nov 22 15:17:01``) when no
+        wrapper ``Start time:`` line tells it.
 
     Returns
     -------
     xarray.Dataset
         With ``attrs["source_path"]`` and ``attrs["source_sha256"]`` (of the file as
-        stored) set.
+        stored) set. A wrapped file's Dataset has ``attrs["line_prefix"]`` (the style
+        found), its times as data (probe ``timestamp``, run ``start_time`` where the tool
+        printed none) and its line numbers, ``line`` and ``run_line`` included, are those
+        of the file as stored; wrapper-added lines are skipped as ``wrapper line: ...``.
 
     Raises
     ------
@@ -39,21 +60,37 @@ def read(path, format=None):
         ``AmbiguousFormatError`` listing the formats.
     """
     path = Path(path)
+    if path.stat().st_size > STREAM_BYTES:
+        ds = _read_streaming(path, format)
+        if ds is not None:
+            return ds
     raw = path.read_bytes()
-    return read_bytes(raw, format=format, path=str(path))
+    return read_bytes(raw, format=format, path=str(path), tz=tz, year=year)
 
 
-def read_bytes(raw, format=None, path="<bytes>"):
+def read_bytes(raw, format=None, path="<bytes>", *, tz=None, year=None):
     """Like :func:`read`, for the bytes of a file already in memory."""
     sha256 = hashlib.sha256(raw).hexdigest()
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
     head = decode(data[: formats.HEAD_BYTES])
-    name = format or formats.sniff(head, path)
+    name, style = formats.sniff_wrapped(head, path, format)
     module = formats.get(name)
+    stripped = None
     try:
-        ds = module.parse(data if module.BINARY else decode(data))
+        if module.BINARY:
+            ds = module.parse(data)
+        else:
+            text = decode(data)
+            if style:
+                stripped = _prefix.strip(text, style, tz=tz, year=year)
+                text = stripped.text
+            ds = module.parse(text)
     except ParseError as exc:
+        if stripped is not None:
+            exc = _prefix.shift_error(exc, stripped)
         raise exc.with_path(path) from None
+    if stripped is not None:
+        _prefix.apply_times(_prefix.account(ds, stripped), stripped)
     ds.attrs["source_path"] = path
     ds.attrs["source_sha256"] = sha256
     return validate(ds)
@@ -94,7 +131,7 @@ def read_many(paths, format=None):
     raws = [Path(p).read_bytes() for p in paths]
     hashes = [hashlib.sha256(raw).hexdigest() for raw in raws]
     datas = [_gunzip(raw, p) if raw[:2] == GZIP_MAGIC else raw for raw, p in zip(raws, paths)]
-    name = format or formats.sniff(decode(datas[0][: formats.HEAD_BYTES]), paths[0])
+    name = format or formats.sniff_wrapped(decode(datas[0][: formats.HEAD_BYTES]), paths[0])[0]
     module = formats.get(name)
     dim = RECORD_DIMS[module.KIND]
     if hasattr(module, "parse_many"):
@@ -120,6 +157,10 @@ def read_many(paths, format=None):
         ds.attrs["truncation"] = "; ".join(f"{p.attrs['source_path']}: {p.attrs['truncation']}"
                                           for p in parts if p.attrs["truncation"])
         ds.attrs["tool_summary"] = "{}"
+        checks = [{**c, "check": f"{p.attrs['source_path']}: {c['check']}"}
+                  for p in parts for c in json.loads(p.attrs["consistency"])]
+        ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)
+        ds.attrs["consistent"] = int(all(c["ok"] for c in checks))
         ds = ds.assign_coords({dim: range(ds.sizes[dim])})
         ds[dim].attrs = dict(zip(("units", "long_name"), VARIABLES[dim]))
     ds = ds.assign_coords(file=("file", range(len(paths)), _attrs("file")))
@@ -129,6 +170,102 @@ def read_many(paths, format=None):
     ds.attrs["source_path"] = ""
     ds.attrs["source_sha256"] = ""
     return validate(ds)
+
+
+def _read_streaming(path, format=None):
+    """Read a large file piece by piece (:data:`CHUNK_BYTES`), or None where it cannot be.
+
+    Two passes over the file, neither holding it whole: the first computes the sha256,
+    counts the lines and checks the encoding (UTF-8, else Latin-1, as :func:`decode`), the
+    second hands the decoded pieces to the format's ``parse_chunks``. The Dataset is the one
+    :func:`read_bytes` gives. None (the caller reads the file whole) for gzip files, files
+    with CR line ends, wrapped files (:mod:`thruput.formats._prefix`), formats without
+    ``parse_chunks`` and logs whose run header is not in the first piece.
+    """
+    with open(path, "rb") as f:
+        first = f.read(formats.HEAD_BYTES)
+    if first[:2] == GZIP_MAGIC or not first:
+        return None
+    name, style = formats.sniff_wrapped(decode(first), str(path), format)
+    module = formats.get(name)
+    if style or not hasattr(module, "parse_chunks"):
+        return None
+    facts = _file_facts(path)
+    if facts["cr"]:
+        return None
+    encoding = "utf-8" if facts["utf8"] else "latin-1"
+    pieces = _pieces(path, encoding)
+    piece = next(pieces, None)
+    head = piece[:STREAM_HEAD_CHARS] if piece is not None else None
+    if head is None or not module.SNIFF.search(head[: STREAM_HEAD_CHARS - formats.HEAD_BYTES]):
+        return None
+    n_lines = facts["newlines"] + (0 if facts["last"] == b"\n" else 1)
+    chunks = _chain(piece, pieces)
+    del piece
+    try:
+        ds = module.parse_chunks(chunks, head=head, tail=facts["tail"][-module.TAIL_CHARS:],
+                                 n_lines=n_lines)
+    except ParseError as exc:
+        raise exc.with_path(str(path)) from None
+    ds.attrs["source_path"] = str(path)
+    ds.attrs["source_sha256"] = facts["sha256"]
+    return validate(ds)
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
+def _file_facts(path):
+    """sha256, newline count, CR present, valid UTF-8, last byte and the decoded tail of
+    ``path``, in one pass of :data:`CHUNK_BYTES` reads."""
+    sha, newlines, cr, last = hashlib.sha256(), 0, False, b""
+    utf8 = codecs.getincrementaldecoder("utf-8")()
+    valid = True
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK_BYTES):
+            sha.update(block)
+            newlines += block.count(b"\n")
+            cr = cr or b"\r" in block
+            if valid:
+                try:
+                    utf8.decode(block)
+                except UnicodeDecodeError:
+                    valid = False
+            last = block[-1:]
+        if valid:
+            try:
+                utf8.decode(b"", final=True)
+            except UnicodeDecodeError:
+                valid = False
+        size = f.tell()
+        f.seek(max(0, size - 4 * 2048))
+        tail = f.read().decode("utf-8" if valid else "latin-1", errors="ignore")
+    return {"sha256": sha.hexdigest(), "newlines": newlines, "cr": cr, "utf8": valid,
+            "last": last, "tail": tail}
+
+
+def _pieces(path, encoding):
+    """The text of ``path`` in pieces of about :data:`CHUNK_BYTES`, each cut after a
+    newline (the last one as it ends), decoded as :func:`decode` does (BOM dropped)."""
+    carry = b""
+    first = True
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK_BYTES):
+            if first and encoding == "utf-8" and block.startswith(UTF8_BOM):
+                block = block[len(UTF8_BOM):]
+            first = False
+            block = carry + block
+            cut = block.rfind(b"\n") + 1
+            if cut == 0:
+                carry = block
+                continue
+            carry = block[cut:]
+            yield block[:cut].decode(encoding)
+            del block
+    if carry:
+        yield carry.decode(encoding)
 
 
 def _attrs(name):

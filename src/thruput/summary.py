@@ -57,24 +57,49 @@ def _throughput(ds):
     return summary
 
 
+#: Probe statuses whose RTT enters the statistics: iputils, BSD and BusyBox ping include
+#: duplicates in their min/avg/max/mdev (they divide by received + duplicates).
+RTT_STATUSES = ("reply", "duplicate")
+#: ping's own statistics in ``tool_summary`` -> the key shown.
+PING_RTT_KEYS = {"rtt_min": "min", "rtt_avg": "avg", "rtt_max": "max", "rtt_mdev": "mdev",
+                 "rtt_stddev": "mdev"}
+
+
 def _rtt(ds):
+    """Counts and RTT statistics of a ping run.
+
+    ``rtt_ms`` shows ping's own min/avg/max/mdev where it printed them (computed by ping
+    from exact times; the times it prints per reply are rounded) and the probes' where it
+    did not (``rtt_source`` says which); ping prints no percentiles, so median, p10 and p90
+    are always the probes'. ``rtt_ms_probes`` holds the statistics of the parsed probes
+    (replies and duplicates, as ping counts them), labelled as such.
+    """
     status = ds["status"].values.astype(str)
-    replies = ds["rtt"].values[status == "reply"]
-    replies = replies[~np.isnan(replies)]
+    replies = int((status == "reply").sum())
+    timed = ds["rtt"].values[np.isin(status, RTT_STATUSES)]
+    timed = timed[~np.isnan(timed)]
     printed = json.loads(ds.attrs["tool_summary"])
     sent = printed.get("transmitted", int(np.isin(status, ("reply", "lost", "unreachable", "error")).sum()))
-    received = printed.get("received", int(replies.size))
-    rtt = {k: None for k in ("min", "avg", "max", "median", "p10", "p90")}
-    if replies.size:
-        p10, median, p90 = np.percentile(replies, [10, 50, 90])
-        rtt = {"min": float(replies.min()), "avg": float(replies.mean()), "max": float(replies.max()),
-               "median": float(median), "p10": float(p10), "p90": float(p90)}
+    received = printed.get("received", replies)
+    probes = {k: None for k in ("min", "avg", "max", "mdev", "median", "p10", "p90")}
+    if timed.size:
+        p10, median, p90 = np.percentile(timed, [10, 50, 90])
+        mean = float(timed.mean())
+        # iputils' mdev: sqrt(mean of squares - square of mean), over replies and duplicates
+        mdev = math.sqrt(max(float(np.mean(timed * timed)) - mean * mean, 0.0))
+        probes = {"min": float(timed.min()), "avg": mean, "max": float(timed.max()), "mdev": mdev,
+                  "median": float(median), "p10": float(p10), "p90": float(p90)}
+    probes["count"] = int(timed.size)
+    own = {PING_RTT_KEYS[k]: float(v) for k, v in printed.items() if k in PING_RTT_KEYS}
+    rtt = {k: own.get(k, probes[k]) for k in ("min", "avg", "max", "mdev", "median", "p10", "p90")}
     return {
         "sent": int(sent),
         "received": int(received),
         "duplicates": int((status == "duplicate").sum()),
         "loss_fraction": _num(1 - received / sent) if sent else None,
         "rtt_ms": rtt,
+        "rtt_source": "ping summary" if own else "probes",
+        "rtt_ms_probes": probes,
     }
 
 

@@ -9,6 +9,10 @@ Every module here exposes the same small interface:
 
 Adding a format is one module, one line in ``REGISTRY`` and its sample files under
 ``tests/data/<format>/``.
+
+Text written through a timestamping wrapper (``[2024-05-27 15:17:01.317910] PING ...``,
+moreutils ``ts``) is recognised by :func:`sniff_wrapped` for every text format: the
+sniffers see the head with the prefix stripped (:mod:`._prefix`).
 """
 
 from __future__ import annotations
@@ -65,6 +69,42 @@ def sniff(head, path="<text>"):
         raise AmbiguousFormatError(
             f"{path}: claimed by several formats: {', '.join(candidates)}; pass format= to choose")
     return candidates[0]
+
+
+def sniff_wrapped(head, path="<text>", format=None):
+    """The format of ``head`` and the line-prefix style it is wrapped in (or None).
+
+    Where a wrapper's prefix is found (:func:`._prefix.detect`: on the first line and on
+    most others), the sniffers see the head with it stripped; where it is not, or no
+    format claims the stripped head, they see the head as it is.
+
+    Raises
+    ------
+    UnknownFormatError, AmbiguousFormatError
+        As :func:`sniff`; the message names the prefix style when one was found.
+    """
+    from . import _prefix
+
+    style = _prefix.detect(head)
+    stripped = _prefix.strip(head, style).text if style else None
+    if format is not None:
+        module = get(format)
+        if style and not module.BINARY and _claims(module, stripped):
+            return format, style
+        return format, None
+    if style:
+        try:
+            return sniff(stripped, path), style
+        except UnknownFormatError:
+            pass
+    try:
+        return sniff(head, path), None
+    except UnknownFormatError:
+        if style is None:
+            raise
+    raise UnknownFormatError(
+        f"{path}: not a known log format (lines prefixed by a {style!r} wrapper); "
+        f"known formats: {', '.join(REGISTRY)}")
 
 
 def _claims(module, head):

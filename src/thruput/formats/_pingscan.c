@@ -6,7 +6,7 @@
  * `text` (split on "\n" only, as the reference's regexes do) and decides for each whether
  * it is a reply line of exactly the shape of ping.UNIX_LINES' first alternative:
  *
- *     ^(?:\[(\d+\.\d+)\] )?(\d+) bytes from [^\n]*?[:,] (?:icmp_)?seq=(\d+)\.?
+ *     ^(?:\[(\d+\.\d+)\] )?(\d+) bytes from (?:(?! bytes from )[^\n])*?[:,] (?:icmp_)?seq=(\d+)\.?
  *      (?: (?:ttl|hlim)=(\d+))?(?: time=(\d+(?:\.\d*)?) ?ms)?
  *      (?: \((DUP!|BAD CHECKSUM!)\))?$
  *
@@ -194,12 +194,17 @@ match_reply(const char *s, Py_ssize_t n, Reply *r)
     r->a[1] = i;
     r->b[1] = j;
     i = j + 12;
-    /* [^\n]*?[:,]  : the last ':' or ',' of the line (the tail holds none) */
+    /* (?:(?! bytes from )[^\n])*?[:,]  : the last ':' or ',' of the line (the tail holds
+       none), with no " bytes from " in between: that is two replies merged on one line by
+       a lost newline, not one reply (ping.MERGED_REPLIES reads it) */
     for (k = n - 1; k >= i; k--)
         if (s[k] == ':' || s[k] == ',')
             break;
     if (k < i || k + 1 >= n || s[k + 1] != ' ')
         return 0;
+    for (j = i; j + 12 <= k; j++)
+        if (s[j] == ' ' && memcmp(s + j, " bytes from ", 12) == 0)
+            return 0;
     i = k + 2;
     /* (?:icmp_)?seq=(\d+)\.? */
     if (starts_with(s, i, n, "icmp_", 5))

@@ -39,7 +39,10 @@ Probe statuses
     ``Request timeout`` / ``Request timed out.`` line whose probe was never answered later
     (if it was, the line is skipped as ``no answer yet, answered later``), and every
     sequence number below the printed ``transmitted`` count that appears nowhere in the log
-    (``line`` = -1, appended after the printed probes in sequence order).
+    (``line`` = -1, appended after the printed probes in sequence order); without the
+    summary (cut off), the gaps below the highest number printed. At most
+    :data:`UNPRINTED_MAX` plus the log's line count are made up this way (memory never
+    follows a number printed in the file): beyond, none, and a failed consistency check.
     ``unreachable``: ICMP destination unreachable. ``error``: other ICMP errors (time
     exceeded, ...), ``(BAD CHECKSUM!)`` replies and local send failures
     (``ping: sendmsg: ...``, ``seq`` = -1).
@@ -48,8 +51,28 @@ Duplicates and RTT statistics
     Duplicate replies keep their RTT in ``rtt``. iputils, BSD and BusyBox all include
     duplicates in their printed min/avg/max (they divide the RTT sum by received +
     duplicates), so the ``tool_summary`` statistics are those of ``reply`` and ``duplicate``
-    probes together; :func:`thruput.summary.summarize` reports ``rtt_ms`` over ``reply``
-    probes only (the RTT of the probe, not of other hosts answering a broadcast).
+    probes together. ping computes them from exact times but prints each reply rounded:
+    :func:`thruput.summary.summarize` shows ping's own figures where it printed them and
+    the probes' (replies and duplicates, as ping counts) beside them, labelled.
+
+Consistency (``attrs["consistency"]``, see :func:`_consistency`)
+    ``received`` and ``duplicates`` against the replies, the sequence numbers printed
+    against ``transmitted``, ping's min/max RTT against the replies' within the printed
+    rounding, lines holding two replies merged by a lost newline (skipped as such, see
+    :data:`MERGED_REPLIES`), unprinted losses beyond the bound above.
+
+Damage
+    A log cut without its summary loses its last line if that has no newline (it may be
+    cut inside a number: ``icmp_seq=1`` of ``icmp_seq=13``); a summary cut after its
+    statistics header is a truncation (totals unknown). Numbers beyond their field
+    (:data:`REPLY_LIMITS`, counts of more than :data:`MAX_DIGITS` digits) are errors naming
+    the line, never an overflow.
+
+Memory
+    ``status`` is an object array of references to five shared strings, ``seq``, ``size``
+    and ``ttl`` are int32. :func:`parse_chunks` reads a log given in pieces (what
+    :func:`thruput.read` does with large files) into arrays allocated once for the line
+    count, so memory is a constant plus the output.
 
 tool_summary
     What the tool printed as its totals: ``transmitted``, ``received``, ``duplicates``,
@@ -95,7 +118,7 @@ import warnings
 
 import numpy as np
 
-from ..contract import PROBE_STATUSES, Ledger, build
+from ..contract import PROBE_STATUSES, Ledger, build, consistency_check
 from ..errors import ParseError
 
 try:  # the optional C scanner (see "Speed" above); None: the pure-Python readers
@@ -132,7 +155,7 @@ HEADER = _ascii(
 #: iputils omits ``time=`` for payloads too small to carry a timestamp; Solaris prints
 #: ``time=1. ms`` with a bare dot on old releases.
 UNIX_LINES = _ascii(
-    r"(?m)^(?:(?:\[(\d+\.\d+)\] )?(\d+) bytes from [^\n]*?[:,] (?:icmp_)?seq=(\d+)\.?"
+    r"(?m)^(?:(?:\[(\d+\.\d+)\] )?(\d+) bytes from (?:(?! bytes from )[^\n])*?[:,] (?:icmp_)?seq=(\d+)\.?"
     r"(?: (?:ttl|hlim)=(\d+))?(?: time=(\d+(?:\.\d*)?) ?ms)?"
     r"(?: \((DUP!|BAD CHECKSUM!)\))?|([^\n]*))$")
 
@@ -148,7 +171,11 @@ FAST_REPLY_NAMED = _ascii(r"\n((?:\[\d+\.\d+\] )?\d+ bytes from \S+(?: \([^)\n]*
 #: A reply with a name before the address, among the first lines (picks FAST_REPLY_NAMED).
 NAMED_REPLY = _ascii(r"\n(?:\[\d+\.\d+\] )?\d+ bytes from \S+ \(")
 #: A reply line of any Unix form (to check that the fast path left none among the others).
-UNIX_REPLY = _ascii(r"(?:\[\d+\.\d+\] )?\d+ bytes from [^\n]*?[:,] (?:icmp_)?seq=\d")
+UNIX_REPLY = _ascii(r"(?:\[\d+\.\d+\] )?\d+ bytes from (?:(?! bytes from )[^\n])*?[:,] (?:icmp_)?seq=\d")
+#: Two replies on one line: the newline between them was lost (``... time=0.045 ms64 bytes
+#: from ...``). Not one reply with a long address (UNIX_LINES' address may not hold
+#: `` bytes from ``): skipped and reported by a consistency check.
+MERGED_REPLIES = _ascii(r"^(?:\[\d+\.\d+\] )?\d+ bytes from .* bytes from .*[:,] (?:icmp_)?seq=\d")
 
 #: What sits between the size and the sequence number (blanked out before reading numbers).
 FAST_MIDDLE = _ascii(r" bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=")
@@ -214,6 +241,17 @@ SNIFF = _ascii(HEADER.pattern.replace("^", "(?m)^", 1))
 
 #: Sequence numbers are 16-bit on the wire: they wrap after 65535.
 SEQ_PERIOD = 65536
+#: The largest number each reply field can hold (16-bit sequence number and ICMP length,
+#: 8-bit TTL / hop limit); a larger one is not ping output: an error naming the line.
+REPLY_LIMITS = {"seq": SEQ_PERIOD - 1, "size": 65535, "ttl": 255}
+#: Lost probes that ping never printed are materialised (from the gaps between printed
+#: sequence numbers and from the printed ``transmitted``) only up to this many plus the
+#: number of lines of the log: memory never follows a number printed in the file. More
+#: are recorded as a consistency failure instead.
+UNPRINTED_MAX = SEQ_PERIOD
+#: Counts with more digits than this (10**15 probes would take ping 31 years at 1000/s)
+#: are not ping output (and Python's int() refuses some 4300 digits and more).
+MAX_DIGITS = 15
 #: First sequence number by variant (iputils counts from 1, the others from 0).
 SEQ_ORIGIN = {"iputils": 1, "busybox": 0, "bsd": 0, "solaris": 0, "windows": None}
 
@@ -251,55 +289,194 @@ def parse(text):
     """
     if BLANK_TEXT.match(text):  # (stops at the first other character: no copy of the text)
         raise ParseError("empty input")
-    variant, header_line = _variant(text)
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    ledger = Ledger(n_lines, lines=_Lines(text))
-    found = _replies_bulk(text) if variant != "windows" else None
-    replies, other_lines = found or _replies_general(text, variant, n_lines)
-    others = _OtherLines(variant, header_line, ledger)
-    for line, content in other_lines:
-        others.feed(line, content)
-    if not text.endswith("\n") and n_lines in others.unrecognised:
-        ledger.skip(n_lines, "incomplete last line")
+    return parse_chunks((text,), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
+
+
+#: How much of the end of a log :func:`_variant` looks at (BusyBox and Solaris summaries).
+TAIL_CHARS = 2048
+
+
+def parse_chunks(chunks, *, head, tail, n_lines):
+    """Parse one ping run given as consecutive pieces of its text (bounded memory).
+
+    What :func:`parse` does with the whole text, piece by piece: each piece is scanned
+    (C scanner or Python readers) on its own and only the replies' numbers are kept, so
+    that memory holds one piece of text and the growing output, never the whole log
+    (:func:`thruput.read` streams large files through here). The Dataset is the one
+    :func:`parse` gives for the joined text.
+
+    Parameters
+    ----------
+    chunks : iterable of str
+        The text in order, cut after a newline (every piece but the last ends with "\n").
+    head : str
+        The beginning of the text, holding the run header and the 4 KB after it.
+    tail : str
+        The last :data:`TAIL_CHARS` characters of the text.
+    n_lines : int
+        Lines of the whole text (``count("\n")``, plus one if it does not end with one).
+    """
+    variant, header_line = _variant(head, tail)
+    quotes = _Quotes(n_lines)
+    ledger = Ledger(n_lines, lines=quotes)
+    others = _OtherLines(variant, header_line, ledger, quotes)
+    store, offset, ends_with_newline = _Store(n_lines, variant), 0, True
+    for chunk in chunks:
+        k = chunk.count("\n") + (0 if chunk.endswith("\n") else 1)
+        found = _replies_bulk(chunk) if variant != "windows" else None
+        replies, other_lines = found or _replies_general(chunk, variant, k)
+        for line, content in other_lines:
+            others.feed(line + offset, content)
+        store.add(replies, offset, others.events)
+        others.events.clear()
+        offset += k
+        ends_with_newline = chunk.endswith("\n")
+    replies = store.replies()
+    del store
+    replies = _in_range(replies, ledger)
+    if not ends_with_newline and not others.summary_seen:
+        replies = _cut_last_line(replies, others, n_lines, ledger)
+    elif not ends_with_newline and n_lines in others.unrecognised:  # a summary line, cut
         others.unrecognised.discard(n_lines)
-        ledger.truncated(f"the last line ({n_lines}) was cut off")
+        ledger.cut_off(n_lines)
     ledger.parsed(replies.line)
-    probes = _process(replies, others, variant, ledger)
-    if not others.summary_seen:
-        cut = [ledger.truncation] if ledger.truncation else []
-        ledger.truncated("; ".join(cut + ["the run has no summary (cut off): probes never "
-                                          "printed are unknown"]))
+    probes, consistency = _process(replies, others, variant, ledger)
+    _truncation(others, variant, ledger)
     return build(
         KIND, probes, fmt=NAME, tool=TOOL, ledger=ledger, tool_summary=others.summary,
+        consistency=consistency,
         attrs={"ping_variant": variant, "ping_target": others.target,
                "ping_payload_bytes": others.payload})
+
+
+class _Store:
+    """Every probe event of all pieces in line order: replies and the events of the other
+    lines (lost, errors), with their status, written into arrays allocated once for
+    ``capacity`` events (the log's line count, a bound). Untouched pages of such an
+    allocation take no memory and no piece's arrays are kept or joined, so memory follows
+    what was read."""
+
+    DTYPES = {"line": np.int64, "timestamp": np.float64, "size": None, "seq": None,
+              "ttl": None, "rtt": np.float64, "status": np.int8}
+    #: Where each field sits in an event tuple of :class:`_OtherLines` (others: absent).
+    EVENT_COLUMNS = {"line": 0, "status": 1, "seq": 2, "timestamp": 3, "size": 4}
+    ABSENT = {"ttl": -1, "rtt": np.nan}
+
+    def __init__(self, capacity, variant):
+        self.n = 0
+        self.variant = variant
+        self.arrays = {name: np.empty(capacity, dtype=dtype or INT)
+                       for name, dtype in self.DTYPES.items()}
+
+    def add(self, replies, offset, events):
+        """The replies of one piece (lines counted from its start, after ``offset`` lines)
+        and the events of its other lines (lines of the whole text)."""
+        k = len(replies.line)
+        fields = {"line": replies.line + offset if offset else replies.line,
+                  "timestamp": replies.timestamp, "size": replies.size, "seq": replies.seq,
+                  "ttl": replies.ttl, "rtt": replies.rtt,
+                  "status": np.full(k, _REPLY, dtype=np.int8)}
+        flag = replies.flag
+        if k and flag is not None:
+            if self.variant == "windows":  # time<1ms: Windows' own value is 0
+                fields["rtt"] = np.where(flag == "<", 0.0, fields["rtt"])
+            else:
+                fields["status"][flag == "DUP!"] = _DUP
+                fields["status"][flag == "BAD CHECKSUM!"] = _ERROR
+        if events:  # few: inserted at their place (reply and event lines are all distinct)
+            at = np.searchsorted(fields["line"], np.array([e[0] for e in events], dtype=np.int64))
+            for name, values in fields.items():
+                column = self.EVENT_COLUMNS.get(name)
+                inserted = ([e[column] for e in events] if column is not None
+                            else [self.ABSENT[name]] * len(events))
+                fields[name] = np.insert(values, at, np.array(inserted, dtype=values.dtype))
+        part = slice(self.n, self.n + len(fields["line"]))
+        for name, array in self.arrays.items():
+            array[part] = fields[name]
+        self.n = part.stop
+
+    def replies(self):
+        out = _Replies()
+        for name, array in self.arrays.items():
+            setattr(out, name, array[: self.n])
+        out.flag = None
+        return out
+
+
+class _Quotes:
+    """The text of the lines no reader recognised (the first 50), for error messages."""
+
+    LIMIT = 50
+
+    def __init__(self, n_lines):
+        self._n = n_lines
+        self._text = {}
+
+    def add(self, line, text):
+        if len(self._text) < self.LIMIT:
+            self._text[line] = text
+
+    def __len__(self):
+        return self._n
+
+    def __getitem__(self, index):
+        return self._text.get(index + 1, "")
+
+
+def _in_range(replies, ledger):
+    """Replies whose numbers fit their fields (:data:`REPLY_LIMITS`); the others are errors
+    naming their line (``icmp_seq=99999999999999999999`` is not ping output)."""
+    bad = np.zeros(len(replies.line), dtype=bool)
+    for name, limit in REPLY_LIMITS.items():
+        bad |= getattr(replies, name) == OUT_OF_RANGE
+    for line in replies.line[bad][:50]:
+        ledger.error(int(line), f"a number beyond its field in a reply (icmp_seq above "
+                                f"{REPLY_LIMITS['seq']}, size above {REPLY_LIMITS['size']} or "
+                                f"ttl above {REPLY_LIMITS['ttl']}): not ping output")
+    return _select(replies, ~bad) if bad.any() else replies
+
+
+def _select(replies, keep):
+    out = _Replies()
+    for name in _Replies.__slots__:
+        value = getattr(replies, name, None)
+        setattr(out, name, value[keep] if value is not None else None)
+    return out
+
+
+def _cut_last_line(replies, others, n_lines, ledger):
+    """A log that ends without a newline and without its summary was cut inside its last
+    line: ``icmp_seq=1`` may be ``icmp_seq=13`` and ``ttl=6`` ``ttl=64``, so that line is
+    no data, whatever it looks like. (With the summary present, a missing final newline
+    is only a stripped newline.)"""
+    n = len(replies.line)
+    if n and replies.line[-1] == n_lines:
+        replies = _select(replies, np.arange(n) < n - 1)
+    others.unrecognised.discard(n_lines)
+    ledger.cut_off(n_lines)
+    return replies
+
+
+def _truncation(others, variant, ledger):
+    """Say what is missing when the summary is: probes never printed are then unknown."""
+    if not others.summary_seen:
+        missing = "the run has no summary (cut off): probes never printed are unknown"
+    elif "transmitted" not in others.summary:
+        missing = ("the summary was cut off after its statistics header: ping's totals are "
+                   "unknown, and so are the probes it never printed")
+    else:
+        return
+    ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + [missing]))
 
 
 # ---------------------------------------------------------------------------------------
 # Reading
 
 
-class _Lines:
-    """The lines of ``text``, split only when an error message needs to quote one."""
-
-    def __init__(self, text):
-        self._text = text
-        self._lines = None
-
-    def _split(self):
-        if self._lines is None:
-            self._lines = self._text.split("\n")
-        return self._lines
-
-    def __len__(self):
-        return len(self._split())
-
-    def __getitem__(self, index):
-        return self._split()[index]
-
-
-def _variant(text):
-    """The variant and the 1-based line of the first run header."""
+def _variant(text, tail):
+    """The variant and the 1-based line of the first run header (``text``: the head of the
+    log, ``tail``: its end)."""
     match = SNIFF.search(text)
     if match is None:
         skipped = len(text) - len(text.lstrip("\n"))
@@ -314,9 +491,9 @@ def _variant(text):
         return "iputils", line
     body = text[match.end(): match.end() + 4096]
     if (re.search(r"(?m)^\d+ bytes from .*: seq=", body)
-            or "round-trip min/avg/max =" in text[-2048:]):
+            or "round-trip min/avg/max =" in tail):
         return "busybox", line
-    if re.search(r"icmp_seq=\d+\. ", body) or "PING Statistics----" in text[-2048:] \
+    if re.search(r"icmp_seq=\d+\. ", body) or "PING Statistics----" in tail \
             or re.match(r"PING [^\s(]+: \d+ data bytes$", header):
         return "solaris", line
     return "bsd", line
@@ -325,7 +502,7 @@ def _variant(text):
 class _Replies:
     """The reply lines as arrays, and the indices of every other line."""
 
-    __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag")
+    __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag", "status")
 
 
 def _replies_bulk(text):
@@ -358,9 +535,9 @@ def _replies_c(text):
     out = _Replies()
     out.line = np.frombuffer(lines, dtype=np.int64)
     out.timestamp = numbers[:, _TIMESTAMP].copy()
-    out.size = numbers[:, _SIZE].astype(np.int64)
-    out.seq = numbers[:, _SEQ].astype(np.int64)
-    out.ttl = numbers[:, _TTL].astype(np.int64)
+    out.size = _as_int(numbers[:, _SIZE], "size")
+    out.seq = _as_int(numbers[:, _SEQ], "seq")
+    out.ttl = _as_int(numbers[:, _TTL], "ttl")
     out.rtt = numbers[:, _RTT].copy()
     codes = np.frombuffer(flags, dtype=np.int8)
     out.flag = _FLAG_TEXT[codes] if codes.any() else None
@@ -437,17 +614,33 @@ def _replies_fast(text):
     out.line = np.arange(1, n + 1, dtype=np.int64) + np.cumsum(newlines[:-1])
     column = iter(range(k))
     out.timestamp = numbers[:, next(column)] if has_ts else np.full(n, np.nan)
-    out.size = (numbers[:, next(column)].astype(np.int64) if read_size
-                else np.full(n, int(size), np.int64))
-    out.seq = numbers[:, next(column)].astype(np.int64)
+    out.size = _as_int(numbers[:, next(column)] if read_size else np.full(n, float(size)), "size")
+    out.seq = _as_int(numbers[:, next(column)], "seq")
     if read_ttl:
-        out.ttl = numbers[:, next(column)].astype(np.int64)
+        out.ttl = _as_int(numbers[:, next(column)], "ttl")
     else:
         ttl = FAST_TTL.search(first) if has_ttl else None
-        out.ttl = np.full(n, int(ttl.group(1)) if ttl else -1, np.int64)
+        out.ttl = _as_int(np.full(n, float(ttl.group(1)) if ttl else -1.0), "ttl")
     out.rtt = numbers[:, next(column)] if has_rtt else np.full(n, np.nan)
     out.flag = None
     return out, others
+
+
+#: Integer fields read as floats (the scanners' and NumPy's common ground) whose value is
+#: beyond :data:`REPLY_LIMITS` (or not finite) become this; -1 stays "not printed".
+OUT_OF_RANGE = -2
+#: The integer type of ``seq``, ``size`` and ``ttl`` (16-bit and 8-bit fields: int32 holds
+#: them and halves their memory beside int64; ``line`` stays int64).
+INT = np.int32
+
+
+def _as_int(values, field):
+    """Float field values to :data:`INT` without overflow: beyond the field's limit ->
+    :data:`OUT_OF_RANGE` (the float is compared before any cast)."""
+    ok = (values >= -1) & (values <= REPLY_LIMITS[field])  # NaN and inf fail both
+    if ok.all():
+        return values.astype(INT)
+    return np.where(ok, np.where(ok, values, 0).astype(INT), OUT_OF_RANGE).astype(INT)
 
 
 def _other_lines_fast(pieces, newlines):
@@ -502,9 +695,9 @@ def _replies_general(text, variant, n_lines):
         return result
 
     out.timestamp = numbers(0)
-    out.size = numbers(1, -1).astype(np.int64)
-    out.seq = numbers(2, -1).astype(np.int64)
-    out.ttl = numbers(3, -1).astype(np.int64)
+    out.size = _as_int(numbers(1, -1), "size")
+    out.seq = _as_int(numbers(2, -1), "seq")
+    out.ttl = _as_int(numbers(3, -1), "ttl")
     out.rtt = numbers(4)
     out.flag = column(5)
     others = ((int(i) + 1, rows[i][6]) for i in np.flatnonzero(~is_reply))
@@ -514,8 +707,9 @@ def _replies_general(text, variant, n_lines):
 class _OtherLines:
     """Header, summary, lost probes and errors: the few lines that are not replies."""
 
-    def __init__(self, variant, header_line, ledger):
+    def __init__(self, variant, header_line, ledger, quotes):
         self.variant = variant
+        self.quotes = quotes
         self.header_line = header_line
         self.ledger = ledger
         self.events = []  # (line, status, seq, timestamp, size)
@@ -524,6 +718,7 @@ class _OtherLines:
         self.target = ""
         self.payload = -1
         self.unrecognised = set()
+        self.merged = 0
         self._after_error = 0
 
     def feed(self, line, text):
@@ -544,6 +739,7 @@ class _OtherLines:
         handler = self._windows if self.variant == "windows" else self._unix
         if not handler(line, text):
             self.unrecognised.add(line)
+            self.quotes.add(line, text)
 
     def _header(self, text):
         match = re.match(r"^(?:PING6?\(?|Pinging )(\S+)", text)
@@ -558,22 +754,17 @@ class _OtherLines:
     def _unix(self, line, text):
         skip, event = self.ledger.skip, self.events.append
         if (m := NO_ANSWER.match(text)):
-            event((line, _LOST, int(m.group(2)), _float(m.group(1)), -1))
-            self.ledger.parsed(line)
+            self._event(line, _LOST, m.group(2), _float(m.group(1)), None)
         elif (m := BSD_TIMEOUT.match(text)):
-            event((line, _LOST, int(m.group(1)), np.nan, -1))
-            self.ledger.parsed(line)
+            self._event(line, _LOST, m.group(1), np.nan, None)
         elif (m := BSD_ERROR.match(text)):
-            event((line, _status_of(m.group(2)), -1, np.nan, int(m.group(1))))
-            self.ledger.parsed(line)
+            self._event(line, _status_of(m.group(2)), None, np.nan, m.group(1))
             self._after_error = 2
         elif self._after_error and (BSD_DUMP_HEADER.match(text) or BSD_DUMP_ROW.match(text)):
             skip(line, "icmp error packet dump")
             self._after_error -= 1
         elif (m := ICMP_ERROR.match(text)):
-            seq = int(m.group(2)) if m.group(2) else -1
-            event((line, _status_of(m.group(3)), seq, _float(m.group(1)), -1))
-            self.ledger.parsed(line)
+            self._event(line, _status_of(m.group(3)), m.group(2), _float(m.group(1)), None)
         elif SEND_ERROR.match(text):
             event((line, _ERROR, -1, np.nan, -1))
             self.ledger.parsed(line)
@@ -582,10 +773,13 @@ class _OtherLines:
             skip(line, "statistics header")
         elif (m := TRANSMITTED.match(text)):
             keys = ("transmitted", "received", "duplicates", "corrupted", "errors")
+            if any(v is not None and len(v) > MAX_DIGITS for v in m.groups()):
+                self.ledger.error(line, f"a count of more than {MAX_DIGITS} digits: not ping output")
+                return True
             self.summary.update({k: int(v) for k, v in zip(keys, m.groups()) if v is not None})
             self.summary["loss_percent"] = float(m.group(6))
             if m.group(7):
-                self.summary["time_ms"] = int(m.group(7))
+                self.summary["time_ms"] = float(m.group(7)) if len(m.group(7)) > MAX_DIGITS else int(m.group(7))
             self.ledger.parsed(line)
         elif (m := RTT_STATS.match(text)):
             dev = {"mdev": "rtt_mdev", "stddev": "rtt_stddev", "std-dev": "rtt_stddev"}
@@ -595,11 +789,15 @@ class _OtherLines:
                 self.summary[dev[m.group(1)]] = float(m.group(5))
             for key, value in zip(("pipe", "ipg", "ewma"), m.group(6, 7, 8)):
                 if value:
-                    self.summary[key] = int(value) if key == "pipe" else float(value)
+                    self.summary[key] = int(value) if key == "pipe" and len(value) <= MAX_DIGITS \
+                        else float(value)
             self.ledger.parsed(line)
-        elif (m := PIPE.match(text)):
+        elif (m := PIPE.match(text)) and len(m.group(1)) <= MAX_DIGITS:
             self.summary["pipe"] = int(m.group(1))
             self.ledger.parsed(line)
+        elif MERGED_REPLIES.match(text):
+            skip(line, "two replies on one line (a lost newline): not read")
+            self.merged += 1
         elif PATTERN_LINE.match(text):
             skip(line, "pattern")
         elif WARNING_LINE.match(text):
@@ -611,6 +809,20 @@ class _OtherLines:
         else:
             return False
         return True
+
+    def _event(self, line, status, seq, timestamp, size):
+        """One probe event from a non-reply line; ``seq`` and ``size`` as printed (None
+        when absent), checked against :data:`REPLY_LIMITS` before they become ints."""
+        values = []
+        for field, text in (("seq", seq), ("size", size)):
+            value = int(text) if text and len(text) <= MAX_DIGITS else -1 if not text else None
+            if value is None or value > REPLY_LIMITS[field]:
+                self.ledger.error(line, f"{field} {text[:30]} is beyond its field's limit "
+                                        f"({REPLY_LIMITS[field]}): not ping output")
+                return
+            values.append(value)
+        self.events.append((line, status, values[0], timestamp, values[1]))
+        self.ledger.parsed(line)
 
     def _windows(self, line, text):
         skip, event = self.ledger.skip, self.events.append
@@ -624,6 +836,9 @@ class _OtherLines:
             self.summary_seen = True
             skip(line, "statistics header")
         elif (m := WINDOWS_PACKETS.match(text)):
+            if any(len(v) > MAX_DIGITS for v in m.groups()):
+                self.ledger.error(line, f"a count of more than {MAX_DIGITS} digits: not ping output")
+                return True
             sent, received, lost, loss = (int(v) for v in m.groups())
             self.summary.update(transmitted=sent, received=received, lost=lost,
                                 loss_percent=float(loss))
@@ -654,74 +869,169 @@ def _float(value):
 
 
 def _process(replies, others, variant, ledger):
-    """Merge replies and other events, decide statuses, add unprinted lost probes."""
-    n = len(replies.line)
-    status = np.full(n, _REPLY, dtype=np.int8)
-    flag = replies.flag
-    if n and flag is not None:
-        status[flag == "DUP!"] = _DUP
-        status[flag == "BAD CHECKSUM!"] = _ERROR
-    rtt = replies.rtt
-    if variant == "windows" and n and flag is not None:
-        rtt = np.where(flag == "<", 0.0, rtt)  # time<1ms: Windows' own value is 0
+    """Decide duplicates and late answers, add unprinted lost probes (``replies``: every
+    probe event in line order, from :class:`_Store`).
 
-    ev = others.events
-    e_line = np.array([e[0] for e in ev], dtype=np.int64)
-    e_status = np.array([e[1] for e in ev], dtype=np.int8)
-    e_seq = np.array([e[2] for e in ev], dtype=np.int64)
-    e_time = np.array([e[3] for e in ev], dtype=float)
-    e_size = np.array([e[4] for e in ev], dtype=np.int64)
+    Written for memory: the arrays of ``replies`` are taken over (and let go of there),
+    every field is replaced one at a time, and the usual case (sequence numbers that only
+    grow) is recognised block by block, so that no sort, search or copy of the whole log's
+    numbers is made beyond one field at a time. Returns the probe variables and the
+    consistency records.
+    """
+    f = {"line": replies.line, "seq": replies.seq, "timestamp": replies.timestamp,
+         "size": replies.size, "ttl": replies.ttl, "rtt": replies.rtt, "status": replies.status}
+    for name in _Replies.__slots__:
+        setattr(replies, name, None)
 
-    line = np.concatenate([replies.line, e_line])
-    order = np.argsort(line, kind="stable")
-    line = line[order]
-    status = np.concatenate([status, e_status])[order]
-    seq = np.concatenate([replies.seq, e_seq])[order]
-    timestamp = np.concatenate([replies.timestamp, e_time])[order]
-    size = np.concatenate([replies.size, e_size])[order]
-    ttl = np.concatenate([replies.ttl, np.full(len(ev), -1, np.int64)])[order]
-    rtt = np.concatenate([rtt, np.full(len(ev), np.nan)])[order]
-
-    keep = np.ones(len(line), dtype=bool)
+    seq, status = f["seq"], f["status"]
     has_seq = seq >= 0
+    gaps, unprinted_check, printed = np.array([], dtype=np.int64), None, 0
     if has_seq.any():
-        full = np.full(len(seq), -1, dtype=np.int64)
-        printed = seq[has_seq]
-        step = np.diff(printed)
-        if np.any(np.abs(step) >= SEQ_PERIOD // 2):  # wrapped after 65535 somewhere
-            printed = _unwrap(printed)
-        full[has_seq] = printed
+        full = _unwrap(seq) if has_seq.all() else _unwrapped_where(seq, has_seq)
         answered = (status == _REPLY) & has_seq
         # a second reply to one sequence number is a duplicate, marked (DUP!) or not
         # (sequence numbers that only grow, the usual case, need no search)
-        if np.any(np.diff(full[answered]) <= 0):
+        if not _strictly_increasing(full, answered):
             first = np.zeros(len(seq), dtype=bool)
             _, first_index = np.unique(full[answered], return_index=True)
             first[np.flatnonzero(answered)[first_index]] = True
             status[answered & ~first] = _DUP
+            del first, first_index
+        del answered
         # "no answer yet" / "Request timeout" for a probe answered later is not a loss
-        lost = (status == _LOST) & has_seq
-        if lost.any():
-            late = lost & np.isin(full, full[status == _REPLY])
-            if late.any():
-                ledger.skip(line[late], "no answer yet, answered later")
-                keep &= ~late
-        gaps = _unprinted(full[keep & has_seq], others.summary.get("transmitted"),
-                          SEQ_ORIGIN.get(variant))
-    else:
-        gaps = np.array([], dtype=np.int64)
+        lost = np.flatnonzero((status == _LOST) & has_seq)
+        if lost.size:
+            late = lost[_answered_later(full, status, lost)]
+            if late.size:
+                ledger.skip(f["line"][late], "no answer yet, answered later")
+                keep = np.ones(len(seq), dtype=bool)
+                keep[late] = False
+                for name in f:
+                    f[name] = f[name][keep]
+                full, has_seq = full[keep], has_seq[keep]
+                seq, status = f["seq"], f["status"]
+        counted = has_seq & (status != _DUP)
+        increasing = _strictly_increasing(full, counted)
+        printed = int(counted.sum()) if increasing else int(np.unique(full[counted]).size)
+        cap = UNPRINTED_MAX + ledger.total
+        gaps, unprinted_check = _unprinted(full[has_seq] if not has_seq.all() else full,
+                                           others.summary.get("transmitted"),
+                                           SEQ_ORIGIN.get(variant), cap,
+                                           increasing=increasing and not (status == _DUP).any())
+        del full, counted
+    del has_seq, seq, status
 
     m = len(gaps)
-    return {
-        "seq": (("probe",), np.concatenate([seq[keep], gaps % SEQ_PERIOD])),
-        "rtt": (("probe",), np.concatenate([rtt[keep], np.full(m, np.nan)])),
-        "status": (("probe",), np.array(PROBE_STATUSES)[
-            np.concatenate([status[keep], np.full(m, _LOST, np.int8)])]),
-        "timestamp": (("probe",), np.concatenate([timestamp[keep], np.full(m, np.nan)])),
-        "size": (("probe",), np.concatenate([size[keep], np.full(m, -1, np.int64)])),
-        "ttl": (("probe",), np.concatenate([ttl[keep], np.full(m, -1, np.int64)])),
-        "line": (("probe",), np.concatenate([line[keep], np.full(m, -1, np.int64)])),
-    }
+    if m:
+        fill = {"line": -1, "seq": None, "timestamp": np.nan, "size": -1, "ttl": -1,
+                "rtt": np.nan, "status": _LOST}
+        for name in f:
+            values = gaps % SEQ_PERIOD if name == "seq" else np.full(m, fill[name])
+            f[name] = np.concatenate([f[name], values.astype(f[name].dtype)])
+    checks = _consistency(f["status"], f["rtt"], printed, others, variant, unprinted_check)
+    status = f.pop("status")
+    probes = {name: (("probe",), f.pop(name)) for name in list(f)}
+    probes["status"] = (("probe",), STATUS_NAMES[status])
+    return probes, checks
+
+
+#: Block length of the block-wise passes over whole-log arrays (bounds their temporaries).
+BLOCK = 1 << 20
+
+
+def _strictly_increasing(values, mask):
+    """True if ``values[mask]`` strictly increases (checked block by block, no copy of it
+    whole)."""
+    last = None
+    for start in range(0, len(values), BLOCK):
+        sub = values[start:start + BLOCK][mask[start:start + BLOCK]]
+        if not sub.size:
+            continue
+        if (last is not None and sub[0] <= last) or np.any(sub[1:] <= sub[:-1]):
+            return False
+        last = sub[-1]
+    return True
+
+
+def _answered_later(full, status, lost):
+    """For the probe indices ``lost``, whether a reply to the same number exists."""
+    found = np.zeros(len(lost), dtype=bool)
+    wanted = full[lost]
+    for start in range(0, len(full), BLOCK):
+        block = slice(start, start + BLOCK)
+        found |= np.isin(wanted, full[block][status[block] == _REPLY])
+    return found
+
+
+def _unwrapped_where(seq, has_seq):
+    """:func:`_unwrap` of the printed numbers, -1 where a probe has none."""
+    full = np.full(len(seq), -1, dtype=np.int64)
+    full[has_seq] = _unwrap(seq[has_seq])
+    return full
+
+
+def _consistency(status, rtt, printed, others, variant, unprinted_check):
+    """What ping printed against what the probes say (:func:`contract.consistency_check`).
+
+    ``received`` and ``duplicates`` against the first and repeated replies (exact); the
+    distinct sequence numbers printed (``printed``) against ``transmitted`` (never more); min
+    and max RTT of replies and duplicates (ping's statistics include duplicates) against
+    ping's own, within the rounding of the printed times (ping computes from exact times
+    and prints integers above 100 ms, one decimal above 10 ms); lines holding two replies
+    (none expected); and, where ``transmitted`` asked for more unprinted lost probes than
+    :data:`UNPRINTED_MAX`, that disagreement. Windows counts differently (unreachable
+    replies as received) and is checked on its RTTs only.
+    """
+    summary, checks = others.summary, []
+    replies = status == _REPLY
+    if variant != "windows" and "received" in summary:
+        checks.append(consistency_check("received: ping's count vs first replies",
+                                        summary["received"], int(replies.sum()), rtol=0))
+        checks.append(consistency_check("duplicates: ping's count vs repeated replies",
+                                        summary.get("duplicates", 0), int((status == _DUP).sum()),
+                                        rtol=0))
+        checks.append(_at_most("transmitted: sequence numbers printed vs ping's count",
+                               summary["transmitted"], printed))
+    timed = (replies | (status == _DUP)) & ~np.isnan(rtt)
+    if "rtt_min" in summary and timed.any():
+        low = np.min(rtt, where=timed, initial=np.inf)
+        high = np.max(rtt, where=timed, initial=-np.inf)
+        for key, value in (("rtt_min", low), ("rtt_max", high)):
+            checks.append(consistency_check(
+                f"{key}: ping's own (exact times) vs replies and duplicates (printed, rounded)",
+                summary[key], value, rtol=0, atol=_rounding(summary[key], variant),
+                note="ping rounds the times it prints: integer ms from 100 ms, 0.1 ms from 10 ms"))
+    if others.merged:
+        checks.append(consistency_check("lines holding two replies (a lost newline)", 0,
+                                        others.merged, rtol=0,
+                                        note="their replies are not read: they count as lost"))
+    if unprinted_check is not None:
+        checks.append(unprinted_check)
+    return checks
+
+
+#: Status names by code, as an object array: indexing it gives an array of references to
+#: five shared str objects (8 bytes a probe, where ``<U11`` would take 44).
+STATUS_NAMES = np.array(PROBE_STATUSES, dtype=object)
+
+
+def _rounding(value, variant):
+    """Half the last printed digit of an RTT near ``value`` (iputils' pr_echo_reply:
+    3 decimals below 1 ms, 2 below 10, 1 below 100, none above; Windows whole ms)."""
+    if variant == "windows":
+        return 1.0
+    for bound, half in ((1.0, 0.0005), (10.0, 0.005), (100.0, 0.05)):
+        if value < bound:
+            return half + 1e-9
+    return 0.5 + 1e-9
+
+
+def _at_most(check, tool, data, note=""):
+    """A :func:`consistency_check` record that passes when ``data <= tool``."""
+    record = consistency_check(check, tool, data, note=note)
+    record["ok"] = bool(record["data"] is not None and record["tool"] is not None
+                        and record["data"] <= record["tool"])
+    return record
 
 
 def _unwrap(seq):
@@ -734,22 +1044,61 @@ def _unwrap(seq):
     """
     if seq.min() < 0 or seq.max() >= 2**52:
         return np.unwrap(seq.astype(float), period=SEQ_PERIOD).astype(np.int64)
-    step = np.diff(seq)
     half = SEQ_PERIOD // 2
-    wrapped = np.mod(step + half, SEQ_PERIOD) - half
-    wrapped[(wrapped == -half) & (step > 0)] = half
-    correction = wrapped - step
-    correction[np.abs(step) < half] = 0
-    out = seq.copy()
-    out[1:] += np.cumsum(correction)
+    at, correction = [], []
+    for start in range(0, max(len(seq) - 1, 0), BLOCK):  # the wraps, block by block
+        step = np.diff(seq[start:start + BLOCK + 1].astype(np.int64))
+        where = np.flatnonzero(np.abs(step) >= half)
+        if where.size:
+            step = step[where]
+            wrapped = np.mod(step + half, SEQ_PERIOD) - half
+            wrapped[(wrapped == -half) & (step > 0)] = half
+            at.append(where + start + 1)
+            correction.append(wrapped - step)
+    out = np.zeros(len(seq), dtype=np.int64)
+    if at:
+        out[np.concatenate(at)] = np.concatenate(correction)
+        np.cumsum(out, out=out)
+    out += seq
     return out
 
 
-def _unprinted(printed, transmitted, origin):
-    """Sequence numbers below ``transmitted`` that the log never mentions (lost probes)."""
-    if transmitted is None or origin is None:
-        return np.array([], dtype=np.int64)
-    seen = np.zeros(transmitted, dtype=bool)
-    inside = (printed >= origin) & (printed < origin + transmitted)
-    seen[printed[inside] - origin] = True
-    return np.flatnonzero(~seen).astype(np.int64) + origin
+def _unprinted(printed, transmitted, origin, cap, increasing=False):
+    """Sequence numbers ping sent but never printed (lost probes), and a consistency record
+    when ``transmitted`` disagrees with the data beyond ``cap``.
+
+    With ``transmitted`` (ping's summary): every number in ``[origin, origin +
+    transmitted)`` that the log never mentions. Without it (the summary was cut off): the
+    gaps below the highest number printed, which the data alone proves lost. At most
+    ``cap`` are materialised: a count beyond it (``1000000000000 packets transmitted``
+    above a few replies) is not turned into an allocation but recorded (None otherwise).
+    ``increasing``: ``printed`` is known to be strictly increasing (no sort needed).
+    """
+    none = np.array([], dtype=np.int64)
+    if origin is None:
+        return none, None
+    if not increasing:
+        printed = np.unique(printed)
+    if printed.size and printed[0] < origin:
+        printed = printed[printed >= origin]
+    if transmitted is None:
+        if not printed.size:
+            return none, None
+        end = int(printed[-1]) + 1
+    else:
+        end = origin + int(transmitted)
+    inside = printed[printed < end] if printed.size and printed[-1] >= end else printed
+    missing = (end - origin) - inside.size
+    if missing <= 0:
+        return none, None
+    if missing > cap:
+        record = consistency_check(
+            "transmitted: ping's count vs sequence numbers printed", end - origin, inside.size,
+            note=f"{missing} probes never printed would be lost: more than the {cap} "
+                 f"materialised at most (UNPRINTED_MAX plus the lines of the log); none were "
+                 f"added")
+        record["ok"] = False
+        return none, record
+    seen = np.zeros(end - origin, dtype=bool)
+    seen[inside - origin] = True
+    return np.flatnonzero(~seen).astype(np.int64) + origin, None
