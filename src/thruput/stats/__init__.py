@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from . import accessor as _accessor  # noqa: F401  (registers ds.thruput / da.thruput)
 from .bounds import window_bound
+from .changes import change_points
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
 from .latency import fit_latency, latency_fit
 from .load import rtt_growth, rtt_load, trend_vs_throughput
