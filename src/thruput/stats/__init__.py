@@ -15,6 +15,11 @@ latency         fit_latency, latency_fit
 tcp             tcp_series, tcp_summary, congestion_vs_throughput
 compare         compare, hodges_lehmann, metadata_diff
 periodic        periodogram, daily_cycle
+changes         change_points (level shifts with bootstrap bounds)
+monitor         rolling_summary, buffer_curves, udp_tcp_ratio, compare_periods,
+                direction_asymmetry, gap_report (monitor campaigns)
+grouped         grouped_summary: per-group summaries, exact or by sketch on dask
+product         monitor_product: every table of a monitor campaign's page
 theory          bdp, window_limited_throughput, mathis_throughput, ...
 ==============  =============================================================
 
@@ -28,8 +33,11 @@ from . import accessor as _accessor  # noqa: F401  (registers ds.thruput / da.th
 from .bounds import window_bound
 from .changes import change_points
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
+from .grouped import grouped_summary
 from .latency import fit_latency, latency_fit
 from .load import rtt_growth, rtt_load, trend_vs_throughput
+from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_report,
+                      rolling_summary, udp_tcp_ratio)
 from .periodic import daily_cycle, periodogram, time_series
 from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
@@ -55,6 +63,9 @@ __all__ = [
     "compare", "hodges_lehmann", "metadata_diff", "flatten_metadata",
     # long campaigns
     "periodogram", "daily_cycle", "time_series",
+    # monitor campaigns
+    "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
+    "direction_asymmetry", "gap_report", "grouped_summary",
     # theory
     "bdp", "bdp_packets", "window_limited_throughput", "mathis_throughput",
     "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",

@@ -69,9 +69,9 @@ class DataArrayAccessor:
         """:func:`thruput.stats.periodogram` of this array."""
         return _periodic.periodogram(self._da, time, **kwargs)
 
-    def daily_cycle(self, time=None):
+    def daily_cycle(self, time=None, **kwargs):
         """:func:`thruput.stats.daily_cycle` of this array."""
-        return _periodic.daily_cycle(self._da, time)
+        return _periodic.daily_cycle(self._da, time, **kwargs)
 
 
 @xr.register_dataset_accessor("thruput")
@@ -148,9 +148,9 @@ class DatasetAccessor:
         """:func:`thruput.stats.periodogram` of ``ds[var]`` timed by ``ds[time]``."""
         return _periodic.periodogram(self._ds[var], self._ds[time], **kwargs)
 
-    def daily_cycle(self, var="throughput", time="start_time"):
+    def daily_cycle(self, var="throughput", time="start_time", **kwargs):
         """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]``."""
-        return _periodic.daily_cycle(self._ds[var], self._ds[time])
+        return _periodic.daily_cycle(self._ds[var], self._ds[time], **kwargs)
 
     def udp_grid(self, **kwargs):
         """:func:`thruput.stats.udp_grid` of this UDP sweep."""
