@@ -39,6 +39,7 @@ from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_report,
                       rolling_summary, udp_tcp_ratio)
 from .periodic import daily_cycle, periodogram, time_series
+from .product import monitor_product
 from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
 from .tcp import (congestion_vs_throughput, counter_increments, counter_total, tcp_series,
@@ -65,7 +66,7 @@ __all__ = [
     "periodogram", "daily_cycle", "time_series",
     # monitor campaigns
     "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
-    "direction_asymmetry", "gap_report", "grouped_summary",
+    "direction_asymmetry", "gap_report", "grouped_summary", "monitor_product",
     # theory
     "bdp", "bdp_packets", "window_limited_throughput", "mathis_throughput",
     "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",

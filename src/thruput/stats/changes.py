@@ -128,7 +128,8 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
     period : float, optional
         Length of a cycle in seconds (86400 for a real day; a compressed campaign's
         ``schedule.day_s``). When given, the cycle's profile is subtracted before the
-        search, so that a daily cycle is not taken for a sequence of level shifts.
+        search and every segment must last at least one period, so that a daily cycle
+        is not taken for a sequence of level shifts.
     n_boot : int, default 500
         Bootstrap resamples for the bounds.
     confidence : float, default 0.95
@@ -168,8 +169,9 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
     deviations from a one-period rolling median) is subtracted, and the noise scale is
     the MAD of what is left around that rolling median. The profile is pooled over the
     whole series: if the cycle changes shape at a change (a window-limited series that
-    becomes capacity-limited), what is left of it can show as extra changes of about
-    its amplitude.
+    becomes capacity-limited), what is left of it could show as changes of about its
+    amplitude; segments of at least one period (as many runs as the first period
+    holds) keep it from being cut into half cycles.
 
     The location bounds are in runs, mapped to the runs' times: on a series with gaps
     the interval may span a gap. The shift's interval treats runs as independent;
@@ -193,6 +195,7 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
         seconds = (t - t[0]) / np.timedelta64(1, "s")
         x = x - _seasonal(seconds, v, float(period))
         scale = _residual_scale(seconds, x, float(period))
+        min_size = max(min_size, int(np.sum(seconds - seconds[0] < period)))
     breaks = []
     if v.size >= 2 * min_size and scale > 0:
         algo = ruptures.KernelCPD(kernel="linear", min_size=min_size).fit((x / scale)[:, None])
