@@ -17,10 +17,10 @@ import xarray as xr
 from .changes import MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
-                      gap_report, rolling_summary, udp_tcp_ratio)
+                      gap_report, period_labels, rolling_summary, udp_tcp_ratio)
 from .periodic import DAY_S, daily_cycle, periodogram
 
-__all__ = ["monitor_product", "monitor_params", "SERIES", "DEFAULT_PARAMS", "TABLES"]
+__all__ = ["monitor_product", "monitor_params", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
 
 #: The series of a monitor campaign: per test, the variable watched and what splits runs
 #: into series (docs/design.md names).
@@ -56,7 +56,7 @@ TABLES = {
     "compare_ping": "period b vs period a",
     "asymmetry_tcp": "reverse vs forward", "asymmetry_udp": "reverse vs forward",
     "asymmetry_ping": "reverse vs forward",
-    "buffer_curves": "TCP throughput vs socket buffer per period",
+    "buffer_curves": "TCP throughput vs socket buffer per period, and the window limit",
     "udp_tcp": "UDP / TCP median throughput per socket buffer",
     "sender_receiver": "TCP sender / receiver throughput per series (iperf's own consistency)",
     "gaps": "missed slots and failed tests",
@@ -223,8 +223,9 @@ def monitor_product(ds, params=None):
                                 "series")
     tcp = _select(ds, "tcp")
     if tcp.sizes["run"]:
-        out["buffer_curves"] = buffer_curves(tcp["throughput"], p["periods"],
-                                             percentiles=p["percentiles"])
+        out["buffer_curves"] = _with_window_limit(
+            buffer_curves(tcp["throughput"], p["periods"], percentiles=p["percentiles"]),
+            _select(ds, "ping"), p["periods"])
         out["sender_receiver"] = _sender_receiver(ds)
         if (np.asarray(ds["test"].values) == "udp").any():
             ok = ds.isel(run=np.flatnonzero(np.asarray(ds["outcome"].values) == "ok"))
@@ -235,6 +236,30 @@ def monitor_product(ds, params=None):
     for name, table in out.items():
         table.attrs.update({"table": name, "params": json.dumps(p, default=str)})
     return out
+
+
+def _with_window_limit(curves, ping, periods):
+    """Add ``window_limit`` = 8 x socket_buffer / RTT, RTT the period's median ping RTT
+    (smallest ping size), per path and direction: the line a window-limited run follows."""
+    if ping.sizes["run"] == 0:
+        return curves
+    small = ping.isel(run=np.flatnonzero(ping["size"].values == np.nanmin(ping["size"].values)))
+    keys = {"path": small["path"].values, "direction": small["direction"].values,
+            "period": period_labels(small["time"].values, periods)}
+    rtt = grouped_summary(small["rtt_median"], keys)["median"].reindex(
+        path=curves["path"].values, direction=curves["direction"].values, period=curves["period"].values)
+    limit = 8 * curves["socket_buffer"] / (rtt / 1e3)
+    curves["window_limit"] = limit.transpose(*curves["median"].dims)
+    curves["window_limit"].attrs = {"units": "bit/s", "long_name":
+                                    "8 x socket buffer / median ping RTT of the period"}
+    return curves
+
+
+def save_product(product, path):
+    """Write a product as one netCDF file, one group per table (``xarray.DataTree``)."""
+    tree = xr.DataTree.from_dict({f"/{name}": table for name, table in product.items()})
+    tree.to_netcdf(path)
+    return path
 
 
 def _period_grid(ds, p):
