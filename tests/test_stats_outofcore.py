@@ -111,3 +111,53 @@ def test_monitor_product_on_dask_matches_numpy_without_holding_the_campaign(ds):
     bound = product["summary_tcp"].attrs["quantile_error_bound"]
     assert np.nanmax(np.abs(product["summary_tcp"]["median"] - eager["summary_tcp"]["median"])) <= bound
     np.testing.assert_allclose(product["rolling_tcp"]["median"], eager["rolling_tcp"]["median"], rtol=1e-12)
+
+
+# --- the summaries used on every campaign ------------------------------------------------
+
+from thruput.stats import bootstrap_ci, describe, ecdf, frequency  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    tp = syn.campaign(repeats=6)["throughput"]
+    return tp, tp.chunk(window=2, streams=2, repeat=2)     # reduced dim spans 3 chunks
+
+
+def test_describe_per_cell_on_dask_is_exact_and_blockwise(sweep):
+    tp, chunked = sweep
+    with LargestResult() as cb:
+        got = describe(chunked, "repeat")
+    xr.testing.assert_allclose(got.drop_attrs(), describe(tp, "repeat").drop_attrs())
+    assert got.attrs["exact"] == 1
+    assert cb.largest <= 2          # a block of two windows at a time, never the sweep
+
+
+def test_describe_of_everything_on_dask_is_within_the_sketch_bound(sweep):
+    tp, chunked = sweep
+    exact, got = describe(tp), describe(chunked)
+    bound = got.attrs["quantile_error_bound"]
+    assert 0 < bound == pytest.approx((float(tp.max()) - float(tp.min())) / SKETCH_BINS)
+    for var in ("p10", "p25", "median", "p75", "p90"):
+        assert abs(float(got[var]) - float(exact[var])) <= bound, var
+    for var in ("n", "mean", "min", "max"):
+        assert float(got[var]) == pytest.approx(float(exact[var]), rel=1e-12), var
+    assert float(got["std"]) == pytest.approx(float(exact["std"]), rel=1e-9)
+
+
+@pytest.mark.parametrize("dim", [None, "repeat"])
+def test_frequency_on_dask_is_exact(sweep, dim):
+    tp, chunked = sweep
+    with LargestResult() as cb:
+        got = frequency(chunked, dim, bins=7)
+    xr.testing.assert_identical(got, frequency(tp, dim, bins=7))
+    assert cb.largest < tp.size
+
+
+def test_bootstrap_ci_and_ecdf_per_cell_on_dask_match_numpy_draw_for_draw(sweep):
+    tp, chunked = sweep
+    xr.testing.assert_identical(bootstrap_ci(chunked, "repeat", n_boot=200, seed=3),
+                                bootstrap_ci(tp, "repeat", n_boot=200, seed=3))
+    xr.testing.assert_identical(ecdf(chunked, "repeat"), ecdf(tp, "repeat"))
+    with pytest.raises(ValueError, match="every value at once"):
+        ecdf(chunked)
