@@ -283,8 +283,20 @@ def _answer_cycle(product):
                      f"{float(s['dominant_period_low']) * 3600:.4g}–{float(s['dominant_period_high']) * 3600:.4g} s), "
                      f"explains {float(s['dominant_power']):.0%} of the variance"
                      + (" — the day's cycle" if near else ""))
-    return ("The Lomb–Scargle periodogram of every series (the 'day' is "
-            f"{day_h * 3600:g} s):\n\n- " + "\n- ".join(lines))
+    text = ("The Lomb–Scargle periodogram of every series, its levels between change points "
+            f"removed (the 'day' is {day_h * 3600:g} s):\n\n- " + "\n- ".join(lines))
+    if "cycle_periods" in product:
+        cyc = product["cycle_periods"]
+        rows = []
+        for i in range(cyc.sizes["series"]):
+            s = cyc.isel(series=i)
+            r = {k: s[k].item() for k in ("path", "direction", "test", "socket_buffer", "size")}
+            amp = ", ".join(f"{name}: {float(a):.0%}" for name, a in
+                            zip(s["period"].values, s["relative_amplitude"].values))
+            rows.append(f"{DISPLAY[r['test']][2]} {_label(r, r['test'])}: {amp}")
+        text += ("\n\nAmplitude of the daily profile (largest minus smallest hourly median, "
+                 "relative to the median) in each period:\n\n- " + "\n- ".join(rows))
+    return text
 
 
 def _answer_shift(product):

@@ -41,7 +41,7 @@ from .compare import compare
 from .grouped import aligned_chunks, grouped_summary, is_lazy
 
 __all__ = ["rolling_summary", "compare_periods", "direction_asymmetry", "udp_tcp_ratio",
-           "buffer_curves", "gap_report", "period_labels", "ROLLING_PERCENTILES",
+           "buffer_curves", "gap_report", "period_labels", "as_utc", "ROLLING_PERCENTILES",
            "FAILED_OUTCOMES"]
 
 #: Percentiles of the rolling summaries: seed 004's 10th-90th range and the median.
@@ -120,14 +120,15 @@ def period_labels(times, periods):
     times = np.asarray(times, "datetime64[ns]")
     out = np.full(times.shape, None, dtype=object)
     for name, (start, end) in periods.items():
-        inside = (times >= _t(start)) & (times < _t(end))
+        inside = (times >= as_utc(start)) & (times < as_utc(end))
         out[inside & (out == None)] = name  # noqa: E711  (elementwise)
     return out
 
 
-def _t(x):
-    return np.datetime64(pd.Timestamp(x).tz_localize(None) if pd.Timestamp(x).tzinfo is None
-                         else pd.Timestamp(x).tz_convert("UTC").tz_localize(None), "ns")
+def as_utc(x):
+    """``x`` (ISO string, with or without a zone, or datetime64) as naive UTC datetime64[ns]."""
+    stamp = pd.Timestamp(x)
+    return np.datetime64(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp, "ns")
 
 
 def buffer_curves(da, periods, by=("path", "direction"), socket_buffer="socket_buffer",
@@ -282,8 +283,8 @@ def compare_periods(da, period_a, period_b, by=("path", "direction"), time="time
     serially correlated (cross traffic lingers), so the intervals are optimistic.
     """
     t = _labels(da, time).astype("datetime64[ns]")
-    in_a = (t >= _t(period_a[0])) & (t < _t(period_a[1]))
-    in_b = (t >= _t(period_b[0])) & (t < _t(period_b[1]))
+    in_a = (t >= as_utc(period_a[0])) & (t < as_utc(period_a[1]))
+    in_b = (t >= as_utc(period_b[0])) & (t < as_utc(period_b[1]))
     samples = _group_samples(da, (in_a, in_b), tuple(by))
     units = units_of(da)
     a = _padded(samples, by, 0, units)
@@ -376,7 +377,7 @@ def gap_report(ds, interval_s, explained=(), start=None, outcome="outcome", reas
     slots = np.asarray(ds[slot].values, dtype=int)
     times = np.asarray(ds[time].values, "datetime64[ns]")
     step = np.timedelta64(int(round(interval_s * 1e9)), "ns")
-    t0 = _t(start) if start is not None else (np.min(times - slots * step) if slots.size else np.datetime64("NaT"))
+    t0 = as_utc(start) if start is not None else (np.min(times - slots * step) if slots.size else np.datetime64("NaT"))
     seen = np.unique(slots)
     last = int(seen.max()) if seen.size else -1
     missing = np.setdiff1d(np.arange(last + 1), seen)
@@ -385,7 +386,7 @@ def gap_report(ds, interval_s, explained=(), start=None, outcome="outcome", reas
     for r in runs:
         g0, g1 = t0 + int(r[0]) * step, t0 + (int(r[-1]) + 1) * step
         why = next((e.get("reason", "") for e in explained
-                    if _t(e["from"]) < g1 and _t(e["to"]) > g0), UNEXPLAINED)
+                    if as_utc(e["from"]) < g1 and as_utc(e["to"]) > g0), UNEXPLAINED)
         gaps.append((g0, g1, int(r[0]), r.size, why))
     out = np.asarray(ds[outcome].values).astype(str)
     failed = np.flatnonzero(out != "ok")

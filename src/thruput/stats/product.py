@@ -17,7 +17,7 @@ import xarray as xr
 from .changes import MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
-                      gap_report, period_labels, rolling_summary, udp_tcp_ratio)
+                      as_utc, gap_report, period_labels, rolling_summary, udp_tcp_ratio)
 from .periodic import DAY_S, daily_cycle, periodogram
 
 __all__ = ["monitor_product", "monitor_params", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
@@ -51,7 +51,8 @@ TABLES = {
     "rolling_ping": "per series and time bin",
     "changes": "change points of every series",
     "cycle": "daily profile of every series",
-    "periodogram": "Lomb-Scargle periodogram of every series",
+    "periodogram": "Lomb-Scargle periodogram of every series, its change-point levels removed",
+    "cycle_periods": "amplitude of the daily profile of every series in each period",
     "compare_tcp": "period b vs period a", "compare_udp": "period b vs period a",
     "compare_ping": "period b vs period a",
     "asymmetry_tcp": "reverse vs forward", "asymmetry_udp": "reverse vs forward",
@@ -85,8 +86,7 @@ def monitor_params(ds, params=None):
         times = np.asarray(ds["time"].values, "datetime64[ns]")
         t0, t1 = times.min(), times.max() + np.timedelta64(1, "s")
         events = sorted(str(e["time"]) for e in meta.get("events", []) or [] if e.get("time"))
-        cut = (np.datetime64(pd.Timestamp(events[0]).tz_convert("UTC").tz_localize(None), "ns")
-               if events else t0 + (t1 - t0) // 2)
+        cut = as_utc(events[0]) if events else t0 + (t1 - t0) // 2
         p["periods"] = {"before": [str(t0), str(cut)], "after": [str(cut), str(t1)]}
     return p
 
@@ -219,8 +219,9 @@ def monitor_product(ds, params=None):
     out["cycle"] = _stack(_per_series(ds, lambda v, t, k: daily_cycle(
         v, period=p["period_s"], **boot)), "series")
     grid = _period_grid(ds, p)
-    out["periodogram"] = _stack(_per_series(ds, lambda v, t, k: periodogram(v, periods=grid)),
-                                "series")
+    out["periodogram"] = _stack(_per_series(ds, lambda v, t, k: periodogram(
+        _level_removed(v, p), periods=grid)), "series")
+    out["cycle_periods"] = _stack(_per_series(ds, lambda v, t, k: _cycle_per_period(v, p)), "series")
     tcp = _select(ds, "tcp")
     if tcp.sizes["run"]:
         out["buffer_curves"] = _with_window_limit(
@@ -236,6 +237,37 @@ def monitor_product(ds, params=None):
     for name, table in out.items():
         table.attrs.update({"table": name, "params": json.dumps(p, default=str)})
     return out
+
+
+def _level_removed(values, p):
+    """``values`` minus the median of its segment between change points, so that a level
+    shift does not pass for a long period in the periodogram."""
+    found = change_points(values, penalty=p["penalty"], min_size=p["min_size"],
+                          period=p["period_s"], n_boot=10, seed=p["seed"])
+    order = np.argsort(np.asarray(values["time"].values), kind="stable")
+    v = np.asarray(values.values, float)[order]
+    edges = [0, *found["index"].values.tolist(), v.size]
+    finite = np.flatnonzero(np.isfinite(v))
+    level = np.full(v.size, np.nan)
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        rows = finite[lo:hi]
+        level[rows] = np.median(v[rows])
+    out = values.isel({values.dims[0]: order}).copy(data=v - level)
+    out.attrs = {**values.attrs, "long_name": f"{values.attrs.get('long_name', 'value')} minus its level"}
+    return out
+
+
+def _cycle_per_period(values, p):
+    """Amplitude of the daily profile in each compared period (seed 004's O1: a cycle
+    seen in September and not in August)."""
+    t = np.asarray(values["time"].values, "datetime64[ns]")
+    rows = []
+    for name, (start, end) in p["periods"].items():
+        inside = (t >= as_utc(start)) & (t < as_utc(end))
+        sub = values.isel({values.dims[0]: np.flatnonzero(inside)})
+        cyc = daily_cycle(sub, period=p["period_s"], n_boot=10, seed=p["seed"])
+        rows.append(cyc[["amplitude", "relative_amplitude"]].expand_dims(period=[name]))
+    return xr.concat(rows, dim="period")
 
 
 def _with_window_limit(curves, ping, periods):
