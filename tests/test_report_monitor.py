@@ -88,3 +88,13 @@ def test_the_notebook_renders_from_the_product(processed, tmp_path):
     assert not errors
     assert html.count("vegaEmbed(") == 9 and "cdn" not in html.lower()
     assert "maintenance" in html and "Connection refused" in html
+
+
+def test_the_site_makes_one_monitor_page_per_product():
+    from thruput.site.config import load_config
+
+    config = load_config(ROOT, campaigns=[], seeds=[], monitors=["synthetic-monitor"])
+    pages = [p for p in config.pages if p.notebook.name == "monitor.ipynb"]
+    assert [(p.output.name, p.parameters, p.title) for p in pages] == [
+        ("monitor-synthetic-monitor.ipynb", {"campaign": "synthetic-monitor"}, "Monitor: synthetic-monitor")]
+    assert ("Monitoring", pages) in config.navbar

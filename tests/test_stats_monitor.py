@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from thruput.stats import (buffer_curves, compare_periods, daily_cycle, direction_asymmetry,
                            gap_report, periodogram, rolling_summary, udp_tcp_ratio)
@@ -120,3 +121,10 @@ def test_daily_cycle_with_a_compressed_day(ds):
     assert int(d["n"].sum()) == before.size
     # amplitude: available capacity spans 0.7-1.0 of 50 Mbit/s (binned: a little less)
     assert 12e6 < float(d["amplitude"]) < 15.5e6
+
+
+def test_accessors_forward(ds):
+    tp = series(ds, direction="forward")
+    xr.testing.assert_identical(tp.thruput.rolling_summary(freq="1h"), rolling_summary(tp, freq="1h"))
+    xr.testing.assert_identical(ds.thruput.gap_report(60), gap_report(ds, 60))
+    assert tp.thruput.change_points(n_boot=20).sizes["change"] == 1

@@ -10,11 +10,14 @@ from __future__ import annotations
 import xarray as xr
 
 from . import bounds as _bounds
+from . import changes as _changes
 from . import compare as _compare
 from . import latency as _latency
 from . import load as _load
+from . import monitor as _monitor
 from . import periodic as _periodic
 from . import plateau as _plateau
+from . import product as _product
 from . import summaries as _summaries
 from . import tcp as _tcp
 from . import udp as _udp
@@ -72,6 +75,27 @@ class DataArrayAccessor:
     def daily_cycle(self, time=None, **kwargs):
         """:func:`thruput.stats.daily_cycle` of this array."""
         return _periodic.daily_cycle(self._da, time, **kwargs)
+
+    # --- monitor campaigns (thruput.stats.changes, thruput.stats.monitor) ---
+    def change_points(self, time=None, **kwargs):
+        """:func:`thruput.stats.change_points` of this array."""
+        return _changes.change_points(self._da, time, **kwargs)
+
+    def rolling_summary(self, **kwargs):
+        """:func:`thruput.stats.rolling_summary` of this array."""
+        return _monitor.rolling_summary(self._da, **kwargs)
+
+    def compare_periods(self, period_a, period_b, **kwargs):
+        """:func:`thruput.stats.compare_periods` of this array."""
+        return _monitor.compare_periods(self._da, period_a, period_b, **kwargs)
+
+    def direction_asymmetry(self, **kwargs):
+        """:func:`thruput.stats.direction_asymmetry` of this array."""
+        return _monitor.direction_asymmetry(self._da, **kwargs)
+
+    def buffer_curves(self, periods, **kwargs):
+        """:func:`thruput.stats.buffer_curves` of this array."""
+        return _monitor.buffer_curves(self._da, periods, **kwargs)
 
 
 @xr.register_dataset_accessor("thruput")
@@ -151,6 +175,19 @@ class DatasetAccessor:
     def daily_cycle(self, var="throughput", time="start_time", **kwargs):
         """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]``."""
         return _periodic.daily_cycle(self._ds[var], self._ds[time], **kwargs)
+
+    # --- monitor campaigns (thruput.stats.monitor, thruput.stats.product) ---
+    def udp_tcp_ratio(self, **kwargs):
+        """:func:`thruput.stats.udp_tcp_ratio` of this monitor campaign."""
+        return _monitor.udp_tcp_ratio(self._ds, **kwargs)
+
+    def gap_report(self, interval_s, **kwargs):
+        """:func:`thruput.stats.gap_report` of this monitor campaign."""
+        return _monitor.gap_report(self._ds, interval_s, **kwargs)
+
+    def monitor_product(self, params=None):
+        """:func:`thruput.stats.monitor_product` of this monitor campaign."""
+        return _product.monitor_product(self._ds, params)
 
     def udp_grid(self, **kwargs):
         """:func:`thruput.stats.udp_grid` of this UDP sweep."""
