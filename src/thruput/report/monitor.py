@@ -318,84 +318,95 @@ def _answer_shift(product):
             + f"\n\nChange points found (minute): {found}. The campaign's `events` say what was changed.")
 
 
+def _table(product, name):
+    """A product table as a DataFrame, or None when the campaign has no such runs."""
+    return product[name].to_dataframe().reset_index() if name in product else None
+
+
+def _bullets(intro, lines, outro=""):
+    return f"{intro}\n\n- " + "\n- ".join(lines) + (f"\n\n{outro}" if outro else "")
+
+
+NO_TCP = "No TCP runs in this campaign."
+
+
+def _each_row(product, name, empty, intro, line, outro=""):
+    """A bullet per row of table ``name`` (``line(row)``), or ``empty`` without it."""
+    frame = _table(product, name)
+    if frame is None:
+        return empty
+    return _bullets(intro, [line(r) for r in frame.to_dict("records")], outro)
+
+
 def _answer_udp_tcp(product):
-    if "udp_tcp" not in product:
-        return "No UDP runs in this campaign."
-    frame = product["udp_tcp"].to_dataframe().reset_index()
-    lines = [f"{r['direction']}, TCP at {r['socket_buffer'] / 1024:g} KiB: UDP / TCP = {r['ratio']:.2f} "
-             f"({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})" for r in frame.to_dict("records")]
-    return ("Medians over the whole campaign (UDP sent at a fixed rate):\n\n- " + "\n- ".join(lines)
-            + "\n\nWhere the ratio falls towards 1 as the buffer grows, TCP was window-limited "
-              "(buffer / RTT) at the small buffers.")
+    return _each_row(
+        product, "udp_tcp", "No UDP runs in this campaign.",
+        "Medians over the whole campaign (UDP sent at a fixed rate):",
+        lambda r: (f"{r['direction']}, TCP at {r['socket_buffer'] / 1024:g} KiB: UDP / TCP = "
+                   f"{r['ratio']:.2f} ({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})"),
+        "Where the ratio falls towards 1 as the buffer grows, TCP was window-limited "
+        "(buffer / RTT) at the small buffers.")
 
 
-def _curves(product):
-    return product["buffer_curves"].to_dataframe().reset_index()
+def _per_curve(product, by, line):
+    """One bullet per group of the buffer curves, ``line(key, rows sorted by buffer)``."""
+    frame = _table(product, "buffer_curves")
+    if frame is None:
+        return None
+    return [line(key, g.sort_values("socket_buffer"))
+            for key, g in frame.groupby(by, sort=False)]
 
 
 def _answer_buffer(product, stat, what):
-    if "buffer_curves" not in product:
-        return "No TCP runs in this campaign."
-    frame = _curves(product)
-    lines = []
-    for (path, direction, period), g in frame.groupby(["path", "direction", "period"], sort=False):
-        g = g.sort_values("socket_buffer")
-        values = ", ".join(f"{b / 1024:g} KiB: {_mbit(v)}" for b, v in zip(g["socket_buffer"], g[stat]))
-        lines.append(f"{direction}, {period}: {values}")
-    return f"{what}\n\n- " + "\n- ".join(lines)
+    lines = _per_curve(product, ["direction", "period"], lambda k, g: f"{k[0]}, {k[1]}: " + ", ".join(
+        f"{b / 1024:g} KiB: {_mbit(v)}" for b, v in zip(g["socket_buffer"], g[stat])))
+    return NO_TCP if lines is None else _bullets(what, lines)
 
 
 def _answer_spread(product):
-    if "buffer_curves" not in product:
-        return "No TCP runs in this campaign."
-    frame = _curves(product)
-    lines = [f"{r['direction']}, {r['period']}, {r['socket_buffer'] / 1024:g} KiB: p10–p90 "
-             f"{_mbit(r['p10'])} – {_mbit(r['p90'])}, min–max {_mbit(r['min'])} – {_mbit(r['max'])} "
-             f"(n = {r['n']})" for r in frame.to_dict("records")]
-    return ("The extremes rest on one run each; the 10th–90th percentiles are the stable "
-            "version of seed 004's min and max:\n\n- " + "\n- ".join(lines))
+    return _each_row(
+        product, "buffer_curves", NO_TCP,
+        "The extremes rest on one run each; the 10th–90th percentiles are the stable version "
+        "of seed 004's min and max:",
+        lambda r: (f"{r['direction']}, {r['period']}, {r['socket_buffer'] / 1024:g} KiB: p10–p90 "
+                   f"{_mbit(r['p10'])} – {_mbit(r['p90'])}, min–max {_mbit(r['min'])} – "
+                   f"{_mbit(r['max'])} (n = {r['n']})"))
 
 
 def _answer_sender_receiver(product):
-    if "sender_receiver" not in product:
-        return "No TCP runs in this campaign."
-    frame = product["sender_receiver"].to_dataframe().reset_index()
-    lines = [f"{r['direction']}, {r['socket_buffer'] / 1024:g} KiB: median {r['median']:.4f} "
-             f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})" for r in frame.to_dict("records")]
-    return ("iperf's own consistency: sender-side over receiver-side throughput of each run "
-            "(1 = the two ends agree):\n\n- " + "\n- ".join(lines)
-            + "\n\nIt says how far the two ends of one run agree, not how close either is to the "
-              "path's true capacity; for that see the reproduction pages.")
+    return _each_row(
+        product, "sender_receiver", NO_TCP,
+        "iperf's own consistency: sender-side over receiver-side throughput of each run "
+        "(1 = the two ends agree):",
+        lambda r: (f"{r['direction']}, {r['socket_buffer'] / 1024:g} KiB: median {r['median']:.4f} "
+                   f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})"),
+        "It says how far the two ends of one run agree, not how close either is to the path's "
+        "true capacity; for that see the reproduction pages.")
 
 
 def _answer_peak(product):
-    if "buffer_curves" not in product:
-        return "No TCP runs in this campaign."
-    frame = _curves(product)
-    lines = []
-    for (direction, period), g in frame.groupby(["direction", "period"], sort=False):
-        best = g.loc[g["median"].idxmax()]
-        lines.append(f"{direction}, {period}: highest median at {best['socket_buffer'] / 1024:g} KiB "
-                     f"({_mbit(best['median'])})")
-    buffers = sorted(frame["socket_buffer"].unique())
-    return (f"This campaign tried buffers of {', '.join(f'{b / 1024:g}' for b in buffers)} KiB:\n\n- "
-            + "\n- ".join(lines) + "\n\nA peak at 2 MB can only be seen if 2 MB was among them.")
+    def best(k, g):
+        top = g.loc[g["median"].idxmax()]
+        return f"{k[0]}, {k[1]}: highest median at {top['socket_buffer'] / 1024:g} KiB ({_mbit(top['median'])})"
+
+    lines = _per_curve(product, ["direction", "period"], best)
+    if lines is None:
+        return NO_TCP
+    buffers = sorted(product["buffer_curves"]["socket_buffer"].values)
+    return _bullets(f"This campaign tried buffers of {', '.join(f'{b / 1024:g}' for b in buffers)} KiB:",
+                    lines, "A peak at 2 MB can only be seen if 2 MB was among them.")
 
 
 def _answer_linear(product):
-    if "buffer_curves" not in product:
-        return "No TCP runs in this campaign."
-    frame = _curves(product)
-    lines = []
-    for (direction, period), g in frame.groupby(["direction", "period"], sort=False):
-        g = g.sort_values("socket_buffer")
-        if len(g) < 2:
-            continue
-        b0, b1 = g["socket_buffer"].values[:2]
-        m0, m1 = g["median"].values[:2]
-        lines.append(f"{direction}, {period}: doubling the buffer {b0 / 1024:g} → {b1 / 1024:g} KiB "
-                     f"multiplied the median by {m1 / m0:.2f} (linear: {b1 / b0:.2f})")
-    return "Window-limited throughput grows in proportion to the buffer:\n\n- " + "\n- ".join(lines)
+    def ratio(k, g):
+        (b0, b1), (m0, m1) = g["socket_buffer"].values[:2], g["median"].values[:2]
+        return (f"{k[0]}, {k[1]}: {b0 / 1024:g} → {b1 / 1024:g} KiB multiplied the median by "
+                f"{m1 / m0:.2f} (linear: {b1 / b0:.2f})")
+
+    lines = _per_curve(product, ["direction", "period"], ratio)
+    if lines is None:
+        return NO_TCP
+    return _bullets("Window-limited throughput grows in proportion to the buffer:", lines)
 
 
 _ANSWERS = {
