@@ -191,7 +191,8 @@ def _series_table(ds):
 
 
 def monitor_daily_profile(product, test="tcp"):
-    """Median per hour of the day (compressed where the campaign says so), with CIs."""
+    """Median per hour of the day (compressed where the campaign says so), with CIs, in
+    each of the periods compared."""
     cyc = product["cycle"]
     frame = _series_table(cyc[["median", "low", "high", "n"]])
     frame = frame[frame["test"] == test].copy()
@@ -201,7 +202,7 @@ def monitor_daily_profile(product, test="tcp"):
     day = _params(product).get("period_s", 86400)
     x_title = "hour of day (UTC)" if day == 86400 else f"'hour' of the compressed day ({day:g} s / 24 each)"
     return mcharts.daily_profile(frame, unit=unit, x_title=x_title,
-                                 title=f"{quantity}: daily profile (95 % bootstrap CI of each median)")
+                                 title=f"{quantity}: daily profile per period (95 % bootstrap CI of each median)")
 
 
 def monitor_distributions(product, test="tcp"):
@@ -224,7 +225,8 @@ def monitor_distributions(product, test="tcp"):
     frame["series"] = [_label({**r, "path": r.get("path", "")}, test) for r in frame.to_dict("records")]
     frame["bin_low"] = c["bin_low"].values[frame["bin"].values] / factor
     frame["bin_high"] = c["bin_high"].values[frame["bin"].values] / factor
-    return mcharts.period_distributions(frame, unit=unit, title=f"{quantity} per period")
+    return mcharts.period_distributions(frame, unit=unit, title=f"{quantity} per period",
+                                        quantity=quantity)
 
 
 def monitor_buffer_curves(product):
@@ -285,8 +287,8 @@ def _answer_cycle(product):
                      + (" — the day's cycle" if near else ""))
     text = ("The Lomb–Scargle periodogram of every series, its levels between change points "
             f"removed (the 'day' is {day_h * 3600:g} s):\n\n- " + "\n- ".join(lines))
-    if "cycle_periods" in product:
-        cyc = product["cycle_periods"]
+    if "cycle" in product:
+        cyc = product["cycle"]
         rows = []
         for i in range(cyc.sizes["series"]):
             s = cyc.isel(series=i)

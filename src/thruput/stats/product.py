@@ -50,9 +50,8 @@ TABLES = {
     "rolling_tcp": "per series and time bin", "rolling_udp": "per series and time bin",
     "rolling_ping": "per series and time bin",
     "changes": "change points of every series",
-    "cycle": "daily profile of every series",
+    "cycle": "daily profile of every series in each compared period (amplitude included)",
     "periodogram": "Lomb-Scargle periodogram of every series, its change-point levels removed",
-    "cycle_periods": "amplitude of the daily profile of every series in each period",
     "compare_tcp": "period b vs period a", "compare_udp": "period b vs period a",
     "compare_ping": "period b vs period a",
     "asymmetry_tcp": "reverse vs forward", "asymmetry_udp": "reverse vs forward",
@@ -216,12 +215,10 @@ def monitor_product(ds, params=None):
     out.update(_summaries(ds, p))
     out["changes"] = _stack(_per_series(ds, lambda v, t, k: change_points(
         v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], **boot)), "change")
-    out["cycle"] = _stack(_per_series(ds, lambda v, t, k: daily_cycle(
-        v, period=p["period_s"], **boot)), "series")
     grid = _period_grid(ds, p)
     out["periodogram"] = _stack(_per_series(ds, lambda v, t, k: periodogram(
         _level_removed(v, p), periods=grid)), "series")
-    out["cycle_periods"] = _stack(_per_series(ds, lambda v, t, k: _cycle_per_period(v, p)), "series")
+    out["cycle"] = _stack(_per_series(ds, lambda v, t, k: _cycle_per_period(v, p, boot)), "series")
     tcp = _select(ds, "tcp")
     if tcp.sizes["run"]:
         out["buffer_curves"] = _with_window_limit(
@@ -257,16 +254,15 @@ def _level_removed(values, p):
     return out
 
 
-def _cycle_per_period(values, p):
-    """Amplitude of the daily profile in each compared period (seed 004's O1: a cycle
-    seen in September and not in August)."""
+def _cycle_per_period(values, p, boot):
+    """The daily profile in each compared period: a profile pooled over a level change
+    mixes two levels, and seed 004's O1 asks about a cycle seen in September only."""
     t = np.asarray(values["time"].values, "datetime64[ns]")
     rows = []
     for name, (start, end) in p["periods"].items():
         inside = (t >= as_utc(start)) & (t < as_utc(end))
         sub = values.isel({values.dims[0]: np.flatnonzero(inside)})
-        cyc = daily_cycle(sub, period=p["period_s"], n_boot=10, seed=p["seed"])
-        rows.append(cyc[["amplitude", "relative_amplitude"]].expand_dims(period=[name]))
+        rows.append(daily_cycle(sub, period=p["period_s"], **boot).expand_dims(period=[name]))
     return xr.concat(rows, dim="period")
 
 
