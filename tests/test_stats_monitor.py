@@ -128,3 +128,14 @@ def test_accessors_forward(ds):
     xr.testing.assert_identical(tp.thruput.rolling_summary(freq="1h"), rolling_summary(tp, freq="1h"))
     xr.testing.assert_identical(ds.thruput.gap_report(60), gap_report(ds, 60))
     xr.testing.assert_identical(tp.thruput.change_points(n_boot=20), change_points(tp, n_boot=20))
+
+
+def test_monitor_product_refuses_a_sweep_and_copes_with_short_series(ds):
+    from thruput.stats import monitor_product
+
+    with pytest.raises(ValueError, match=r"synthetic: not a monitor campaign .*'time'"):
+        monitor_product(syn.campaign(repeats=2))
+    two = ds.isel(run=np.flatnonzero((ds.slot < 2).values))      # two slots: 2 runs a series
+    p = monitor_product(two, {"n_boot": 20})
+    assert "periodogram" not in p or p["periodogram"].sizes.get("series", 0) == 0
+    assert p["changes"].sizes.get("change", 0) == 0 and p["gaps"].sizes["gap"] == 0

@@ -275,6 +275,8 @@ def _mbit(x):
 def _answer_cycle(product):
     per = product["periodogram"]
     day_h = _params(product).get("period_s", 86400) / 3600
+    if not per.sizes.get("series"):
+        return "Too few runs in every series for a periodogram (it needs three or more)."
     lines = []
     for i in range(per.sizes["series"]):
         s = per.isel(series=i)

@@ -29,6 +29,10 @@ SERIES = {
     "udp": ("throughput", ("path", "direction")),
     "ping": ("rtt_median", ("path", "direction", "size")),
 }
+#: Names a monitor Dataset must have (docs/design.md, "The monitor Dataset").
+REQUIRED = ("time", "slot", "path", "direction", "test", "socket_buffer", "size", "outcome")
+#: Fewest values of a series for a periodogram (a sinusoid and an offset need three).
+MIN_PERIODOGRAM = 3
 #: Parameters of the product; ``None`` = derived from ``campaign.yaml`` (see
 #: :func:`monitor_params`). The pipeline passes ``params.yaml``'s ``monitor`` section.
 DEFAULT_PARAMS = {
@@ -112,6 +116,8 @@ def _per_series(ds, func):
         for key, idx in _series_keys(sub, by).items():
             key = dict(zip(by, key if isinstance(key, tuple) else (key,)))
             out = func(sub[var].isel(run=idx), test, key)
+            if out is None:
+                continue
             labels = {"path": key["path"], "direction": key["direction"], "test": test,
                       "socket_buffer": float(key.get("socket_buffer", np.nan)),
                       "size": float(key.get("size", np.nan))}
@@ -196,6 +202,11 @@ def monitor_product(ds, params=None):
         without UDP runs ...), each with ``attrs["params"]`` (JSON of the parameters
         used) and ``attrs["table"]`` (its name).
 
+    Raises
+    ------
+    ValueError
+        When ``ds`` lacks a name of the monitor Dataset (:data:`REQUIRED`), naming them.
+
     Notes
     -----
     Change points are searched with the cycle removed (``period=period_s``), in every
@@ -205,6 +216,10 @@ def monitor_product(ds, params=None):
     ``runs`` table (points of the time series) copies every run's value, and only up to
     ``max_points`` runs.
     """
+    missing = [name for name in REQUIRED if name not in ds.variables]
+    if missing or "run" not in ds.dims:
+        raise ValueError(f"{ds.attrs.get('campaign', 'dataset')}: not a monitor campaign "
+                         f"(docs/design.md): missing {missing or ['dimension run']}")
     p = monitor_params(ds, params)
     meta = _metadata(ds)
     boot = dict(n_boot=p["n_boot"], confidence=p["confidence"], seed=p["seed"])
@@ -217,7 +232,7 @@ def monitor_product(ds, params=None):
         v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], **boot)), "change")
     grid = _period_grid(ds, p)
     out["periodogram"] = _stack(_per_series(ds, lambda v, t, k: periodogram(
-        _level_removed(v, p), periods=grid)), "series")
+        _level_removed(v, p), periods=grid) if int(v.count()) >= MIN_PERIODOGRAM else None), "series")
     out["cycle"] = _stack(_per_series(ds, lambda v, t, k: _cycle_per_period(v, p, boot)), "series")
     tcp = _select(ds, "tcp")
     if tcp.sizes["run"]:
