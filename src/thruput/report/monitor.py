@@ -268,8 +268,9 @@ def monitor_gaps(product):
 
 # ----------------------------------------------------------------- seed 004's questions
 
-def _mbit(x):
-    return f"{x / 1e6:.3g} Mbit/s"
+def _mbit(x, sign=""):
+    """bit/s as Mbit/s text; "–" where the product has no value (an empty period)."""
+    return "–" if not np.isfinite(x) else f"{x / 1e6:{sign}.3g} Mbit/s"
 
 
 def _answer_cycle(product):
@@ -312,9 +313,9 @@ def _answer_shift(product):
         frame = product[f"compare_{test}"].drop_dims("bin").to_dataframe().reset_index()
         for r in frame.to_dict("records"):
             lines.append(f"{DISPLAY[test][2]} {_label(r, test)}: median {_mbit(r['median_a'])} → "
-                         f"{_mbit(r['median_b'])}, shift {r['difference'] / 1e6:+.3g} Mbit/s (95 % CI "
-                         f"{r['difference_low'] / 1e6:+.3g} … {r['difference_high'] / 1e6:+.3g}), "
-                         f"Hodges–Lehmann {r['hodges_lehmann'] / 1e6:+.3g} Mbit/s")
+                         f"{_mbit(r['median_b'])}, shift {_mbit(r['difference'], '+')} (95 % CI "
+                         f"{_mbit(r['difference_low'], '+')} … {_mbit(r['difference_high'], '+')}), "
+                         f"Hodges–Lehmann {_mbit(r['hodges_lehmann'], '+')}")
     ch = product["changes"]
     found = "; ".join(f"{str(t)[:19]}" for t in np.unique(ch["time"].values.astype("datetime64[m]"))) \
         if ch.sizes.get("change") else "none"
