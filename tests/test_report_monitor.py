@@ -13,7 +13,7 @@ from thruput import report
 from thruput.report import monitor as page
 from thruput.site.execute import execute
 from thruput.stats import monitor_product
-from thruput.stats.product import save_product
+from thruput.stats.monitor_tables import save_product
 
 from . import synthetic as syn
 from .conftest import ROOT

@@ -19,7 +19,7 @@ changes         change_points (level shifts with bootstrap bounds)
 monitor         rolling_summary, buffer_curves, udp_tcp_ratio, compare_periods,
                 direction_asymmetry, gap_report (monitor campaigns)
 grouped         grouped_summary: per-group summaries, exact or by sketch on dask
-product         monitor_product: every table of a monitor campaign's page
+monitor_tables  monitor_product: every table of a monitor campaign's page
 theory          bdp, window_limited_throughput, mathis_throughput, ...
 ==============  =============================================================
 
@@ -39,7 +39,7 @@ from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_report,
                       rolling_summary, udp_tcp_ratio)
 from .periodic import daily_cycle, periodogram, time_series
-from .product import monitor_product
+from .monitor_tables import monitor_product
 from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
 from .tcp import (congestion_vs_throughput, counter_increments, counter_total, tcp_series,

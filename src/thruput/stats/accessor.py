@@ -17,7 +17,7 @@ from . import load as _load
 from . import monitor as _monitor
 from . import periodic as _periodic
 from . import plateau as _plateau
-from . import product as _product
+from . import monitor_tables as _monitor_tables
 from . import summaries as _summaries
 from . import tcp as _tcp
 from . import udp as _udp
@@ -176,7 +176,7 @@ class DatasetAccessor:
         """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]``."""
         return _periodic.daily_cycle(self._ds[var], self._ds[time], **kwargs)
 
-    # --- monitor campaigns (thruput.stats.monitor, thruput.stats.product) ---
+    # --- monitor campaigns (thruput.stats.monitor, thruput.stats.monitor_tables) ---
     def udp_tcp_ratio(self, **kwargs):
         """:func:`thruput.stats.udp_tcp_ratio` of this monitor campaign."""
         return _monitor.udp_tcp_ratio(self._ds, **kwargs)
@@ -187,7 +187,7 @@ class DatasetAccessor:
 
     def monitor_product(self, params=None):
         """:func:`thruput.stats.monitor_product` of this monitor campaign."""
-        return _product.monitor_product(self._ds, params)
+        return _monitor_tables.monitor_product(self._ds, params)
 
     def udp_grid(self, **kwargs):
         """:func:`thruput.stats.udp_grid` of this UDP sweep."""
