@@ -76,3 +76,19 @@ def test_planned_change_of_the_synthetic_monitor_is_found_within_two_slots(direc
     if buffer == 65536:   # window-limited: 8 x 65536 / RTT, RTT 40 -> 80 ms
         expected = factor * 8 * 65536 * (1 / 0.08 - 1 / 0.04)
         assert float(big["shift"]) == pytest.approx(expected, rel=0.03)
+
+
+def test_dated_repeats_around_an_upgrade_as_in_seed_002():
+    # seed 002: the same sweep repeated on dated days; the link upgrade on 5 Nov 2001
+    days = np.array(["2001-10-30", "2001-11-01", "2001-11-02", "2001-11-04",
+                     "2001-11-06", "2001-11-08", "2001-11-09", "2001-11-12"], "datetime64[ns]")
+    t = (days[:, None] + (np.arange(6) * 20 * 60e9).astype("timedelta64[ns]")).ravel()
+    rng = np.random.default_rng(2)
+    level = np.where(t < np.datetime64("2001-11-05"), 120e6, 300e6)
+    v = xr.DataArray(level * (1 + rng.uniform(-0.05, 0.05, t.size)), dims="run",
+                     coords={"time": ("run", t)}, attrs={"units": "bit/s"})
+    c = change_points(v)
+    assert c.sizes["change"] == 1 and int(c["index"][0]) == 24
+    assert c["time"].values[0] == np.datetime64("2001-11-06T00:00", "ns")
+    assert c["time_lower"].values[0] >= np.datetime64("2001-11-04", "ns")
+    assert float(c["shift"][0]) == pytest.approx(180e6, rel=0.05)
