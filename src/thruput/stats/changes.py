@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import ruptures
 import xarray as xr
 
 from ._util import alpha_bounds, units_of
@@ -198,6 +197,8 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
         min_size = max(min_size, int(np.sum(seconds - seconds[0] < period)))
     breaks = []
     if v.size >= 2 * min_size and scale > 0:
+        import ruptures  # here, not at the top: importing thruput.stats stays fast
+
         algo = ruptures.KernelCPD(kernel="linear", min_size=min_size).fit((x / scale)[:, None])
         breaks = [b for b in algo.predict(pen=penalty * np.log(v.size)) if b < v.size]
     lo_q, hi_q = alpha_bounds(confidence)

@@ -15,8 +15,6 @@ References
 
 from __future__ import annotations
 
-import dask
-import dask.array
 import numpy as np
 import xarray as xr
 
@@ -291,7 +289,7 @@ def frequency(da, dim=None, bins=20, range=None):
     dims = as_dims(dim, da)
     if np.ndim(bins) == 0:
         if range is None:
-            lo, hi = (dask.compute(da.min(), da.max()) if is_lazy(da) else (da.min(), da.max()))
+            lo, hi = (da.min().compute(), da.max().compute()) if is_lazy(da) else (da.min(), da.max())
             range = (float(lo), float(hi)) if np.isfinite(float(lo)) else (0.0, 1.0)
         edges = np.histogram_bin_edges([], bins=int(bins), range=range)
     else:
@@ -343,6 +341,8 @@ def _chunk_histogram(x, edges):
 def _lazy_counts(da, edges):
     """Histogram counts and number of finite values of a whole dask array: per-chunk
     counts on fixed edges, summed (exact; a chunk's table has ``len(edges)`` numbers)."""
+    import dask.array
+
     flat = da.data.reshape(-1) if da.ndim != 1 else da.data
     parts = dask.array.map_blocks(_chunk_histogram, flat, edges, new_axis=1, dtype=np.int64,
                                   chunks=((1,) * flat.numblocks[0], (edges.size,)))
