@@ -7,16 +7,16 @@ gap as straight lines. These functions answer each of those on the monitor Datas
 docs/design.md (one ``run`` dimension with ``time``, ``path``, ``direction``, ``test``,
 ``socket_buffer``, ``size`` coordinates), on NumPy and dask alike:
 
-==================  ==========================================================  ============
-function            what                                                        dask
-==================  ==========================================================  ============
-rolling_summary     median, IQR, p10/p90, count per time bin, path, direction  exact (flox)
-buffer_curves       throughput vs socket buffer per period                      sketch
-udp_tcp_ratio       UDP median over TCP median per socket buffer                sketch
-compare_periods     two date ranges: shift of medians with CI, Hodges-Lehmann  per group
-direction_asymmetry reverse vs forward                                          per group
-gap_report          slots that did not run, tests that failed and why           coords only
-==================  ==========================================================  ============
+===================  ==========================================================  ============
+function             what                                                        dask
+===================  ==========================================================  ============
+rolling_summary      median, IQR, p10/p90, count per time bin, path, direction   exact (flox)
+buffer_curves        throughput vs socket buffer per period                      sketch
+udp_tcp_ratio        UDP median over TCP median per socket buffer                sketch
+compare_periods      two date ranges: shift of medians with CI, Hodges-Lehmann   per group
+direction_asymmetry  reverse vs forward                                          per group
+gap_report           slots that did not run, tests that failed and why           coords only
+===================  ==========================================================  ============
 
 "per group" loads one group's runs at a time (one path, direction and test), never the
 whole array; "sketch" is :func:`thruput.stats.grouped.grouped_summary`'s mergeable
