@@ -39,6 +39,10 @@ __all__ = ["change_points", "robust_scale", "PENALTY", "MIN_SIZE", "CHANGE_VARIA
 PENALTY = 3.0
 #: Fewest values in a segment: a "level" needs a few runs to be one.
 MIN_SIZE = 5
+#: Floor of the noise scale, relative to the series' median: a tool that reports rounded
+#: values (UDP at a fixed rate, ping in 0.001 ms) has most first differences exactly 0,
+#: so the MAD would call kbit/s wiggles on 20 Mbit/s "levels".
+MIN_RELATIVE_SCALE = 1e-3
 #: Consistency factor of the median absolute deviation for Gaussian noise.
 MAD_TO_SIGMA = 1.4826
 #: Variables of the result, in order, with their long names (units follow the input).
@@ -172,6 +176,11 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
     amplitude; segments of at least one period (as many runs as the first period
     holds) keep it from being cut into half cycles.
 
+    *Pruning.* A change whose shift interval contains 0 is dropped (the weakest first:
+    smallest shift relative to its interval) and the others are bounded again, until
+    every reported shift is distinguishable from none at ``confidence``. The noise scale
+    is never below :data:`MIN_RELATIVE_SCALE` x the median, for tools that round.
+
     The location bounds are in runs, mapped to the runs' times: on a series with gaps
     the interval may span a gap. The shift's interval treats runs as independent;
     slowly varying cross traffic makes it too narrow.
@@ -195,12 +204,26 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
         x = x - _seasonal(seconds, v, float(period))
         scale = _residual_scale(seconds, x, float(period))
         min_size = max(min_size, int(np.sum(seconds - seconds[0] < period)))
+    scale = max(scale, MIN_RELATIVE_SCALE * abs(float(np.median(v)))) if v.size else scale
     breaks = []
     if v.size >= 2 * min_size and scale > 0:
         import ruptures  # here, not at the top: importing thruput.stats stays fast
 
         algo = ruptures.KernelCPD(kernel="linear", min_size=min_size).fit((x / scale)[:, None])
         breaks = [b for b in algo.predict(pen=penalty * np.log(v.size)) if b < v.size]
+    rows = _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed)
+    while rows and (weak := [i for i, r in enumerate(rows) if r[7] <= 0 <= r[8]]):
+        # a shift whose interval holds 0 is not a change: drop the weakest, bound the rest again
+        del breaks[min(weak, key=lambda i: abs(rows[i][6]) / max(rows[i][8] - rows[i][7], 1e-300))]
+        rows = _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed)
+    return _result(rows, units_of(values), values, v.size, scale,
+                   dict(penalty=penalty, min_size=min_size, period=period, n_boot=n_boot,
+                        confidence=confidence, seed=seed))
+
+
+def _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed):
+    """Rows of the result for ``breaks``: location bounds by re-splitting resampled
+    neighbouring segments, shift bounds by a two-sample bootstrap of the medians."""
     lo_q, hi_q = alpha_bounds(confidence)
     rng = np.random.default_rng(seed)
     edges = [0, *breaks, v.size]
@@ -218,9 +241,7 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
         shift, s_lo, s_hi = median_difference(v[lo:k], v[k:hi], n_boot, confidence, rng)
         rows.append((t[k], t[k_lo], t[k_hi], k, np.median(v[lo:k]), np.median(v[k:hi]),
                      shift, s_lo, s_hi))
-    return _result(rows, units_of(values), values, v.size, scale,
-                   dict(penalty=penalty, min_size=min_size, period=period, n_boot=n_boot,
-                        confidence=confidence, seed=seed))
+    return rows
 
 
 def _result(rows, units, values, n, scale, params):
