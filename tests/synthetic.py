@@ -189,3 +189,191 @@ def daily_series(days=14, step_h=0.5, mean=500e6, amplitude=100e6, noise=20e6,
     time = np.datetime64(start) + (hours * 3600).astype("timedelta64[s]")
     return xr.DataArray(value, dims="run", coords={"time": ("run", time)},
                         attrs={"units": "bit/s", "long_name": "throughput"})
+
+
+# --- a monitor campaign (docs/design.md, "Monitor campaigns") --------------------------
+
+MONITOR_START = "2026-11-22T12:00:00"
+MONITOR_INTERVAL_S = 60          # one slot a minute
+MONITOR_SLOTS = 240              # four hours
+MONITOR_DAY_S = 1200             # the compressed "day": cross traffic cycles every 20 min
+MONITOR_CHANGE_SLOT = 120        # capacity 50 -> 30 Mbit/s and RTT 40 -> 80 ms from here on
+MONITOR_CAPACITY = (50e6, 30e6)  # bit/s before and after the change
+MONITOR_RTT_MS = (40.0, 80.0)    # base RTT before and after the change
+MONITOR_GAP_SLOTS = (150, 160)   # slots [150, 160) never ran: maintenance
+MONITOR_CROSS = 0.3              # cross traffic takes 0-30 % of the capacity, cyclically
+MONITOR_REVERSE = 0.9            # reverse throughput is 0.9 x forward (asymmetric path)
+MONITOR_BUFFERS = (65536, 262144, 1048576)   # bytes, every TCP test of every slot
+MONITOR_UDP_RATE = 20e6          # bit/s offered
+MONITOR_PING_SIZES = (108, 1480)  # bytes (seed 004's two sizes)
+MONITOR_PROBES = 10
+MONITOR_NOISE = 0.02             # multiplicative, uniform +-2 %
+#: (slot, direction, test, socket_buffer, outcome, reason): tests that failed.
+MONITOR_FAILURES = (
+    (30, "forward", "tcp", 1048576, "timeout", "killed after timeout_s=30"),
+    (31, "forward", "tcp", 1048576, "refused",
+     "iperf3: error - unable to connect to server: Connection refused"),
+    (200, "reverse", "udp", None, "busy", "iperf3: error - the server is busy running a test"),
+)
+MONITOR_METADATA = {
+    "name": "synthetic-monitor", "title": "Synthetic monitor campaign", "kind": "monitor",
+    "description": "Synthetic: closed-form model with a known change, cycle and gap.",
+    "paths": [{"name": "a-b", "source": "host-a", "destination": "host-b",
+               "address": "10.201.0.2", "directions": ["forward", "reverse"],
+               "capacity_bps": 5.0e7}],
+    "schedule": {"interval_s": MONITOR_INTERVAL_S, "jitter_s": 5, "order": "fixed",
+                 "seed": 0, "timeout_s": 30, "day_s": MONITOR_DAY_S,
+                 "tests": [{"test": "tcp", "tool": "iperf3", "duration_s": 5,
+                            "socket_buffers": list(MONITOR_BUFFERS)},
+                           {"test": "udp", "tool": "iperf3", "duration_s": 5,
+                            "rate_bps": MONITOR_UDP_RATE},
+                           {"test": "ping", "count": MONITOR_PROBES, "interval_s": 0.2,
+                            "sizes": list(MONITOR_PING_SIZES)}]},
+    "events": [{"time": "2026-11-22T14:00:00Z", "what": "capacity 50 -> 30 Mbit/s, RTT 40 -> 80 ms",
+                "planned": True}],
+    "explained": [{"from": "2026-11-22T14:30:00Z", "to": "2026-11-22T14:40:00Z",
+                   "reason": "maintenance"}],
+    "hosts": {"host-a": {"kernel": "6.1.0"}, "host-b": {"kernel": "6.1.0"}},
+    "tools": {"iperf3": "3.12", "ping": "iputils 20221126"},
+}
+
+
+def _after_change(seconds, pair):
+    """``pair[0]`` before the planned change, ``pair[1]`` from it on."""
+    before = np.asarray(seconds, float) < MONITOR_CHANGE_SLOT * MONITOR_INTERVAL_S
+    return np.where(before, pair[0], pair[1])
+
+
+def monitor_available(seconds):
+    """Capacity left by the cycling cross traffic at ``seconds`` after the start, bit/s."""
+    seconds = np.asarray(seconds, float)
+    capacity = _after_change(seconds, MONITOR_CAPACITY)
+    cross = MONITOR_CROSS * (1 + np.sin(2 * np.pi * seconds / MONITOR_DAY_S)) / 2
+    return capacity * (1 - cross)
+
+
+def monitor_model(seconds, direction, test, socket_buffer=np.nan):
+    """Noise-free throughput (bit/s) of a test started ``seconds`` after the start."""
+    seconds = np.asarray(seconds, float)
+    rtt = _after_change(seconds, MONITOR_RTT_MS) / 1e3
+    avail = monitor_available(seconds)
+    if test == "tcp":
+        tp = np.minimum(8 * np.asarray(socket_buffer, float) / rtt, avail)
+    else:
+        tp = np.minimum(MONITOR_UDP_RATE, avail)
+    return tp * (MONITOR_REVERSE if direction == "reverse" else 1.0)
+
+
+def monitor_tests():
+    """The tests of one slot, in order: (direction, test, socket_buffer, size, rate)."""
+    tests = []
+    for direction in ("forward", "reverse"):
+        tests += [(direction, "tcp", b, np.nan, np.nan) for b in MONITOR_BUFFERS]
+        tests.append((direction, "udp", np.nan, np.nan, MONITOR_UDP_RATE))
+        tests += [(direction, "ping", np.nan, s, np.nan) for s in MONITOR_PING_SIZES]
+    return tests
+
+
+def monitor_campaign(seed=0):
+    """A ``monitor`` campaign Dataset (docs/design.md names) with known properties.
+
+    One path ``a-b``, both directions, a slot every minute for four hours; in every slot
+    TCP at three socket buffers, UDP at 20 Mbit/s and ping at 108 and 1480 bytes, each
+    direction. Known answers: a level change at slot :data:`MONITOR_CHANGE_SLOT`
+    (capacity 50 -> 30 Mbit/s, RTT 40 -> 80 ms), a cycle of :data:`MONITOR_DAY_S`
+    seconds, slots :data:`MONITOR_GAP_SLOTS` missing, the :data:`MONITOR_FAILURES`
+    failed, reverse = 0.9 x forward. Throughput is the model x (1 + u), u uniform in
+    +-2 %; ping RTT = base RTT + 10 ms x cross-traffic share, +-2 % per probe.
+    """
+    rng = np.random.default_rng(seed)
+    start = np.datetime64(MONITOR_START, "ns")
+    failures = {(s, d, t, b): (o, r) for s, d, t, b, o, r in MONITOR_FAILURES}
+    rows = []
+    for slot in range(MONITOR_SLOTS):
+        if MONITOR_GAP_SLOTS[0] <= slot < MONITOR_GAP_SLOTS[1]:
+            continue
+        t0 = slot * MONITOR_INTERVAL_S + rng.uniform(0, 5)
+        for k, (direction, test, buf, size, rate) in enumerate(monitor_tests()):
+            key = (slot, direction, test, None if np.isnan(buf) else int(buf))
+            outcome, reason = failures.get(key, ("ok", ""))
+            rows.append((slot, t0 + 4 * k, direction, test, buf, size, rate, outcome, reason))
+    n = len(rows)
+    slot, sec, direction, test, buf, size, rate, outcome, reason = (np.array(c) for c in zip(*rows))
+    sec = sec.astype(float)
+    tp = np.full(n, np.nan)
+    for i in range(n):
+        if test[i] != "ping" and outcome[i] == "ok":
+            tp[i] = monitor_model(sec[i], direction[i], test[i], buf[i])
+    tp *= 1 + rng.uniform(-MONITOR_NOISE, MONITOR_NOISE, n)
+    is_ping = (test == "ping") & (outcome == "ok")
+    base = _after_change(sec, MONITOR_RTT_MS)
+    share = 1 - monitor_available(sec) / _after_change(sec, MONITOR_CAPACITY)
+    rtt = (base + 10 * share)[:, None] * (1 + rng.uniform(-MONITOR_NOISE, MONITOR_NOISE,
+                                                          (n, MONITOR_PROBES)))
+    rtt[~is_ping] = np.nan
+    status = np.where(is_ping[:, None], "reply", "").astype(object)
+    status = np.broadcast_to(status, rtt.shape).copy()
+    rtt[is_ping.nonzero()[0][::7], 0] = np.nan          # every 7th ping run loses probe 0
+    status[is_ping.nonzero()[0][::7], 0] = "lost"
+    received = np.where(is_ping, np.sum(~np.isnan(rtt), axis=1), np.nan)
+    time = start + (sec * 1e9).astype("timedelta64[ns]")
+    probe_time = time[:, None] + (np.arange(MONITOR_PROBES) * 2e8).astype("timedelta64[ns]")
+    probe_time = np.where(is_ping[:, None], probe_time, np.datetime64("NaT"))
+
+    def var(dims, values, units, long_name):
+        return xr.Variable(dims, values, {"units": units, "long_name": long_name})
+
+    def ping_stat(func):
+        with np.errstate(all="ignore"):
+            out = np.full(n, np.nan)
+            out[is_ping] = func(rtt[is_ping], axis=1)
+        return out
+
+    run = np.array([f"{s:06d}-a-b-{d}-{t}" + (f"-b{int(b)}" if b == b else "")
+                    + (f"-z{int(z)}" if z == z else "")
+                    for s, d, t, b, z in zip(slot, direction, test, buf, size)])
+    tool = np.where(test == "ping", "ping", "iperf3")
+    ds = xr.Dataset({
+        "outcome": var("run", outcome.astype(str), "1", "test outcome"),
+        "reason": var("run", reason.astype(str), "1", "why the test failed"),
+        "throughput": var("run", tp, "bit/s", "whole-run throughput (receiver)"),
+        "throughput_sender": var("run", tp * 1.001, "bit/s", "sender-side throughput"),
+        "retransmits": var("run", np.where(test == "tcp", 0.0, np.nan), "count", "retransmissions"),
+        "window_actual": var("run", 2 * buf, "byte", "socket buffer granted"),
+        "loss_fraction": var("run", np.where(test == "udp", 0.0, np.nan), "1", "UDP datagrams lost"),
+        "jitter": var("run", np.where(test == "udp", 0.1, np.nan), "ms", "UDP jitter"),
+        "duration": var("run", np.where(test == "ping", np.nan, 5.0), "s", "test duration"),
+        "ping_transmitted": var("run", np.where(is_ping, float(MONITOR_PROBES), np.nan), "count",
+                                "probes sent"),
+        "ping_received": var("run", received, "count", "probes answered"),
+        "ping_loss": var("run", 1 - received / MONITOR_PROBES, "1", "fraction of probes lost"),
+        "rtt_min": var("run", ping_stat(np.nanmin), "ms", "minimum RTT"),
+        "rtt_p10": var("run", ping_stat(lambda x, axis: np.nanpercentile(x, 10, axis=axis)),
+                       "ms", "10th percentile RTT"),
+        "rtt_median": var("run", ping_stat(np.nanmedian), "ms", "median RTT"),
+        "rtt_p90": var("run", ping_stat(lambda x, axis: np.nanpercentile(x, 90, axis=axis)),
+                       "ms", "90th percentile RTT"),
+        "rtt_max": var("run", ping_stat(np.nanmax), "ms", "maximum RTT"),
+        "rtt_mean": var("run", ping_stat(np.nanmean), "ms", "mean RTT"),
+        "rtt_mdev": var("run", ping_stat(np.nanstd), "ms", "RTT mean deviation (ping mdev)"),
+        "rtt": var(("run", "probe"), rtt, "ms", "ping round-trip time"),
+        "rtt_status": var(("run", "probe"), status.astype(str), "1", "probe outcome"),
+        "probe_time": xr.Variable(("run", "probe"), probe_time, {"long_name": "probe sent (UTC)"}),
+        "source": var("run", np.char.add(np.char.add("runs/2026-11-22/", run), ".json"), "1",
+                      "raw file"),
+        "source_sha256": var("run", np.full(n, "0" * 64), "1", "sha256 of the raw file"),
+    }, coords={
+        "run": ("run", run),
+        "time": ("run", time, {"long_name": "test start (UTC)"}),
+        "slot": ("run", slot.astype(int), {"units": "1", "long_name": "schedule slot"}),
+        "path": ("run", np.full(n, "a-b"), {"units": "1", "long_name": "path"}),
+        "direction": ("run", direction.astype(str), {"units": "1", "long_name": "direction"}),
+        "test": ("run", test.astype(str), {"units": "1", "long_name": "test"}),
+        "tool": ("run", tool.astype(str), {"units": "1", "long_name": "tool"}),
+        "socket_buffer": ("run", buf.astype(float), {"units": "byte", "long_name": "socket buffer requested"}),
+        "size": ("run", size.astype(float), {"units": "byte", "long_name": "ping payload"}),
+        "rate": ("run", rate.astype(float), {"units": "bit/s", "long_name": "UDP rate requested"}),
+        "probe": ("probe", np.arange(MONITOR_PROBES), {"units": "1", "long_name": "probe"}),
+    }, attrs={"kind": "campaign", "campaign": MONITOR_METADATA["name"],
+              "campaign_kind": "monitor", "metadata": json.dumps(MONITOR_METADATA)})
+    return ds

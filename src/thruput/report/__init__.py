@@ -7,7 +7,9 @@ return into tables with units in their headers, and picks the charts.
 
 from .campaigns import *  # noqa: F401,F403
 from .campaigns import __all__ as _campaigns
+from .monitor import *  # noqa: F401,F403
+from .monitor import __all__ as _monitor
 from .studies import *  # noqa: F401,F403
 from .studies import __all__ as _studies
 
-__all__ = [*_campaigns, *_studies]
+__all__ = [*_campaigns, *_studies, *_monitor]

@@ -17,11 +17,14 @@ from . import assets, datapackage, html, quarto
 from .config import load_config
 from .execute import NotebookError, execute
 
+#: A monitor campaign's statistics product, next to its data: ``<name>.stats.nc``.
+PRODUCT_SUFFIX = ".stats.nc"
+
 __all__ = ["build", "serve", "NotebookError"]
 
 
 def build(root=".", out=None, processed="data/processed", published="data/published",
-          campaigns=None, seeds=None, engine="auto", log=print):
+          campaigns=None, seeds=None, engine="auto", log=print, monitors=None):
     """Build the site.
 
     Parameters
@@ -35,6 +38,8 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
     campaigns, seeds : list of str, optional
         Pages to make from parameterized notebooks; by default every ``<processed>/*.nc``
         and every seed in ``published``.
+    monitors : list of str, optional
+        Monitor pages; by default one per ``<processed>/<name>.stats.nc``.
     engine : {"auto", "quarto", "nbconvert"}
         ``auto`` uses Quarto when it is on PATH.
     log : callable
@@ -48,10 +53,12 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
     root = Path(root).resolve()
     processed, published = root / processed, root / published
     if campaigns is None:
-        campaigns = sorted(p.stem for p in processed.glob("*.nc"))
+        campaigns = sorted(p.stem for p in processed.glob("*.nc") if not p.name.endswith(PRODUCT_SUFFIX))
+    if monitors is None:
+        monitors = sorted(p.name[:-len(PRODUCT_SUFFIX)] for p in processed.glob(f"*{PRODUCT_SUFFIX}"))
     if seeds is None:
         seeds = _seeds(published)
-    config = load_config(root, campaigns, seeds, titles={"seeds": _study_titles()})
+    config = load_config(root, campaigns, seeds, titles={"seeds": _study_titles()}, monitors=monitors)
     site = Path(out).resolve() if out else config.output_dir
     if site == root or site in root.parents:            # it is emptied below
         raise ThruputError(f"{site}: the output folder holds the project {root}; "

@@ -7,7 +7,7 @@ of the nbconvert build, plus its own ``thruput:`` section, which says which note
     thruput:
       pages:
         - notebook: notebooks/campaign.ipynb
-          foreach: campaigns        # campaigns | seeds
+          foreach: campaigns        # campaigns | seeds | monitors
           parameter: campaign       # the name the notebook's `parameters` cell defines
           title: "Campaign: {value}"   # {title}: a longer title, where the build knows one
 """
@@ -47,7 +47,7 @@ class SiteConfig:
     raw: dict
 
 
-def load_config(root, campaigns=(), seeds=(), titles=None):
+def load_config(root, campaigns=(), seeds=(), titles=None, monitors=()):
     """Read ``<root>/_quarto.yml`` and expand parameterized pages.
 
     Parameters
@@ -56,6 +56,9 @@ def load_config(root, campaigns=(), seeds=(), titles=None):
         The project directory.
     campaigns, seeds : sequence of str
         Values for ``foreach: campaigns`` / ``foreach: seeds`` pages.
+    monitors : sequence of str
+        Values for ``foreach: monitors`` pages: monitor campaigns with a statistics
+        product (``<name>.stats.nc``).
     titles : dict, optional
         ``{"campaigns": {value: title}, "seeds": {...}}``: what ``{title}`` stands for in a
         page's title template (default: the value itself).
@@ -65,7 +68,7 @@ def load_config(root, campaigns=(), seeds=(), titles=None):
     website = raw.get("website", {})
     title = website.get("title", "thruput")
     output_dir = root / raw.get("project", {}).get("output-dir", "_site")
-    values = {"campaigns": list(campaigns), "seeds": list(seeds)}
+    values = {"campaigns": list(campaigns), "seeds": list(seeds), "monitors": list(monitors)}
 
     param_specs = {Path(p["notebook"]): p for p in raw.get("thruput", {}).get("pages", [])}
     pages, expanded = [], {}

@@ -15,6 +15,11 @@ latency         fit_latency, latency_fit
 tcp             tcp_series, tcp_summary, congestion_vs_throughput
 compare         compare, hodges_lehmann, metadata_diff
 periodic        periodogram, daily_cycle
+changes         change_points (level shifts with bootstrap bounds)
+monitor         rolling_summary, buffer_curves, udp_tcp_ratio, compare_periods,
+                direction_asymmetry, gap_report (monitor campaigns)
+grouped         grouped_summary: per-group summaries, exact or by sketch on dask
+monitor_tables  monitor_product: every table of a monitor campaign's page
 theory          bdp, window_limited_throughput, mathis_throughput, ...
 jitter          ipdv, jitter_rfc3550, loss_bursts, jain_fairness
 ==============  =============================================================
@@ -27,12 +32,17 @@ from __future__ import annotations
 
 from .. import accessors as _accessors  # noqa: F401  (registers ds.thruput / da.thruput)
 from .bounds import window_bound
+from .changes import change_points
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
 from .jitter import (ipdv, jain_fairness, jitter_rfc3550, loss_bursts, lost_indicator,
                      reply_delays)
+from .grouped import grouped_summary
 from .latency import fit_latency, latency_fit
 from .load import rtt_growth, rtt_load, trend_vs_throughput
+from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_report,
+                      rolling_summary, udp_tcp_ratio)
 from .periodic import daily_cycle, periodogram, time_series
+from .monitor_tables import monitor_product
 from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
 from .tcp import (congestion_vs_throughput, counter_increments, counter_total, tcp_series,
@@ -59,6 +69,9 @@ __all__ = [
     "periodogram", "daily_cycle", "time_series",
     # delay variation, loss bursts, fairness
     "ipdv", "jitter_rfc3550", "loss_bursts", "jain_fairness", "reply_delays", "lost_indicator",
+    # monitor campaigns
+    "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
+    "direction_asymmetry", "gap_report", "grouped_summary", "monitor_product",
     # theory
     "bdp", "bdp_packets", "window_limited_throughput", "mathis_throughput",
     "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",

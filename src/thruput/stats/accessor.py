@@ -14,10 +14,13 @@ from importlib import import_module
 # by module path, not `from . import`: thruput.stats re-exports functions named like their
 # modules (plateau), which would shadow the module once the package is imported
 _bounds = import_module(".bounds", __package__)
+_changes = import_module(".changes", __package__)
 _compare = import_module(".compare", __package__)
 _jitter = import_module(".jitter", __package__)
 _latency = import_module(".latency", __package__)
 _load = import_module(".load", __package__)
+_monitor = import_module(".monitor", __package__)
+_monitor_tables = import_module(".monitor_tables", __package__)
 _periodic = import_module(".periodic", __package__)
 _plateau = import_module(".plateau", __package__)
 _summaries = import_module(".summaries", __package__)
@@ -115,9 +118,30 @@ class DataArrayAccessor:
         """:func:`thruput.stats.periodogram` of this array."""
         return _periodic.periodogram(self._da, time, **kwargs)
 
-    def daily_cycle(self, time=None):
+    def daily_cycle(self, time=None, **kwargs):
         """:func:`thruput.stats.daily_cycle` of this array."""
-        return _periodic.daily_cycle(self._da, time)
+        return _periodic.daily_cycle(self._da, time, **kwargs)
+
+    # --- monitor campaigns (thruput.stats.changes, thruput.stats.monitor) ---
+    def change_points(self, time=None, **kwargs):
+        """:func:`thruput.stats.change_points` of this array."""
+        return _changes.change_points(self._da, time, **kwargs)
+
+    def rolling_summary(self, **kwargs):
+        """:func:`thruput.stats.rolling_summary` of this array."""
+        return _monitor.rolling_summary(self._da, **kwargs)
+
+    def compare_periods(self, period_a, period_b, **kwargs):
+        """:func:`thruput.stats.compare_periods` of this array."""
+        return _monitor.compare_periods(self._da, period_a, period_b, **kwargs)
+
+    def direction_asymmetry(self, **kwargs):
+        """:func:`thruput.stats.direction_asymmetry` of this array."""
+        return _monitor.direction_asymmetry(self._da, **kwargs)
+
+    def buffer_curves(self, periods, **kwargs):
+        """:func:`thruput.stats.buffer_curves` of this array."""
+        return _monitor.buffer_curves(self._da, periods, **kwargs)
 
     def ipdv(self, dim="probe"):
         """:func:`thruput.stats.ipdv` of this array (delays, NaN = lost)."""
@@ -221,9 +245,22 @@ class DatasetAccessor:
         """:func:`thruput.stats.periodogram` of ``ds[var]`` timed by ``ds[time]``."""
         return _periodic.periodogram(self._ds[var], self._ds[time], **kwargs)
 
-    def daily_cycle(self, var="throughput", time="start_time"):
+    def daily_cycle(self, var="throughput", time="start_time", **kwargs):
         """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]``."""
-        return _periodic.daily_cycle(self._ds[var], self._ds[time])
+        return _periodic.daily_cycle(self._ds[var], self._ds[time], **kwargs)
+
+    # --- monitor campaigns (thruput.stats.monitor, thruput.stats.monitor_tables) ---
+    def udp_tcp_ratio(self, **kwargs):
+        """:func:`thruput.stats.udp_tcp_ratio` of this monitor campaign."""
+        return _monitor.udp_tcp_ratio(self._ds, **kwargs)
+
+    def gap_report(self, interval_s, **kwargs):
+        """:func:`thruput.stats.gap_report` of this monitor campaign."""
+        return _monitor.gap_report(self._ds, interval_s, **kwargs)
+
+    def monitor_product(self, params=None):
+        """:func:`thruput.stats.monitor_product` of this monitor campaign."""
+        return _monitor_tables.monitor_product(self._ds, params)
 
     def udp_grid(self, **kwargs):
         """:func:`thruput.stats.udp_grid` of this UDP sweep."""

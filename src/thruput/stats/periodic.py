@@ -21,7 +21,8 @@ import numpy as np
 import scipy.signal
 import xarray as xr
 
-from ._util import quiet, units_of
+from ._util import alpha_bounds, cell_rngs, quiet, units_of
+from .summaries import bootstrap_samples
 
 __all__ = ["periodogram", "daily_cycle", "time_series"]
 
@@ -58,6 +59,42 @@ def time_series(values, time=None):
     return t[ok][order], v[ok][order]
 
 
+#: Points of the fine grid on which the dominant peak is refined and its width measured.
+PEAK_GRID = 401
+#: The peak's interval: the periods around the maximum whose power stays above this
+#: fraction of the maximum (half power, the usual "full width at half maximum").
+PEAK_LEVEL = 0.5
+#: Bins of the cycle's profile: 24 "hours" whatever the length of the day.
+CYCLE_BINS = 24
+#: Seconds in a day: the default cycle of :func:`daily_cycle`.
+DAY_S = 86400.0
+
+
+def _lombscargle(hours, v, periods):
+    with quiet():
+        return scipy.signal.lombscargle(hours, v, 2 * np.pi / np.asarray(periods, float),
+                                        normalize=True, floating_mean=True)
+
+
+def _peak(hours, v, periods, power):
+    """The dominant period refined on a fine frequency grid, and its half-power bounds."""
+    best = int(np.nanargmax(power))
+    span = hours[-1] - hours[0]
+    f0 = 1 / periods[best]
+    df = 2 / span if span > 0 else f0 / 10       # two natural resolutions 1/T either side
+    freqs = np.linspace(max(f0 - df, f0 / 10), f0 + df, PEAK_GRID)
+    fine = _lombscargle(hours, v, 1 / freqs)
+    k = int(np.nanargmax(fine))
+    above = fine >= PEAK_LEVEL * fine[k]
+    lo = k
+    while lo > 0 and above[lo - 1]:
+        lo -= 1
+    hi = k
+    while hi < freqs.size - 1 and above[hi + 1]:
+        hi += 1
+    return 1 / freqs[k], fine[k], 1 / freqs[hi], 1 / freqs[lo]
+
+
 def periodogram(values, time=None, periods=None, n_periods=500, min_period=None, max_period=None):
     """Generalised Lomb-Scargle periodogram of an unevenly sampled series.
 
@@ -82,7 +119,9 @@ def periodogram(values, time=None, periods=None, n_periods=500, min_period=None,
     -------
     xarray.Dataset
         ``power`` on dimension ``period`` (h): the fraction of the series' variance
-        explained by a sinusoid of that period (0-1); scalars ``dominant_period`` (h),
+        explained by a sinusoid of that period (0-1); scalars ``dominant_period`` (h,
+        refined between grid points), ``dominant_period_low`` and
+        ``dominant_period_high`` (h, where the peak falls to half its power),
         ``dominant_power`` (1) and ``n`` (samples, count).
 
     Notes
@@ -92,6 +131,12 @@ def periodogram(values, time=None, periods=None, n_periods=500, min_period=None,
     which fits a sinusoid plus offset at each frequency by least squares, so gaps in the
     campaign need no filling. A daily cycle shows as a peak at 24 h; its power says how
     much of the variation it explains.
+
+    The grid's highest peak is refined on :data:`PEAK_GRID` frequencies within two
+    natural resolutions (``1/T``, ``T`` the time spanned) on either side; the half-power
+    bounds are that refined peak's full width at half maximum, about ``P^2 / T`` wide
+    for a period ``P``: a series must span several cycles to pin a period down.
+    A series that spans four cycles resolves its period to about +-12 %.
 
     Examples
     --------
@@ -112,23 +157,28 @@ def periodogram(values, time=None, periods=None, n_periods=500, min_period=None,
         hi = max_period if max_period is not None else hours[-1] / 2
         periods = np.geomspace(lo, hi, n_periods)
     periods = np.asarray(periods, dtype=float)
-    with quiet():
-        power = scipy.signal.lombscargle(hours, v, 2 * np.pi / periods,
-                                         normalize=True, floating_mean=True)
-    best = int(np.nanargmax(power))
+    power = _lombscargle(hours, v, periods)
+    dominant, top, low, high = _peak(hours, v, periods, power)
     name = values.attrs.get("long_name", values.name or "value")
+
+    def scalar(x, units, long_name):
+        return xr.DataArray(x, attrs={"units": units, "long_name": long_name})
+
     return xr.Dataset({
         "power": xr.DataArray(power, dims="period", attrs={
             "units": "1", "long_name": f"Lomb-Scargle power of {name} (fraction of variance)"}),
-        "dominant_period": xr.DataArray(periods[best], attrs={"units": "h", "long_name": "period of highest power"}),
-        "dominant_power": xr.DataArray(power[best], attrs={"units": "1", "long_name": "highest power"}),
-        "n": xr.DataArray(v.size, attrs={"units": "count", "long_name": "samples"}),
+        "dominant_period": scalar(dominant, "h", "period of highest power"),
+        "dominant_period_low": scalar(low, "h", "shortest period above half the peak power"),
+        "dominant_period_high": scalar(high, "h", "longest period above half the peak power"),
+        "dominant_power": scalar(top, "1", "highest power"),
+        "n": scalar(v.size, "count", "samples"),
     }, coords={"period": ("period", periods, {"units": "h", "long_name": "period"})},
         attrs={"method": "generalised Lomb-Scargle (Zechmeister & Kürster 2009)"})
 
 
-def daily_cycle(values, time=None):
-    """Profile of a quantity by hour of day (UTC): the shape of a daily cycle.
+def daily_cycle(values, time=None, period=DAY_S, bins=CYCLE_BINS, n_boot=1000,
+                confidence=0.95, seed=0):
+    """Profile of a quantity by hour of day (UTC), with confidence intervals.
 
     Parameters
     ----------
@@ -136,39 +186,69 @@ def daily_cycle(values, time=None):
         The quantity, any shape and unit.
     time : xarray.DataArray, optional
         Times (datetime64, UTC), as :func:`periodogram`.
+    period : float, default 86400
+        Length of the "day", s. A campaign that compresses a day into minutes (its
+        ``schedule.day_s``) passes it here; the profile still has ``bins`` "hours".
+    bins : int, default 24
+        Bins of the day.
+    n_boot, confidence, seed
+        Percentile bootstrap of each bin's median (resamples, coverage, seed).
 
     Returns
     -------
     xarray.Dataset
-        On ``hour`` (0-23, UTC): ``median``, ``mean`` (units of ``values``) and ``n``
-        (count); scalars ``amplitude`` (largest minus smallest hourly median, units of
-        ``values``) and ``relative_amplitude`` (amplitude / overall median, 1).
+        On ``hour`` (0 .. bins - 1, hour of the (possibly compressed) day, UTC):
+        ``median``, ``low``, ``high`` (bootstrap interval of the median), ``mean``
+        (units of ``values``) and ``n`` (count), coordinate ``offset`` (s from the start
+        of the day to the bin's start); scalars ``amplitude`` (largest minus smallest
+        hourly median, units of ``values``) and ``relative_amplitude`` (amplitude /
+        overall median, 1). Attrs: ``period`` (s) and the bootstrap's settings.
 
     Notes
     -----
     A descriptive companion of :func:`periodogram`: the hours with the lowest medians
-    are when cross-traffic is heaviest. Hours without samples are NaN and ignored in
-    the amplitude.
+    are when cross-traffic is heaviest. The phase of a value is its time since
+    1970-01-01T00:00Z modulo ``period`` (so with 86400 s, the UTC hour). Hours without
+    samples are NaN and ignored in the amplitude. The intervals are percentile
+    bootstraps of each bin's median [4]_, treating runs of one bin as independent.
+
+    References
+    ----------
+    .. [4] B. Efron, R. J. Tibshirani, *An Introduction to the Bootstrap*, Chapman &
+       Hall, 1993, ch. 13.
     """
     t, v = time_series(values, time)
-    hour = ((t - t.astype("datetime64[D]")) // _HOUR).astype(int)
-    med, mean, n = np.full(24, np.nan), np.full(24, np.nan), np.zeros(24, dtype=int)
-    for h in range(24):
+    seconds = (t - np.datetime64(0, "s")) / np.timedelta64(1, "s")
+    hour = np.floor((seconds % period) / period * bins).astype(int)
+    med, mean, low, high = (np.full(bins, np.nan) for _ in range(4))
+    n = np.zeros(bins, dtype=int)
+    lo_q, hi_q = alpha_bounds(confidence)
+    for h, rng in enumerate(cell_rngs(seed, bins)):
         x = v[hour == h]
         n[h] = x.size
         if x.size:
             med[h], mean[h] = np.median(x), np.mean(x)
+            low[h], high[h] = np.quantile(bootstrap_samples(x, np.median, n_boot, rng), [lo_q, hi_q])
     units = units_of(values)
     with quiet():
         amplitude = np.nanmax(med) - np.nanmin(med) if np.isfinite(med).any() else np.nan
         relative = amplitude / np.median(v) if v.size else np.nan
-    coords = {"hour": ("hour", np.arange(24), {"units": "h", "long_name": "hour of day, UTC"})}
+    coords = {"hour": ("hour", np.arange(bins), {"units": "h", "long_name": "hour of day, UTC"}),
+              "offset": ("hour", np.arange(bins) * period / bins,
+                         {"units": "s", "long_name": "start of the bin since the start of the day"})}
+
+    def by_hour(x, units, long_name):
+        return xr.DataArray(x, dims="hour", attrs={"units": units, "long_name": long_name})
+
     return xr.Dataset({
-        "median": xr.DataArray(med, dims="hour", attrs={"units": units, "long_name": "median by hour"}),
-        "mean": xr.DataArray(mean, dims="hour", attrs={"units": units, "long_name": "mean by hour"}),
-        "n": xr.DataArray(n, dims="hour", attrs={"units": "count", "long_name": "samples in the hour"}),
+        "median": by_hour(med, units, "median by hour"),
+        "low": by_hour(low, units, f"lower {confidence:.0%} bootstrap bound of the median"),
+        "high": by_hour(high, units, f"upper {confidence:.0%} bootstrap bound of the median"),
+        "mean": by_hour(mean, units, "mean by hour"),
+        "n": by_hour(n, "count", "samples in the hour"),
         "amplitude": xr.DataArray(amplitude, attrs={"units": units,
                                                     "long_name": "largest minus smallest hourly median"}),
         "relative_amplitude": xr.DataArray(relative, attrs={"units": "1",
                                                             "long_name": "amplitude / overall median"}),
-    }, coords=coords)
+    }, coords=coords, attrs={"period": period, "n_boot": n_boot, "confidence": confidence,
+                             "seed": seed})

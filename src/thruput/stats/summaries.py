@@ -20,6 +20,7 @@ import xarray as xr
 
 from ._util import (alpha_bounds, as_dims, cell_rngs, cell_samples, cell_shape, cells,
                     labelled, percentile_name, quiet, units_of)
+from .grouped import grouped_summary, is_lazy
 
 __all__ = ["describe", "bootstrap_ci", "ecdf", "frequency", "STATISTICS", "DEFAULT_PERCENTILES"]
 
@@ -82,6 +83,8 @@ def describe(da, dim=None, percentiles=DEFAULT_PERCENTILES, method="linear"):
     (4, 2.5, 1.5, 'bit/s')
     """
     dims = as_dims(dim, da)
+    if is_lazy(da):
+        return _lazy_describe(da, dims, percentiles, method)
     units = units_of(da)
     name = da.attrs.get("long_name", da.name or "value")
     axes = tuple(da.get_axis_num(d) for d in dims)
@@ -164,6 +167,15 @@ def bootstrap_ci(da, dim=None, statistic="median", n_boot=2000, confidence=0.95,
     midpoints of two).
     """
     dims = as_dims(dim, da)
+    if is_lazy(da):
+        return by_blocks(lambda block, first: _bootstrap_ci(block, dims, statistic, n_boot, confidence,
+                                                            seed, first), da, dims, "bootstrap_ci")
+    return _bootstrap_ci(da, dims, statistic, n_boot, confidence, seed)
+
+
+def _bootstrap_ci(da, dims, statistic, n_boot, confidence, seed, first_cell=0):
+    """:func:`bootstrap_ci` of in-memory ``da``; its cells are numbered from ``first_cell``
+    (so a block of a dask array draws what the same cells draw in memory)."""
     func = _statistic(statistic)
     lo_q, hi_q = alpha_bounds(confidence)
     stacked = cells(da, dims)
@@ -171,7 +183,7 @@ def bootstrap_ci(da, dim=None, statistic="median", n_boot=2000, confidence=0.95,
     ncell = int(np.prod(shape, dtype=int))
     est, low, high = (np.full(ncell, np.nan) for _ in range(3))
     n = np.zeros(ncell, dtype=int)
-    rngs = cell_rngs(seed, ncell)
+    rngs = cell_rngs(seed, first_cell + ncell)[first_cell:]
     for i, x in cell_samples(stacked):
         n[i] = x.size
         if x.size == 0:
@@ -220,6 +232,8 @@ def ecdf(da, dim=None):
     Plot it as a step function (``interpolate="step-after"``).
     """
     dims = as_dims(dim, da)
+    if is_lazy(da):
+        return by_blocks(lambda block, first: ecdf(block, dims), da, dims, "ecdf")
     stacked = cells(da, dims)
     shape, keep, coords = cell_shape(stacked)
     ncell = int(np.prod(shape, dtype=int))
@@ -273,14 +287,17 @@ def frequency(da, dim=None, bins=20, range=None):
     is still relative to all finite values, so it then sums to less than one).
     """
     dims = as_dims(dim, da)
-    finite = np.asarray(da.values, dtype=float)
-    finite = finite[~np.isnan(finite)]
     if np.ndim(bins) == 0:
         if range is None:
-            range = (finite.min(), finite.max()) if finite.size else (0.0, 1.0)
-        edges = np.histogram_bin_edges(finite, bins=int(bins), range=range)
+            lo, hi = (da.min().compute(), da.max().compute()) if is_lazy(da) else (da.min(), da.max())
+            range = (float(lo), float(hi)) if np.isfinite(float(lo)) else (0.0, 1.0)
+        edges = np.histogram_bin_edges([], bins=int(bins), range=range)
     else:
         edges = np.asarray(bins, dtype=float)
+    if is_lazy(da):
+        if set(dims) == set(da.dims):
+            return _histogram(da, dims, *_lazy_counts(da, edges), edges)
+        return by_blocks(lambda block, first: frequency(block, dims, bins=edges), da, dims, "frequency")
     stacked = cells(da, dims)
     shape, keep, coords = cell_shape(stacked)
     ncell = int(np.prod(shape, dtype=int))
@@ -289,6 +306,12 @@ def frequency(da, dim=None, bins=20, range=None):
     for i, x in cell_samples(stacked):
         counts[i], _ = np.histogram(x, bins=edges)
         n[i] = x.size
+    return _histogram(da, dims, counts, n, edges, (shape, keep, coords))
+
+
+def _histogram(da, dims, counts, n, edges, cell=None):
+    """The Dataset of :func:`frequency` from ``(cells, bins)`` counts and cell sizes."""
+    shape, keep, coords = cell if cell is not None else ((), (), {})
     with quiet():
         frac = counts / n[:, None]
     units = units_of(da)
@@ -304,3 +327,68 @@ def frequency(da, dim=None, bins=20, range=None):
         "fraction": labelled(frac.reshape(shp), dims_out, coords, "1",
                              "fraction of the cell's values in the bin"),
     })
+
+
+# ------------------------------------------------------------------ dask (out of core)
+
+def _chunk_histogram(x, edges):
+    x = np.asarray(x, float).ravel()
+    x = x[~np.isnan(x)]
+    counts = np.histogram(x, bins=edges)[0]
+    return np.concatenate([counts, [x.size]])[None, :]
+
+
+def _lazy_counts(da, edges):
+    """Histogram counts and number of finite values of a whole dask array: per-chunk
+    counts on fixed edges, summed (exact; a chunk's table has ``len(edges)`` numbers)."""
+    import dask.array
+
+    flat = da.data.reshape(-1) if da.ndim != 1 else da.data
+    parts = dask.array.map_blocks(_chunk_histogram, flat, edges, new_axis=1, dtype=np.int64,
+                                  chunks=((1,) * flat.numblocks[0], (edges.size,)))
+    total = parts.sum(axis=0).compute()
+    return total[None, :-1], np.array([total[-1]])
+
+
+def by_blocks(func, da, dims, what):
+    """``func`` of a dask array one block of cells at a time, concatenated (exact).
+
+    The reduced ``dims`` are re-chunked whole, so each block holds complete samples of
+    its cells; the block is loaded, reduced in memory, and let go. ``func(block,
+    first_cell)`` gets the number of cells before the block (for per-cell seeds).
+    """
+    other = [d for d in da.dims if d not in dims]
+    if not other:
+        raise ValueError(f"{what} of a dask array over all its dimensions would hold every "
+                         "value at once; reduce per cell (keep a dimension) or use "
+                         "describe / frequency, which merge per-chunk summaries")
+    da = da.chunk({d: -1 for d in dims})
+    lead = other[0]
+    per_cell = int(np.prod([da.sizes[d] for d in other[1:]], dtype=int))
+    pieces, start = [], 0
+    for size in da.chunksizes[lead]:
+        block = da.isel({lead: slice(start, start + size)}).load()
+        pieces.append(func(block, start * per_cell))
+        start += size
+    return xr.concat(pieces, dim=lead, data_vars="minimal", coords="minimal",
+                     compat="override", combine_attrs="override")
+
+
+def _lazy_describe(da, dims, percentiles, method):
+    """:func:`describe` of a dask array: exact per block of cells, or, reducing every
+    dimension, from mergeable sums and a histogram sketch (error bound in attrs)."""
+    if [d for d in da.dims if d not in dims]:
+        out = by_blocks(lambda block, first: describe(block, dims, percentiles, method), da, dims,
+                        "describe")
+        out.attrs.update({"exact": 1, "quantile_error_bound": 0.0})
+        return out
+    if method != "linear":
+        raise ValueError(f"describe of a whole dask array uses the linear method; got {method!r}")
+    flat = da.stack(_all=list(da.dims)) if da.ndim > 1 else da
+    g = grouped_summary(flat, {"_one": np.zeros(flat.size, dtype=int)}, percentiles,
+                        dim=flat.dims[0]).isel(_one=0, drop=True)
+    name = da.attrs.get("long_name", da.name or "value")
+    for var in g.data_vars:
+        g[var].attrs["long_name"] = g[var].attrs["long_name"].replace(" of value", f" of {name}")
+    g.attrs.update({"reduced_dims": " ".join(dims), "quantile_method": method})
+    return g

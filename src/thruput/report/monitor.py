@@ -1,0 +1,435 @@
+"""The page of a monitor campaign: arranges its statistics product, computes nothing.
+
+Everything shown comes from ``data/processed/<campaign>.stats.nc``, written by the
+pipeline from :func:`thruput.stats.monitor_product`; this module only reads that file,
+converts units for display, labels series, and picks charts and tables. Seed 004's
+questions are data (:data:`SEED004_QUESTIONS`); each answer quotes numbers of the
+product.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from IPython.display import HTML, Markdown
+
+from ..charts import monitor as mcharts
+
+__all__ = ["load_product", "monitor_title", "monitor_overview", "monitor_time_series",
+           "monitor_changes", "monitor_daily_profile", "monitor_distributions",
+           "monitor_buffer_curves", "monitor_gaps", "seed004_answers", "product_path",
+           "SEED004_QUESTIONS", "DISPLAY"]
+
+#: How each test is displayed: the product's unit -> the page's (factor, unit, quantity).
+DISPLAY = {"tcp": (1e6, "Mbit/s", "TCP throughput"), "udp": (1e6, "Mbit/s", "UDP throughput"),
+           "ping": (1.0, "ms", "median ping RTT")}
+#: Seed 004's questions, quoted briefly (../shared/seeds/004_*.txt), and what in the
+#: product answers each (None: monitoring data cannot say).
+SEED004_QUESTIONS = {
+    "O1": ("Why did we see a change in pattern in August to September? ... how comes we "
+           "can't see the cyclic variations prior to September.", "cycle"),
+    "O2": ("Why do we seem to get a higher throughput now than we did in September?", "shift"),
+    "O3": ("Why do we get a much higher throughput for udp than tcp?", "udp_tcp"),
+    "TCP1": ("When the 2.2 tcp files are edited in a 2.4 setup, what configuration takes "
+             "precedence?", None),
+    "TCP2": ("What is causing maximum the throughput to decrease as we are increasing the "
+             "socket buffer size?", "max_vs_buffer"),
+    "TCP3": ("Why is the minimum throughput always around the same regardless of the socket "
+             "buffer size?", "min_vs_buffer"),
+    "TCP4": ("Investigate into the variations of min and max throughputs.", "spread"),
+    "TCP5": ("How reliable are the iperf results? ... what is the accuracy rate?", "sender_receiver"),
+    "TCP6": ("Why is there a noticeable peak at 2meg socket buffer?", "peak"),
+    "TCP7": ("Why are the August maximum values for low socket buffer sizes not linear?", "linear"),
+    "TCP8": ("What is the effect of the 2.4 kernel tuning?", None),
+    "TCP9": ("Formal investigation into the TCP LAN environment required.", None),
+}
+#: What the page says where the monitoring data cannot answer.
+CANNOT_SAY = ("The monitoring data cannot say: no kernel, sysctl or host setting varies "
+              "within one monitor campaign; compare campaigns whose `hosts` differ instead.")
+
+
+def product_path(processed, name):
+    """Where the pipeline keeps a campaign's statistics product."""
+    return Path(processed) / f"{name}.stats.nc"
+
+
+def load_product(processed, name):
+    """The statistics product of campaign ``name``: ``{table: Dataset}``, loaded."""
+    path = product_path(processed, name)
+    tree = xr.open_datatree(path)
+    try:
+        return {node.name: node.to_dataset().load() for node in tree.children.values()}
+    finally:
+        tree.close()
+
+
+def _meta(product):
+    return json.loads(product["campaign"].attrs.get("metadata", "{}"))
+
+
+def _params(product):
+    return json.loads(product["campaign"].attrs.get("params", "{}"))
+
+
+def _label(row, test):
+    """Series label: direction and what distinguishes series of one test."""
+    path = f"{row['path']} " if row.get("path") else ""
+    if test == "tcp":
+        return f"{path}{row['direction']}, {row['socket_buffer'] / 1024:g} KiB"
+    if test == "ping":
+        return f"{path}{row['direction']}, {row['size']:g} B"
+    return f"{path}{row['direction']}"
+
+
+def _frame(ds, test):
+    """A product table as a tidy DataFrame with a ``series`` label."""
+    frame = ds.to_dataframe().reset_index()
+    if len(frame):
+        frame["series"] = [_label(r, test) for r in frame.to_dict("records")]
+    return frame
+
+
+def monitor_title(product):
+    """Heading, description and honesty note of the campaign."""
+    meta = _meta(product)
+    c = product["campaign"].attrs
+    paths = ", ".join(f"{p.get('name')} ({p.get('source')} → {p.get('destination')})"
+                      for p in meta.get("paths", []))
+    lines = [f"# {meta.get('title', c.get('campaign', 'monitor campaign'))}", "",
+             str(meta.get("description", "")).strip(), "",
+             f"**Paths:** {paths or '?'}", f"**Runs:** {c.get('runs')} from {c.get('start', '?')[:19]} "
+             f"to {c.get('end', '?')[:19]} UTC"]
+    if meta.get("notes"):
+        lines += ["", f"*{str(meta['notes']).strip()}*"]
+    return Markdown("\n\n".join(lines))
+
+
+def monitor_overview(product):
+    """Schedule, periods compared and parameters of the statistics (one table)."""
+    p = _params(product)
+    gaps = product["gaps"].attrs
+    meta = _meta(product)
+    periods = "; ".join(f"{k}: {v[0][:19]} – {v[1][:19]}" for k, v in p.get("periods", {}).items())
+    rows = [("interval between slots (s)", p.get("interval_s")),
+            ("length of a 'day' (s)", p.get("period_s")),
+            ("slots due / run", f"{gaps.get('slots_expected')} / {gaps.get('slots_run')}"),
+            ("tests / failed", f"{gaps.get('tests')} / {gaps.get('tests_failed')}"),
+            ("rolling bin", p.get("freq")), ("periods compared", periods),
+            ("change-point penalty (x log n) / min. segment", f"{p.get('penalty')} / {p.get('min_size')}"),
+            ("bootstrap resamples / confidence / seed",
+             f"{p.get('n_boot')} / {p.get('confidence')} / {p.get('seed')}"),
+            ("events (campaign.yaml)", "; ".join(f"{e.get('time')}: {e.get('what')}"
+                                                 for e in meta.get("events", [])) or "–")]
+    return HTML(pd.DataFrame(rows, columns=["", "value"]).to_html(index=False))
+
+
+def _bins(product, test):
+    """Non-empty rolling bins with a ``segment`` that changes across every empty bin."""
+    factor, _, _ = DISPLAY[test]
+    frame = _frame(product[f"rolling_{test}"], test)
+    frame = frame.sort_values(["series", "time"])
+    frame["segment"] = frame.groupby("series")["n"].transform(lambda n: (n == 0).cumsum())
+    frame["segment"] = frame["series"] + " #" + frame["segment"].astype(str)
+    frame = frame[frame["n"] > 0].copy()
+    for col in ("median", "p10", "p90"):
+        frame[col] = frame[col] / factor
+    return frame
+
+
+def _selected(frame, test):
+    keep = frame["test"] == test
+    return frame[keep]
+
+
+def monitor_time_series(product, test="tcp", direction=None):
+    """Time series of one test: rolling median, p10-p90 band, runs, change points."""
+    if f"rolling_{test}" not in product:
+        return Markdown(f"*No {test} runs in this campaign.*")
+    factor, unit, quantity = DISPLAY[test]
+    bins = _bins(product, test)
+    runs = changes = None
+    if "runs" in product and product["runs"].sizes.get("run"):
+        runs = _selected(_frame(product["runs"], test), test).copy()
+        runs["value"] = runs["value"] / factor
+    if product["changes"].sizes.get("change"):
+        changes = _selected(_frame(product["changes"], test), test).copy()
+        changes["shift"] = changes["shift"] / factor
+    if direction is not None:
+        bins = bins[bins["direction"] == direction]
+        runs = runs[runs["direction"] == direction] if runs is not None else None
+        changes = changes[changes["direction"] == direction] if changes is not None else None
+    title = f"{quantity}{', ' + direction if direction else ''}: median and p10–p90 per {_params(product).get('freq')} bin"
+    return mcharts.time_series(bins, runs, changes, unit=unit, title=title,
+                               y_title=quantity)
+
+
+def monitor_changes(product):
+    """Every change point found, with its bounds and shift (display units)."""
+    ch = product["changes"]
+    if not ch.sizes.get("change"):
+        return Markdown("*No change point found in any series.*")
+    rows = []
+    for r in ch.to_dataframe().reset_index().to_dict("records"):
+        factor, unit, quantity = DISPLAY[r["test"]]
+        rows.append({"series": f"{quantity}, {_label(r, r['test'])}",
+                     "change (UTC)": str(r["time"])[:19],
+                     "95 % bounds (UTC)": f"{str(r['time_lower'])[11:19]} – {str(r['time_upper'])[11:19]}",
+                     f"before": f"{r['before'] / factor:.4g} {unit}", "after": f"{r['after'] / factor:.4g} {unit}",
+                     "shift (95 % CI)": f"{r['shift'] / factor:+.3g} ({r['shift_lower'] / factor:+.3g} … "
+                                        f"{r['shift_upper'] / factor:+.3g}) {unit}"})
+    return HTML(pd.DataFrame(rows).to_html(index=False))
+
+
+def _series_table(ds):
+    frame = ds.to_dataframe().reset_index()
+    frame["series"] = [_label(r, r["test"]) for r in frame.to_dict("records")]
+    return frame
+
+
+def monitor_daily_profile(product, test="tcp"):
+    """Median per hour of the day (compressed where the campaign says so), with CIs, in
+    each of the periods compared."""
+    cyc = product["cycle"]
+    frame = _series_table(cyc[["median", "low", "high", "n"]])
+    frame = frame[frame["test"] == test].copy()
+    factor, unit, quantity = DISPLAY[test]
+    for col in ("median", "low", "high"):
+        frame[col] = frame[col] / factor
+    day = _params(product).get("period_s", 86400)
+    x_title = "hour of day (UTC)" if day == 86400 else f"'hour' of the compressed day ({day:g} s / 24 each)"
+    return mcharts.daily_profile(frame, unit=unit, x_title=x_title,
+                                 title=f"{quantity}: daily profile per period (95 % bootstrap CI of each median)")
+
+
+def monitor_distributions(product, test="tcp"):
+    """Distribution of each series in the two periods compared (shared bins)."""
+    name = f"compare_{test}"
+    if name not in product:
+        return Markdown(f"*No {test} runs in this campaign.*")
+    factor, unit, quantity = DISPLAY[test]
+    c = product[name]
+    names = list(_params(product).get("periods", {"a": 0, "b": 1}))
+    parts = []
+    for which, period in zip(("a", "b"), names):
+        frame = c[f"count_{which}"].to_dataframe(name="count").reset_index()
+        n = c[f"n_{which}"].to_dataframe(name="n_total").reset_index()
+        frame = frame.merge(n, on=[d for d in c[f"n_{which}"].dims])
+        frame["fraction"] = frame["count"] / frame["n_total"].where(frame["n_total"] > 0)
+        frame["period"] = period
+        parts.append(frame)
+    frame = pd.concat(parts)
+    frame["series"] = [_label({**r, "path": r.get("path", "")}, test) for r in frame.to_dict("records")]
+    frame["bin_low"] = c["bin_low"].values[frame["bin"].values] / factor
+    frame["bin_high"] = c["bin_high"].values[frame["bin"].values] / factor
+    return mcharts.period_distributions(frame, unit=unit, title=f"{quantity} per period",
+                                        quantity=quantity)
+
+
+def monitor_buffer_curves(product):
+    """TCP throughput against socket buffer, per period and direction (seed 004)."""
+    if "buffer_curves" not in product:
+        return Markdown("*No TCP runs in this campaign.*")
+    b = product["buffer_curves"]
+    frame = b[["median", "mean", "min", "max"]].to_dataframe().reset_index()
+    frame = frame.melt(id_vars=[d for d in b["median"].dims], value_vars=["median", "mean", "min", "max"],
+                       var_name="statistic", value_name="value")
+    if "window_limit" in b:
+        limit = b["window_limit"].to_dataframe(name="value").reset_index()
+        limit["statistic"] = "buffer / RTT"
+        frame = pd.concat([frame, limit])
+    frame["value"] = frame["value"] / 1e6
+    frame["buffer_kib"] = frame["socket_buffer"] / 1024
+    frame["series"] = frame["path"] + " " + frame["direction"]
+    return mcharts.buffer_curves(frame.dropna(subset=["value"]),
+                                 title="TCP throughput vs socket buffer, per period")
+
+
+def monitor_gaps(product):
+    """Missed slots (gaps, with the reason from campaign.yaml) and failed tests."""
+    g = product["gaps"]
+    gaps = pd.DataFrame({"from (UTC)": [str(t)[:19] for t in g["gap_start"].values],
+                         "to (UTC)": [str(t)[:19] for t in g["gap_end"].values],
+                         "first slot": g["first_slot"].values, "slots missed": g["slots"].values,
+                         "reason": g["gap_reason"].values})
+    failed = pd.DataFrame({"time (UTC)": [str(t)[:19] for t in g["failure_time"].values],
+                           "run": g["failure_run"].values, "test": g["failure_test"].values,
+                           "direction": g["failure_direction"].values,
+                           "outcome": g["failure_outcome"].values, "reason": g["failure_reason"].values})
+    html = ["<h4>Slots that did not run</h4>",
+            gaps.to_html(index=False) if len(gaps) else "<p><em>None: every slot ran.</em></p>",
+            "<h4>Tests that failed</h4>",
+            failed.to_html(index=False) if len(failed) else "<p><em>None.</em></p>"]
+    return HTML("\n".join(html))
+
+
+# ----------------------------------------------------------------- seed 004's questions
+
+def _mbit(x, sign=""):
+    """bit/s as Mbit/s text; "–" where the product has no value (an empty period)."""
+    return "–" if not np.isfinite(x) else f"{x / 1e6:{sign}.3g} Mbit/s"
+
+
+def _answer_cycle(product):
+    per = product["periodogram"]
+    day_h = _params(product).get("period_s", 86400) / 3600
+    if not per.sizes.get("series"):
+        return "Too few runs in every series for a periodogram (it needs three or more)."
+    lines = []
+    for i in range(per.sizes["series"]):
+        s = per.isel(series=i)
+        r = {k: s[k].item() for k in ("path", "direction", "test", "socket_buffer", "size")}
+        near = abs(float(s["dominant_period"]) - day_h) <= 0.1 * day_h
+        lines.append(f"{DISPLAY[r['test']][2]} {_label(r, r['test'])}: strongest period "
+                     f"{float(s['dominant_period']) * 3600:.4g} s (half power "
+                     f"{float(s['dominant_period_low']) * 3600:.4g}–{float(s['dominant_period_high']) * 3600:.4g} s), "
+                     f"explains {float(s['dominant_power']):.0%} of the variance"
+                     + (" — the day's cycle" if near else ""))
+    text = ("The Lomb–Scargle periodogram of every series, its levels between change points "
+            f"removed (the 'day' is {day_h * 3600:g} s):\n\n- " + "\n- ".join(lines))
+    if "cycle" in product:
+        cyc = product["cycle"]
+        rows = []
+        for i in range(cyc.sizes["series"]):
+            s = cyc.isel(series=i)
+            r = {k: s[k].item() for k in ("path", "direction", "test", "socket_buffer", "size")}
+            amp = ", ".join(f"{name}: {float(a):.0%}" for name, a in
+                            zip(s["period"].values, s["relative_amplitude"].values))
+            rows.append(f"{DISPLAY[r['test']][2]} {_label(r, r['test'])}: {amp}")
+        text += ("\n\nAmplitude of the daily profile (largest minus smallest hourly median, "
+                 "relative to the median) in each period:\n\n- " + "\n- ".join(rows))
+    return text
+
+
+def _answer_shift(product):
+    names = list(_params(product).get("periods", {"a": 0, "b": 1}))
+    lines = []
+    for test in ("tcp", "udp"):
+        if f"compare_{test}" not in product:
+            continue
+        frame = product[f"compare_{test}"].drop_dims("bin").to_dataframe().reset_index()
+        for r in frame.to_dict("records"):
+            lines.append(f"{DISPLAY[test][2]} {_label(r, test)}: median {_mbit(r['median_a'])} → "
+                         f"{_mbit(r['median_b'])}, shift {_mbit(r['difference'], '+')} (95 % CI "
+                         f"{_mbit(r['difference_low'], '+')} … {_mbit(r['difference_high'], '+')}), "
+                         f"Hodges–Lehmann {_mbit(r['hodges_lehmann'], '+')}")
+    ch = product["changes"]
+    found = "; ".join(f"{str(t)[:19]}" for t in np.unique(ch["time"].values.astype("datetime64[m]"))) \
+        if ch.sizes.get("change") else "none"
+    return (f"Period '{names[1]}' against '{names[0]}':\n\n- " + "\n- ".join(lines)
+            + f"\n\nChange points found (minute): {found}. The campaign's `events` say what was changed.")
+
+
+def _table(product, name):
+    """A product table as a DataFrame, or None when the campaign has no such runs."""
+    return product[name].to_dataframe().reset_index() if name in product else None
+
+
+def _bullets(intro, lines, outro=""):
+    return f"{intro}\n\n- " + "\n- ".join(lines) + (f"\n\n{outro}" if outro else "")
+
+
+NO_TCP = "No TCP runs in this campaign."
+
+
+def _each_row(product, name, empty, intro, line, outro=""):
+    """A bullet per row of table ``name`` (``line(row)``), or ``empty`` without it."""
+    frame = _table(product, name)
+    if frame is None:
+        return empty
+    return _bullets(intro, [line(r) for r in frame.to_dict("records")], outro)
+
+
+def _answer_udp_tcp(product):
+    return _each_row(
+        product, "udp_tcp", "No UDP runs in this campaign.",
+        "Medians over the whole campaign (UDP sent at a fixed rate):",
+        lambda r: (f"{r['direction']}, TCP at {r['socket_buffer'] / 1024:g} KiB: UDP / TCP = "
+                   f"{r['ratio']:.2f} ({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})"),
+        "Where the ratio falls towards 1 as the buffer grows, TCP was window-limited "
+        "(buffer / RTT) at the small buffers.")
+
+
+def _per_curve(product, by, line):
+    """One bullet per group of the buffer curves, ``line(key, rows sorted by buffer)``."""
+    frame = _table(product, "buffer_curves")
+    if frame is None:
+        return None
+    return [line(key, g.sort_values("socket_buffer"))
+            for key, g in frame.groupby(by, sort=False)]
+
+
+def _answer_buffer(product, stat, what):
+    lines = _per_curve(product, ["direction", "period"], lambda k, g: f"{k[0]}, {k[1]}: " + ", ".join(
+        f"{b / 1024:g} KiB: {_mbit(v)}" for b, v in zip(g["socket_buffer"], g[stat])))
+    return NO_TCP if lines is None else _bullets(what, lines)
+
+
+def _answer_spread(product):
+    return _each_row(
+        product, "buffer_curves", NO_TCP,
+        "The extremes rest on one run each; the 10th–90th percentiles are the stable version "
+        "of seed 004's min and max:",
+        lambda r: (f"{r['direction']}, {r['period']}, {r['socket_buffer'] / 1024:g} KiB: p10–p90 "
+                   f"{_mbit(r['p10'])} – {_mbit(r['p90'])}, min–max {_mbit(r['min'])} – "
+                   f"{_mbit(r['max'])} (n = {r['n']})"))
+
+
+def _answer_sender_receiver(product):
+    return _each_row(
+        product, "sender_receiver", NO_TCP,
+        "iperf's own consistency: sender-side over receiver-side throughput of each run "
+        "(1 = the two ends agree):",
+        lambda r: (f"{r['direction']}, {r['socket_buffer'] / 1024:g} KiB: median {r['median']:.4f} "
+                   f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})"),
+        "It says how far the two ends of one run agree, not how close either is to the path's "
+        "true capacity; for that see the reproduction pages.")
+
+
+def _answer_peak(product):
+    def best(k, g):
+        top = g.loc[g["median"].idxmax()]
+        return f"{k[0]}, {k[1]}: highest median at {top['socket_buffer'] / 1024:g} KiB ({_mbit(top['median'])})"
+
+    lines = _per_curve(product, ["direction", "period"], best)
+    if lines is None:
+        return NO_TCP
+    buffers = sorted(product["buffer_curves"]["socket_buffer"].values)
+    return _bullets(f"This campaign tried buffers of {', '.join(f'{b / 1024:g}' for b in buffers)} KiB:",
+                    lines, "A peak at 2 MB can only be seen if 2 MB was among them.")
+
+
+def _answer_linear(product):
+    def ratio(k, g):
+        (b0, b1), (m0, m1) = g["socket_buffer"].values[:2], g["median"].values[:2]
+        return (f"{k[0]}, {k[1]}: {b0 / 1024:g} → {b1 / 1024:g} KiB multiplied the median by "
+                f"{m1 / m0:.2f} (linear: {b1 / b0:.2f})")
+
+    lines = _per_curve(product, ["direction", "period"], ratio)
+    if lines is None:
+        return NO_TCP
+    return _bullets("Window-limited throughput grows in proportion to the buffer:", lines)
+
+
+_ANSWERS = {
+    "cycle": _answer_cycle, "shift": _answer_shift, "udp_tcp": _answer_udp_tcp,
+    "max_vs_buffer": lambda p: _answer_buffer(p, "max", "Maximum throughput per buffer and period:"),
+    "min_vs_buffer": lambda p: _answer_buffer(p, "min", "Minimum throughput per buffer and period:"),
+    "spread": _answer_spread, "sender_receiver": _answer_sender_receiver, "peak": _answer_peak,
+    "linear": _answer_linear,
+}
+
+
+def seed004_answers(product):
+    """Each of seed 004's questions (O1-O3, TCP1-TCP9), quoted, and what this campaign's
+    product shows about it (or that it cannot say)."""
+    parts = ["## What this campaign says about seed 004's questions", "",
+             "*The questions are quoted from the CERN–RAL study (seed 004); the answers are "
+             "this campaign's numbers, not the 2002 link's.*"]
+    for key, (question, answer) in SEED004_QUESTIONS.items():
+        text = _ANSWERS[answer](product) if answer else CANNOT_SAY
+        parts += ["", f"**{key}.** *“{question}”*", "", text]
+    return Markdown("\n".join(parts))

@@ -1,0 +1,412 @@
+"""Statistics of monitor campaigns: paths watched for weeks on a schedule.
+
+Seed 004 watched CERN <-> RAL in both directions for weeks and asked for percentiles
+(10th-90th), standard deviations and frequency distributions, compared August with
+September, plotted throughput against socket buffer per period and drew a maintenance
+gap as straight lines. These functions answer each of those on the monitor Dataset of
+docs/design.md (one ``run`` dimension with ``time``, ``path``, ``direction``, ``test``,
+``socket_buffer``, ``size`` coordinates), on NumPy and dask alike:
+
+===================  ==========================================================  ============
+function             what                                                        dask
+===================  ==========================================================  ============
+rolling_summary      median, IQR, p10/p90, count per time bin, path, direction   exact (flox)
+buffer_curves        throughput vs socket buffer per period                      sketch
+udp_tcp_ratio        UDP median over TCP median per socket buffer                sketch
+compare_periods      two date ranges: shift of medians with CI, Hodges-Lehmann   per group
+direction_asymmetry  reverse vs forward                                          per group
+gap_report           slots that did not run, tests that failed and why           coords only
+===================  ==========================================================  ============
+
+"per group" loads one group's runs at a time (one path, direction and test), never the
+whole array; "sketch" is :func:`thruput.stats.grouped.grouped_summary`'s mergeable
+histogram when groups span chunks (error bound in its attrs).
+
+References
+----------
+.. [1] L. Cottrell, C. Logg, M. Chhaparia et al., "IEPM-BW: a bandwidth measurement
+   and monitoring infrastructure", PAM 2004 (monitoring many paths on a schedule).
+.. [2] J. L. Hodges, E. L. Lehmann, "Estimates of location based on rank tests", Annals
+   of Mathematical Statistics 34(2), 598-611, 1963.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from ._util import labelled, units_of
+from .compare import compare
+from .grouped import aligned_chunks, grouped_summary, is_lazy
+
+__all__ = ["rolling_summary", "compare_periods", "direction_asymmetry", "udp_tcp_ratio",
+           "buffer_curves", "gap_report", "period_labels", "as_utc", "ROLLING_PERCENTILES",
+           "FAILED_OUTCOMES"]
+
+#: Percentiles of the rolling summaries: seed 004's 10th-90th range and the median.
+ROLLING_PERCENTILES = (10, 50, 90)
+#: Outcomes of a test that did not give a measurement (docs/design.md, runs.csv).
+FAILED_OUTCOMES = ("timeout", "refused", "busy", "unreachable", "error")
+#: Reason given for missed slots that ``explained`` does not cover.
+UNEXPLAINED = "not run (no reason recorded)"
+
+
+def _labels(da, name):
+    """The 1-D NumPy labels of coordinate ``name`` (coordinates are small: one per run)."""
+    if name not in da.coords:
+        raise ValueError(f"{da.name or 'array'} has no coordinate {name!r}; it has {list(da.coords)}")
+    return np.asarray(da[name].values)
+
+
+def _floor(times, freq):
+    return pd.DatetimeIndex(np.asarray(times, "datetime64[ns]")).floor(freq).to_numpy()
+
+
+def rolling_summary(da, time="time", freq="1h", by=("path", "direction"),
+                    percentiles=ROLLING_PERCENTILES):
+    """Median, IQR, percentiles and count per time bin and group (per hour, per day ...).
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        One quantity on ``run`` (e.g. TCP ``throughput`` of one socket buffer, bit/s),
+        NumPy or dask, with coordinates ``time`` and ``by``.
+    time : str, default "time"
+        The datetime64 coordinate binned.
+    freq : str, default "1h"
+        Bin width, a pandas offset (``"1h"``, ``"1D"``, ``"5min"``); bins start at
+        multiples of it since 1970-01-01 UTC.
+    by : sequence of str, default ("path", "direction")
+        Coordinates that split the runs into series.
+    percentiles : sequence of float, default (10, 50, 90)
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``(*by, time)`` (``time`` = bin start; every bin from the first to the last,
+        empty ones with ``n = 0`` and NaN, so gaps stay gaps): ``n``, ``median``,
+        ``iqr``, ``p<q>``, ``mean``, ``std``, ``min``, ``max``. Attrs ``freq`` and
+        those of :func:`~thruput.stats.grouped.grouped_summary`.
+
+    Notes
+    -----
+    Exact on dask too: a campaign in time order is re-chunked so that chunk edges fall
+    on bin edges, and ``flox`` takes each bin's percentiles within its chunk
+    (``method="blockwise"``). Not a moving window: bins are fixed, so one run counts
+    in one bin.
+    """
+    bins = _floor(_labels(da, time), freq)
+    keys = {b: _labels(da, b) for b in by}
+    keys[time] = bins
+    dim = da[time].dims[0]
+    if is_lazy(da) and np.all(bins[1:] >= bins[:-1]):
+        da = da.chunk({dim: aligned_chunks(bins, max(da.chunks[0]))})
+    out = grouped_summary(da, keys, percentiles, dim=dim)
+    if bins.size:
+        full = pd.date_range(np.nanmin(bins), np.nanmax(bins), freq=freq).to_numpy()
+        out = out.reindex({time: full})
+        out["n"] = out["n"].fillna(0).astype(int)
+    out[time].attrs = {"long_name": f"start of the {freq} bin (UTC)"}
+    out.attrs["freq"] = freq
+    return out
+
+
+def period_labels(times, periods):
+    """Name of the period each time falls in (``None`` outside all of them).
+
+    ``periods``: ``{name: (start, end)}``, ISO strings or datetime64, ``[start, end)``.
+    """
+    times = np.asarray(times, "datetime64[ns]")
+    out = np.full(times.shape, None, dtype=object)
+    for name, (start, end) in periods.items():
+        inside = (times >= as_utc(start)) & (times < as_utc(end))
+        out[inside & (out == None)] = name  # noqa: E711  (elementwise)
+    return out
+
+
+def as_utc(x):
+    """``x`` (ISO string, with or without a zone, or datetime64) as naive UTC datetime64[ns]."""
+    stamp = pd.Timestamp(x)
+    return np.datetime64(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp, "ns")
+
+
+def buffer_curves(da, periods, by=("path", "direction"), socket_buffer="socket_buffer",
+                  time="time", percentiles=(10, 50, 90)):
+    """Throughput against socket buffer, per period: seed 004's August vs September.
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        TCP ``throughput`` (bit/s) on ``run``, NumPy or dask.
+    periods : dict of str to (start, end)
+        Named date ranges ``[start, end)`` (ISO strings or datetime64).
+    by, socket_buffer, time : str
+        Coordinates: the series, the requested buffer (byte), the run's time.
+    percentiles : sequence of float
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``(*by, period, socket_buffer)``: ``n``, ``min``, ``p<q>``, ``median``,
+        ``mean``, ``max``, ``std``, ``iqr`` (seed 004 plots min, max, median and
+        average against the buffer).
+    """
+    keys = {b: _labels(da, b) for b in by}
+    keys["period"] = period_labels(_labels(da, time), periods)
+    keys[socket_buffer] = _labels(da, socket_buffer)
+    out = grouped_summary(da, keys, percentiles, dim=da[time].dims[0])
+    out = out.reindex(period=[p for p in periods if p in out["period"].values])
+    out[socket_buffer].attrs = {"units": "byte", "long_name": "socket buffer requested"}
+    out.attrs["periods"] = repr({k: tuple(str(x) for x in v) for k, v in periods.items()})
+    return out
+
+
+def udp_tcp_ratio(ds, var="throughput", by=("path", "direction"), test="test",
+                  socket_buffer="socket_buffer"):
+    """UDP over TCP median throughput, per series and TCP socket buffer (seed 004's O3).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign (NumPy or dask).
+    var, by, test, socket_buffer : str
+        Names in ``ds``.
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``(*by, socket_buffer)``: ``tcp_median``, ``udp_median`` (units of ``var``),
+        ``ratio`` (``udp_median / tcp_median``, 1), ``tcp_n``, ``udp_n`` (count).
+
+    Notes
+    -----
+    UDP is sent at a fixed rate without congestion control; TCP's rate is bounded by
+    ``socket_buffer / RTT`` and by its reaction to loss. A ratio well above 1 at small
+    buffers and near 1 at large ones says the TCP runs were window-limited.
+    """
+    da = ds[var]
+    kinds = _labels(da, test)
+    tcp = grouped_summary(da, {**{b: _labels(da, b) for b in by},
+                               socket_buffer: np.where(kinds == "tcp", _labels(da, socket_buffer), np.nan)},
+                          dim=da[test].dims[0])
+    udp = grouped_summary(da, {**{b: np.where(kinds == "udp", _labels(da, b), None) for b in by}},
+                          dim=da[test].dims[0])
+    udp = udp.reindex({b: tcp[b].values for b in by})
+    units = units_of(da)
+    out = xr.Dataset({
+        "tcp_median": tcp["median"], "tcp_n": tcp["n"],
+        "udp_median": udp["median"].broadcast_like(tcp["median"]),
+        "udp_n": udp["n"].fillna(0).astype(int).broadcast_like(tcp["n"]),
+    })
+    out["ratio"] = out["udp_median"] / out["tcp_median"]
+    out["ratio"].attrs = {"units": "1", "long_name": "UDP median / TCP median throughput"}
+    out["tcp_median"].attrs = {"units": units, "long_name": "median TCP throughput"}
+    out["udp_median"].attrs = {"units": units, "long_name": "median UDP throughput"}
+    out[socket_buffer].attrs = {"units": "byte", "long_name": "TCP socket buffer requested"}
+    return out
+
+
+def _group_samples(da, masks, by):
+    """Per distinct ``by`` key: the values under each mask (loaded one group at a time)."""
+    keys = pd.DataFrame({b: _labels(da, b) for b in by})
+    dim = da[by[0]].dims[0] if by else da.dims[0]
+    out = {}
+    for key, rows in keys.groupby(list(by), sort=True).indices.items():
+        key = key if isinstance(key, tuple) else (key,)
+        picked = []
+        for mask in masks:
+            idx = rows[mask[rows]]
+            picked.append(np.asarray(da.isel({dim: idx}).values, dtype=float))
+        out[key] = picked
+    return out
+
+
+def _padded(samples, by, which, units):
+    """``{key: [a, b]}`` as a DataArray on ``(*by, sample)`` (NaN padding)."""
+    keys = sorted(samples)
+    width = max((s[which].size for s in samples.values()), default=0)
+    values = np.full((len(keys), max(width, 1)), np.nan)
+    for i, k in enumerate(keys):
+        values[i, :samples[k][which].size] = samples[k][which]
+    index = pd.MultiIndex.from_tuples(keys, names=list(by))
+    da = xr.DataArray(values, dims=("group", "sample"),
+                      coords={"group": index}, attrs={"units": units})
+    return da.unstack("group") if len(by) else da
+
+
+def _histograms(samples, by, bins):
+    """Counts of a and b on shared bins, per group."""
+    every = np.concatenate([np.concatenate(s) for s in samples.values()] or [np.array([])])
+    every = every[np.isfinite(every)]
+    edges = np.histogram_bin_edges(every if every.size else [0, 1], bins=bins)
+    keys = sorted(samples)
+    counts = np.zeros((2, len(keys), edges.size - 1), dtype=int)
+    for i, k in enumerate(keys):
+        for j in range(2):
+            x = samples[k][j]
+            counts[j, i] = np.histogram(x[np.isfinite(x)], bins=edges)[0]
+    return counts, edges
+
+
+def compare_periods(da, period_a, period_b, by=("path", "direction"), time="time",
+                    n_boot=1000, confidence=0.95, seed=0, bins=20):
+    """Two date ranges of one campaign compared, per series (August vs September).
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        One quantity on ``run`` (NumPy or dask), with ``time`` and ``by`` coordinates;
+        select one test (and socket buffer) first.
+    period_a, period_b : (start, end)
+        ``[start, end)`` as ISO strings or datetime64; ``b`` is compared to ``a``.
+    by : sequence of str, default ("path", "direction")
+    time : str, default "time"
+    n_boot, confidence, seed
+        Bootstrap of the difference of medians.
+    bins : int, default 20
+        Bins of the two distributions (shared by all series and both periods).
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``by``: everything :func:`thruput.stats.compare` returns (``median_a``,
+        ``median_b``, ``difference`` with ``difference_low``/``difference_high``,
+        ``hodges_lehmann``, ``u``, ``p_value``, ``prob_superiority``, ``n_a``,
+        ``n_b``); on ``(*by, bin)``: ``count_a``, ``count_b`` (count) with
+        ``bin_low``, ``bin_high`` (units of ``da``): both distributions.
+
+    Notes
+    -----
+    Reuses :func:`thruput.stats.compare` (Mann-Whitney, Hodges-Lehmann [2]_, two-sample
+    bootstrap) with each period's runs as one sample. Runs of a monitor campaign are
+    serially correlated (cross traffic lingers), so the intervals are optimistic.
+    """
+    t = _labels(da, time).astype("datetime64[ns]")
+    in_a = (t >= as_utc(period_a[0])) & (t < as_utc(period_a[1]))
+    in_b = (t >= as_utc(period_b[0])) & (t < as_utc(period_b[1]))
+    samples = _group_samples(da, (in_a, in_b), tuple(by))
+    units = units_of(da)
+    a = _padded(samples, by, 0, units)
+    b = _padded(samples, by, 1, units)
+    out = compare(a, b, dim="sample", n_boot=n_boot, confidence=confidence, seed=seed)
+    counts, edges = _histograms(samples, by, bins)
+    for j, name in enumerate(("a", "b")):
+        flat = xr.DataArray(counts[j], dims=("group", "bin"),
+                            coords={"group": pd.MultiIndex.from_tuples(sorted(samples), names=list(by))})
+        out[f"count_{name}"] = flat.unstack("group").transpose(*by, "bin")
+        out[f"count_{name}"].attrs = {"units": "count", "long_name": f"runs in the bin, period {name}"}
+    out = out.assign_coords(
+        bin_low=("bin", edges[:-1], {"units": units, "long_name": "lower bin edge"}),
+        bin_high=("bin", edges[1:], {"units": units, "long_name": "upper bin edge"}))
+    out.attrs.update({"period_a": " / ".join(map(str, period_a)),
+                      "period_b": " / ".join(map(str, period_b))})
+    return out
+
+
+def direction_asymmetry(da, by=("path",), direction="direction", n_boot=1000,
+                        confidence=0.95, seed=0):
+    """Reverse against forward, per series: is the path faster one way?
+
+    Parameters
+    ----------
+    da : xarray.DataArray
+        One quantity on ``run`` (one test, one socket buffer), NumPy or dask.
+    by : sequence of str, default ("path",)
+    direction : str, default "direction"
+        Coordinate with ``"forward"`` and ``"reverse"``.
+    n_boot, confidence, seed
+        As :func:`compare_periods`.
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``by``: :func:`thruput.stats.compare` of forward (``a``) and reverse
+        (``b``), plus ``ratio`` (``median_b / median_a``, 1).
+
+    Notes
+    -----
+    Seed 004 found RAL -> CERN "messy" and CERN -> RAL "smoother"; a ratio away from 1
+    with a difference interval excluding 0 says the two directions differ, not why
+    (cross traffic on one direction, an asymmetric route, different hosts).
+    """
+    d = _labels(da, direction)
+    samples = _group_samples(da, (d == "forward", d == "reverse"), tuple(by))
+    units = units_of(da)
+    out = compare(_padded(samples, by, 0, units), _padded(samples, by, 1, units),
+                  dim="sample", n_boot=n_boot, confidence=confidence, seed=seed)
+    out["ratio"] = out["median_b"] / out["median_a"]
+    out["ratio"].attrs = {"units": "1", "long_name": "median reverse / median forward"}
+    out.attrs.update({"a": "forward", "b": "reverse"})
+    return out
+
+
+def gap_report(ds, interval_s, explained=(), start=None, outcome="outcome", reason="reason",
+               slot="slot", time="time"):
+    """Slots that did not run, and tests that failed with their reason.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign (only its coordinates and ``outcome``/``reason`` are read).
+    interval_s : float
+        The schedule's interval between slots, s.
+    explained : sequence of dict, default ()
+        ``campaign.yaml``'s ``explained`` entries: ``{"from", "to", "reason"}``.
+    start : str or datetime64, optional
+        When slot 0 was due; default: the earliest ``time - slot x interval_s``.
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``gap`` (runs of consecutive slots without any test): ``gap_start``,
+        ``gap_end`` (datetime64, UTC: when the first missing slot was due and when the
+        next slot that ran was due), ``first_slot``, ``slots`` (count), ``gap_reason``.
+        On ``failure`` (every test that ran but failed): ``failure_time``,
+        ``failure_run``, ``failure_path``, ``failure_direction``, ``failure_test``,
+        ``failure_outcome``, ``failure_reason``. Attrs: ``slots_expected``,
+        ``slots_run``, ``tests``, ``tests_failed`` (counts).
+
+    Notes
+    -----
+    A slot is missing when no test of it is in the Dataset, between slot 0 and the
+    last slot seen; a slot that started but whose every test failed is not a gap but
+    a list of failures. The reason of a gap is the first ``explained`` range that
+    overlaps it.
+    """
+    slots = np.asarray(ds[slot].values, dtype=int)
+    times = np.asarray(ds[time].values, "datetime64[ns]")
+    step = np.timedelta64(int(round(interval_s * 1e9)), "ns")
+    t0 = as_utc(start) if start is not None else (np.min(times - slots * step) if slots.size else np.datetime64("NaT"))
+    seen = np.unique(slots)
+    last = int(seen.max()) if seen.size else -1
+    missing = np.setdiff1d(np.arange(last + 1), seen)
+    runs = np.split(missing, np.flatnonzero(np.diff(missing) > 1) + 1) if missing.size else []
+    gaps = []
+    for r in runs:
+        g0, g1 = t0 + int(r[0]) * step, t0 + (int(r[-1]) + 1) * step
+        why = next((e.get("reason", "") for e in explained
+                    if as_utc(e["from"]) < g1 and as_utc(e["to"]) > g0), UNEXPLAINED)
+        gaps.append((g0, g1, int(r[0]), r.size, why))
+    out = np.asarray(ds[outcome].values).astype(str)
+    failed = np.flatnonzero(out != "ok")
+
+    def col(name):
+        return np.asarray(ds[name].values)[failed].astype(str) if name in ds.variables else np.full(failed.size, "")
+
+    cols = list(zip(*gaps)) if gaps else [[], [], [], [], []]
+    return xr.Dataset({
+        "gap_start": ("gap", np.array(cols[0], "datetime64[ns]"), {"long_name": "first missing slot due (UTC)"}),
+        "gap_end": ("gap", np.array(cols[1], "datetime64[ns]"), {"long_name": "next slot due (UTC)"}),
+        "first_slot": ("gap", np.array(cols[2], int), {"units": "1", "long_name": "first missing slot"}),
+        "slots": ("gap", np.array(cols[3], int), {"units": "count", "long_name": "slots missing"}),
+        "gap_reason": ("gap", np.array(cols[4], str), {"units": "1", "long_name": "why (campaign.yaml explained)"}),
+        "failure_time": ("failure", times[failed], {"long_name": "test start (UTC)"}),
+        "failure_run": ("failure", col("run"), {"units": "1", "long_name": "run id"}),
+        "failure_path": ("failure", col("path"), {"units": "1", "long_name": "path"}),
+        "failure_direction": ("failure", col("direction"), {"units": "1", "long_name": "direction"}),
+        "failure_test": ("failure", col("test"), {"units": "1", "long_name": "test"}),
+        "failure_outcome": ("failure", out[failed], {"units": "1", "long_name": "outcome"}),
+        "failure_reason": ("failure", col(reason), {"units": "1", "long_name": "the tool's message"}),
+    }, attrs={"interval_s": float(interval_s), "slots_expected": last + 1, "slots_run": int(seen.size),
+              "tests": int(out.size), "tests_failed": int(failed.size)})

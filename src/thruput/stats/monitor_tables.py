@@ -1,0 +1,312 @@
+"""Everything a monitor campaign's page shows, computed once: :func:`monitor_product`.
+
+The pipeline stores the result as ``data/processed/<campaign>.stats.nc`` (one group per
+table); the page (notebooks/monitor.ipynb, :mod:`thruput.report.monitor`) reads only
+that, so every number on it comes from here, with the parameters in each table's
+``attrs["params"]`` (JSON).
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from .changes import MIN_SIZE, PENALTY, change_points
+from .grouped import grouped_summary
+from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
+                      as_utc, gap_report, period_labels, rolling_summary, udp_tcp_ratio)
+from .periodic import DAY_S, daily_cycle, periodogram
+
+__all__ = ["monitor_product", "monitor_params", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
+
+#: The series of a monitor campaign: per test, the variable watched and what splits runs
+#: into series (docs/design.md names).
+SERIES = {
+    "tcp": ("throughput", ("path", "direction", "socket_buffer")),
+    "udp": ("throughput", ("path", "direction")),
+    "ping": ("rtt_median", ("path", "direction", "size")),
+}
+#: Names a monitor Dataset must have (docs/design.md, "The monitor Dataset").
+REQUIRED = ("time", "slot", "path", "direction", "test", "socket_buffer", "size", "outcome")
+#: Fewest values of a series for a periodogram (a sinusoid and an offset need three).
+MIN_PERIODOGRAM = 3
+#: Parameters of the product; ``None`` = derived from ``campaign.yaml`` (see
+#: :func:`monitor_params`). The pipeline passes ``params.yaml``'s ``monitor`` section.
+DEFAULT_PARAMS = {
+    "freq": None,            # rolling bin: 5 x schedule.interval_s, else "1h"
+    "period_s": None,        # the "day": schedule.day_s, else 86400
+    "periods": None,         # {name: [start, end]}: before / after the first event, else halves
+    "percentiles": list(ROLLING_PERCENTILES),
+    "penalty": PENALTY, "min_size": MIN_SIZE,
+    "n_boot": 1000, "confidence": 0.95, "seed": 0,
+    "bins": 20,              # of the distributions per period
+    "max_points": 20000,     # runs drawn as points; above this the page shows bins only
+}
+#: The tables of the product and what each holds.
+TABLES = {
+    "campaign": "campaign.yaml and run counts (attrs only)",
+    "summary_tcp": "per series: n, mean, std, min, max, median, IQR, p10, p90",
+    "summary_udp": "per series: as summary_tcp",
+    "summary_ping": "per series: as summary_tcp, of each run's median RTT",
+    "rolling_tcp": "per series and time bin", "rolling_udp": "per series and time bin",
+    "rolling_ping": "per series and time bin",
+    "changes": "change points of every series",
+    "cycle": "daily profile of every series in each compared period (amplitude included)",
+    "periodogram": "Lomb-Scargle periodogram of every series, its change-point levels removed",
+    "compare_tcp": "period b vs period a", "compare_udp": "period b vs period a",
+    "compare_ping": "period b vs period a",
+    "asymmetry_tcp": "reverse vs forward", "asymmetry_udp": "reverse vs forward",
+    "asymmetry_ping": "reverse vs forward",
+    "buffer_curves": "TCP throughput vs socket buffer per period, and the window limit",
+    "udp_tcp": "UDP / TCP median throughput per socket buffer",
+    "sender_receiver": "TCP sender / receiver throughput per series (iperf's own consistency)",
+    "gaps": "missed slots and failed tests",
+    "runs": "every run's value, for the time series' points",
+}
+
+
+def _metadata(ds):
+    raw = ds.attrs.get("metadata", "{}")
+    return json.loads(raw) if isinstance(raw, str) else dict(raw)
+
+
+def monitor_params(ds, params=None):
+    """The product's parameters: ``params`` over :data:`DEFAULT_PARAMS`, ``None``
+    values derived from the campaign's ``campaign.yaml`` (schedule, events)."""
+    p = {**DEFAULT_PARAMS, **(params or {})}
+    meta = _metadata(ds)
+    schedule = meta.get("schedule", {}) or {}
+    interval = float(schedule.get("interval_s") or 3600)
+    p["interval_s"] = interval
+    if p["freq"] is None:
+        p["freq"] = f"{int(5 * interval)}s" if schedule.get("interval_s") else "1h"
+    if p["period_s"] is None:
+        p["period_s"] = float(schedule.get("day_s") or DAY_S)
+    if p["periods"] is None:
+        times = np.asarray(ds["time"].values, "datetime64[ns]")
+        t0, t1 = times.min(), times.max() + np.timedelta64(1, "s")
+        events = sorted(str(e["time"]) for e in meta.get("events", []) or [] if e.get("time"))
+        cut = as_utc(events[0]) if events else t0 + (t1 - t0) // 2
+        p["periods"] = {"before": [str(t0), str(cut)], "after": [str(cut), str(t1)]}
+    return p
+
+
+def _select(ds, test):
+    """The ``ok`` runs of one test kind, lazily (index arrays on NumPy coordinates)."""
+    keep = (np.asarray(ds["test"].values) == test) & (np.asarray(ds["outcome"].values) == "ok")
+    return ds.isel(run=np.flatnonzero(keep))
+
+
+def _series_keys(sub, by):
+    frame = pd.DataFrame({b: np.asarray(sub[b].values) for b in by})
+    return frame.groupby(list(by), sort=True).indices
+
+
+def _per_series(ds, func):
+    """``func(values, test, key_dict)`` for every series of every test, stacked on
+    ``series`` with coordinates path, direction, test, socket_buffer, size."""
+    parts = []
+    for test, (var, by) in SERIES.items():
+        sub = _select(ds, test)
+        if sub.sizes["run"] == 0:
+            continue
+        for key, idx in _series_keys(sub, by).items():
+            key = dict(zip(by, key if isinstance(key, tuple) else (key,)))
+            out = func(sub[var].isel(run=idx), test, key)
+            if out is None:
+                continue
+            labels = {"path": key["path"], "direction": key["direction"], "test": test,
+                      "socket_buffer": float(key.get("socket_buffer", np.nan)),
+                      "size": float(key.get("size", np.nan))}
+            parts.append((labels, out))
+    return parts
+
+
+def _stack(parts, dim):
+    """Concatenate per-series Datasets on ``dim`` (``series`` or ``change``)."""
+    if not parts:
+        return xr.Dataset()
+    pieces = []
+    for labels, out in parts:
+        if dim == "series":
+            out = out.expand_dims(series=1)
+        n = out.sizes[dim]
+        pieces.append(out.assign_coords({k: (dim, np.full(n, v)) for k, v in labels.items()}))
+    return xr.concat(pieces, dim=dim, combine_attrs="override")
+
+
+def _summaries(ds, p):
+    out = {}
+    for test, (var, by) in SERIES.items():
+        sub = _select(ds, test)
+        if sub.sizes["run"] == 0:
+            continue
+        keys = {b: sub[b].values for b in by}
+        out[f"summary_{test}"] = grouped_summary(sub[var], keys, p["percentiles"])
+        if len(by) > 2:
+            roll = [rolling_summary(sub[var].isel(run=idx), freq=p["freq"], by=by[:2],
+                                    percentiles=p["percentiles"]).expand_dims({by[2]: [k]})
+                    for k, idx in _series_keys(sub, by[2:]).items()]
+            out[f"rolling_{test}"] = xr.concat(roll, dim=by[2], combine_attrs="override")
+        else:
+            out[f"rolling_{test}"] = rolling_summary(sub[var], freq=p["freq"], by=by,
+                                                     percentiles=p["percentiles"])
+        a, b = p["periods"].values()
+        boot = dict(n_boot=p["n_boot"], confidence=p["confidence"], seed=p["seed"])
+        out[f"compare_{test}"] = compare_periods(sub[var], a, b, by=by, bins=p["bins"], **boot)
+        if set(np.unique(sub["direction"].values)) >= {"forward", "reverse"}:
+            rest = tuple(x for x in by if x != "direction")
+            out[f"asymmetry_{test}"] = direction_asymmetry(sub[var], by=rest, **boot)
+    return out
+
+
+def _runs(ds, p):
+    rows = []
+    for test, (var, by) in SERIES.items():
+        sub = ds.isel(run=np.flatnonzero(np.asarray(ds["test"].values) == test))
+        if sub.sizes["run"] == 0:
+            continue
+        rows.append(xr.Dataset({
+            "value": ("run", np.asarray(sub[var].values, float), dict(sub[var].attrs)),
+            "outcome": ("run", np.asarray(sub["outcome"].values).astype(str), {"units": "1"}),
+        }, coords={c: ("run", np.asarray(sub[c].values), dict(sub[c].attrs))
+                   for c in ("time", "slot", "path", "direction", "test", "socket_buffer", "size")}))
+    return xr.concat(rows, dim="run").drop_vars("run", errors="ignore") if rows else xr.Dataset()
+
+
+def _sender_receiver(ds):
+    sub = _select(ds, "tcp")
+    ratio = sub["throughput_sender"] / sub["throughput"]
+    ratio.attrs = {"units": "1", "long_name": "sender / receiver throughput"}
+    return grouped_summary(ratio, {b: sub[b].values for b in SERIES["tcp"][1]}, (10, 50, 90))
+
+
+def monitor_product(ds, params=None):
+    """The complete statistics product of one monitor campaign.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign (docs/design.md, "The monitor Dataset"), NumPy or dask.
+    params : dict, optional
+        Over :data:`DEFAULT_PARAMS` (the pipeline's ``params.yaml`` ``monitor``
+        section); ``None`` entries are derived by :func:`monitor_params`.
+
+    Returns
+    -------
+    dict of str to xarray.Dataset
+        One Dataset per table of :data:`TABLES` (those that apply: no ``udp_tcp``
+        without UDP runs ...), each with ``attrs["params"]`` (JSON of the parameters
+        used) and ``attrs["table"]`` (its name).
+
+    Raises
+    ------
+    ValueError
+        When ``ds`` lacks a name of the monitor Dataset (:data:`REQUIRED`), naming them.
+
+    Notes
+    -----
+    Change points are searched with the cycle removed (``period=period_s``), in every
+    series: TCP throughput per socket buffer, UDP throughput, ping median RTT per size.
+    On dask input every table is computed per group or from mergeable summaries
+    (:mod:`thruput.stats.grouped`), never by loading the whole campaign; only the
+    ``runs`` table (points of the time series) copies every run's value, and only up to
+    ``max_points`` runs.
+    """
+    missing = [name for name in REQUIRED if name not in ds.variables]
+    if missing or "run" not in ds.dims:
+        raise ValueError(f"{ds.attrs.get('campaign', 'dataset')}: not a monitor campaign "
+                         f"(docs/design.md): missing {missing or ['dimension run']}")
+    p = monitor_params(ds, params)
+    meta = _metadata(ds)
+    boot = dict(n_boot=p["n_boot"], confidence=p["confidence"], seed=p["seed"])
+    out = {"campaign": xr.Dataset(attrs={
+        "metadata": json.dumps(meta), "campaign": str(ds.attrs.get("campaign", meta.get("name", ""))),
+        "runs": int(ds.sizes["run"]), "start": str(np.asarray(ds["time"].values).min()),
+        "end": str(np.asarray(ds["time"].values).max())})}
+    out.update(_summaries(ds, p))
+    out["changes"] = _stack(_per_series(ds, lambda v, t, k: change_points(
+        v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], **boot)), "change")
+    grid = _period_grid(ds, p)
+    out["periodogram"] = _stack(_per_series(ds, lambda v, t, k: periodogram(
+        _level_removed(v, p), periods=grid) if int(v.count()) >= MIN_PERIODOGRAM else None), "series")
+    out["cycle"] = _stack(_per_series(ds, lambda v, t, k: _cycle_per_period(v, p, boot)), "series")
+    tcp = _select(ds, "tcp")
+    if tcp.sizes["run"]:
+        out["buffer_curves"] = _with_window_limit(
+            buffer_curves(tcp["throughput"], p["periods"], percentiles=p["percentiles"]),
+            _select(ds, "ping"), p["periods"])
+        out["sender_receiver"] = _sender_receiver(ds)
+        if (np.asarray(ds["test"].values) == "udp").any():
+            ok = ds.isel(run=np.flatnonzero(np.asarray(ds["outcome"].values) == "ok"))
+            out["udp_tcp"] = udp_tcp_ratio(ok)
+    out["gaps"] = gap_report(ds, p["interval_s"], meta.get("explained", []) or [])
+    if ds.sizes["run"] <= p["max_points"]:
+        out["runs"] = _runs(ds, p)
+    for name, table in out.items():
+        table.attrs.update({"table": name, "params": json.dumps(p, default=str)})
+    return out
+
+
+def _level_removed(values, p):
+    """``values`` minus the median of its segment between change points, so that a level
+    shift does not pass for a long period in the periodogram."""
+    found = change_points(values, penalty=p["penalty"], min_size=p["min_size"],
+                          period=p["period_s"], n_boot=10, seed=p["seed"])
+    order = np.argsort(np.asarray(values["time"].values), kind="stable")
+    v = np.asarray(values.values, float)[order]
+    edges = [0, *found["index"].values.tolist(), v.size]
+    finite = np.flatnonzero(np.isfinite(v))
+    level = np.full(v.size, np.nan)
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        rows = finite[lo:hi]
+        level[rows] = np.median(v[rows])
+    out = values.isel({values.dims[0]: order}).copy(data=v - level)
+    out.attrs = {**values.attrs, "long_name": f"{values.attrs.get('long_name', 'value')} minus its level"}
+    return out
+
+
+def _cycle_per_period(values, p, boot):
+    """The daily profile in each compared period: a profile pooled over a level change
+    mixes two levels, and seed 004's O1 asks about a cycle seen in September only."""
+    t = np.asarray(values["time"].values, "datetime64[ns]")
+    rows = []
+    for name, (start, end) in p["periods"].items():
+        inside = (t >= as_utc(start)) & (t < as_utc(end))
+        sub = values.isel({values.dims[0]: np.flatnonzero(inside)})
+        rows.append(daily_cycle(sub, period=p["period_s"], **boot).expand_dims(period=[name]))
+    return xr.concat(rows, dim="period")
+
+
+def _with_window_limit(curves, ping, periods):
+    """Add ``window_limit`` = 8 x socket_buffer / RTT, RTT the period's median ping RTT
+    (smallest ping size), per path and direction: the line a window-limited run follows."""
+    if ping.sizes["run"] == 0:
+        return curves
+    small = ping.isel(run=np.flatnonzero(ping["size"].values == np.nanmin(ping["size"].values)))
+    keys = {"path": small["path"].values, "direction": small["direction"].values,
+            "period": period_labels(small["time"].values, periods)}
+    rtt = grouped_summary(small["rtt_median"], keys)["median"].reindex(
+        path=curves["path"].values, direction=curves["direction"].values, period=curves["period"].values)
+    limit = 8 * curves["socket_buffer"] / (rtt / 1e3)
+    curves["window_limit"] = limit.transpose(*curves["median"].dims)
+    curves["window_limit"].attrs = {"units": "bit/s", "long_name":
+                                    "8 x socket buffer / median ping RTT of the period"}
+    return curves
+
+
+def save_product(product, path):
+    """Write a product as one netCDF file, one group per table (``xarray.DataTree``)."""
+    tree = xr.DataTree.from_dict({f"/{name}": table for name, table in product.items()})
+    tree.to_netcdf(path)
+    return path
+
+
+def _period_grid(ds, p):
+    """Periods (h) shared by every series' periodogram: 2 slots to half the campaign."""
+    times = np.asarray(ds["time"].values, "datetime64[ns]")
+    span_h = (times.max() - times.min()) / np.timedelta64(1, "h")
+    return np.geomspace(2 * p["interval_s"] / 3600, max(span_h / 2, 4 * p["interval_s"] / 3600), 400)

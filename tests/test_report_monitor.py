@@ -1,0 +1,100 @@
+"""The monitor page: built from the statistics product alone, rendered with nbclient,
+gaps drawn as gaps, seed 004's questions all answered."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import nbformat
+import pytest
+
+from thruput import report
+from thruput.report import monitor as page
+from thruput.site.execute import execute
+from thruput.stats import monitor_product
+from thruput.stats.monitor_tables import save_product
+
+from . import synthetic as syn
+from .conftest import ROOT
+
+NOTEBOOK = ROOT / "notebooks" / "monitor.ipynb"
+PAGE_SOURCES = [ROOT / "src" / "thruput" / "report" / "monitor.py",
+                ROOT / "src" / "thruput" / "charts" / "monitor.py"]
+
+
+@pytest.fixture(scope="module")
+def processed(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("processed")
+    product = monitor_product(syn.monitor_campaign(), {"n_boot": 100})
+    save_product(product, folder / "synthetic-monitor.stats.nc")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def product(processed):
+    return report.load_product(processed, "synthetic-monitor")
+
+
+@pytest.mark.parametrize("path", PAGE_SOURCES + [NOTEBOOK], ids=lambda p: p.name)
+def test_the_page_computes_nothing(path):
+    if path.suffix == ".ipynb":
+        text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code")
+    else:
+        text = path.read_text()
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.ImportFrom):
+            assert "stats" not in (node.module or "") and all(a.name != "stats" for a in node.names)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            assert node.value.id != "stats", f"{path.name}: calls stats.{node.attr}"
+
+
+def test_product_round_trips_through_netcdf(product):
+    assert {"rolling_tcp", "changes", "cycle", "buffer_curves", "gaps", "udp_tcp"} <= set(product)
+    params = json.loads(product["changes"].attrs["params"])
+    assert params["period_s"] == syn.MONITOR_DAY_S and params["freq"] == "300s"
+    assert params["periods"]["before"][1].startswith("2026-11-22T14:00:00")
+
+
+def test_time_series_break_at_the_gap(product):
+    bins = page._bins(product, "tcp")
+    one = bins[bins["series"] == "a-b forward, 1024 KiB"]
+    assert one["segment"].nunique() == 2                      # one line before, one after
+    before, after = (g for _, g in one.groupby("segment"))
+    assert str(before["time"].max())[:16] == "2026-11-22 14:25"
+    assert str(after["time"].min())[:16] == "2026-11-22 14:40"
+    spec = page.monitor_time_series(product, "tcp", "forward").to_dict()
+    line = next(layer for layer in spec["layer"] if layer["mark"]["type"] == "line")
+    assert line["encoding"]["detail"]["field"] == "segment"
+
+
+def test_seed004_questions_are_all_answered(product):
+    text = page.seed004_answers(product).data
+    for key in page.SEED004_QUESTIONS:
+        assert f"**{key}.**" in text
+    assert text.count(page.CANNOT_SAY) == 3                   # TCP1, TCP8, TCP9
+    # O3 quotes the UDP / TCP ratio the product holds for 64 KiB forward
+    ratio = float(product["udp_tcp"]["ratio"].sel(path="a-b", direction="forward", socket_buffer=65536))
+    assert f"UDP / TCP = {ratio:.2f}" in text
+
+
+def test_the_notebook_renders_from_the_product(processed, tmp_path):
+    out = tmp_path / "monitor.ipynb"
+    execute(NOTEBOOK, out, {"campaign": "synthetic-monitor", "processed": str(processed)}, cwd=ROOT)
+    nb = nbformat.read(out, as_version=4)
+    html = "".join(o.get("data", {}).get("text/html", "") for c in nb.cells if c.cell_type == "code"
+                   for o in c.outputs)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors
+    assert html.count("vegaEmbed(") == 9 and "cdn" not in html.lower()
+    assert "maintenance" in html and "Connection refused" in html
+
+
+def test_the_site_makes_one_monitor_page_per_product():
+    from thruput.site.config import load_config
+
+    config = load_config(ROOT, campaigns=[], seeds=[], monitors=["synthetic-monitor"])
+    pages = [p for p in config.pages if p.notebook.name == "monitor.ipynb"]
+    assert [(p.output.name, p.parameters, p.title) for p in pages] == [
+        ("monitor-synthetic-monitor.ipynb", {"campaign": "synthetic-monitor"}, "Monitor: synthetic-monitor")]
+    assert ("Monitoring", pages) in config.navbar
