@@ -288,3 +288,52 @@ def test_2_2_inflight_and_packet_counts():
     assert float(ds.iperf2_stream_cwnd[0, 0]) == 5664 * KiB
     assert float(ds.iperf2_interval_cwnd_packets[0, 0, 0]) == 4006
     assert float(ds.iperf2_interval_inflight_packets[0, 0, 0]) == 466
+
+
+# --- issue 10: a log cut at a line boundary is flagged, never read as a shorter run ------------
+
+def test_cut_after_the_first_interval_block_is_truncated_not_a_one_second_run():
+    from .damage import head, sample
+    full = sample("iperf2", "v2.1.8--tcp-client-P4-e.txt")
+    ds = iperf2.parse(head(full, 16))        # up to the first [SUM] 0.0000-1.0000
+    assert ds.attrs["truncated"] == 1
+    assert ds.attrs["truncation"] == "; ".join(
+        f"run 0: stream {i} has no final report" for i in (1, 2, 3, 4))
+    for name in ("throughput", "bytes", "duration", "throughput_sender"):
+        assert math.isnan(float(ds[name][0])), name
+    assert np.isnan(ds.stream_throughput.values).all()
+    # the interval is kept as an interval
+    assert values(ds.interval_throughput[0, :, 0]) == [10.6e9, 17.5e9, 12.7e9, 7.79e9]
+    assert values(ds.iperf2_sum_interval_throughput[0]) == [48.6e9]
+    assert values(ds.interval_end[0]) == [1.0]
+
+
+def test_a_lone_report_off_the_interval_grid_is_a_final_one():
+    """Without -i, iperf 2.1 prints each stream's final at its measured end (2.0168 s)."""
+    from .damage import drop, sample
+    full = sample("iperf2", "v2.1.8--tcp-client-P4-e.txt")
+    ds = iperf2.parse(drop(full, *range(12, 22)))   # as if run without -i
+    assert ds.attrs["truncated"] == 0
+    assert float(ds.throughput[0]) == 51.9e9 and ds.sizes["interval"] == 0
+
+
+def test_udp_client_missing_one_server_report_has_unknown_receiver_counts():
+    from .damage import head, sample
+    full = sample("iperf2", "v2.1.8--udp-client-P2.txt")
+    complete = iperf2.parse(full)
+    assert float(complete.iperf2_stream_datagrams[0].sum()) == 898 and float(complete.packets_lost[0]) == 1
+    ds = iperf2.parse(head(full, 23))        # stream 2's Server Report lost
+    assert ds.attrs["truncation"] == ("run 0: no Server Report for stream(s) [2]: "
+                                      "the receiver's counts are unknown")
+    assert math.isnan(float(ds.packets_lost[0])) and math.isnan(float(ds.loss_fraction[0]))
+    assert math.isnan(float(ds.throughput_receiver[0]))
+    assert float(ds.throughput_sender[0]) == 10.5e6       # the [SUM] the client printed
+    assert float(ds.packets[0]) == 900                    # [SUM-2] Sent 900 datagrams
+
+
+def test_interrupt_echoed_into_the_log_is_a_truncation():
+    from .damage import interrupt, sample
+    full = sample("iperf2", "v2.1.8--tcp-client.txt")
+    ds = iperf2.parse(interrupt(full, 7))
+    assert ds.attrs["truncated"] == 1 and ds.attrs["truncation"] == "interrupted by ^C (line 7)"
+    assert float(ds.throughput[0]) == float(iperf2.parse(full).throughput[0])

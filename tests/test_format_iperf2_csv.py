@@ -142,3 +142,16 @@ def test_sniffer():
     assert iperf2_csv.sniff((SAMPLES / "v2.1.9--tcp-client-e.csv").read_text())
     assert not iperf2_csv.sniff((DATA / "iperf2" / "v2.1.8--tcp-client.txt").read_text())
     assert not iperf2_csv.sniff("a,b,c\n1,2,3\n")
+
+
+def test_row_cut_inside_its_last_field_is_not_data():
+    """Issue 10: '...,2290904915' cut to '...,22909' read as 22,909 bit/s for a stream."""
+    from .damage import cut, sample
+    full = sample("iperf2_csv", "v2.1.8--tcp-client-P3.csv")
+    ds = iperf2_csv.parse(cut(full, 6))
+    assert ds.attrs["truncation"] == ("the last row was cut off: "
+                                      "'20261122135613,127.0.0.1,60114,127.0.0.1,38600,2,0.0-1.0,290'; "
+                                      "run 0: stream 2 has no final report")
+    assert json.loads(ds.attrs["skipped_reasons"]) == {"truncated row": 1}
+    assert np.asarray(ds.stream_throughput[0]).tolist()[1] != np.asarray(ds.stream_throughput[0]).tolist()[1]
+    assert math.isnan(float(ds.throughput[0]))

@@ -328,3 +328,13 @@ def test_live_loopback_run_agrees_with_its_end_sums(iperf3_server, tmp_path):
     assert float(ds.throughput[0]) == doc["end"]["sum_received"]["bits_per_second"]
     assert ds.sizes["stream"] == 2
     assert ds.interval_bytes[0].sum("stream").values.tolist() == [i["sum"]["bytes"] for i in doc["intervals"]]
+
+
+def test_interrupt_echoed_before_the_document(corpus):
+    """A genuine -J log whose terminal echoed ^C before the '{' (and then cut off)."""
+    path = (corpus / "real/intercloud/results/host-us-east4_gcp/target-us-west3_gcp"
+            "/proxy-us-east1-b_gcp/time-25-07-2021_16-00/10k_file/10k_file_reverse_host_target_direct_1.res")
+    ds = thruput.read(path)
+    assert ds.attrs["format"] == "iperf3_json"
+    assert ds.attrs["truncation"].startswith("interrupted by ^C (line 1); ")
+    assert ds.sizes["interval"] == 15 and int(ds.start_time[0].values.astype("datetime64[s]").astype(int)) == 1627218023

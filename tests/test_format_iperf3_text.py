@@ -283,3 +283,36 @@ def test_live_text_and_json_of_one_server_agree_to_print_precision(tmp_path):
     scale = {"Gbits/sec": 1e9, "Mbits/sec": 1e6}[receiver[7]]
     assert float(ds.throughput[0]) == float(receiver[6]) * scale
     assert not iperf3_json.sniff(text)
+
+
+# --- issue 10: cut logs and ^C ---------------------------------------------------------------
+
+def test_summary_missing_one_receiver_line_and_the_sum_is_truncated():
+    from .damage import head, sample
+    full = sample("iperf3_text", "3.12--tcp-P4.txt")
+    n = len(full.splitlines())
+    ds = iperf3_text.parse(head(full, n - 5))   # lost: [ 12] receiver, both [SUM], "iperf Done."
+    assert ds.attrs["truncation"] == (
+        "run at line 1: the [SUM] sender line is missing (the total is the sum of the streams' lines); "
+        "run at line 1: no receiver summary line for stream(s) [12]; the receiver total is unknown")
+    assert math.isnan(float(ds.throughput_receiver[0]))
+    # no partial receiver sum (3.65 + 3.61 + 3.63 Gbit/s) stands in for the run's total
+    assert float(ds.throughput[0]) == float(ds.throughput_sender[0]) == pytest.approx(3.66e9 + 3.62e9 + 3.64e9 + 3.55e9)
+    assert np.asarray(ds.stream_throughput[0]).tolist() == [3.65e9, 3.61e9, 3.63e9, 3.55e9]
+
+
+def test_interrupt_echoed_into_the_log_is_a_truncation():
+    from .damage import interrupt, sample
+    full = sample("iperf3_text", "3.12--tcp.txt")
+    ds = iperf3_text.parse(interrupt(full, 3))
+    assert ds.attrs["truncation"] == "interrupted by ^C (line 3)"
+    assert float(ds.throughput[0]) == float(iperf3_text.parse(full).throughput[0])
+
+
+def test_genuine_interrupted_log(corpus):
+    path = (corpus / "real/intercloud/results/old/host-eu-west-2_aws/target-us-west2_gcp"
+            "/proxy-us-east1_gcp/time-19-07-2021_16-17/large_file_proxy_target_direct.res")
+    ds = thruput.read(path)
+    assert ds.attrs["truncation"].startswith("interrupted by ^C (line 3); ")
+    # [  5]   0.00-0.56   sec  5.37 MBytes  79.8 Mbits/sec    0             sender
+    assert float(ds.throughput_sender[0]) == 79.8e6 and math.isnan(float(ds.throughput_receiver[0]))

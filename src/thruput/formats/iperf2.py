@@ -50,6 +50,7 @@ import numpy as np
 
 from .. import contract
 from ..errors import ParseError
+from ._time import NAT, from_text
 from ._units import to_bits_per_second, to_bytes
 
 NAME = "iperf2"
@@ -122,6 +123,11 @@ SENT_RE = re.compile(rf"^{_ID}\s+Sent\s+(?P<n>\d+)\s+datagrams\s*$")
 SERVER_REPORT_RE = re.compile(r"^\[\s*(?P<id>\d+)\]\s+Server Report:\s*$")
 OUT_OF_ORDER_RE = re.compile(rf"^{_ID}\s+{_SPAN}\s+(?P<n>\d+)\s+datagrams received out-of-order\s*$")
 CONNECT_TIMES_RE = re.compile(r"^\[\s*CT\]\s+final connect times")
+#: ``^C`` echoed by the terminal when the user interrupted the test (iperf then prints its
+#: reports up to that moment): an interruption, kept in ``truncation``.
+INTERRUPT_PREFIX = "^C"
+#: The client's note that no Server Report came back (UDP): its absence is not a cut.
+NO_ACK_RE = re.compile(r"did not receive ack of last datagram")
 #: Messages iperf writes between reports (stderr is often captured too): kept as skips.
 WARNING_RE = re.compile(r"^(?:\[\s*\d+\]\s+)?WARNING:|^will give poor performance\. See the Iperf documentation\.")
 ERROR_RE = re.compile(r"^(?:\[\s*\d+\]\s+)?(?:\w+ )*\w+ failed: |^ERROR:|^error:", re.IGNORECASE)
@@ -188,6 +194,9 @@ class Run:
     sum_out_of_order: list = field(default_factory=list)
     enhanced: bool = False
     reported: bool = False
+    finished: bool = False    # a line only printed after the finals was seen
+    start_time: object = None  # datetime64[ns] UTC where the reader knows it (CSV)
+    no_ack: bool = False      # UDP client: "did not receive ack" (no Server Report to come)
 
     def stream(self, sid):
         if sid not in self.streams:
@@ -231,6 +240,12 @@ def _parse_lines(lines, ledger, cut_last=False):
     pending_report = set()       # stream ids whose "Server Report:" line came last
     for n, line in enumerate(lines, 1):
         stripped = line.strip()
+        if stripped.startswith(INTERRUPT_PREFIX):
+            ledger.truncated(f"interrupted by ^C (line {n})")
+            stripped = stripped[len(INTERRUPT_PREFIX):].strip()
+            if not stripped:
+                ledger.skip(n, "interrupt (^C)")
+                continue
         if not stripped:
             ledger.skip(n, "blank")
             continue
@@ -269,9 +284,13 @@ def _parse_lines(lines, ledger, cut_last=False):
             ledger.skip(n, "column header")
             continue
         if WARNING_RE.match(stripped):
+            if run is not None and NO_ACK_RE.search(stripped):
+                run.no_ack = True
             ledger.skip(n, "tool warning")
             continue
         if CONNECT_TIMES_RE.match(stripped):
+            if run is not None:
+                run.finished = True
             ledger.skip(n, "connect-time summary")
             continue
         m = CONNECT_RE.match(stripped)
@@ -296,6 +315,7 @@ def _parse_lines(lines, ledger, cut_last=False):
                 ledger.error(n, "Server Report outside a run")
                 continue
             pending_report.add(int(m["id"]))
+            run.finished = True
             ledger.parsed(n)
             continue
         m = SENT_RE.match(stripped)
@@ -307,6 +327,7 @@ def _parse_lines(lines, ledger, cut_last=False):
                 run.sum_sent = float(m["n"])
             else:
                 run.stream(int(m["id"])).sent = float(m["n"])
+            run.finished = True
             ledger.parsed(n)
             continue
         m = OUT_OF_ORDER_RE.match(stripped)
@@ -406,8 +427,28 @@ def _report_row(m, n, ledger, cut=False):
     row = {"start": float(m["start"]), "end": float(m["end"]),
            "bytes": to_bytes(m["amount"], m["amount_unit"]),
            "rate": to_bits_per_second(m["rate"], m["rate_unit"]),
-           "line": n, "tail": kind, "enhanced": kind not in ("plain", "udp_read", "udp_read_sum")}
+           "line": n, "tail": kind, "enhanced": kind not in ("plain", "udp_read", "udp_read_sum"),
+           "grid": _on_interval_grid(m["end"])}
     return _process(row, t.groupdict())
+
+
+#: iperf 2.1+ prints times with 4 decimals: an interval report ends on the ``-i`` grid
+#: (``0.0000-1.0000``), a stream's whole-run report at the measured end (``0.0000-2.0168``).
+#: A lone report that starts at 0 and ends on a grid of :data:`INTERVAL_GRID` seconds is
+#: therefore taken for the first interval of a log cut after it, not for a final report
+#: (a final lands on the grid by chance once in 500 runs, and is then flagged truncated,
+#: never silently wrong). Logs of iperf 2.0 print one decimal: there the two look alike.
+INTERVAL_GRID = 0.05
+INTERVAL_GRID_DECIMALS = 4
+
+
+def _on_interval_grid(end):
+    """True if the printed end time ``end`` (a string) is on the interval grid (see above)."""
+    decimals = end.partition(".")[2]
+    if len(decimals) != INTERVAL_GRID_DECIMALS:
+        return False
+    steps = float(end) / INTERVAL_GRID
+    return abs(steps - round(steps)) < 1e-6
 
 
 #: Printed sentinels meaning "not known": cwnd -1K when tcp_info was unavailable.
@@ -445,18 +486,21 @@ def _process(row, fields):
 # From runs to the contract Dataset (also used by iperf2_csv).
 # ---------------------------------------------------------------------------------------
 
-def split_final(rows, interval_mode):
+def split_final(rows, interval_mode, finished=True):
     """Split one stream's rows into (interval rows, final row or None).
 
     iperf prints the whole-run report last, starting at 0. With ``-i`` the first interval
     starts at 0 too (and for a run no longer than the interval, both lines are alike), so a
-    lone row is the final one only when no stream of the run printed intervals.
+    lone row is the final one only when no stream of the run printed intervals, and, unless
+    the run printed something that only follows its finals (``finished``), when it does not
+    end on the interval grid (:data:`INTERVAL_GRID`).
     """
     if not rows:
         return [], None
     if len(rows) >= 2 and rows[-1]["start"] == 0:
         return rows[:-1], rows[-1]
-    if len(rows) == 1 and rows[0]["start"] == 0 and not interval_mode:
+    if len(rows) == 1 and rows[0]["start"] == 0 and not interval_mode \
+            and (finished or not rows[0].get("grid", False)):
         return [], rows[0]
     return list(rows), None
 
@@ -468,7 +512,7 @@ def split_sum_final(rows, stream_finals, interval_mode):
     interval: a lone ``[SUM]`` row starting at 0 is still the final one when it comes
     after the final row of every stream.
     """
-    intervals, final = split_final(rows, interval_mode)
+    intervals, final = split_final(rows, interval_mode, finished=False)
     if final is None and rows and rows[-1]["start"] == 0 and stream_finals \
             and all(f is not None and f["line"] < rows[-1]["line"] for f in stream_finals):
         return rows[:-1], rows[-1]
@@ -485,7 +529,7 @@ def _run_numbers(run, truncation, index):
     interval_mode = any(len(s.rows) >= 2 for s in run.streams.values()) or len(run.sum_rows) >= 2
     streams = []
     for sid, s in sorted(run.streams.items()):  # by iperf's [ID], not by print order
-        intervals, final = split_final(s.rows, interval_mode)
+        intervals, final = split_final(s.rows, interval_mode, run.finished)
         if final is None and (s.rows or s.connect):
             truncation.append(f"run {index}: stream {sid} has no final report")
         streams.append((s, intervals, final))
@@ -523,6 +567,11 @@ def _run_numbers(run, truncation, index):
     udp = {"jitter": math.nan, "lost": math.nan, "datagrams": math.nan, "ooo": math.nan}
     if run.protocol == "UDP":
         rx = [r for r in receiver_rows.values() if r is not None and "lost" in r]
+        if run.side == "client" and len(rx) < len(streams) and not run.no_ack:
+            missing = [s.id for s, _, _ in streams if s.server_report is None]
+            truncation.append(f"run {index}: no Server Report for stream(s) {missing}: "
+                              "the receiver's counts are unknown")
+            rx = []   # a partial sum would pass for the whole run's counts
         if sum_final is not None and run.side == "server" and "lost" in sum_final:
             udp["lost"], udp["datagrams"] = sum_final["lost"], sum_final["datagrams"]
         elif rx:
@@ -570,6 +619,16 @@ def _run_numbers(run, truncation, index):
                     for s, _, f in streams],
     }
     return numbers, per_stream, sum_intervals, summary
+
+
+def _start_time(run):
+    """When ``run`` started (UTC), NaT if the log doesn't say: the reader's own estimate
+    (CSV), else the earliest ``-e`` connection time (``on 2026-11-22 13:53:16 (UTC)``)."""
+    if run.start_time is not None:
+        return run.start_time
+    times = [from_text(s.connect.get("when", "")) for s in run.streams.values()]
+    times = [t for t in times if not np.isnat(t)]
+    return min(times) if times else NAT
 
 
 def _pick_out_of_order(stream, report):
@@ -654,8 +713,8 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
                          "before its first report)")
     truncation = []
     parsed = [_run_numbers(run, truncation, i) for i, run in enumerate(runs)]
-    if truncation:  # after what the line parser found (a cut last line, a lost report)
-        ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + truncation))
+    for message in truncation:  # after what the line parser found (a cut last line, a lost report)
+        ledger.truncated(message)
     n_run = len(runs)
     n_stream = max(1, max(len(p[1]) for p in parsed))
     n_interval = max([len(s["intervals"]) for p in parsed for s in p[1]] + [len(p[2]) for p in parsed] + [0])
@@ -669,6 +728,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
     streams = np.zeros(n_run, dtype=int)
     protocol = np.empty(n_run, dtype=object)
     run_line = np.zeros(n_run, dtype=int)
+    start_time = np.full(n_run, NAT)
     window_req, window_act = full(n_run), full(n_run)
     side = np.empty(n_run, dtype=object)
     enhanced = np.zeros(n_run, dtype=int)
@@ -701,6 +761,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
         streams[r] = len(per_stream)
         protocol[r] = run.protocol
         run_line[r] = run.line
+        start_time[r] = _start_time(run)
         window_req[r], window_act[r] = run.window_requested, run.window_actual
         side[r] = run.side
         enhanced[r] = int(run.enhanced)
@@ -760,6 +821,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
         "packets_lost": (("run",), run_vars["packets_lost"]),
         "out_of_order": (("run",), run_vars["out_of_order"]),
         "run_line": (("run",), run_line),
+        "start_time": (("run",), start_time),
         "stream_throughput": (("run", "stream"), stream_tp),
         "stream_bytes": (("run", "stream"), stream_bytes),
         "stream_direction": (("run", "stream"), stream_dir.astype(str)),

@@ -92,6 +92,7 @@ import numpy as np
 from ..contract import Ledger, build
 from ..errors import ParseError
 from ._json import is_cut_off
+from ._time import unix_to_datetime
 
 try:  # orjson decodes iperf3's documents about five times faster than the json module
     import orjson
@@ -114,7 +115,7 @@ BINARY = False
 #: A document of iperf3 -J starts with "start", whose first member is "connected" (every
 #: version; the list can outgrow the sniffer's 4 KB with -P 128) or, in the error-only
 #: document, may be followed by "version": "iperf 3.x".
-_SNIFF_START = re.compile(r'\A\s*\{\s*"start"\s*:\s*\{\s*"(?:connected|version|system_info)"\s*:')
+_SNIFF_START = re.compile(r'\A\s*(?:\^C)?\s*\{\s*"start"\s*:\s*\{\s*"(?:connected|version|system_info)"\s*:')
 _SNIFF_VERSION = re.compile(r'"version"\s*:\s*"iperf 3\.')
 
 #: Keys read from every ``intervals[j].streams[i]``, in the column order of ``_Rows.iv``.
@@ -140,6 +141,11 @@ _VERSION = re.compile(r"(\d+(?:\.\d+)+\S*)")
 _SOCKET_KEY = '"socket"'
 _INTERVALS_KEY = '"intervals"'
 
+#: ``^C`` echoed by the terminal into a log captured from it (the user interrupted iperf3,
+#: which then still writes its document): an interruption, not part of the JSON.
+INTERRUPT = "^C"
+_INTERRUPT_RE = re.compile(r"^[ \t]*\^C", re.MULTILINE)
+
 _NAN = math.nan
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
@@ -149,7 +155,7 @@ def sniff(head):
     """True if ``head`` (the first 4 KB) is an iperf3 -J document."""
     if _SNIFF_START.match(head):
         return True
-    return head.lstrip()[:1] == "{" and _SNIFF_VERSION.search(head) is not None
+    return head.lstrip().removeprefix(INTERRUPT)[:1] == "{" and _SNIFF_VERSION.search(head) is not None
 
 
 def parse(text):
@@ -252,6 +258,8 @@ def _extract_file(text, file_index, rows, ledger, line_offset):
         raise ParseError("empty input", line=1 if total else None)
     if ledger is None:
         ledger = Ledger(total)
+    if INTERRUPT in text:
+        text = _blank_interrupts(text, rows)
     try:  # the common case: one complete document
         docs = [(_fast_loads(text), 0, len(text.rstrip()), "")]
     except _FastError:
@@ -271,6 +279,19 @@ def _extract_file(text, file_index, rows, ledger, line_offset):
         reason = "incomplete JSON (run cut off)" if text[pos:].strip() else "blank"
         ledger.skip(slice(line_offset + next_line, line_offset + total + 1), reason)
     return ledger
+
+
+def _blank_interrupts(text, rows):
+    """``text`` with every ``^C`` at a line start blanked (positions kept); each one is
+    noted in ``rows.truncation`` (JSON strings never span lines, so none is touched)."""
+    marks = [m.end() - len(INTERRUPT) for m in _INTERRUPT_RE.finditer(text)]
+    if not marks:
+        return text
+    chars = list(text)
+    for pos in marks:
+        chars[pos:pos + len(INTERRUPT)] = "  "
+        rows.truncation.append(f"interrupted by ^C (line {text.count(chr(10), 0, pos) + 1})")
+    return "".join(chars)
 
 
 def _split_documents(text):
@@ -618,6 +639,7 @@ def _assemble(rows, ledger, tool_summary, names=None):
         "packets_lost": (("run",), np.where(udp, udp_src[:, k["lost_packets"]], _NAN)),
         "out_of_order": (("run",), out_of_order),
         "run_line": (("run",), col["run_line"].astype(np.int64)),
+        "start_time": (("run",), unix_to_datetime(col["timesecs"])),
         "stream_throughput": (("run", "stream"), per_stream(st[:, e["bits_per_second"]])),
         "stream_bytes": (("run", "stream"), per_stream(st[:, e["bytes"]])),
         "stream_direction": (("run", "stream"), direction),

@@ -111,6 +111,10 @@ _VERBOSE_INFO = re.compile(
 #: iperf3's own messages: "iperf3: error - ...", "iperf3: interrupt - ...", and the server's
 #: "iperf3: the client has unexpectedly closed the connection"
 _ERROR = re.compile(r"^iperf3: (?P<message>.+?)\s*$")
+#: ``^C`` echoed by the terminal when the user interrupted iperf3 (which then prints its
+#: summary of what it had): an interruption, kept in ``truncation``; the rest of the line
+#: is read as usual.
+INTERRUPT = "^C"
 _NOTICE = re.compile(r"^iperf3: OUT OF ORDER - .*$")
 _WARNING = re.compile(r"^(?:iperf3: )?warning: .*$", re.IGNORECASE)
 
@@ -175,6 +179,12 @@ def parse(text):
     expect_system = False
     for n, raw in enumerate(lines, start=1):
         s = raw.rstrip()
+        if s.lstrip().startswith(INTERRUPT):
+            ledger.truncated(f"interrupted by ^C (line {n})")
+            s = s.lstrip()[len(INTERRUPT):]
+            if not s.strip():
+                ledger.skip(n, "interrupt (^C)")
+                continue
         if expect_system and s and not s.startswith(("Control connection", "Time:", "Connecting")):
             pending["system_info"] = s.strip()
             ledger.parsed(n)
@@ -406,9 +416,19 @@ def _process(runs, ledger):
             else:
                 chosen = forward if d == "fwd" else [i for i in range(len(run.streams)) if i not in forward]
                 rows = st[r, chosen, slot % 2] if chosen else np.full((0, _W), _NAN)
-                if rows.size and not np.isnan(rows[:, 2]).all():
+                have = ~np.isnan(rows[:, 2]) if rows.size else np.zeros(0, bool)
+                if have.any() and not have.all():
+                    # a stream's line was lost (the log was cut inside the summary): a sum
+                    # over the others would pass for the run's total
+                    ids = sorted(int(i) for i, k in run.streams.items() if k in np.asarray(chosen)[~have])
+                    truncation.append(f"run at line {run.line}: no {tag} summary line for stream(s) {ids}; "
+                                      f"the {tag} total is unknown")
+                elif have.any():
                     run_sum[r, slot] = rows[0]
                     run_sum[r, slot, 2:] = np.nansum(rows[:, 2:], axis=0) if len(rows) > 1 else rows[0, 2:]
+                    if len(rows) > 1:   # iperf3 prints a [SUM] for every -P run
+                        truncation.append(f"run at line {run.line}: the [SUM] {tag} line is missing "
+                                          "(the total is the sum of the streams' lines)")
             if not np.isnan(run_sum[r, slot, 2]):
                 printed[("" if d == "fwd" else "reverse_") + tag] = _summary_dict(run_sum[r, slot])
         summaries.append(printed)
@@ -502,7 +522,8 @@ def _process(runs, ledger):
         "iperf3_interval_sum_throughput": (RI, sums[..., 1], "bit/s", "iperf3's own [SUM] line, forward direction"),
     }
     if truncation:
-        ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + truncation))
+        for message in truncation:
+            ledger.truncated(message)
     versions = [v for v in version if v]
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
                  ledger=ledger, extras=extras, tool_summary={"runs": summaries})
