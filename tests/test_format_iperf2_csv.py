@@ -99,7 +99,7 @@ def test_2_2_header_and_placeholders():
 def test_truncated_row():
     ds = read("v2.1.8--tcp-client-P3-truncated.csv")
     assert ds.attrs["truncated"] == 1
-    assert "last row was cut off" in ds.attrs["truncation"] and "stream 2" in ds.attrs["truncation"]
+    assert "last row was cut off" in ds.attrs["truncation"] and "stream(s) [2]" in ds.attrs["truncation"]
     assert math.isnan(float(ds.throughput[0]))
     assert values(ds.stream_throughput[0])[0] == 3810486491.0
 
@@ -151,7 +151,7 @@ def test_row_cut_inside_its_last_field_is_not_data():
     ds = iperf2_csv.parse(cut(full, 6))
     assert ds.attrs["truncation"] == ("the last row was cut off: "
                                       "'20261122135613,127.0.0.1,60114,127.0.0.1,38600,2,0.0-1.0,290'; "
-                                      "run 0: stream 2 has no final report")
+                                      "run 0: no final report for stream(s) [2] (cut after 1 interval(s))")
     assert json.loads(ds.attrs["skipped_reasons"]) == {"truncated row": 1}
     assert np.asarray(ds.stream_throughput[0]).tolist()[1] != np.asarray(ds.stream_throughput[0]).tolist()[1]
     assert math.isnan(float(ds.throughput[0]))

@@ -530,9 +530,12 @@ def _run_numbers(run, truncation, index):
     streams = []
     for sid, s in sorted(run.streams.items()):  # by iperf's [ID], not by print order
         intervals, final = split_final(s.rows, interval_mode, run.finished)
-        if final is None and (s.rows or s.connect):
-            truncation.append(f"run {index}: stream {sid} has no final report")
         streams.append((s, intervals, final))
+    missing = [s.id for s, _, final in streams if final is None and (s.rows or s.connect)]
+    if missing:
+        kept = max((len(i) for _, i, _ in streams), default=0)
+        truncation.append(f"run {index}: no final report for stream(s) {missing} "
+                          f"(cut after {kept} interval(s))")
     sum_intervals, sum_final = split_sum_final(run.sum_rows, [f for _, _, f in streams], interval_mode)
     if len(streams) > 1 and sum_final is None and all(f is not None for _, _, f in streams) \
             and run.side == "client" and run.sum_rows:
@@ -567,11 +570,16 @@ def _run_numbers(run, truncation, index):
     udp = {"jitter": math.nan, "lost": math.nan, "datagrams": math.nan, "ooo": math.nan}
     if run.protocol == "UDP":
         rx = [r for r in receiver_rows.values() if r is not None and "lost" in r]
-        if run.side == "client" and len(rx) < len(streams) and not run.no_ack:
-            missing = [s.id for s, _, _ in streams if s.server_report is None]
-            truncation.append(f"run {index}: no Server Report for stream(s) {missing}: "
-                              "the receiver's counts are unknown")
-            rx = []   # a partial sum would pass for the whole run's counts
+        if rx and len(rx) < len(streams):
+            # a partial sum would pass for the whole run's counts (the server's missing
+            # finals are reported above; a client's missing Server Reports here)
+            if run.side == "client":
+                missing = [s.id for s, _, _ in streams if s.server_report is None]
+                truncation.append(f"run {index}: no Server Report for stream(s) {missing}: "
+                                  "the receiver's counts are unknown")
+            rx = []
+        elif not rx and run.side == "client" and run.finished and not run.no_ack:
+            truncation.append(f"run {index}: no Server Report: the receiver's counts are unknown")
         if sum_final is not None and run.side == "server" and "lost" in sum_final:
             udp["lost"], udp["datagrams"] = sum_final["lost"], sum_final["datagrams"]
         elif rx:
@@ -582,7 +590,9 @@ def _run_numbers(run, truncation, index):
             udp["jitter"] = float(np.nanmean(jitters))   # mean over the streams
         ooo = [_pick_out_of_order(s, receiver_rows.get(s.id)) for s, _, _ in streams]
         udp["ooo"] = _nansum(ooo) if rx else math.nan
-    sent = run.sum_sent if not math.isnan(run.sum_sent) else _nansum([s.sent for s, _, _ in streams])
+    sent = run.sum_sent
+    if math.isnan(sent) and all(not math.isnan(s.sent) for s, _, _ in streams):
+        sent = _nansum([s.sent for s, _, _ in streams])   # never a sum over some streams
     if math.isnan(sent) and run.protocol == "UDP":
         sent = udp["datagrams"]
     retransmits = math.nan

@@ -84,6 +84,9 @@ COLUMNS = {
     "readcnt": ("reads", 1.0),
 }
 
+#: Longest interval end taken as a time (a year): beyond it the number is damaged, and
+#: would overflow a datetime64[ns] offset.
+MAX_RUN_SECONDS = 365 * 86400.0
 #: 2.1.8 prints the Unix epoch as the time of some rows (its CSV time stamp bug).
 EPOCH_PLACEHOLDER = "19700101"
 
@@ -299,7 +302,7 @@ def _run_start(run):
         return NAT
     first = min(rows, key=lambda r: r["line"])
     stamp = from_text(first["time"])
-    if np.isnat(stamp):
+    if np.isnat(stamp) or not 0 <= first["end"] <= MAX_RUN_SECONDS:
         return NAT
     return stamp - np.timedelta64(int(round(first["end"] * 1e9)), "ns")
 

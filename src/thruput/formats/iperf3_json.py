@@ -504,7 +504,7 @@ def _floats(rows, width, table, source):
         return np.empty((0, width))
     try:
         out = np.array(rows, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: a 400-digit integer
         raise _non_numeric(exc, rows, table, source) from None
     return out.reshape(len(rows), width)
 
@@ -540,7 +540,7 @@ def _non_numeric(exc, values, table, source):
 def _is_numeric(row):
     try:
         np.array(row, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
     return True
 

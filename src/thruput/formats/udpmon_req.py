@@ -61,16 +61,19 @@ ROW_RE = re.compile(r"^\s*\d+;")
 ROW_PREFIX_RE = re.compile(r"^\s*\d*$")
 _NUMBER_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
+#: A number as C's printf ``%g``/``%f`` writes it (``nan``/``inf`` for an empty histogram).
+_HIST_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 #: -H histogram: title, opening summary, bins, and the three closing statistics lines.
 HIST_TITLE_RE = re.compile(r"^Hist\s+(?P<id>\d+)\s+(?P<title>.*?)\s*$")
-HIST_OPEN_RE = re.compile(r"^\s*counts (?P<entries>\d+) mean (?P<mean>\S+) underflows "
+HIST_OPEN_RE = re.compile(rf"^\s*counts (?P<entries>\d+) mean (?P<mean>{_HIST_NUM}) underflows "
                           r"(?P<underflows>\d+) overflows (?P<overflows>\d+)\s*$")
 HIST_BIN_RE = re.compile(r"^\s*(?P<bin>-?\d+(?:\.\d*)?) ; (?P<count>\d+)\s*$")
 HIST_CLOSE_RES = (
     re.compile(r"^\s*counts (?P<entries>\d+); underflows (?P<underflows>\d+); overflows (?P<overflows>\d+);\s*$"),
-    re.compile(r"^\s*mean (?P<mean>\S+) sigma (?P<sigma>\S+?); coeff_skew (?P<skew>\S+?); "
-               r"coeff_kurtosis (?P<kurtosis>\S+?);\s*$"),
-    re.compile(r"^\s*median (?P<median>\S+?); 25-quartile (?P<q25>\S+?); 75-quartile (?P<q75>\S+?);\s*$"),
+    re.compile(rf"^\s*mean (?P<mean>{_HIST_NUM}) sigma (?P<sigma>{_HIST_NUM}); coeff_skew (?P<skew>{_HIST_NUM}); "
+               rf"coeff_kurtosis (?P<kurtosis>{_HIST_NUM});\s*$"),
+    re.compile(rf"^\s*median (?P<median>{_HIST_NUM}); 25-quartile (?P<q25>{_HIST_NUM}); "
+               rf"75-quartile (?P<q75>{_HIST_NUM});\s*$"),
 )
 #: Printed histogram statistics -> (extra variable, units, long_name).
 HIST_STATS = {
