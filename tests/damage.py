@@ -35,3 +35,16 @@ def interrupt(text, n):
     lines = text.splitlines(keepends=True)
     lines[n - 1] = "^C" + lines[n - 1]
     return "".join(lines)
+
+
+def scale_json(text, keys, factor):
+    """An iperf3 -J ``text`` with the number at ``keys`` (a path of keys) times ``factor``,
+    re-written as iperf3 writes it (tab-indented)."""
+    import json
+
+    doc = json.loads(text)
+    obj = doc
+    for key in keys[:-1]:
+        obj = obj[key]
+    obj[keys[-1]] = obj[keys[-1]] * factor
+    return json.dumps(doc, indent="\t") + "\n"

@@ -89,7 +89,7 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build
+from ..contract import Ledger, build, consistency_check
 from ..errors import ParseError
 from ._json import is_cut_off
 from ._time import unix_to_datetime
@@ -704,8 +704,58 @@ def _assemble(rows, ledger, tool_summary, names=None):
     if rows.truncation:
         ledger.truncated("; ".join(rows.truncation))
     versions = [s for s in scol["version"] if s] if n_runs else []
+    iv_bytes = per_interval(ivs[:, 2])
+    iv_kept = per_interval(ivs[:, 4]) != 1          # "omitted": false, or not printed
+    checks = _consistency(sums[:, 0, k["bytes"]], sums[:, 1, k["bytes"]],
+                          np.where(iv_kept, iv_bytes, _NAN), sends_forward,
+                          _nansum_rows(per_stream(st[:, ew + e["bytes"]]), n_str),
+                          ~np.isnan(per_stream(st[:, ew + e["bytes"]])).any(axis=1) & ~(col["bidir"] > 0)
+                          & (scol["protocol"] == "TCP"),
+                          col["truncated"] > 0, n_int)
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
-                 ledger=ledger, extras=extras, tool_summary=tool_summary)
+                 ledger=ledger, extras=extras, tool_summary=tool_summary, consistency=checks)
+
+
+#: JSON prints byte counts as integers, and iperf3's end sums are the sums of its intervals
+#: (omitted ones excluded) and of its streams: equal up to float addition.
+EXACT_RTOL = 1e-9
+#: ``end.sum_received`` differs from ``end.sum_sent`` by the bytes still in flight when the
+#: sender stopped (received < sent), and, up to iperf 3.9, by the bytes written after the
+#: sender's last interval, which the receiver still counts (received > sent by 1.0-1.8 %
+#: in every run of the inter-cloud archive in ../shared/corpus/real/intercloud). A factor
+#: (the issue's reproducer: 10x) is far outside both.
+RECEIVED_VS_SENT_RTOL = 0.05
+_IN_FLIGHT_NOTE = ("in flight at the end (received < sent); iperf <= 3.9 receivers also count "
+                   "bytes written after the sender's last interval (received > sent by ~1.5 %)")
+
+
+def _consistency(sent, received, iv_bytes, host_sends, stream_sent, stream_check, truncated, n_int):
+    """Checks of iperf3's end sums against its intervals and streams, per complete run.
+
+    ``sent``, ``received``: bytes of ``end.sum_sent``/``sum_received`` (run); ``iv_bytes``:
+    the ``[SUM]`` bytes of every interval, NaN for omitted ones (run, interval);
+    ``host_sends``: the log's host sends the forward direction (its intervals are the
+    sender's); ``stream_sent``: the streams' ``end.streams[].sender.bytes`` summed, compared
+    where ``stream_check``. Truncated runs (no end) are not checked.
+    """
+    checks = []
+    for r in np.flatnonzero(~truncated):
+        where = f"run {r}: "
+        own, side = (sent[r], "sum_sent") if host_sends[r] else (received[r], "sum_received")
+        if n_int[r] and not np.isnan(own):
+            checks.append(consistency_check(
+                where + f"bytes: end.{side} vs the sum of the intervals", own,
+                float(np.nansum(iv_bytes[r, :n_int[r]])), rtol=EXACT_RTOL,
+                note="omitted (-O) intervals excluded"))
+        if stream_check[r] and not np.isnan(sent[r]):
+            checks.append(consistency_check(
+                where + "bytes: end.sum_sent vs the sum of end.streams[].sender", sent[r],
+                stream_sent[r], rtol=EXACT_RTOL))
+        if sent[r] > 0 and received[r] > 0:
+            checks.append(consistency_check(
+                where + "bytes: end.sum_received vs end.sum_sent", sent[r], received[r],
+                rtol=RECEIVED_VS_SENT_RTOL, note=_IN_FLIGHT_NOTE))
+    return checks
 
 
 def _grid(counts):
