@@ -316,3 +316,35 @@ def test_genuine_interrupted_log(corpus):
     assert ds.attrs["truncation"].startswith("interrupted by ^C (line 3); ")
     # [  5]   0.00-0.56   sec  5.37 MBytes  79.8 Mbits/sec    0             sender
     assert float(ds.throughput_sender[0]) == 79.8e6 and math.isnan(float(ds.throughput_receiver[0]))
+
+
+def test_summary_lines_are_checked_against_streams_intervals_and_rates():
+    ds = _read("tcp-P4")
+    checks = json.loads(ds.attrs["consistency"])
+    assert [c["check"] for c in checks] == [
+        "run at line 1: bytes: [SUM] sender line vs the streams' sender lines",
+        "run at line 1: bytes: [SUM] receiver line vs the streams' receiver lines",
+        "run at line 1: sender summary: bit/s vs bytes x 8 / seconds",
+        "run at line 1: receiver summary: bit/s vs bytes x 8 / seconds",
+        "run at line 1: bytes: sender summary vs the sum of the interval lines"]
+    assert ds.attrs["consistent"] == 1
+    # [SUM] 0.00-1.00 sec 1.69 GBytes 14.5 Gbits/sec 11 sender; streams 439+434+436+425 MBytes
+    assert checks[0]["tool"] == pytest.approx(1.69 * GiB)
+    assert checks[0]["data"] == pytest.approx((439 + 434 + 436 + 425) * MiB)
+
+
+def test_a_lost_interval_line_makes_the_summary_disagree():
+    from .damage import drop, sample
+    ds = iperf3_text.parse(drop(sample("iperf3_text", "3.12--tcp-P4.txt"), 8))  # [  7] 0.00-0.51 218 MBytes
+    assert ds.attrs["consistent"] == 0
+    [bad] = [c for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    assert bad["check"] == "run at line 1: bytes: sender summary vs the sum of the interval lines"
+    assert bad["tool"] - bad["data"] == pytest.approx(218 * MiB, rel=0.02)  # printed rounding
+
+
+def test_genuine_text_logs_pass_their_checks(corpus):
+    paths = sorted(p for p in (corpus / "real" / "intercloud").rglob("bw_*.res"))
+    read = [thruput.read(p) for p in paths]
+    text = [ds for ds in read if ds.attrs["format"] == "iperf3_text"]
+    assert len(text) >= 7
+    assert all(ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 3 for ds in text)

@@ -60,7 +60,7 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build, split_lines
+from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
 from ._units import to_bits_per_second, to_bytes
 
@@ -378,6 +378,7 @@ def _process(runs, ledger):
     num = {k: np.full(R, _NAN) for k in ("streams", "blksize", "omit", "duration", "cpu_host", "cpu_remote")}
     truncation = []
     summaries = []
+    checks = []
     for r, run in enumerate(runs):
         proto = run.protocol or run.meta.get("protocol") or "TCP"
         protocol.append(proto)
@@ -432,6 +433,7 @@ def _process(runs, ledger):
             if not np.isnan(run_sum[r, slot, 2]):
                 printed[("" if d == "fwd" else "reverse_") + tag] = _summary_dict(run_sum[r, slot])
         summaries.append(printed)
+        checks.extend(_consistency(run, r, st[r], run_sum[r], iv[r], omitted[r], sums[r], forward))
         num["streams"][r] = float(run.meta["streams"]) if "streams" in run.meta else len(forward)
         for key in ("blksize", "omit", "duration", "cpu_host", "cpu_remote"):
             if key in run.meta:
@@ -526,7 +528,58 @@ def _process(runs, ledger):
             ledger.truncated(message)
     versions = [v for v in version if v]
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
-                 ledger=ledger, extras=extras, tool_summary={"runs": summaries})
+                 ledger=ledger, extras=extras, tool_summary={"runs": summaries}, consistency=checks)
+
+
+#: iperf3 prints amounts and rates with 3 significant digits (``1.22 MBytes``, ``9.96
+#: Mbits/sec``): each is off by up to half a unit of its last digit, 0.5 % of ``1.00``.
+PRINT_RTOL = 0.005
+#: A total against a sum of printed values: both sides rounded.
+SUM_RTOL = 2 * PRINT_RTOL
+#: Interval times are printed to 0.01 s: a rate is bytes x 8 / duration up to that.
+TIME_RESOLUTION = 0.005
+_SLOTS = (("fwd", "sender"), ("fwd", "receiver"), ("rev", "sender"), ("rev", "receiver"))
+
+
+def _consistency(run, r, streams, totals, iv, omitted, sums, forward):
+    """Checks of one run's summary lines against its other lines (see docs/consistency.md).
+
+    ``streams`` (stream, side, column) and ``totals`` (slot, column) are the summary lines
+    as :func:`_values` rows; ``iv``/``omitted`` the interval lines; ``sums`` the interval
+    ``[SUM]`` lines (bytes, bit/s); ``forward`` the forward streams' indices.
+    """
+    where = f"run at line {run.line}: "
+    checks = []
+    for slot, (d, tag) in enumerate(_SLOTS):
+        if ("SUM", d, tag) not in run.summary:
+            continue
+        chosen = forward if d == "fwd" else [i for i in range(len(run.streams)) if i not in forward]
+        rows = streams[chosen, slot % 2] if chosen else np.full((0, _W), _NAN)
+        if len(rows):   # a stream's line lost: NaN, which disagrees
+            checks.append(consistency_check(
+                where + f"bytes: [SUM] {tag} line vs the streams' {tag} lines", totals[slot, 2],
+                float(rows[:, 2].sum()), rtol=SUM_RTOL, note="3 significant digits printed"))
+    for slot, (d, tag) in enumerate(_SLOTS):
+        start, end, amount, rate = totals[slot, :4]
+        if np.isnan(amount) or not end > start:
+            continue
+        duration = end - start
+        checks.append(consistency_check(
+            where + f"{'reverse ' if d == 'rev' else ''}{tag} summary: bit/s vs bytes x 8 / seconds",
+            rate, amount * 8 / duration, rtol=SUM_RTOL + TIME_RESOLUTION / duration,
+            note="amounts, rates and times as printed (3 digits, 0.01 s)"))
+    # this host's own side: its interval lines add up to its summary line
+    own = 1 if (run.server != run.reverse) else 0   # 0 = sender, 1 = receiver
+    if not run.role and forward and not np.isnan(totals[own, 2]):
+        kept = omitted[forward] == 0
+        per_interval = np.where(kept, iv[forward, :, 2], np.nan)
+        n_iv = int((~np.isnan(iv[forward[0], :, 2])).sum())
+        if n_iv:
+            checks.append(consistency_check(
+                where + f"bytes: {_SLOTS[own][1]} summary vs the sum of the interval lines", totals[own, 2],
+                float(np.nansum(per_interval)), rtol=SUM_RTOL,
+                note="omitted (-O) intervals excluded; 3 significant digits printed"))
+    return checks
 
 
 def _summary_dict(row):
