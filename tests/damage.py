@@ -48,3 +48,11 @@ def scale_json(text, keys, factor):
         obj = obj[key]
     obj[keys[-1]] = obj[keys[-1]] * factor
     return json.dumps(doc, indent="\t") + "\n"
+
+
+def replace(text, n, old, new):
+    """``text`` with ``old`` replaced by ``new`` in line ``n`` (1-based): a damaged number."""
+    lines = text.splitlines(keepends=True)
+    assert old in lines[n - 1], (old, lines[n - 1])
+    lines[n - 1] = lines[n - 1].replace(old, new, 1)
+    return "".join(lines)

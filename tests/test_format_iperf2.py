@@ -336,3 +336,39 @@ def test_interrupt_echoed_into_the_log_is_a_truncation():
     ds = iperf2.parse(interrupt(full, 7))
     assert ds.attrs["truncated"] == 1 and ds.attrs["truncation"] == "interrupted by ^C (line 7)"
     assert float(ds.throughput[0]) == float(iperf2.parse(full).throughput[0])
+
+
+def test_printed_totals_are_checked_against_the_streams_and_the_rates():
+    ds = read("v2.1.8--tcp-client-P4-e.txt")
+    checks = json.loads(ds.attrs["consistency"])
+    assert [c["check"] for c in checks] == [
+        "run 0: bytes: [SUM] final vs the streams' finals",
+        "run 0: [SUM] final: bit/s vs bytes x 8 / seconds",
+        *(f"run 0: stream {i} final: bit/s vs bytes x 8 / seconds" for i in (1, 2, 3, 4))]
+    assert ds.attrs["consistent"] == 1
+    # [SUM] 12.1 GBytes; streams 3.37 + 3.47 + 2.96 + 2.34 GBytes
+    assert checks[0]["tool"] == pytest.approx(12.1 * GiB)
+    assert checks[0]["data"] == pytest.approx((3.37 + 3.47 + 2.96 + 2.34) * GiB)
+
+
+def test_a_damaged_sum_line_is_inconsistent():
+    from .damage import replace, sample
+    text = replace(sample("iperf2", "v2.1.8--tcp-client-P4-e.txt"), 26, "12.1 GBytes", "121 GBytes")
+    ds = iperf2.parse(text)
+    assert ds.attrs["consistent"] == 0
+    bad = [c["check"] for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    assert bad == ["run 0: bytes: [SUM] final vs the streams' finals",
+                   "run 0: [SUM] final: bit/s vs bytes x 8 / seconds"]
+
+
+def test_udp_received_datagrams_agree_with_the_bytes():
+    ds = read("v2.1.8--udp-client-P2.txt")
+    checks = [c for c in json.loads(ds.attrs["consistency"]) if c["check"].startswith("run 0: UDP")]
+    # [  1] ... 643 KBytes ... 1/449: 448 received of 1470 bytes; [  2] 645 KBytes 0/449
+    assert [(c["tool"], round(c["data"], 1)) for c in checks] == [(448, 447.9), (449, 449.3)]
+    assert all(c["ok"] for c in checks)
+
+
+def test_genuine_corpus_passes_its_checks(corpus):
+    ds = thruput.read(corpus / "iperf2" / "perfkitbenchmarker-iperf_results.txt")
+    assert ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 16

@@ -428,7 +428,8 @@ def _report_row(m, n, ledger, cut=False):
            "bytes": to_bytes(m["amount"], m["amount_unit"]),
            "rate": to_bits_per_second(m["rate"], m["rate_unit"]),
            "line": n, "tail": kind, "enhanced": kind not in ("plain", "udp_read", "udp_read_sum"),
-           "grid": _on_interval_grid(m["end"])}
+           "grid": _on_interval_grid(m["end"]),
+           "time_res": 0.5 * 10.0 ** -len(m["end"].partition(".")[2])}
     return _process(row, t.groupdict())
 
 
@@ -524,8 +525,12 @@ def _nansum(values):
     return float(sum(values)) if values else math.nan
 
 
-def _run_numbers(run, truncation, index):
-    """Whole-run numbers of one run, per side: (run dict, per-stream dicts, intervals)."""
+def _run_numbers(run, truncation, index, checks):
+    """Whole-run numbers of one run, per side: (run dict, per-stream dicts, intervals).
+
+    What is missing is said in ``truncation``; the tool's totals checked against its other
+    lines are appended to ``checks`` (:func:`_consistency`).
+    """
     interval_mode = any(len(s.rows) >= 2 for s in run.streams.values()) or len(run.sum_rows) >= 2
     streams = []
     for sid, s in sorted(run.streams.items()):  # by iperf's [ID], not by print order
@@ -608,6 +613,7 @@ def _run_numbers(run, truncation, index):
         "jitter": udp["jitter"], "packets": sent, "packets_lost": udp["lost"],
         "out_of_order": udp["ooo"], "retransmits": retransmits,
     }
+    checks.extend(_consistency(run, index, streams, sum_final, finals, reports))
     per_stream = []
     for s, intervals, final in streams:
         rx_row = receiver_rows.get(s.id)
@@ -639,6 +645,50 @@ def _start_time(run):
     times = [from_text(s.connect.get("when", "")) for s in run.streams.values()]
     times = [t for t in times if not np.isnat(t)]
     return min(times) if times else NAT
+
+
+#: iperf 2 prints amounts and rates with 3 significant digits (``1.24 GBytes``, ``10.6
+#: Gbits/sec``): each is off by up to 0.5 % (CSV rows print exact integers).
+PRINT_RTOL = 0.005
+#: A total against a sum of printed values, or a rate against printed bytes: both rounded.
+SUM_RTOL = 2 * PRINT_RTOL
+#: Half the last printed digit of a time when the row doesn't say (CSV: ``0.0-1.0``).
+TIME_RESOLUTION = 0.05
+#: Received datagrams (Total - Lost) against the bytes received over the datagram size:
+#: the bytes are rounded (``643 KBytes``) and the last datagram may be short.
+DATAGRAMS_ATOL = 1
+
+
+def _consistency(run, index, streams, sum_final, finals, reports):
+    """Checks of one run's printed totals against its other lines (docs/consistency.md):
+    the ``[SUM]`` final against the streams' finals, every final's rate against its bytes
+    over its span, and a UDP receiver's Total - Lost against its bytes / datagram size."""
+    where = f"run {index}: "
+    checks = []
+    if sum_final is not None and len(streams) > 1:
+        amounts = [f["bytes"] for f in finals] if len(finals) == len(streams) else [math.nan]
+        checks.append(contract.consistency_check(
+            where + "bytes: [SUM] final vs the streams' finals", sum_final["bytes"], sum(amounts),
+            rtol=SUM_RTOL, note="3 significant digits printed"))
+    labelled = [("[SUM] final", sum_final)] + [(f"stream {s.id} final", f) for s, _, f in streams] \
+        + [(f"stream {s.id} Server Report", s.server_report) for s, _, _ in streams]
+    for label, row in labelled:
+        if row is None or not row["end"] > row["start"] or math.isnan(row["bytes"]):
+            continue
+        span = row["end"] - row["start"]
+        checks.append(contract.consistency_check(
+            where + f"{label}: bit/s vs bytes x 8 / seconds", row["rate"], row["bytes"] * 8 / span,
+            rtol=SUM_RTOL + row.get("time_res", TIME_RESOLUTION) / span,
+            note="amounts, rates and times as printed"))
+    if run.protocol == "UDP" and not math.isnan(run.datagram_size):
+        rx = reports if run.side == "client" else finals
+        for row in rx:
+            if "lost" in row and row["datagrams"] > 0:
+                checks.append(contract.consistency_check(
+                    where + f"UDP datagrams received (Total - Lost) vs bytes / {run.datagram_size:.0f}",
+                    row["datagrams"] - row["lost"], row["bytes"] / run.datagram_size,
+                    rtol=PRINT_RTOL, atol=DATAGRAMS_ATOL, note="bytes printed to 3 digits"))
+    return checks
 
 
 def _pick_out_of_order(stream, report):
@@ -722,7 +772,8 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
         raise ParseError("no iperf 2 bandwidth report in input (the test failed or was cut off "
                          "before its first report)")
     truncation = []
-    parsed = [_run_numbers(run, truncation, i) for i, run in enumerate(runs)]
+    checks = []
+    parsed = [_run_numbers(run, truncation, i, checks) for i, run in enumerate(runs)]
     for message in truncation:  # after what the line parser found (a cut last line, a lost report)
         ledger.truncated(message)
     n_run = len(runs)
@@ -882,4 +933,4 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
                    for key, (units, long_name) in FINAL_COLUMNS.items()})
     return contract.build(
         KIND, variables, fmt=fmt, tool=TOOL, tool_version=tool_version, ledger=ledger, extras=extras,
-        attrs=attrs, tool_summary={"runs": summaries})
+        attrs=attrs, tool_summary={"runs": summaries}, consistency=checks)
