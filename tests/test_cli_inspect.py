@@ -107,7 +107,7 @@ def test_inconsistent_summary_is_warned_about(tmp_path):
     assert [c["check"] for c in report["consistency"]] == [
         "run 0: bytes: [SUM] final vs the streams' finals", "run 0: [SUM] final: bit/s vs bytes x 8 / seconds"]
     assert done.stderr.startswith(f"thruput: warning: {path}: the tool's summary disagrees with the data: "
-                                  "run 0: bytes: [SUM] final vs the streams' finals: tool 1.29922e+11, data 1.30137e+10 "
+                                  "run 0: bytes: [SUM] final vs the streams' finals: tool 1.29923e+11, data 1.30352e+10 "
                                   "(3 significant digits printed)\n")
 
 
