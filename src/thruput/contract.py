@@ -229,7 +229,12 @@ def lenient(on=True):
     For messy archives (a shell prompt, a note, a stray message inside a log): the
     unrecognised lines are counted as skipped with the reason ``"unrecognised line"``
     instead of failing the file. Errors the reader found itself still fail it.
+    ``on=None`` keeps the enclosing setting (so a ``lenient=None`` argument can be passed
+    straight through).
     """
+    if on is None:
+        yield
+        return
     token = _LENIENT.set(bool(on))
     try:
         yield
