@@ -116,3 +116,21 @@ def test_a_missing_path_fails_alone(tmp_path):
     assert done.returncode == 1
     assert done.stderr == f"thruput: {tmp_path / 'nope.txt'}: No such file or directory\n"
     assert "ping (rtt)" in done.stdout
+
+
+def test_read_lenient_is_the_same_leniency(tmp_path):
+    """``thruput.read(path, lenient=True)``: what ``inspect --lenient`` does, in Python."""
+    import thruput as api
+
+    from .damage import sample
+    path = tmp_path / "prompt.txt"
+    path.write_text(sample("iperf2", "v2.1.8--tcp-client.txt") + "user@host:~$ exit\n")
+    ds = api.read(path, lenient=True)
+    assert json.loads(ds.attrs["skipped_reasons"])["unrecognised line"] == 1
+    assert float(ds.throughput[0]) == 23.7e9
+    try:
+        api.read(path)
+    except api.errors.ParseError as exc:
+        assert exc.errors == [(10, "unrecognised line: 'user@host:~$ exit'")]
+    else:
+        raise AssertionError("strict read accepted an unrecognised line")

@@ -8,7 +8,7 @@ import zlib
 from pathlib import Path
 
 from . import formats
-from .contract import VARIABLES, validate
+from .contract import VARIABLES, lenient as _lenient, validate
 from .errors import ParseError
 
 __all__ = ["read", "read_many", "read_bytes", "decode"]
@@ -16,7 +16,7 @@ __all__ = ["read", "read_many", "read_bytes", "decode"]
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def read(path, format=None):
+def read(path, format=None, lenient=None):
     """Read one raw log into an :class:`xarray.Dataset` that follows :mod:`thruput.contract`.
 
     Parameters
@@ -25,6 +25,10 @@ def read(path, format=None):
         The log file; gzip-compressed files are decompressed transparently.
     format : str, optional
         A name from :data:`thruput.formats.REGISTRY`; by default the content is sniffed.
+    lenient : bool, optional
+        For messy archives: lines the reader does not recognise are counted as skipped
+        (reason ``"unrecognised line"``) instead of failing the file (see
+        :func:`thruput.contract.lenient`). Default: strict (or the enclosing context).
 
     Returns
     -------
@@ -40,10 +44,10 @@ def read(path, format=None):
     """
     path = Path(path)
     raw = path.read_bytes()
-    return read_bytes(raw, format=format, path=str(path))
+    return read_bytes(raw, format=format, path=str(path), lenient=lenient)
 
 
-def read_bytes(raw, format=None, path="<bytes>"):
+def read_bytes(raw, format=None, path="<bytes>", lenient=None):
     """Like :func:`read`, for the bytes of a file already in memory."""
     sha256 = hashlib.sha256(raw).hexdigest()
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
@@ -51,7 +55,8 @@ def read_bytes(raw, format=None, path="<bytes>"):
     name = format or formats.sniff(head, path)
     module = formats.get(name)
     try:
-        ds = module.parse(data if module.BINARY else decode(data))
+        with _lenient(lenient):
+            ds = module.parse(data if module.BINARY else decode(data))
     except ParseError as exc:
         raise exc.with_path(path) from None
     ds.attrs["source_path"] = path
