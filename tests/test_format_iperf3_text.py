@@ -141,7 +141,7 @@ def test_verbose_output():
     assert float(ds.iperf3_duration_requested[0]) == 1
     assert float(ds.iperf3_cpu_host[0]) == 34.9 and float(ds.iperf3_cpu_remote[0]) == 40.4
     assert str(ds.iperf3_sender_congestion[0].values) == "bbr"
-    assert json.loads(ds.attrs["skipped_reasons"])["verbose info"] == 5
+    assert json.loads(ds.attrs["skipped_reasons"])["verbose info"] == 4   # "Time:" is read (start_time)
 
 
 def test_omitted_intervals_are_flagged():
@@ -348,3 +348,12 @@ def test_genuine_text_logs_pass_their_checks(corpus):
     text = [ds for ds in read if ds.attrs["format"] == "iperf3_text"]
     assert len(text) >= 7
     assert all(ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 3 for ds in text)
+
+
+def test_start_time_from_verbose_time_line_and_timestamps():
+    # Time: Sun, 22 Nov 2026 13:54:09 GMT
+    assert str(_read("tcp-verbose-window64K").start_time.values[0]) == "2026-11-22T13:54:09.000000000"
+    ds = _read("tcp-timestamps")   # Sun Nov 22 18:31:42 2026 Connecting to host ...
+    assert str(ds.start_time.values[0]) == "2026-11-22T18:31:42.000000000"
+    assert float(ds.throughput[0]) == 3.05e9 and ds.attrs["consistent"] == 1
+    assert np.isnat(_read("tcp").start_time.values).all()

@@ -54,23 +54,26 @@ def inspect_file(path, fmt=None, lenient=False):
 
     Keys: ``path``, ``format``, ``kind``, ``summary``, ``lines``, ``errors`` (list of
     ``{"line", "message"}``), and where there is something to say ``truncation`` and
-    ``consistency`` (the checks that failed, from ``attrs["consistency"]``).
+    ``consistency`` (the checks that failed, from ``attrs["consistency"]``); a failed file
+    also has ``message``, its first error as one sentence naming the file.
     """
     report = {"path": str(path), "format": fmt, "kind": None, "summary": None,
               "lines": None, "errors": []}
     try:
-        if _is_empty(path):
+        if fmt is None and _is_empty(path):   # (a forced format's reader says "empty input")
             raise ParseError(EMPTY_FILE)
         with lenient_ledgers(lenient):
             ds = read(path, format=fmt)
     except ParseError as exc:
         report["errors"] = [{"line": line, "message": msg} for line, msg in exc.errors]
+        report["message"] = str(exc.with_path(str(path)))
         return report
     except (ThruputError, OSError) as exc:
         message = str(exc)
         if isinstance(exc, OSError):
             message = exc.strerror or message
         report["errors"] = [{"line": None, "message": message}]
+        report["message"] = message if message.startswith(str(path)) else f"{path}: {message}"
         return report
     report.update(format=ds.attrs["format"], kind=ds.attrs["kind"], summary=summarize(ds),
                   lines=line_accounting(ds))
@@ -91,7 +94,7 @@ def _is_empty(path):
 def run(args):
     reports = [inspect_file(p, args.format, args.lenient) for p in walk(args.paths)]
     if args.json:
-        json.dump(reports, sys.stdout, indent=2)
+        json.dump([{k: v for k, v in r.items() if k != "message"} for r in reports], sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_table(reports)

@@ -62,6 +62,7 @@ import numpy as np
 
 from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
+from ._time import from_text
 from ._units import to_bits_per_second, to_bytes
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -115,11 +116,16 @@ _ERROR = re.compile(r"^iperf3: (?P<message>.+?)\s*$")
 #: summary of what it had): an interruption, kept in ``truncation``; the rest of the line
 #: is read as usual.
 INTERRUPT = "^C"
+#: ``Time: Sun, 22 Nov 2026 13:54:09 GMT`` (-V): when the test started, UTC.
+_TIME = re.compile(r"^Time: (?P<when>.+?)\s*$")
+#: ``--timestamps`` prefixes every line with ``%c`` (``Sun Nov 22 18:31:42 2026 ``), the
+#: local time of the host; its zone is not printed: taken as UTC (see formats/_time.py).
+_STAMP = re.compile(r"^(?P<when>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})(?: |$)")
 _NOTICE = re.compile(r"^iperf3: OUT OF ORDER - .*$")
 _WARNING = re.compile(r"^(?:iperf3: )?warning: .*$", re.IGNORECASE)
 
 _SNIFF = re.compile(
-    r"^(?:Connecting to host \S+, port \d+"
+    r"^(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} )?(?:Connecting to host \S+, port \d+"
     r"|\[\s*\d+\] local \S+ port \d+ connected to \S+ port \d+"
     r"|Server listening on \d+"
     r"|iperf3: (?:error|interrupt) - "
@@ -177,8 +183,11 @@ def parse(text):
     errors = []          # (line, message) of iperf3 errors outside any run
     pending = {}         # -V lines printed before "Connecting to host"
     expect_system = False
+    stamp = ""           # the --timestamps prefix of the current line
     for n, raw in enumerate(lines, start=1):
         s = raw.rstrip()
+        if m := _STAMP.match(s):
+            stamp, s = m["when"], s[m.end():]
         if s.lstrip().startswith(INTERRUPT):
             ledger.truncated(f"interrupted by ^C (line {n})")
             s = s.lstrip()[len(INTERRUPT):]
@@ -200,16 +209,16 @@ def parse(text):
             continue
         if m:
             if run is None:  # a log whose head was cut off: the run starts here
-                run = _new_run(runs, n, server=False, pending=pending)
+                run = _new_run(runs, n, server=False, pending=pending, stamp=stamp)
             _report(run, n, m, ledger)
             continue
         if (m := _CONNECTING.match(s)) or (m := _ACCEPTED.match(s)):
-            run = _new_run(runs, n, server=s.startswith("Accepted"), pending=pending)
+            run = _new_run(runs, n, server=s.startswith("Accepted"), pending=pending, stamp=stamp)
             ledger.parsed(n)
             continue
         if m := _CONNECTED.match(s):
             if run is None:
-                run = _new_run(runs, n, server=False, pending=pending)
+                run = _new_run(runs, n, server=False, pending=pending, stamp=stamp)
             run.streams.setdefault(m["id"], len(run.streams))
             ledger.parsed(n)
             continue
@@ -270,6 +279,10 @@ def parse(text):
         if _SENT.match(s):
             ledger.skip(n, "datagram count (repeats the summary)")
             continue
+        if m := _TIME.match(s):
+            (run.meta if run is not None else pending)["time"] = m["when"]
+            ledger.parsed(n)
+            continue
         if _VERBOSE_INFO.match(s):
             ledger.skip(n, "verbose info")
             continue
@@ -291,8 +304,11 @@ def _cut_off(ledger, n, line):
     ledger.truncated(f"the last line was cut off: {line.strip()[:60]!r}")
 
 
-def _new_run(runs, n, server, pending):
+def _new_run(runs, n, server, pending, stamp=""):
     run = _Run(n, server)
+    run.meta["stamp"] = stamp
+    if "time" in pending:
+        run.meta["time"] = pending.pop("time")
     run.version = pending.pop("version", "")
     run.system_info = pending.pop("system_info", "")
     for key in ("protocol", "streams", "blksize", "omit", "duration"):
@@ -482,6 +498,8 @@ def _process(runs, ledger):
         "packets": (R1, np.where(udp, udp_src[:, 6], _NAN)),
         "packets_lost": (R1, np.where(udp, udp_src[:, 8], _NAN)),
         "run_line": (R1, np.array([run.line for run in runs], dtype=np.int64)),
+        "start_time": (R1, np.array([from_text(run.meta.get("time") or run.meta.get("stamp")) for run in runs],
+                                    dtype="datetime64[ns]")),
         "stream_throughput": (RS, stream_chosen[..., 3]),
         "stream_bytes": (RS, stream_chosen[..., 2]),
         "stream_direction": (RS, direction),
