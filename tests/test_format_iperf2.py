@@ -372,3 +372,11 @@ def test_udp_received_datagrams_agree_with_the_bytes():
 def test_genuine_corpus_passes_its_checks(corpus):
     ds = thruput.read(corpus / "iperf2" / "perfkitbenchmarker-iperf_results.txt")
     assert ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 16
+
+
+def test_start_time_is_the_earliest_enhanced_connection_time():
+    # (ct=0.05 ms) on 2026-11-22 13:53:16 (UTC); the server saw three clients
+    assert str(read("v2.1.8--tcp-client-P4-e.txt").start_time.values[0]) == "2026-11-22T13:53:16.000000000"
+    assert [str(t) for t in read("v2.1.8--tcp-server-e.txt").start_time.values] == [
+        "2026-11-22T13:53:12.000000000", "2026-11-22T13:53:14.000000000", "2026-11-22T13:53:16.000000000"]
+    assert np.isnat(read("v2.1.8--tcp-client.txt").start_time.values).all()   # classic: no time printed

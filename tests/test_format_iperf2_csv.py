@@ -155,3 +155,12 @@ def test_row_cut_inside_its_last_field_is_not_data():
     assert json.loads(ds.attrs["skipped_reasons"]) == {"truncated row": 1}
     assert np.asarray(ds.stream_throughput[0]).tolist()[1] != np.asarray(ds.stream_throughput[0]).tolist()[1]
     assert math.isnan(float(ds.throughput[0]))
+
+
+def test_start_time_is_the_first_stamp_less_its_interval_end():
+    # +0000:20240908113035.128,...,0.0-1.0,...: the stamp is written at the interval's end
+    assert str(read("v2.1.9--tcp-client-e.csv").start_time.values[0]) == "2024-09-08T11:30:34.128000000"
+    # 20261122135611,...,0.0-1.0: no zone printed, taken as UTC
+    assert str(read("v2.1.8--tcp-client.csv").start_time.values[0]) == "2026-11-22T13:56:10.000000000"
+    # 2.1.8 -e prints 19700101000000.000: not a time
+    assert np.isnat(read("v2.1.8--tcp-client-e.csv").start_time.values).all()

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 
-__all__ = ["NAT", "unix_to_datetime", "from_text"]
+__all__ = ["NAT", "unix_to_datetime", "from_text", "from_iso"]
 
 NAT = np.datetime64("NaT", "ns")
 
@@ -41,6 +41,20 @@ def unix_to_datetime(seconds):
     ok = np.isfinite(values) & (values > 0) & (values < 7.2e9)   # year 2198: no overflow
     out[ok] = (values[ok] * 1e9).astype("int64").astype("datetime64[ns]")
     return out
+
+
+def from_iso(text):
+    """An ISO 8601 UTC time (``2017-02-21T20:55:11.677001Z``, flent's ``T0``) ->
+    ``datetime64[ns]``, exact to the digit (no float seconds in between); NaT if unreadable."""
+    try:
+        when = _dt.datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return NAT
+    if when.tzinfo is not None:
+        when = when.astimezone(_dt.timezone.utc).replace(tzinfo=None)
+    if not _YEARS[0] <= when.year <= _YEARS[1]:
+        return NAT
+    return np.datetime64(when, "ns")
 
 
 def from_text(stamp):
