@@ -199,3 +199,22 @@ def test_a_cut_parse_agrees_with_the_complete_one(name):
         _agree(cut.interval_bytes.values, full.interval_bytes.values, "interval_bytes")
 
     check()
+
+
+#: Issue 10's crash reproducers, on recorded samples: (format, sample, line, old, new).
+CRASHES = (
+    ("iperf2", "v2.1.8--tcp-client.txt", 9, "5.52 GBytes", "99999999999999999999 GBytes"),
+    ("iperf2_csv", "v2.1.8--tcp-client.csv", 3, "5493882940", "99999999999999999999"),
+    ("iperf2_csv", "v2.1.8--tcp-client.csv", 1, "0.0-1.0", "0.0-99999999999999999999"),
+    ("iperf3_text", "3.12--tcp.txt", 11, "5.62 GBytes", "99999999999999999999 GBytes"),
+    ("udpmon_req", "histogram--r64-l5000-H.txt", None, "coeff_skew 0.6148", "coeff_skew 0.6x148"),
+)
+
+
+@pytest.mark.parametrize("fmt, name, line, old, new", CRASHES)
+def test_issue_10_crash_reproducers(fmt, name, line, old, new):
+    from .damage import replace, sample
+    text = sample(fmt, name)
+    if line is None:
+        line = next(k for k, x in enumerate(text.splitlines(), 1) if old in x)
+    _parse_or_fail_cleanly(formats.get(fmt), replace(text, line, old, new).encode())
