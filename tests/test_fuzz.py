@@ -20,10 +20,11 @@ from thruput.reader import decode
 
 from .conftest import DATA
 
-SETTINGS = settings(max_examples=60, deadline=2000, suppress_health_check=[HealthCheck.too_slow])
-#: The damage tests parse whole recorded samples (a 4-run server log, a 30-interval -J):
-#: a shared 2-core machine may take seconds on one; a hang still fails.
-DAMAGE = settings(max_examples=60, deadline=20000, suppress_health_check=[HealthCheck.too_slow])
+#: The deadline only catches hangs: one example takes milliseconds, but a shared 2-core
+#: machine (load 11 seen while eight sessions test) can stall one for seconds.
+SETTINGS = settings(max_examples=60, deadline=20000, suppress_health_check=[HealthCheck.too_slow])
+#: The damage tests parse whole recorded samples (a 4-run server log, a 30-interval -J).
+DAMAGE = SETTINGS
 
 
 def _sample_texts(name):
