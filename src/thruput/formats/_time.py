@@ -7,7 +7,6 @@ does not say) through these functions, so that the zone each tool means is state
 from __future__ import annotations
 
 import datetime as _dt
-import math
 import re
 
 import numpy as np
@@ -86,9 +85,3 @@ def from_text(stamp):
             return np.datetime64(when.replace(tzinfo=None), "ns")
     return NAT
 
-
-def is_nat(value):
-    """True for NaT (or None / NaN)."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return True
-    return bool(np.isnat(value))
