@@ -95,6 +95,12 @@ LINE_FORMATS = ("iperf2", "iperf2_csv", "iperf3_text", "iperf3_json", "flent", "
 RUN_TOTALS = ("throughput", "throughput_sender", "throughput_receiver", "bytes", "duration",
               "packets", "packets_lost")
 PRINT_RTOL = 0.01
+#: Samples a cut at a line boundary cannot be told from a complete log in (a known limit,
+#: docs/consistency.md): iperf 2.0 prints times with one decimal, so a cut after the first
+#: interval block looks like a run without -i; and the .expected.json files.
+AMBIGUOUS_WHEN_CUT = ("v2.0--", ".expected.json")
+#: Whole-run numbers of the receiver's side where the log has it, else the sender's.
+SIDE_CHOSEN = ("throughput", "bytes", "duration")
 
 #: Replacements of a digit run: absurd sizes, overflows and an exponent, all of which a
 #: reader must refuse or take, never crash on.
@@ -168,17 +174,22 @@ def _agree(kept, full, name):
     np.testing.assert_allclose(kept[known], ref[known], rtol=PRINT_RTOL, err_msg=name)
 
 
-@pytest.mark.parametrize("name", ("iperf2", "iperf3_text", "iperf3_json"))
+@pytest.mark.parametrize("name", ("iperf2", "iperf3_text", "iperf3_json", "flent"))
 def test_a_cut_parse_agrees_with_the_complete_one(name):
     """Cut a recorded sample after any line: what the reader keeps is what the complete
     log says (or NaN), never an interval standing in for a final report."""
     module = formats.get(name)
     texts = []
-    for text in _text_samples(name):
+    for path in sorted((DATA / name).glob("*")):
+        if path.name.endswith(AMBIGUOUS_WHEN_CUT) or path.name.startswith(AMBIGUOUS_WHEN_CUT):
+            continue
+        raw = path.read_bytes()
+        raw = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
         try:
+            text = decode(raw)
             texts.append((text, module.parse(text)))
-        except ThruputError:
-            continue   # the not-this-format and empty samples
+        except (ThruputError, UnicodeDecodeError):
+            continue   # the not-this-format and empty samples, record.sh, README.md
 
     @DAMAGE
     @given(st.sampled_from(texts), st.floats(0, 1))
@@ -196,7 +207,14 @@ def test_a_cut_parse_agrees_with_the_complete_one(name):
                 return
         for var in RUN_TOTALS:
             if var in cut:
-                _agree(cut[var].values, full[var].values, var)
+                kept = cut[var].values.astype(float)
+                if var in SIDE_CHOSEN:   # the receiver's lines lost: documented fallback to the sender's
+                    n = len(kept)
+                    switched = np.isnan(cut.throughput_receiver.values) & ~np.isnan(
+                        full.throughput_receiver.values[:n])
+                    assert not switched.any() or cut.attrs["truncated"] == 1
+                    kept = np.where(switched, np.nan, kept)
+                _agree(kept, full[var].values, var)
         _agree(cut.interval_bytes.values, full.interval_bytes.values, "interval_bytes")
 
     check()

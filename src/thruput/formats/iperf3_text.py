@@ -466,6 +466,14 @@ def _process(runs, ledger):
         elif run.error:
             truncation.append(f"run at line {run.line}: iperf3 reported {run.error!r}; "
                               "totals not exchanged are NaN")
+        else:
+            # iperf3 prints each sender summary line with its receiver line after it: a
+            # log ending in between lost the receiver's (throughput is then the sender's)
+            for d in ("fwd", "rev"):
+                tags = {tag for _, direction, tag in run.summary if direction == d}
+                if "sender" in tags and "receiver" not in tags:
+                    truncation.append(f"run at line {run.line}: the {'reverse ' if d == 'rev' else ''}"
+                                      "receiver summary lines are lost")
     # a receiver's 0 bytes after a sender that moved data: never exchanged (interrupted client)
     for s_slot, r_slot in ((0, 1), (2, 3)):
         lost = (run_sum[:, r_slot, 2] == 0) & (run_sum[:, s_slot, 2] > 0)
