@@ -452,8 +452,12 @@ def _on_interval_grid(end):
     if len(decimals) != INTERVAL_GRID_DECIMALS:
         return False
     steps = float(end) / INTERVAL_GRID
-    return abs(steps - round(steps)) < 1e-6
+    return math.isfinite(steps) and abs(steps - round(steps)) < 1e-6
 
+
+#: iperf's [ID] (a socket descriptor, CSV's transfer id) is a C int: a larger one is a
+#: damaged number, kept as NaN rather than overflowing a float.
+MAX_STREAM_ID = 2**31 - 1
 
 #: Printed sentinels meaning "not known": cwnd -1K when tcp_info was unavailable.
 CWND_UNKNOWN = -1
@@ -631,11 +635,11 @@ def _run_numbers(run, truncation, index, checks):
     summary = {
         "line": run.line,
         "sum": _printed(sum_final),
-        "sent_datagrams": None if math.isnan(run.sum_sent) else int(run.sum_sent),
+        "sent_datagrams": _count(run.sum_sent),
         "out_of_order": run.sum_out_of_order[-1][2] if run.sum_out_of_order else None,
         "streams": [{"id": s.id, "final": _printed(f),
                      "server_report": _printed(s.server_report),
-                     "sent_datagrams": None if math.isnan(s.sent) else int(s.sent)}
+                     "sent_datagrams": _count(s.sent)}
                     for s, _, f in streams],
     }
     return numbers, per_stream, sum_intervals, summary
@@ -684,7 +688,7 @@ def _consistency(run, index, streams, sum_final, finals, reports):
             where + f"{label}: bit/s vs bytes x 8 / seconds", row["rate"], row["bytes"] * 8 / span,
             rtol=SUM_RTOL + row.get("time_res", TIME_RESOLUTION) / span,
             note="amounts, rates and times as printed"))
-    if run.protocol == "UDP" and not math.isnan(run.datagram_size):
+    if run.protocol == "UDP" and run.datagram_size > 0:
         rx = reports if run.side == "client" else finals
         for row in rx:
             if "lost" in row and row["datagrams"] > 0:
@@ -706,6 +710,11 @@ def _pick_out_of_order(stream, report):
             if start == report["start"] and end == report["end"]:
                 return count
     return stream.out_of_order[-1][2]
+
+
+def _count(value):
+    """A printed count for JSON: an int, or None where unknown (NaN) or absurd (inf)."""
+    return int(value) if math.isfinite(value) else None
 
 
 def _printed(row):
@@ -840,7 +849,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
                 i_start[r, k], i_end[r, k] = row["start"], row["end"]
         for j, s in enumerate(per_stream):
             stream_dir[r, j] = "send"
-            st["id"][r, j] = s["id"]
+            st["id"][r, j] = s["id"] if 0 <= s["id"] <= MAX_STREAM_ID else math.nan
             if s["chosen"] is not None:
                 stream_tp[r, j], stream_bytes[r, j] = s["chosen"]["rate"], s["chosen"]["bytes"]
                 st["duration"][r, j] = s["chosen"]["end"] - s["chosen"]["start"]
