@@ -45,3 +45,93 @@ def test_readable_table_and_usage_errors():
     assert done.returncode == 0 and "ping (rtt)" in done.stdout and "sent" in done.stdout
     assert thruput("inspect").returncode == 2
     assert thruput("inspect", "--format", "no-such-format", GOOD).returncode == 2
+
+
+# --- issue 10: batches of messy archives --------------------------------------------------------
+
+def _archive(tmp_path):
+    """A small messy archive: a good log, a truncated one, an empty file and a log with a
+    shell prompt left in it, in nested directories (all cut from recorded fixtures)."""
+    from .damage import head, sample
+    full = sample("iperf2", "v2.1.8--tcp-client-P4-e.txt")
+    (tmp_path / "b" / "c").mkdir(parents=True)
+    (tmp_path / "a-good.txt").write_text(sample("iperf2", "v2.1.8--tcp-client.txt"))
+    (tmp_path / "b" / "cut.txt").write_text(head(full, 16))
+    (tmp_path / "b" / "c" / "empty.txt").write_text("")
+    (tmp_path / "b" / "prompt.txt").write_text(full + "user@host:~$ exit\n")
+    return tmp_path
+
+
+def test_a_directory_is_walked_in_sorted_order_and_each_error_said_once(tmp_path):
+    root = _archive(tmp_path)
+    done = thruput("inspect", "--json", root)
+    assert done.returncode == 1
+    reports = json.loads(done.stdout)
+    assert [r["path"] for r in reports] == [
+        str(root / p) for p in ("a-good.txt", "b/c/empty.txt", "b/cut.txt", "b/prompt.txt")]
+    assert reports[1]["errors"] == [{"line": None, "message": "empty file"}]
+    assert reports[3]["errors"] == [{"line": 28, "message": "unrecognised line: 'user@host:~$ exit'"}]
+    assert reports[2]["truncation"] == "run 0: no final report for stream(s) [1, 2, 3, 4] (cut after 1 interval(s))"
+    assert done.stderr.splitlines() == [
+        f"thruput: {root}/b/c/empty.txt: empty file",
+        f"thruput: warning: {root}/b/cut.txt: truncated: run 0: no final report for stream(s) "
+        "[1, 2, 3, 4] (cut after 1 interval(s))",
+        f"thruput: {root}/b/prompt.txt:28: unrecognised line: 'user@host:~$ exit'"]
+
+
+def test_the_readable_table_keeps_errors_off_stdout(tmp_path):
+    root = _archive(tmp_path)
+    done = thruput("inspect", root)
+    assert done.returncode == 1
+    assert "empty file" not in done.stdout and "unrecognised" not in done.stdout
+    assert done.stdout.count(": iperf2 (throughput)") == 2
+    assert "  truncated: run 0: no final report" in done.stdout
+
+
+def test_lenient_counts_unrecognised_lines_instead_of_failing(tmp_path):
+    root = _archive(tmp_path)
+    (root / "b" / "c" / "empty.txt").unlink()
+    done = thruput("inspect", "--json", "--lenient", root)
+    assert done.returncode == 0
+    prompt = json.loads(done.stdout)[-1]
+    assert prompt["errors"] == [] and prompt["lines"]["skipped_reasons"]["unrecognised line"] == 1
+    assert prompt["summary"]["throughput_bps"] == 51.9e9
+
+
+def test_inconsistent_summary_is_warned_about(tmp_path):
+    from .damage import replace, sample
+    path = tmp_path / "sum.txt"
+    path.write_text(replace(sample("iperf2", "v2.1.8--tcp-client-P4-e.txt"), 26, "12.1 GBytes", "121 GBytes"))
+    done = thruput("inspect", "--json", path)
+    assert done.returncode == 0
+    [report] = json.loads(done.stdout)
+    assert [c["check"] for c in report["consistency"]] == [
+        "run 0: bytes: [SUM] final vs the streams' finals", "run 0: [SUM] final: bit/s vs bytes x 8 / seconds"]
+    assert done.stderr.startswith(f"thruput: warning: {path}: the tool's summary disagrees with the data: "
+                                  "run 0: bytes: [SUM] final vs the streams' finals: tool 1.29923e+11, data 1.30352e+10 "
+                                  "(3 significant digits printed)\n")
+
+
+def test_a_missing_path_fails_alone(tmp_path):
+    done = thruput("inspect", tmp_path / "nope.txt", GOOD)
+    assert done.returncode == 1
+    assert done.stderr == f"thruput: {tmp_path / 'nope.txt'}: No such file or directory\n"
+    assert "ping (rtt)" in done.stdout
+
+
+def test_read_lenient_is_the_same_leniency(tmp_path):
+    """``thruput.read(path, lenient=True)``: what ``inspect --lenient`` does, in Python."""
+    import thruput as api
+
+    from .damage import sample
+    path = tmp_path / "prompt.txt"
+    path.write_text(sample("iperf2", "v2.1.8--tcp-client.txt") + "user@host:~$ exit\n")
+    ds = api.read(path, lenient=True)
+    assert json.loads(ds.attrs["skipped_reasons"])["unrecognised line"] == 1
+    assert float(ds.throughput[0]) == 23.7e9
+    try:
+        api.read(path)
+    except api.errors.ParseError as exc:
+        assert exc.errors == [(10, "unrecognised line: 'user@host:~$ exit'")]
+    else:
+        raise AssertionError("strict read accepted an unrecognised line")

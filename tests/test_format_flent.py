@@ -190,3 +190,9 @@ def test_corpus_files_are_claimed_by_flent(corpus):
         head = gzip.decompress(path.read_bytes()).decode()[:4096]
         from thruput import formats
         assert formats.sniff(head, str(path)) == "flent"
+
+
+def test_start_time_is_t0(corpus):
+    """start_time + interval_start is the UTC time of an interval: flent's grid starts at T0."""
+    ds = thruput.read(corpus / "flent" / "test-tcp_nup.flent.gz")
+    assert str(ds.start_time.values[0]) == "2017-02-21T20:55:11.677001000"   # "T0": "...11.677001Z"

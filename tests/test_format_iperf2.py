@@ -164,7 +164,7 @@ def test_classic_20_output():
 
 def test_truncated_run_keeps_what_is_complete():
     ds = read("v2.1.8--tcp-client-P4-e-truncated.txt")
-    assert ds.attrs["truncated"] == 1 and "stream 3 has no final report" in ds.attrs["truncation"]
+    assert ds.attrs["truncated"] == 1 and "no final report for stream(s) [3]" in ds.attrs["truncation"]
     assert math.isnan(float(ds.throughput[0]))      # no [SUM], one stream unfinished
     assert values(ds.stream_throughput[0])[:2] == [14.4e9, 14.8e9]
     assert math.isnan(values(ds.stream_throughput[0])[2])
@@ -288,3 +288,95 @@ def test_2_2_inflight_and_packet_counts():
     assert float(ds.iperf2_stream_cwnd[0, 0]) == 5664 * KiB
     assert float(ds.iperf2_interval_cwnd_packets[0, 0, 0]) == 4006
     assert float(ds.iperf2_interval_inflight_packets[0, 0, 0]) == 466
+
+
+# --- issue 10: a log cut at a line boundary is flagged, never read as a shorter run ------------
+
+def test_cut_after_the_first_interval_block_is_truncated_not_a_one_second_run():
+    from .damage import head, sample
+    full = sample("iperf2", "v2.1.8--tcp-client-P4-e.txt")
+    ds = iperf2.parse(head(full, 16))        # up to the first [SUM] 0.0000-1.0000
+    assert ds.attrs["truncated"] == 1
+    assert ds.attrs["truncation"] == "run 0: no final report for stream(s) [1, 2, 3, 4] (cut after 1 interval(s))"
+    for name in ("throughput", "bytes", "duration", "throughput_sender"):
+        assert math.isnan(float(ds[name][0])), name
+    assert np.isnan(ds.stream_throughput.values).all()
+    # the interval is kept as an interval
+    assert values(ds.interval_throughput[0, :, 0]) == [10.6e9, 17.5e9, 12.7e9, 7.79e9]
+    assert values(ds.iperf2_sum_interval_throughput[0]) == [48.6e9]
+    assert values(ds.interval_end[0]) == [1.0]
+
+
+def test_a_lone_report_off_the_interval_grid_is_a_final_one():
+    """Without -i, iperf 2.1 prints each stream's final at its measured end (2.0168 s)."""
+    from .damage import drop, sample
+    full = sample("iperf2", "v2.1.8--tcp-client-P4-e.txt")
+    ds = iperf2.parse(drop(full, *range(12, 22)))   # as if run without -i
+    assert ds.attrs["truncated"] == 0
+    assert float(ds.throughput[0]) == 51.9e9 and ds.sizes["interval"] == 0
+
+
+def test_udp_client_missing_one_server_report_has_unknown_receiver_counts():
+    from .damage import head, sample
+    full = sample("iperf2", "v2.1.8--udp-client-P2.txt")
+    complete = iperf2.parse(full)
+    assert float(complete.iperf2_stream_datagrams[0].sum()) == 898 and float(complete.packets_lost[0]) == 1
+    ds = iperf2.parse(head(full, 23))        # stream 2's Server Report lost
+    assert ds.attrs["truncation"] == ("run 0: no Server Report for stream(s) [2]: "
+                                      "the receiver's counts are unknown")
+    assert math.isnan(float(ds.packets_lost[0])) and math.isnan(float(ds.loss_fraction[0]))
+    assert math.isnan(float(ds.throughput_receiver[0]))
+    assert float(ds.throughput_sender[0]) == 10.5e6       # the [SUM] the client printed
+    assert float(ds.packets[0]) == 900                    # [SUM-2] Sent 900 datagrams
+
+
+def test_interrupt_echoed_into_the_log_is_a_truncation():
+    from .damage import interrupt, sample
+    full = sample("iperf2", "v2.1.8--tcp-client.txt")
+    ds = iperf2.parse(interrupt(full, 7))
+    assert ds.attrs["truncated"] == 1 and ds.attrs["truncation"] == "interrupted by ^C (line 7)"
+    assert float(ds.throughput[0]) == float(iperf2.parse(full).throughput[0])
+
+
+def test_printed_totals_are_checked_against_the_streams_and_the_rates():
+    ds = read("v2.1.8--tcp-client-P4-e.txt")
+    checks = json.loads(ds.attrs["consistency"])
+    assert [c["check"] for c in checks] == [
+        "run 0: bytes: [SUM] final vs the streams' finals",
+        "run 0: [SUM] final: bit/s vs bytes x 8 / seconds",
+        *(f"run 0: stream {i} final: bit/s vs bytes x 8 / seconds" for i in (1, 2, 3, 4))]
+    assert ds.attrs["consistent"] == 1
+    # [SUM] 12.1 GBytes; streams 3.37 + 3.47 + 2.96 + 2.34 GBytes
+    assert checks[0]["tool"] == pytest.approx(12.1 * GiB)
+    assert checks[0]["data"] == pytest.approx((3.37 + 3.47 + 2.96 + 2.34) * GiB)
+
+
+def test_a_damaged_sum_line_is_inconsistent():
+    from .damage import replace, sample
+    text = replace(sample("iperf2", "v2.1.8--tcp-client-P4-e.txt"), 26, "12.1 GBytes", "121 GBytes")
+    ds = iperf2.parse(text)
+    assert ds.attrs["consistent"] == 0
+    bad = [c["check"] for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    assert bad == ["run 0: bytes: [SUM] final vs the streams' finals",
+                   "run 0: [SUM] final: bit/s vs bytes x 8 / seconds"]
+
+
+def test_udp_received_datagrams_agree_with_the_bytes():
+    ds = read("v2.1.8--udp-client-P2.txt")
+    checks = [c for c in json.loads(ds.attrs["consistency"]) if c["check"].startswith("run 0: UDP")]
+    # [  1] ... 643 KBytes ... 1/449: 448 received of 1470 bytes; [  2] 645 KBytes 0/449
+    assert [(c["tool"], round(c["data"], 1)) for c in checks] == [(448, 447.9), (449, 449.3)]
+    assert all(c["ok"] for c in checks)
+
+
+def test_genuine_corpus_passes_its_checks(corpus):
+    ds = thruput.read(corpus / "iperf2" / "perfkitbenchmarker-iperf_results.txt")
+    assert ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 16
+
+
+def test_start_time_is_the_earliest_enhanced_connection_time():
+    # (ct=0.05 ms) on 2026-11-22 13:53:16 (UTC); the server saw three clients
+    assert str(read("v2.1.8--tcp-client-P4-e.txt").start_time.values[0]) == "2026-11-22T13:53:16.000000000"
+    assert [str(t) for t in read("v2.1.8--tcp-server-e.txt").start_time.values] == [
+        "2026-11-22T13:53:12.000000000", "2026-11-22T13:53:14.000000000", "2026-11-22T13:53:16.000000000"]
+    assert np.isnat(read("v2.1.8--tcp-client.txt").start_time.values).all()   # classic: no time printed

@@ -99,7 +99,7 @@ def test_2_2_header_and_placeholders():
 def test_truncated_row():
     ds = read("v2.1.8--tcp-client-P3-truncated.csv")
     assert ds.attrs["truncated"] == 1
-    assert "last row was cut off" in ds.attrs["truncation"] and "stream 2" in ds.attrs["truncation"]
+    assert "last row was cut off" in ds.attrs["truncation"] and "stream(s) [2]" in ds.attrs["truncation"]
     assert math.isnan(float(ds.throughput[0]))
     assert values(ds.stream_throughput[0])[0] == 3810486491.0
 
@@ -142,3 +142,25 @@ def test_sniffer():
     assert iperf2_csv.sniff((SAMPLES / "v2.1.9--tcp-client-e.csv").read_text())
     assert not iperf2_csv.sniff((DATA / "iperf2" / "v2.1.8--tcp-client.txt").read_text())
     assert not iperf2_csv.sniff("a,b,c\n1,2,3\n")
+
+
+def test_row_cut_inside_its_last_field_is_not_data():
+    """Issue 10: '...,2290904915' cut to '...,22909' read as 22,909 bit/s for a stream."""
+    from .damage import cut, sample
+    full = sample("iperf2_csv", "v2.1.8--tcp-client-P3.csv")
+    ds = iperf2_csv.parse(cut(full, 6))
+    assert ds.attrs["truncation"] == ("the last row was cut off: "
+                                      "'20261122135613,127.0.0.1,60114,127.0.0.1,38600,2,0.0-1.0,290'; "
+                                      "run 0: no final report for stream(s) [2] (cut after 1 interval(s))")
+    assert json.loads(ds.attrs["skipped_reasons"]) == {"truncated row": 1}
+    assert np.asarray(ds.stream_throughput[0]).tolist()[1] != np.asarray(ds.stream_throughput[0]).tolist()[1]
+    assert math.isnan(float(ds.throughput[0]))
+
+
+def test_start_time_is_the_first_stamp_less_its_interval_end():
+    # +0000:20240908113035.128,...,0.0-1.0,...: the stamp is written at the interval's end
+    assert str(read("v2.1.9--tcp-client-e.csv").start_time.values[0]) == "2024-09-08T11:30:34.128000000"
+    # 20261122135611,...,0.0-1.0: no zone printed, taken as UTC
+    assert str(read("v2.1.8--tcp-client.csv").start_time.values[0]) == "2026-11-22T13:56:10.000000000"
+    # 2.1.8 -e prints 19700101000000.000: not a time
+    assert np.isnat(read("v2.1.8--tcp-client-e.csv").start_time.values).all()

@@ -141,7 +141,7 @@ def test_verbose_output():
     assert float(ds.iperf3_duration_requested[0]) == 1
     assert float(ds.iperf3_cpu_host[0]) == 34.9 and float(ds.iperf3_cpu_remote[0]) == 40.4
     assert str(ds.iperf3_sender_congestion[0].values) == "bbr"
-    assert json.loads(ds.attrs["skipped_reasons"])["verbose info"] == 5
+    assert json.loads(ds.attrs["skipped_reasons"])["verbose info"] == 4   # "Time:" is read (start_time)
 
 
 def test_omitted_intervals_are_flagged():
@@ -283,3 +283,77 @@ def test_live_text_and_json_of_one_server_agree_to_print_precision(tmp_path):
     scale = {"Gbits/sec": 1e9, "Mbits/sec": 1e6}[receiver[7]]
     assert float(ds.throughput[0]) == float(receiver[6]) * scale
     assert not iperf3_json.sniff(text)
+
+
+# --- issue 10: cut logs and ^C ---------------------------------------------------------------
+
+def test_summary_missing_one_receiver_line_and_the_sum_is_truncated():
+    from .damage import head, sample
+    full = sample("iperf3_text", "3.12--tcp-P4.txt")
+    n = len(full.splitlines())
+    ds = iperf3_text.parse(head(full, n - 5))   # lost: [ 12] receiver, both [SUM], "iperf Done."
+    assert ds.attrs["truncation"] == (
+        "run at line 1: the [SUM] sender line is missing (the total is the sum of the streams' lines); "
+        "run at line 1: no receiver summary line for stream(s) [12]; the receiver total is unknown")
+    assert math.isnan(float(ds.throughput_receiver[0]))
+    # no partial receiver sum (3.65 + 3.61 + 3.63 Gbit/s) stands in for the run's total
+    assert float(ds.throughput[0]) == float(ds.throughput_sender[0]) == pytest.approx(3.66e9 + 3.62e9 + 3.64e9 + 3.55e9)
+    assert np.asarray(ds.stream_throughput[0]).tolist() == [3.65e9, 3.61e9, 3.63e9, 3.55e9]
+
+
+def test_interrupt_echoed_into_the_log_is_a_truncation():
+    from .damage import interrupt, sample
+    full = sample("iperf3_text", "3.12--tcp.txt")
+    ds = iperf3_text.parse(interrupt(full, 3))
+    assert ds.attrs["truncation"] == "interrupted by ^C (line 3)"
+    assert float(ds.throughput[0]) == float(iperf3_text.parse(full).throughput[0])
+
+
+def test_genuine_interrupted_log(corpus):
+    path = (corpus / "real/intercloud/results/old/host-eu-west-2_aws/target-us-west2_gcp"
+            "/proxy-us-east1_gcp/time-19-07-2021_16-17/large_file_proxy_target_direct.res")
+    ds = thruput.read(path)
+    assert ds.attrs["truncation"].startswith("interrupted by ^C (line 3); ")
+    # [  5]   0.00-0.56   sec  5.37 MBytes  79.8 Mbits/sec    0             sender
+    assert float(ds.throughput_sender[0]) == 79.8e6 and math.isnan(float(ds.throughput_receiver[0]))
+
+
+def test_summary_lines_are_checked_against_streams_intervals_and_rates():
+    ds = _read("tcp-P4")
+    checks = json.loads(ds.attrs["consistency"])
+    assert [c["check"] for c in checks] == [
+        "run at line 1: bytes: [SUM] sender line vs the streams' sender lines",
+        "run at line 1: bytes: [SUM] receiver line vs the streams' receiver lines",
+        "run at line 1: sender summary: bit/s vs bytes x 8 / seconds",
+        "run at line 1: receiver summary: bit/s vs bytes x 8 / seconds",
+        "run at line 1: bytes: sender summary vs the sum of the interval lines"]
+    assert ds.attrs["consistent"] == 1
+    # [SUM] 0.00-1.00 sec 1.69 GBytes 14.5 Gbits/sec 11 sender; streams 439+434+436+425 MBytes
+    assert checks[0]["tool"] == pytest.approx(1.69 * GiB)
+    assert checks[0]["data"] == pytest.approx((439 + 434 + 436 + 425) * MiB)
+
+
+def test_a_lost_interval_line_makes_the_summary_disagree():
+    from .damage import drop, sample
+    ds = iperf3_text.parse(drop(sample("iperf3_text", "3.12--tcp-P4.txt"), 8))  # [  7] 0.00-0.51 218 MBytes
+    assert ds.attrs["consistent"] == 0
+    [bad] = [c for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    assert bad["check"] == "run at line 1: bytes: sender summary vs the sum of the interval lines"
+    assert bad["tool"] - bad["data"] == pytest.approx(218 * MiB, rel=0.02)  # printed rounding
+
+
+def test_genuine_text_logs_pass_their_checks(corpus):
+    paths = sorted(p for p in (corpus / "real" / "intercloud").rglob("bw_*.res"))
+    read = [thruput.read(p) for p in paths]
+    text = [ds for ds in read if ds.attrs["format"] == "iperf3_text"]
+    assert len(text) >= 7
+    assert all(ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 3 for ds in text)
+
+
+def test_start_time_from_verbose_time_line_and_timestamps():
+    # Time: Sun, 22 Nov 2026 13:54:09 GMT
+    assert str(_read("tcp-verbose-window64K").start_time.values[0]) == "2026-11-22T13:54:09.000000000"
+    ds = _read("tcp-timestamps")   # Sun Nov 22 18:31:42 2026 Connecting to host ...
+    assert str(ds.start_time.values[0]) == "2026-11-22T18:31:42.000000000"
+    assert float(ds.throughput[0]) == 3.05e9 and ds.attrs["consistent"] == 1
+    assert np.isnat(_read("tcp").start_time.values).all()

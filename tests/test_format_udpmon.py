@@ -221,3 +221,34 @@ def test_header_without_rows_is_an_error():
     text = (BW / "x--p1000-w0-40.txt").read_text().split("\n")[:12]
     with pytest.raises(ParseError, match="no data rows"):
         udpmon_bw.parse("\n".join(text) + "\n")
+
+
+# --- issue 10: the tool's derived columns checked against its counts ---------------------------
+
+def test_sweep_rates_and_loss_agree_with_counts_and_times(corpus):
+    ds = thruput.read(corpus / "udpmon" / "bw_mon-p200.txt")
+    checks = json.loads(ds.attrs["consistency"])
+    assert ds.attrs["consistent"] == 1
+    # the worst row of each: %lost printed to 2 digits ("12" for 2000 sent, 1750 received)
+    assert [(c["check"], c["tool"], round(c["data"], 4)) for c in checks] == [
+        ("%lost vs (num_sent - num_recv) / num_sent (worst row: line 18)", 12.0, 12.5),
+        ("send_user_data_rate vs num_sent x pkt len x 8 / Send time (worst row: line 18)", 142.437, 142.4375),
+        ("recv_user_data_rate vs num_recv x pkt len x 8 / Recv time (worst row: line 16)", 123.144, 123.1445)]
+
+
+def test_a_damaged_count_makes_the_sweep_inconsistent():
+    from .damage import replace, sample
+    text = sample("udpmon_bw", "x--p1000-w0-40.txt")
+    n = next(k for k, line in enumerate(text.splitlines(), 1) if line.startswith(" 1000; 2000;"))
+    ds = udpmon_bw.parse(replace(text, n, " 1000; 2000;", " 1000; 200;"))   # a lost digit
+    assert ds.attrs["consistent"] == 0
+    bad = [c["check"] for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    assert bad == [f"%lost vs (num_sent - num_recv) / num_sent (worst row: line {n})",
+                   f"send_user_data_rate vs num_sent x pkt len x 8 / Send time (worst row: line {n})"]
+
+
+def test_histogram_adds_up_to_its_entries_and_the_loop_count():
+    ds = thruput.read(DATA / "udpmon_req" / "histogram--r64-l5000-H.txt")
+    checks = json.loads(ds.attrs["consistency"])
+    # counts 4994 mean 42.51 underflows 0 overflows 6; loop_count 5000
+    assert [(c["tool"], c["data"], c["ok"]) for c in checks] == [(4994, 4994, True), (5000, 5000, True)]

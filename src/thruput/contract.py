@@ -35,6 +35,8 @@ variable (1-based source line, or record number for binary formats; ``-1`` for p
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 
 import numpy as np
@@ -43,7 +45,7 @@ import xarray as xr
 from .errors import ContractError, ParseError
 
 __all__ = ["KINDS", "VARIABLES", "UNITS", "Ledger", "build", "validate", "split_lines",
-           "consistency_check"]
+           "consistency_check", "lenient"]
 
 CONTRACT_VERSION = "1"
 
@@ -212,6 +214,34 @@ def split_lines(text):
     return lines
 
 
+#: Whether ledgers made in this context skip unrecognised lines instead of failing
+#: (set with :func:`lenient`; ``thruput.read(path, lenient=True)`` uses it).
+_LENIENT = contextvars.ContextVar("thruput_lenient", default=False)
+
+#: The skip reason of an unrecognised line in lenient mode.
+UNRECOGNISED = "unrecognised {unit}"
+
+
+@contextlib.contextmanager
+def lenient(on=True):
+    """Within this context, every :class:`Ledger` is lenient (see there).
+
+    For messy archives (a shell prompt, a note, a stray message inside a log): the
+    unrecognised lines are counted as skipped with the reason ``"unrecognised line"``
+    instead of failing the file. Errors the reader found itself still fail it.
+    ``on=None`` keeps the enclosing setting (so a ``lenient=None`` argument can be passed
+    straight through).
+    """
+    if on is None:
+        yield
+        return
+    token = _LENIENT.set(bool(on))
+    try:
+        yield
+    finally:
+        _LENIENT.reset(token)
+
+
 class Ledger:
     """Accounts for every line of one input: parsed, or skipped with a reason.
 
@@ -227,14 +257,19 @@ class Ledger:
         What is counted.
     lines : list of str, optional
         The text lines, used to quote unrecognised content in error messages.
+    lenient : bool, optional
+        If true, :meth:`close` counts unmarked lines as skipped (reason
+        ``"unrecognised line"``) instead of raising for them; :meth:`error` still raises.
+        Default: the :func:`lenient` context (off).
     """
 
     PARSED = 1
 
-    def __init__(self, total, unit="line", lines=None):
+    def __init__(self, total, unit="line", lines=None, lenient=None):
         self.total = int(total)
         self.unit = unit
         self._lines = lines
+        self.lenient = _LENIENT.get() if lenient is None else bool(lenient)
         self._state = np.zeros(self.total + 1, dtype=np.int16)  # 0 = unmarked; index 0 unused
         self._reasons = ["<unmarked>", "<parsed>"]
         self._errors = []
@@ -264,7 +299,13 @@ class Ledger:
         self._errors.append((int(line) if line is not None else None, message))
 
     def truncated(self, message):
-        """Say that the input was cut off and what was lost (kept in ``attrs``)."""
+        """Say that the input was cut off and what was lost (kept in ``attrs``).
+
+        Several calls add up (``"; "``-joined); a message that already starts with what
+        was said before replaces it, so a reader may also pass the whole sentence.
+        """
+        if self.truncation and not message.startswith(self.truncation):
+            message = f"{self.truncation}; {message}"
         self.truncation = message
 
     def cut_off(self, line, what="line", detail=""):
@@ -280,6 +321,8 @@ class Ledger:
     def close(self):
         """Raise :class:`ParseError` for errors and unaccounted lines; else return attrs."""
         errors = list(self._errors)
+        if self.lenient:
+            self.skip(self.unmarked(), UNRECOGNISED.format(unit=self.unit))
         for n in self.unmarked()[:50]:
             quoted = ""
             if self._lines is not None and n - 1 < len(self._lines):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from . import formats
 from .formats import _prefix
-from .contract import VARIABLES, validate
+from .contract import VARIABLES, lenient as _lenient, validate
 from .errors import ParseError
 
 __all__ = ["read", "read_many", "read_bytes", "decode"]
@@ -26,7 +26,7 @@ CHUNK_BYTES = 4 * 2**20
 STREAM_HEAD_CHARS = 65536
 
 
-def read(path, format=None, *, tz=None, year=None):
+def read(path, format=None, lenient=None, *, tz=None, year=None):
     """Read one raw log into an :class:`xarray.Dataset` that follows :mod:`thruput.contract`.
 
     Parameters
@@ -35,6 +35,10 @@ def read(path, format=None, *, tz=None, year=None):
         The log file; gzip-compressed files are decompressed transparently.
     format : str, optional
         A name from :data:`thruput.formats.REGISTRY`; by default the content is sniffed.
+    lenient : bool, optional
+        For messy archives: lines the reader does not recognise are counted as skipped
+        (reason ``"unrecognised line"``) instead of failing the file (see
+        :func:`thruput.contract.lenient`). Default: strict (or the enclosing context).
     tz : str, optional
         Where the file's lines carry a timestamping wrapper's prefix without a time zone
         (``[2024-05-27 15:17:01.317910] ...``, moreutils ``ts``), the IANA zone they were
@@ -61,14 +65,15 @@ def read(path, format=None, *, tz=None, year=None):
     """
     path = Path(path)
     if path.stat().st_size > STREAM_BYTES:
-        ds = _read_streaming(path, format)
+        with _lenient(lenient):
+            ds = _read_streaming(path, format)
         if ds is not None:
             return ds
     raw = path.read_bytes()
-    return read_bytes(raw, format=format, path=str(path), tz=tz, year=year)
+    return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
 
 
-def read_bytes(raw, format=None, path="<bytes>", *, tz=None, year=None):
+def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=None):
     """Like :func:`read`, for the bytes of a file already in memory."""
     sha256 = hashlib.sha256(raw).hexdigest()
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
@@ -77,14 +82,15 @@ def read_bytes(raw, format=None, path="<bytes>", *, tz=None, year=None):
     module = formats.get(name)
     stripped = None
     try:
-        if module.BINARY:
-            ds = module.parse(data)
-        else:
-            text = decode(data)
-            if style:
-                stripped = _prefix.strip(text, style, tz=tz, year=year)
-                text = stripped.text
-            ds = module.parse(text)
+        with _lenient(lenient):
+            if module.BINARY:
+                ds = module.parse(data)
+            else:
+                text = decode(data)
+                if style:
+                    stripped = _prefix.strip(text, style, tz=tz, year=year)
+                    text = stripped.text
+                ds = module.parse(text)
     except ParseError as exc:
         if stripped is not None:
             exc = _prefix.shift_error(exc, stripped)

@@ -1,71 +1,134 @@
-"""``thruput inspect``: read logs and report format, kind, summary and line accounting."""
+"""``thruput inspect``: read logs and report format, kind, summary and line accounting.
+
+Every PATH may be a file or a directory (walked recursively, files in sorted order). One
+bad file never stops the batch: its first error goes to stderr once, naming file and line
+(``thruput: PATH:LINE: message``), and the exit status is 1. A truncated log, or one whose
+tool summary disagrees with its data (``consistency``), is read and warned about on
+stderr (``thruput: warning: PATH: ...``). With ``--lenient``, lines no reader recognises
+are counted as skipped ("unrecognised line") instead of failing the file.
+
+Exit status: 0 every file read, 1 some file failed, 2 usage error.
+"""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from .. import formats
+from ..contract import lenient as lenient_ledgers
 from ..errors import ParseError, ThruputError
 from ..reader import read
 from ..summary import line_accounting, summarize
 
+#: What an empty file is called (no reader is asked: there is nothing to sniff).
+EMPTY_FILE = "empty file"
+#: Exit statuses.
+OK, FAILED = 0, 1
+
 
 def add_parser(sub):
-    p = sub.add_parser("inspect", help="read log files and summarise what they hold",
+    p = sub.add_parser("inspect", help="read log files (or directories of them) and summarise what they hold",
                        description=__doc__)
-    p.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="log file, or directory to walk recursively")
     p.add_argument("--format", choices=formats.REGISTRY, help="skip sniffing; read as this format")
     p.add_argument("--json", action="store_true", help="print a JSON array, one object per file")
+    p.add_argument("--lenient", action="store_true",
+                   help="count unrecognised lines as skipped instead of failing the file (messy archives)")
     p.set_defaults(func=run)
 
 
-def inspect_file(path, fmt=None):
-    """One report dict for ``path``: never raises for bad input, records it in ``errors``."""
+def walk(paths):
+    """The files named by ``paths``: files as given, directories walked recursively, each
+    directory's files in sorted order (hidden ones too: nothing is skipped silently)."""
+    for path in map(Path, paths):
+        if path.is_dir():
+            yield from sorted((p for p in path.rglob("*") if p.is_file()), key=str)
+        else:
+            yield path   # a missing path is reported by inspect_file
+
+
+def inspect_file(path, fmt=None, lenient=False):
+    """One report dict for ``path``: never raises for bad input, records it in ``errors``.
+
+    Keys: ``path``, ``format``, ``kind``, ``summary``, ``lines``, ``errors`` (list of
+    ``{"line", "message"}``), and where there is something to say ``truncation`` and
+    ``consistency`` (the checks that failed, from ``attrs["consistency"]``); a failed file
+    also has ``message``, its first error as one sentence naming the file.
+    """
     report = {"path": str(path), "format": fmt, "kind": None, "summary": None,
               "lines": None, "errors": []}
     try:
-        ds = read(path, format=fmt)
+        if fmt is None and _is_empty(path):   # (a forced format's reader says "empty input")
+            raise ParseError(EMPTY_FILE)
+        with lenient_ledgers(lenient):
+            ds = read(path, format=fmt)
     except ParseError as exc:
         report["errors"] = [{"line": line, "message": msg} for line, msg in exc.errors]
-        report["message"] = str(exc)
+        report["message"] = str(exc.with_path(str(path)))
         return report
     except (ThruputError, OSError) as exc:
-        report["errors"] = [{"line": None, "message": str(exc)}]
-        report["message"] = f"{path}: {exc}" if str(path) not in str(exc) else str(exc)
+        message = str(exc)
+        if isinstance(exc, OSError):
+            message = exc.strerror or message
+        report["errors"] = [{"line": None, "message": message}]
+        report["message"] = message if message.startswith(str(path)) else f"{path}: {message}"
         return report
     report.update(format=ds.attrs["format"], kind=ds.attrs["kind"], summary=summarize(ds),
                   lines=line_accounting(ds))
     if ds.attrs.get("truncation"):
         report["truncation"] = ds.attrs["truncation"]
+    failed = [c for c in json.loads(ds.attrs.get("consistency", "[]")) if not c["ok"]]
+    if failed:
+        report["consistency"] = failed
     return report
 
 
+def _is_empty(path):
+    """True for a file of zero bytes (``OSError`` for a missing one comes from read)."""
+    path = Path(path)
+    return path.is_file() and path.stat().st_size == 0
+
+
 def run(args):
-    reports = [inspect_file(p, args.format) for p in args.paths]
+    reports = [inspect_file(p, args.format, args.lenient) for p in walk(args.paths)]
     if args.json:
-        for r in reports:
-            r.pop("message", None)
-        json.dump(reports, sys.stdout, indent=2)
+        json.dump([{k: v for k, v in r.items() if k != "message"} for r in reports], sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         _print_table(reports)
-    failed = [r for r in reports if r["errors"]]
-    for r in failed:
-        first = r["errors"][0]
-        where = f"{r['path']}:{first['line']}" if first["line"] is not None else r["path"]
-        msg = first["message"]
-        print(f"thruput: {where}: {msg}" if r["path"] not in msg else f"thruput: {msg}", file=sys.stderr)
-    return 1 if failed else 0
+    for r in reports:
+        for message in _messages(r):
+            print(message, file=sys.stderr)
+    return FAILED if any(r["errors"] for r in reports) else OK
+
+
+def _messages(report):
+    """The stderr lines for one report: its first error, else its warnings."""
+    path = report["path"]
+    if report["errors"]:
+        first = report["errors"][0]
+        message = first["message"]
+        # a reader's message may already start with the path (ParseError.with_path)
+        if message.startswith(f"{path}:"):
+            return [f"thruput: {message}"]
+        where = f"{path}:{first['line']}" if first["line"] is not None else path
+        return [f"thruput: {where}: {message}"]
+    out = []
+    if report.get("truncation"):
+        out.append(f"thruput: warning: {path}: truncated: {report['truncation']}")
+    for check in report.get("consistency", []):
+        note = f" ({check['note']})" if check.get("note") else ""
+        out.append(f"thruput: warning: {path}: the tool's summary disagrees with the data: "
+                   f"{check['check']}: tool {_fmt(check['tool'])}, data {_fmt(check['data'])}{note}")
+    return out
 
 
 def _print_table(reports):
     for r in reports:
         if r["errors"]:
-            first = r["errors"][0]
-            where = f" line {first['line']}" if first["line"] is not None else ""
-            print(f"{r['path']}: FAILED{where}: {first['message']}")
-            continue
+            continue   # said once, on stderr
         lines = r["lines"]
         print(f"{r['path']}: {r['format']} ({r['kind']}), {lines['parsed']}/{lines['total']} lines parsed")
         for key, value in r["summary"].items():
@@ -76,6 +139,8 @@ def _print_table(reports):
             print(f"  skipped {count} x {reason}")
         if r.get("truncation"):
             print(f"  truncated: {r['truncation']}")
+        for check in r.get("consistency", []):
+            print(f"  inconsistent: {check['check']}: tool {_fmt(check['tool'])}, data {_fmt(check['data'])}")
 
 
 def _fmt(value):

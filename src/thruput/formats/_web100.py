@@ -248,8 +248,17 @@ def _numeric(name, values, line):
 
 
 def connection_label(local, local_port, remote, remote_port):
-    """``local:port->remote:port``, IPv6 addresses in brackets."""
+    """``local:port->remote:port``, IPv6 addresses in brackets; ports read as numbers
+    (``5201.0`` -> ``5201``) where they are, else as printed (a damaged ``1e400`` too)."""
     def host(addr, port):
         addr = str(addr)
+        port = _port(port)
         return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
     return f"{host(local, local_port)}->{host(remote, remote_port)}"
+
+
+def _port(value):
+    try:
+        return int(float(value))
+    except (TypeError, ValueError, OverflowError):   # OverflowError: inf from 400 digits
+        return value

@@ -66,6 +66,7 @@ import numpy as np
 from ..contract import Ledger, build, split_lines
 from ..errors import ParseError
 from ._json import is_cut_off
+from ._time import from_iso, unix_to_datetime
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
 
@@ -285,6 +286,12 @@ def _process(doc, text, ledger, lost):
     }
     raw_values = doc.get("raw_values") or {}
     t0 = _t0(meta, raw_values, pings)
+    # start_time is T0, where the time grid (interval_start 0) begins, so that start_time +
+    # interval_start is the UTC time of an interval (metadata.TIME, when flent itself
+    # started, is a second or two earlier)
+    start = from_iso(meta.get("T0"))
+    variables["start_time"] = (("run",), np.array([start if not np.isnat(start) else
+                                                   unix_to_datetime(t0 if t0 else _NAN)], dtype="datetime64[ns]"))
     raw_rtt, raw_time = _raw_probes(raw_values, pings, t0)
     agg_factor = np.array([THROUGHPUT_UNITS.get((series_meta.get(a) or {}).get("UNITS"), 1e6) for a in aggregates])
     extras = {

@@ -50,6 +50,7 @@ import numpy as np
 
 from .. import contract
 from ..errors import ParseError
+from ._time import NAT, from_text
 from ._units import to_bits_per_second, to_bytes
 
 NAME = "iperf2"
@@ -122,6 +123,11 @@ SENT_RE = re.compile(rf"^{_ID}\s+Sent\s+(?P<n>\d+)\s+datagrams\s*$")
 SERVER_REPORT_RE = re.compile(r"^\[\s*(?P<id>\d+)\]\s+Server Report:\s*$")
 OUT_OF_ORDER_RE = re.compile(rf"^{_ID}\s+{_SPAN}\s+(?P<n>\d+)\s+datagrams received out-of-order\s*$")
 CONNECT_TIMES_RE = re.compile(r"^\[\s*CT\]\s+final connect times")
+#: ``^C`` echoed by the terminal when the user interrupted the test (iperf then prints its
+#: reports up to that moment): an interruption, kept in ``truncation``.
+INTERRUPT_PREFIX = "^C"
+#: The client's note that no Server Report came back (UDP): its absence is not a cut.
+NO_ACK_RE = re.compile(r"did not receive ack of last datagram")
 #: Messages iperf writes between reports (stderr is often captured too): kept as skips.
 WARNING_RE = re.compile(r"^(?:\[\s*\d+\]\s+)?WARNING:|^will give poor performance\. See the Iperf documentation\.")
 ERROR_RE = re.compile(r"^(?:\[\s*\d+\]\s+)?(?:\w+ )*\w+ failed: |^ERROR:|^error:", re.IGNORECASE)
@@ -188,6 +194,10 @@ class Run:
     sum_out_of_order: list = field(default_factory=list)
     enhanced: bool = False
     reported: bool = False
+    finished: bool = False    # a line only printed after the finals was seen
+    start_time: object = None  # datetime64[ns] UTC where the reader knows it (CSV)
+    no_ack: bool = False      # UDP client: "did not receive ack" (no Server Report to come)
+    reports_expected: bool = False  # a UDP client log of this layout prints Server Reports
 
     def stream(self, sid):
         if sid not in self.streams:
@@ -220,6 +230,8 @@ def parse(text):
         raise ParseError("empty input")
     ledger = contract.Ledger(len(lines), lines=lines)
     runs = _parse_lines(lines, ledger, cut_last=not text.endswith("\n"))
+    for run in runs:
+        run.reports_expected = True   # (the CSV layouts of 2.1.8+ clients print none)
     return assemble(runs, ledger, fmt=NAME)
 
 
@@ -231,6 +243,12 @@ def _parse_lines(lines, ledger, cut_last=False):
     pending_report = set()       # stream ids whose "Server Report:" line came last
     for n, line in enumerate(lines, 1):
         stripped = line.strip()
+        if stripped.startswith(INTERRUPT_PREFIX):
+            ledger.truncated(f"interrupted by ^C (line {n})")
+            stripped = stripped[len(INTERRUPT_PREFIX):].strip()
+            if not stripped:
+                ledger.skip(n, "interrupt (^C)")
+                continue
         if not stripped:
             ledger.skip(n, "blank")
             continue
@@ -269,9 +287,13 @@ def _parse_lines(lines, ledger, cut_last=False):
             ledger.skip(n, "column header")
             continue
         if WARNING_RE.match(stripped):
+            if run is not None and NO_ACK_RE.search(stripped):
+                run.no_ack = True
             ledger.skip(n, "tool warning")
             continue
         if CONNECT_TIMES_RE.match(stripped):
+            if run is not None:
+                run.finished = True
             ledger.skip(n, "connect-time summary")
             continue
         m = CONNECT_RE.match(stripped)
@@ -296,6 +318,7 @@ def _parse_lines(lines, ledger, cut_last=False):
                 ledger.error(n, "Server Report outside a run")
                 continue
             pending_report.add(int(m["id"]))
+            run.finished = True
             ledger.parsed(n)
             continue
         m = SENT_RE.match(stripped)
@@ -307,6 +330,7 @@ def _parse_lines(lines, ledger, cut_last=False):
                 run.sum_sent = float(m["n"])
             else:
                 run.stream(int(m["id"])).sent = float(m["n"])
+            run.finished = True
             ledger.parsed(n)
             continue
         m = OUT_OF_ORDER_RE.match(stripped)
@@ -406,9 +430,34 @@ def _report_row(m, n, ledger, cut=False):
     row = {"start": float(m["start"]), "end": float(m["end"]),
            "bytes": to_bytes(m["amount"], m["amount_unit"]),
            "rate": to_bits_per_second(m["rate"], m["rate_unit"]),
-           "line": n, "tail": kind, "enhanced": kind not in ("plain", "udp_read", "udp_read_sum")}
+           "line": n, "tail": kind, "enhanced": kind not in ("plain", "udp_read", "udp_read_sum"),
+           "grid": _on_interval_grid(m["end"]),
+           "time_res": 0.5 * 10.0 ** -len(m["end"].partition(".")[2])}
     return _process(row, t.groupdict())
 
+
+#: iperf 2.1+ prints times with 4 decimals: an interval report ends on the ``-i`` grid
+#: (``0.0000-1.0000``), a stream's whole-run report at the measured end (``0.0000-2.0168``).
+#: A lone report that starts at 0 and ends on a grid of :data:`INTERVAL_GRID` seconds is
+#: therefore taken for the first interval of a log cut after it, not for a final report
+#: (a final lands on the grid by chance once in 500 runs, and is then flagged truncated,
+#: never silently wrong). Logs of iperf 2.0 print one decimal: there the two look alike.
+INTERVAL_GRID = 0.05
+INTERVAL_GRID_DECIMALS = 4
+
+
+def _on_interval_grid(end):
+    """True if the printed end time ``end`` (a string) is on the interval grid (see above)."""
+    decimals = end.partition(".")[2]
+    if len(decimals) != INTERVAL_GRID_DECIMALS:
+        return False
+    steps = float(end) / INTERVAL_GRID
+    return math.isfinite(steps) and abs(steps - round(steps)) < 1e-6
+
+
+#: iperf's [ID] (a socket descriptor, CSV's transfer id) is a C int: a larger one is a
+#: damaged number, kept as NaN rather than overflowing a float.
+MAX_STREAM_ID = 2**31 - 1
 
 #: Printed sentinels meaning "not known": cwnd -1K when tcp_info was unavailable.
 CWND_UNKNOWN = -1
@@ -445,18 +494,21 @@ def _process(row, fields):
 # From runs to the contract Dataset (also used by iperf2_csv).
 # ---------------------------------------------------------------------------------------
 
-def split_final(rows, interval_mode):
+def split_final(rows, interval_mode, finished=True):
     """Split one stream's rows into (interval rows, final row or None).
 
     iperf prints the whole-run report last, starting at 0. With ``-i`` the first interval
     starts at 0 too (and for a run no longer than the interval, both lines are alike), so a
-    lone row is the final one only when no stream of the run printed intervals.
+    lone row is the final one only when no stream of the run printed intervals, and, unless
+    the run printed something that only follows its finals (``finished``), when it does not
+    end on the interval grid (:data:`INTERVAL_GRID`).
     """
     if not rows:
         return [], None
     if len(rows) >= 2 and rows[-1]["start"] == 0:
         return rows[:-1], rows[-1]
-    if len(rows) == 1 and rows[0]["start"] == 0 and not interval_mode:
+    if len(rows) == 1 and rows[0]["start"] == 0 and not interval_mode \
+            and (finished or not rows[0].get("grid", False)):
         return [], rows[0]
     return list(rows), None
 
@@ -468,7 +520,7 @@ def split_sum_final(rows, stream_finals, interval_mode):
     interval: a lone ``[SUM]`` row starting at 0 is still the final one when it comes
     after the final row of every stream.
     """
-    intervals, final = split_final(rows, interval_mode)
+    intervals, final = split_final(rows, interval_mode, finished=False)
     if final is None and rows and rows[-1]["start"] == 0 and stream_finals \
             and all(f is not None and f["line"] < rows[-1]["line"] for f in stream_finals):
         return rows[:-1], rows[-1]
@@ -480,15 +532,22 @@ def _nansum(values):
     return float(sum(values)) if values else math.nan
 
 
-def _run_numbers(run, truncation, index):
-    """Whole-run numbers of one run, per side: (run dict, per-stream dicts, intervals)."""
+def _run_numbers(run, truncation, index, checks):
+    """Whole-run numbers of one run, per side: (run dict, per-stream dicts, intervals).
+
+    What is missing is said in ``truncation``; the tool's totals checked against its other
+    lines are appended to ``checks`` (:func:`_consistency`).
+    """
     interval_mode = any(len(s.rows) >= 2 for s in run.streams.values()) or len(run.sum_rows) >= 2
     streams = []
     for sid, s in sorted(run.streams.items()):  # by iperf's [ID], not by print order
-        intervals, final = split_final(s.rows, interval_mode)
-        if final is None and (s.rows or s.connect):
-            truncation.append(f"run {index}: stream {sid} has no final report")
+        intervals, final = split_final(s.rows, interval_mode, run.finished)
         streams.append((s, intervals, final))
+    missing = [s.id for s, _, final in streams if final is None and (s.rows or s.connect)]
+    if missing:
+        kept = max((len(i) for _, i, _ in streams), default=0)
+        truncation.append(f"run {index}: no final report for stream(s) {missing} "
+                          f"(cut after {kept} interval(s))")
     sum_intervals, sum_final = split_sum_final(run.sum_rows, [f for _, _, f in streams], interval_mode)
     if len(streams) > 1 and sum_final is None and all(f is not None for _, _, f in streams) \
             and run.side == "client" and run.sum_rows:
@@ -523,6 +582,17 @@ def _run_numbers(run, truncation, index):
     udp = {"jitter": math.nan, "lost": math.nan, "datagrams": math.nan, "ooo": math.nan}
     if run.protocol == "UDP":
         rx = [r for r in receiver_rows.values() if r is not None and "lost" in r]
+        if rx and len(rx) < len(streams):
+            # a partial sum would pass for the whole run's counts (the server's missing
+            # finals are reported above; a client's missing Server Reports here)
+            if run.side == "client":
+                missing = [s.id for s, _, _ in streams if s.server_report is None]
+                truncation.append(f"run {index}: no Server Report for stream(s) {missing}: "
+                                  "the receiver's counts are unknown")
+            rx = []
+        elif not rx and run.side == "client" and run.reports_expected and not run.no_ack:
+            # a UDP client's text log always has the Server Report, or says it got no ack
+            truncation.append(f"run {index}: no Server Report: the receiver's counts are unknown")
         if sum_final is not None and run.side == "server" and "lost" in sum_final:
             udp["lost"], udp["datagrams"] = sum_final["lost"], sum_final["datagrams"]
         elif rx:
@@ -533,7 +603,9 @@ def _run_numbers(run, truncation, index):
             udp["jitter"] = float(np.nanmean(jitters))   # mean over the streams
         ooo = [_pick_out_of_order(s, receiver_rows.get(s.id)) for s, _, _ in streams]
         udp["ooo"] = _nansum(ooo) if rx else math.nan
-    sent = run.sum_sent if not math.isnan(run.sum_sent) else _nansum([s.sent for s, _, _ in streams])
+    sent = run.sum_sent
+    if math.isnan(sent) and all(not math.isnan(s.sent) for s, _, _ in streams):
+        sent = _nansum([s.sent for s, _, _ in streams])   # never a sum over some streams
     if math.isnan(sent) and run.protocol == "UDP":
         sent = udp["datagrams"]
     retransmits = math.nan
@@ -549,6 +621,7 @@ def _run_numbers(run, truncation, index):
         "jitter": udp["jitter"], "packets": sent, "packets_lost": udp["lost"],
         "out_of_order": udp["ooo"], "retransmits": retransmits,
     }
+    checks.extend(_consistency(run, index, streams, sum_final, finals, reports))
     per_stream = []
     for s, intervals, final in streams:
         rx_row = receiver_rows.get(s.id)
@@ -562,14 +635,68 @@ def _run_numbers(run, truncation, index):
     summary = {
         "line": run.line,
         "sum": _printed(sum_final),
-        "sent_datagrams": None if math.isnan(run.sum_sent) else int(run.sum_sent),
+        "sent_datagrams": _count(run.sum_sent),
         "out_of_order": run.sum_out_of_order[-1][2] if run.sum_out_of_order else None,
         "streams": [{"id": s.id, "final": _printed(f),
                      "server_report": _printed(s.server_report),
-                     "sent_datagrams": None if math.isnan(s.sent) else int(s.sent)}
+                     "sent_datagrams": _count(s.sent)}
                     for s, _, f in streams],
     }
     return numbers, per_stream, sum_intervals, summary
+
+
+def _start_time(run):
+    """When ``run`` started (UTC), NaT if the log doesn't say: the reader's own estimate
+    (CSV), else the earliest ``-e`` connection time (``on 2026-11-22 13:53:16 (UTC)``)."""
+    if run.start_time is not None:
+        return run.start_time
+    times = [from_text(s.connect.get("when", "")) for s in run.streams.values()]
+    times = [t for t in times if not np.isnat(t)]
+    return min(times) if times else NAT
+
+
+#: iperf 2 prints amounts and rates with 3 significant digits (``1.24 GBytes``, ``10.6
+#: Gbits/sec``): each is off by up to 0.5 % (CSV rows print exact integers).
+PRINT_RTOL = 0.005
+#: A total against a sum of printed values, or a rate against printed bytes: both rounded.
+SUM_RTOL = 2 * PRINT_RTOL
+#: Half the last printed digit of a time when the row doesn't say (CSV: ``0.0-1.0``).
+TIME_RESOLUTION = 0.05
+#: Received datagrams (Total - Lost) against the bytes received over the datagram size:
+#: the bytes are rounded (``643 KBytes``) and the last datagram may be short.
+DATAGRAMS_ATOL = 1
+
+
+def _consistency(run, index, streams, sum_final, finals, reports):
+    """Checks of one run's printed totals against its other lines (docs/consistency.md):
+    the ``[SUM]`` final against the streams' finals, every final's rate against its bytes
+    over its span, and a UDP receiver's Total - Lost against its bytes / datagram size."""
+    where = f"run {index}: "
+    checks = []
+    if sum_final is not None and len(streams) > 1:
+        amounts = [f["bytes"] for f in finals] if len(finals) == len(streams) else [math.nan]
+        checks.append(contract.consistency_check(
+            where + "bytes: [SUM] final vs the streams' finals", sum_final["bytes"], sum(amounts),
+            rtol=SUM_RTOL, note="3 significant digits printed"))
+    labelled = [("[SUM] final", sum_final)] + [(f"stream {s.id} final", f) for s, _, f in streams] \
+        + [(f"stream {s.id} Server Report", s.server_report) for s, _, _ in streams]
+    for label, row in labelled:
+        if row is None or not row["end"] > row["start"] or math.isnan(row["bytes"]):
+            continue
+        span = row["end"] - row["start"]
+        checks.append(contract.consistency_check(
+            where + f"{label}: bit/s vs bytes x 8 / seconds", row["rate"], row["bytes"] * 8 / span,
+            rtol=SUM_RTOL + row.get("time_res", TIME_RESOLUTION) / span,
+            note="amounts, rates and times as printed"))
+    if run.protocol == "UDP" and run.datagram_size > 0:
+        rx = reports if run.side == "client" else finals
+        for row in rx:
+            if "lost" in row and row["datagrams"] > 0:
+                checks.append(contract.consistency_check(
+                    where + f"UDP datagrams received (Total - Lost) vs bytes / {run.datagram_size:.0f}",
+                    row["datagrams"] - row["lost"], row["bytes"] / run.datagram_size,
+                    rtol=PRINT_RTOL, atol=DATAGRAMS_ATOL, note="bytes printed to 3 digits"))
+    return checks
 
 
 def _pick_out_of_order(stream, report):
@@ -583,6 +710,11 @@ def _pick_out_of_order(stream, report):
             if start == report["start"] and end == report["end"]:
                 return count
     return stream.out_of_order[-1][2]
+
+
+def _count(value):
+    """A printed count for JSON: an int, or None where unknown (NaN) or absurd (inf)."""
+    return int(value) if math.isfinite(value) else None
 
 
 def _printed(row):
@@ -653,9 +785,10 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
         raise ParseError("no iperf 2 bandwidth report in input (the test failed or was cut off "
                          "before its first report)")
     truncation = []
-    parsed = [_run_numbers(run, truncation, i) for i, run in enumerate(runs)]
-    if truncation:  # after what the line parser found (a cut last line, a lost report)
-        ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + truncation))
+    checks = []
+    parsed = [_run_numbers(run, truncation, i, checks) for i, run in enumerate(runs)]
+    for message in truncation:  # after what the line parser found (a cut last line, a lost report)
+        ledger.truncated(message)
     n_run = len(runs)
     n_stream = max(1, max(len(p[1]) for p in parsed))
     n_interval = max([len(s["intervals"]) for p in parsed for s in p[1]] + [len(p[2]) for p in parsed] + [0])
@@ -669,6 +802,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
     streams = np.zeros(n_run, dtype=int)
     protocol = np.empty(n_run, dtype=object)
     run_line = np.zeros(n_run, dtype=int)
+    start_time = np.full(n_run, NAT)
     window_req, window_act = full(n_run), full(n_run)
     side = np.empty(n_run, dtype=object)
     enhanced = np.zeros(n_run, dtype=int)
@@ -701,6 +835,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
         streams[r] = len(per_stream)
         protocol[r] = run.protocol
         run_line[r] = run.line
+        start_time[r] = _start_time(run)
         window_req[r], window_act[r] = run.window_requested, run.window_actual
         side[r] = run.side
         enhanced[r] = int(run.enhanced)
@@ -714,7 +849,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
                 i_start[r, k], i_end[r, k] = row["start"], row["end"]
         for j, s in enumerate(per_stream):
             stream_dir[r, j] = "send"
-            st["id"][r, j] = s["id"]
+            st["id"][r, j] = s["id"] if 0 <= s["id"] <= MAX_STREAM_ID else math.nan
             if s["chosen"] is not None:
                 stream_tp[r, j], stream_bytes[r, j] = s["chosen"]["rate"], s["chosen"]["bytes"]
                 st["duration"][r, j] = s["chosen"]["end"] - s["chosen"]["start"]
@@ -760,6 +895,7 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
         "packets_lost": (("run",), run_vars["packets_lost"]),
         "out_of_order": (("run",), run_vars["out_of_order"]),
         "run_line": (("run",), run_line),
+        "start_time": (("run",), start_time),
         "stream_throughput": (("run", "stream"), stream_tp),
         "stream_bytes": (("run", "stream"), stream_bytes),
         "stream_direction": (("run", "stream"), stream_dir.astype(str)),
@@ -810,4 +946,4 @@ def assemble(runs, ledger, *, fmt, tool_version="", attrs=None):
                    for key, (units, long_name) in FINAL_COLUMNS.items()})
     return contract.build(
         KIND, variables, fmt=fmt, tool=TOOL, tool_version=tool_version, ledger=ledger, extras=extras,
-        attrs=attrs, tool_summary={"runs": summaries})
+        attrs=attrs, tool_summary={"runs": summaries}, consistency=checks)

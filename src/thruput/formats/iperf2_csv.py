@@ -32,9 +32,12 @@ from __future__ import annotations
 import math
 import re
 
+import numpy as np
+
 from .. import contract
 from ..errors import ParseError
 from . import iperf2
+from ._time import NAT, from_text
 from .iperf2 import Run
 
 NAME = "iperf2_csv"
@@ -81,6 +84,9 @@ COLUMNS = {
     "readcnt": ("reads", 1.0),
 }
 
+#: Longest interval end taken as a time (a year): beyond it the number is damaged, and
+#: would overflow a datetime64[ns] offset.
+MAX_RUN_SECONDS = 365 * 86400.0
 #: 2.1.8 prints the Unix epoch as the time of some rows (its CSV time stamp bug).
 EPOCH_PLACEHOLDER = "19700101"
 
@@ -147,10 +153,10 @@ def _read_rows(lines, ledger, cut_last=False):
             continue  # anything else stays unmarked: an error naming the line
         fields = stripped.split(",")
         cut = cut_last and n == len(lines)
-        width = records[-1]["_fields"] if records else len(header) if header is not None else None
-        if cut and width is not None and len(fields) != width:
-            # a last row cut off mid-way: fewer fields than the rows before (which may still
-            # be a layout of its own: 9 of 17 fields are the classic form)
+        if cut:
+            # iperf ends every row with a line end: a last row without one was cut off,
+            # even where what is left still parses (a number cut short inside the last
+            # field reads as a smaller number: 2290904915 bit/s cut to 229090)
             _cut_off(ledger, n, stripped)
             continue
         names = header if header is not None and len(header) == len(fields) else LAYOUTS.get(len(fields))
@@ -280,7 +286,25 @@ def _group_runs(records):
         stream.rows.append(rec)
         run.reported = True
         run.enhanced = run.enhanced or rec["enhanced"]
+    for run in runs:
+        run.start_time = _run_start(run)
     return runs
+
+
+def _run_start(run):
+    """When ``run`` started: the time stamp of its first row (written when the report was
+    made, i.e. at the row's interval end: 2.1.9's ``11:30:35.128`` for ``0.0-1.0`` and
+    ``11:30:36.128`` for ``1.0-2.0``) minus that end. The stamp is the writer's local
+    time: taken as UTC unless a ``+HHMM:`` offset prefix (2.1.9+) says otherwise. NaT
+    for 2.1.8's ``19700101...`` placeholder."""
+    rows = [r for s in run.streams.values() for r in s.rows] + list(run.sum_rows)
+    if not rows:
+        return NAT
+    first = min(rows, key=lambda r: r["line"])
+    stamp = from_text(first["time"])
+    if np.isnat(stamp) or not 0 <= first["end"] <= MAX_RUN_SECONDS:
+        return NAT
+    return stamp - np.timedelta64(int(round(first["end"] * 1e9)), "ns")
 
 
 def _whole_run_rows(records):

@@ -89,10 +89,11 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build
+from ..contract import Ledger, build, consistency_check
 from ..errors import ParseError
 from . import _iperf3_server
 from ._json import is_cut_off
+from ._time import unix_to_datetime
 
 try:  # orjson decodes iperf3's documents about five times faster than the json module
     import orjson
@@ -115,7 +116,7 @@ BINARY = False
 #: A document of iperf3 -J starts with "start", whose first member is "connected" (every
 #: version; the list can outgrow the sniffer's 4 KB with -P 128) or, in the error-only
 #: document, may be followed by "version": "iperf 3.x".
-_SNIFF_START = re.compile(r'\A\s*\{\s*"start"\s*:\s*\{\s*"(?:connected|version|system_info)"\s*:')
+_SNIFF_START = re.compile(r'\A\s*(?:\^C)?\s*\{\s*"start"\s*:\s*\{\s*"(?:connected|version|system_info)"\s*:')
 _SNIFF_VERSION = re.compile(r'"version"\s*:\s*"iperf 3\.')
 
 #: Keys read from every ``intervals[j].streams[i]``, in the column order of ``_Rows.iv``.
@@ -141,6 +142,11 @@ _VERSION = re.compile(r"(\d+(?:\.\d+)+\S*)")
 _SOCKET_KEY = '"socket"'
 _INTERVALS_KEY = '"intervals"'
 
+#: ``^C`` echoed by the terminal into a log captured from it (the user interrupted iperf3,
+#: which then still writes its document): an interruption, not part of the JSON.
+INTERRUPT = "^C"
+_INTERRUPT_RE = re.compile(r"^[ \t]*\^C", re.MULTILINE)
+
 _NAN = math.nan
 _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
@@ -152,7 +158,7 @@ def sniff(head):
         return True
     if _iperf3_server.STREAM_EVENT.match(head):  # --json-stream: formats/iperf3_stream.py
         return False
-    return head.lstrip()[:1] == "{" and _SNIFF_VERSION.search(head) is not None
+    return head.lstrip().removeprefix(INTERRUPT)[:1] == "{" and _SNIFF_VERSION.search(head) is not None
 
 
 def parse(text):
@@ -257,6 +263,8 @@ def _extract_file(text, file_index, rows, ledger, line_offset):
         raise ParseError("empty input", line=1 if total else None)
     if ledger is None:
         ledger = Ledger(total)
+    if INTERRUPT in text:
+        text = _blank_interrupts(text, rows)
     try:  # the common case: one complete document
         docs = [(_fast_loads(text), 0, len(text.rstrip()), "")]
     except _FastError:
@@ -276,6 +284,19 @@ def _extract_file(text, file_index, rows, ledger, line_offset):
         reason = "incomplete JSON (run cut off)" if text[pos:].strip() else "blank"
         ledger.skip(slice(line_offset + next_line, line_offset + total + 1), reason)
     return ledger
+
+
+def _blank_interrupts(text, rows):
+    """``text`` with every ``^C`` at a line start blanked (positions kept); each one is
+    noted in ``rows.truncation`` (JSON strings never span lines, so none is touched)."""
+    marks = [m.end() - len(INTERRUPT) for m in _INTERRUPT_RE.finditer(text)]
+    if not marks:
+        return text
+    chars = list(text)
+    for pos in marks:
+        chars[pos:pos + len(INTERRUPT)] = "  "
+        rows.truncation.append(f"interrupted by ^C (line {text.count(chr(10), 0, pos) + 1})")
+    return "".join(chars)
 
 
 def _split_documents(text):
@@ -488,7 +509,7 @@ def _floats(rows, width, table, source):
         return np.empty((0, width))
     try:
         out = np.array(rows, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:   # OverflowError: a 400-digit integer
         raise _non_numeric(exc, rows, table, source) from None
     return out.reshape(len(rows), width)
 
@@ -524,7 +545,7 @@ def _non_numeric(exc, values, table, source):
 def _is_numeric(row):
     try:
         np.array(row, dtype=float)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return False
     return True
 
@@ -623,6 +644,7 @@ def _assemble(rows, ledger, tool_summary, names=None):
         "packets_lost": (("run",), np.where(udp, udp_src[:, k["lost_packets"]], _NAN)),
         "out_of_order": (("run",), out_of_order),
         "run_line": (("run",), col["run_line"].astype(np.int64)),
+        "start_time": (("run",), unix_to_datetime(col["timesecs"])),
         "stream_throughput": (("run", "stream"), per_stream(st[:, e["bits_per_second"]])),
         "stream_bytes": (("run", "stream"), per_stream(st[:, e["bytes"]])),
         "stream_direction": (("run", "stream"), direction),
@@ -687,8 +709,58 @@ def _assemble(rows, ledger, tool_summary, names=None):
     if rows.truncation:
         ledger.truncated("; ".join(rows.truncation))
     versions = [s for s in scol["version"] if s] if n_runs else []
+    iv_bytes = per_interval(ivs[:, 2])
+    iv_kept = per_interval(ivs[:, 4]) != 1          # "omitted": false, or not printed
+    checks = _consistency(sums[:, 0, k["bytes"]], sums[:, 1, k["bytes"]],
+                          np.where(iv_kept, iv_bytes, _NAN), sends_forward,
+                          _nansum_rows(per_stream(st[:, ew + e["bytes"]]), n_str),
+                          ~np.isnan(per_stream(st[:, ew + e["bytes"]])).any(axis=1) & ~(col["bidir"] > 0)
+                          & (scol["protocol"] == "TCP"),
+                          col["truncated"] > 0, n_int)
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
-                 ledger=ledger, extras=extras, tool_summary=tool_summary)
+                 ledger=ledger, extras=extras, tool_summary=tool_summary, consistency=checks)
+
+
+#: JSON prints byte counts as integers, and iperf3's end sums are the sums of its intervals
+#: (omitted ones excluded) and of its streams: equal up to float addition.
+EXACT_RTOL = 1e-9
+#: ``end.sum_received`` differs from ``end.sum_sent`` by the bytes still in flight when the
+#: sender stopped (received < sent), and, up to iperf 3.9, by the bytes written after the
+#: sender's last interval, which the receiver still counts (received > sent by 1.0-1.8 %
+#: in every run of the inter-cloud archive in ../shared/corpus/real/intercloud). A factor
+#: (the issue's reproducer: 10x) is far outside both.
+RECEIVED_VS_SENT_RTOL = 0.05
+_IN_FLIGHT_NOTE = ("in flight at the end (received < sent); iperf <= 3.9 receivers also count "
+                   "bytes written after the sender's last interval (received > sent by ~1.5 %)")
+
+
+def _consistency(sent, received, iv_bytes, host_sends, stream_sent, stream_check, truncated, n_int):
+    """Checks of iperf3's end sums against its intervals and streams, per complete run.
+
+    ``sent``, ``received``: bytes of ``end.sum_sent``/``sum_received`` (run); ``iv_bytes``:
+    the ``[SUM]`` bytes of every interval, NaN for omitted ones (run, interval);
+    ``host_sends``: the log's host sends the forward direction (its intervals are the
+    sender's); ``stream_sent``: the streams' ``end.streams[].sender.bytes`` summed, compared
+    where ``stream_check``. Truncated runs (no end) are not checked.
+    """
+    checks = []
+    for r in np.flatnonzero(~truncated):
+        where = f"run {r}: "
+        own, side = (sent[r], "sum_sent") if host_sends[r] else (received[r], "sum_received")
+        if n_int[r] and not np.isnan(own):
+            checks.append(consistency_check(
+                where + f"bytes: end.{side} vs the sum of the intervals", own,
+                float(np.nansum(iv_bytes[r, :n_int[r]])), rtol=EXACT_RTOL,
+                note="omitted (-O) intervals excluded"))
+        if stream_check[r] and not np.isnan(sent[r]):
+            checks.append(consistency_check(
+                where + "bytes: end.sum_sent vs the sum of end.streams[].sender", sent[r],
+                stream_sent[r], rtol=EXACT_RTOL))
+        if sent[r] > 0 and received[r] > 0:
+            checks.append(consistency_check(
+                where + "bytes: end.sum_received vs end.sum_sent", sent[r], received[r],
+                rtol=RECEIVED_VS_SENT_RTOL, note=_IN_FLIGHT_NOTE))
+    return checks
 
 
 def _grid(counts):

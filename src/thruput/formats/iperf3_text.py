@@ -60,8 +60,9 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build, split_lines
+from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
+from ._time import from_text
 from ._units import to_bits_per_second, to_bytes
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -111,11 +112,20 @@ _VERBOSE_INFO = re.compile(
 #: iperf3's own messages: "iperf3: error - ...", "iperf3: interrupt - ...", and the server's
 #: "iperf3: the client has unexpectedly closed the connection"
 _ERROR = re.compile(r"^iperf3: (?P<message>.+?)\s*$")
+#: ``^C`` echoed by the terminal when the user interrupted iperf3 (which then prints its
+#: summary of what it had): an interruption, kept in ``truncation``; the rest of the line
+#: is read as usual.
+INTERRUPT = "^C"
+#: ``Time: Sun, 22 Nov 2026 13:54:09 GMT`` (-V): when the test started, UTC.
+_TIME = re.compile(r"^Time: (?P<when>.+?)\s*$")
+#: ``--timestamps`` prefixes every line with ``%c`` (``Sun Nov 22 18:31:42 2026 ``), the
+#: local time of the host; its zone is not printed: taken as UTC (see formats/_time.py).
+_STAMP = re.compile(r"^(?P<when>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})(?: |$)")
 _NOTICE = re.compile(r"^iperf3: OUT OF ORDER - .*$")
 _WARNING = re.compile(r"^(?:iperf3: )?warning: .*$", re.IGNORECASE)
 
 _SNIFF = re.compile(
-    r"^(?:Connecting to host \S+, port \d+"
+    r"^(?:[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4} )?(?:Connecting to host \S+, port \d+"
     r"|\[\s*\d+\] local \S+ port \d+ connected to \S+ port \d+"
     r"|Server listening on \d+"
     r"|iperf3: (?:error|interrupt) - "
@@ -173,8 +183,17 @@ def parse(text):
     errors = []          # (line, message) of iperf3 errors outside any run
     pending = {}         # -V lines printed before "Connecting to host"
     expect_system = False
+    stamp = ""           # the --timestamps prefix of the current line
     for n, raw in enumerate(lines, start=1):
         s = raw.rstrip()
+        if m := _STAMP.match(s):
+            stamp, s = m["when"], s[m.end():]
+        if s.lstrip().startswith(INTERRUPT):
+            ledger.truncated(f"interrupted by ^C (line {n})")
+            s = s.lstrip()[len(INTERRUPT):]
+            if not s.strip():
+                ledger.skip(n, "interrupt (^C)")
+                continue
         if expect_system and s and not s.startswith(("Control connection", "Time:", "Connecting")):
             pending["system_info"] = s.strip()
             ledger.parsed(n)
@@ -190,16 +209,16 @@ def parse(text):
             continue
         if m:
             if run is None:  # a log whose head was cut off: the run starts here
-                run = _new_run(runs, n, server=False, pending=pending)
+                run = _new_run(runs, n, server=False, pending=pending, stamp=stamp)
             _report(run, n, m, ledger)
             continue
         if (m := _CONNECTING.match(s)) or (m := _ACCEPTED.match(s)):
-            run = _new_run(runs, n, server=s.startswith("Accepted"), pending=pending)
+            run = _new_run(runs, n, server=s.startswith("Accepted"), pending=pending, stamp=stamp)
             ledger.parsed(n)
             continue
         if m := _CONNECTED.match(s):
             if run is None:
-                run = _new_run(runs, n, server=False, pending=pending)
+                run = _new_run(runs, n, server=False, pending=pending, stamp=stamp)
             run.streams.setdefault(m["id"], len(run.streams))
             ledger.parsed(n)
             continue
@@ -260,6 +279,10 @@ def parse(text):
         if _SENT.match(s):
             ledger.skip(n, "datagram count (repeats the summary)")
             continue
+        if m := _TIME.match(s):
+            (run.meta if run is not None else pending)["time"] = m["when"]
+            ledger.parsed(n)
+            continue
         if _VERBOSE_INFO.match(s):
             ledger.skip(n, "verbose info")
             continue
@@ -281,8 +304,11 @@ def _cut_off(ledger, n, line):
     ledger.truncated(f"the last line was cut off: {line.strip()[:60]!r}")
 
 
-def _new_run(runs, n, server, pending):
+def _new_run(runs, n, server, pending, stamp=""):
     run = _Run(n, server)
+    run.meta["stamp"] = stamp
+    if "time" in pending:
+        run.meta["time"] = pending.pop("time")
     run.version = pending.pop("version", "")
     run.system_info = pending.pop("system_info", "")
     for key in ("protocol", "streams", "blksize", "omit", "duration"):
@@ -368,6 +394,7 @@ def _process(runs, ledger):
     num = {k: np.full(R, _NAN) for k in ("streams", "blksize", "omit", "duration", "cpu_host", "cpu_remote")}
     truncation = []
     summaries = []
+    checks = []
     for r, run in enumerate(runs):
         proto = run.protocol or run.meta.get("protocol") or "TCP"
         protocol.append(proto)
@@ -406,12 +433,23 @@ def _process(runs, ledger):
             else:
                 chosen = forward if d == "fwd" else [i for i in range(len(run.streams)) if i not in forward]
                 rows = st[r, chosen, slot % 2] if chosen else np.full((0, _W), _NAN)
-                if rows.size and not np.isnan(rows[:, 2]).all():
+                have = ~np.isnan(rows[:, 2]) if rows.size else np.zeros(0, bool)
+                if have.any() and not have.all():
+                    # a stream's line was lost (the log was cut inside the summary): a sum
+                    # over the others would pass for the run's total
+                    ids = sorted(int(i) for i, k in run.streams.items() if k in np.asarray(chosen)[~have])
+                    truncation.append(f"run at line {run.line}: no {tag} summary line for stream(s) {ids}; "
+                                      f"the {tag} total is unknown")
+                elif have.any():
                     run_sum[r, slot] = rows[0]
                     run_sum[r, slot, 2:] = np.nansum(rows[:, 2:], axis=0) if len(rows) > 1 else rows[0, 2:]
+                    if len(rows) > 1:   # iperf3 prints a [SUM] for every -P run
+                        truncation.append(f"run at line {run.line}: the [SUM] {tag} line is missing "
+                                          "(the total is the sum of the streams' lines)")
             if not np.isnan(run_sum[r, slot, 2]):
                 printed[("" if d == "fwd" else "reverse_") + tag] = _summary_dict(run_sum[r, slot])
         summaries.append(printed)
+        checks.extend(_consistency(run, r, st[r], run_sum[r], iv[r], omitted[r], sums[r], forward))
         num["streams"][r] = float(run.meta["streams"]) if "streams" in run.meta else len(forward)
         for key in ("blksize", "omit", "duration", "cpu_host", "cpu_remote"):
             if key in run.meta:
@@ -428,6 +466,14 @@ def _process(runs, ledger):
         elif run.error:
             truncation.append(f"run at line {run.line}: iperf3 reported {run.error!r}; "
                               "totals not exchanged are NaN")
+        else:
+            # iperf3 prints each sender summary line with its receiver line after it: a
+            # log ending in between lost the receiver's (throughput is then the sender's)
+            for d in ("fwd", "rev"):
+                tags = {tag for _, direction, tag in run.summary if direction == d}
+                if "sender" in tags and "receiver" not in tags:
+                    truncation.append(f"run at line {run.line}: the {'reverse ' if d == 'rev' else ''}"
+                                      "receiver summary lines are lost")
     # a receiver's 0 bytes after a sender that moved data: never exchanged (interrupted client)
     for s_slot, r_slot in ((0, 1), (2, 3)):
         lost = (run_sum[:, r_slot, 2] == 0) & (run_sum[:, s_slot, 2] > 0)
@@ -460,6 +506,8 @@ def _process(runs, ledger):
         "packets": (R1, np.where(udp, udp_src[:, 6], _NAN)),
         "packets_lost": (R1, np.where(udp, udp_src[:, 8], _NAN)),
         "run_line": (R1, np.array([run.line for run in runs], dtype=np.int64)),
+        "start_time": (R1, np.array([from_text(run.meta.get("time") or run.meta.get("stamp")) for run in runs],
+                                    dtype="datetime64[ns]")),
         "stream_throughput": (RS, stream_chosen[..., 3]),
         "stream_bytes": (RS, stream_chosen[..., 2]),
         "stream_direction": (RS, direction),
@@ -502,10 +550,62 @@ def _process(runs, ledger):
         "iperf3_interval_sum_throughput": (RI, sums[..., 1], "bit/s", "iperf3's own [SUM] line, forward direction"),
     }
     if truncation:
-        ledger.truncated("; ".join(([ledger.truncation] if ledger.truncation else []) + truncation))
+        for message in truncation:
+            ledger.truncated(message)
     versions = [v for v in version if v]
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
-                 ledger=ledger, extras=extras, tool_summary={"runs": summaries})
+                 ledger=ledger, extras=extras, tool_summary={"runs": summaries}, consistency=checks)
+
+
+#: iperf3 prints amounts and rates with 3 significant digits (``1.22 MBytes``, ``9.96
+#: Mbits/sec``): each is off by up to half a unit of its last digit, 0.5 % of ``1.00``.
+PRINT_RTOL = 0.005
+#: A total against a sum of printed values: both sides rounded.
+SUM_RTOL = 2 * PRINT_RTOL
+#: Interval times are printed to 0.01 s: a rate is bytes x 8 / duration up to that.
+TIME_RESOLUTION = 0.005
+_SLOTS = (("fwd", "sender"), ("fwd", "receiver"), ("rev", "sender"), ("rev", "receiver"))
+
+
+def _consistency(run, r, streams, totals, iv, omitted, sums, forward):
+    """Checks of one run's summary lines against its other lines (see docs/consistency.md).
+
+    ``streams`` (stream, side, column) and ``totals`` (slot, column) are the summary lines
+    as :func:`_values` rows; ``iv``/``omitted`` the interval lines; ``sums`` the interval
+    ``[SUM]`` lines (bytes, bit/s); ``forward`` the forward streams' indices.
+    """
+    where = f"run at line {run.line}: "
+    checks = []
+    for slot, (d, tag) in enumerate(_SLOTS):
+        if ("SUM", d, tag) not in run.summary:
+            continue
+        chosen = forward if d == "fwd" else [i for i in range(len(run.streams)) if i not in forward]
+        rows = streams[chosen, slot % 2] if chosen else np.full((0, _W), _NAN)
+        if len(rows):   # a stream's line lost: NaN, which disagrees
+            checks.append(consistency_check(
+                where + f"bytes: [SUM] {tag} line vs the streams' {tag} lines", totals[slot, 2],
+                float(rows[:, 2].sum()), rtol=SUM_RTOL, note="3 significant digits printed"))
+    for slot, (d, tag) in enumerate(_SLOTS):
+        start, end, amount, rate = totals[slot, :4]
+        if np.isnan(amount) or not end > start:
+            continue
+        duration = end - start
+        checks.append(consistency_check(
+            where + f"{'reverse ' if d == 'rev' else ''}{tag} summary: bit/s vs bytes x 8 / seconds",
+            rate, amount * 8 / duration, rtol=SUM_RTOL + TIME_RESOLUTION / duration,
+            note="amounts, rates and times as printed (3 digits, 0.01 s)"))
+    # this host's own side: its interval lines add up to its summary line
+    own = 1 if (run.server != run.reverse) else 0   # 0 = sender, 1 = receiver
+    if not run.role and forward and not np.isnan(totals[own, 2]):
+        kept = omitted[forward] == 0
+        per_interval = np.where(kept, iv[forward, :, 2], np.nan)
+        n_iv = int((~np.isnan(iv[forward[0], :, 2])).sum())
+        if n_iv:
+            checks.append(consistency_check(
+                where + f"bytes: {_SLOTS[own][1]} summary vs the sum of the interval lines", totals[own, 2],
+                float(np.nansum(per_interval)), rtol=SUM_RTOL,
+                note="omitted (-O) intervals excluded; 3 significant digits printed"))
+    return checks
 
 
 def _summary_dict(row):

@@ -46,7 +46,7 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build, split_lines
+from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse", "parse_banner"]
@@ -363,7 +363,46 @@ def _process(rows, ledger, attrs, tool_version):
     if "%lost" in numbers:
         tool_summary["lost_percent"] = numbers["%lost"].tolist()
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=tool_version, ledger=ledger,
-                 extras=extras, coords=coords, attrs=attrs, tool_summary=tool_summary)
+                 extras=extras, coords=coords, attrs=attrs, tool_summary=tool_summary,
+                 consistency=_consistency(numbers, variables["line"][1]))
+
+
+#: ``%lost`` is printed to two significant digits (``17`` for 16.6 %): 5 % of the value,
+#: and at least half a unit of a ``0.xx`` value's last digit.
+LOST_PERCENT_RTOL, LOST_PERCENT_ATOL = 0.05, 0.005
+#: Rates are printed to 6 significant digits, Send time in whole us, Recv time to 0.1 us.
+RATE_RTOL = 0.001
+#: Each check: (what, printed column, function of the row's columns giving the same number).
+CHECKS = (
+    ("%lost vs (num_sent - num_recv) / num_sent", "%lost", LOST_PERCENT_RTOL, LOST_PERCENT_ATOL,
+     lambda c: 100 * (c["num_sent"] - c["num_recv"]) / c["num_sent"]),
+    ("send_user_data_rate vs num_sent x pkt len x 8 / Send time", "send_user_data_rate Mbit", RATE_RTOL, 0.0,
+     lambda c: c["num_sent"] * c["pkt len"] * 8 / c["Send time"]),
+    ("recv_user_data_rate vs num_recv x pkt len x 8 / Recv time", "recv_user_data_rate Mbit", RATE_RTOL, 0.0,
+     lambda c: c["num_recv"] * c["pkt len"] * 8 / c["Recv time"]),
+)
+
+
+def _consistency(numbers, lines):
+    """One check per printed derived column, at its worst row (named by its line): the
+    row's own counts and times must give the number the tool printed (see CHECKS)."""
+    checks = []
+    for what, column, rtol, atol, derive in CHECKS:
+        try:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                data = derive(numbers)
+        except KeyError:   # a layout without these columns (no -x: no send/recv times)
+            continue
+        tool = numbers[column] if column in numbers else None
+        if tool is None:
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.abs(tool - data) / (atol + rtol * np.abs(tool))   # of the tolerance
+        worst = int(np.argmax(np.where(np.isnan(share), np.inf, share)))  # NaN disagrees
+        checks.append(consistency_check(f"{what} (worst row: line {int(lines[worst])})",
+                                        tool[worst], data[worst], rtol=rtol, atol=atol,
+                                        note="as printed, row by row"))
+    return checks
 
 
 def _block_extras(rows, extras, coords):

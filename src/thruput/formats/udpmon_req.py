@@ -32,7 +32,7 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build, split_lines
+from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
 from .udpmon_bw import parse_banner
 
@@ -61,16 +61,19 @@ ROW_RE = re.compile(r"^\s*\d+;")
 ROW_PREFIX_RE = re.compile(r"^\s*\d*$")
 _NUMBER_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
 
+#: A number as C's printf ``%g``/``%f`` writes it (``nan``/``inf`` for an empty histogram).
+_HIST_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 #: -H histogram: title, opening summary, bins, and the three closing statistics lines.
 HIST_TITLE_RE = re.compile(r"^Hist\s+(?P<id>\d+)\s+(?P<title>.*?)\s*$")
-HIST_OPEN_RE = re.compile(r"^\s*counts (?P<entries>\d+) mean (?P<mean>\S+) underflows "
+HIST_OPEN_RE = re.compile(rf"^\s*counts (?P<entries>\d+) mean (?P<mean>{_HIST_NUM}) underflows "
                           r"(?P<underflows>\d+) overflows (?P<overflows>\d+)\s*$")
 HIST_BIN_RE = re.compile(r"^\s*(?P<bin>-?\d+(?:\.\d*)?) ; (?P<count>\d+)\s*$")
 HIST_CLOSE_RES = (
     re.compile(r"^\s*counts (?P<entries>\d+); underflows (?P<underflows>\d+); overflows (?P<overflows>\d+);\s*$"),
-    re.compile(r"^\s*mean (?P<mean>\S+) sigma (?P<sigma>\S+?); coeff_skew (?P<skew>\S+?); "
-               r"coeff_kurtosis (?P<kurtosis>\S+?);\s*$"),
-    re.compile(r"^\s*median (?P<median>\S+?); 25-quartile (?P<q25>\S+?); 75-quartile (?P<q75>\S+?);\s*$"),
+    re.compile(rf"^\s*mean (?P<mean>{_HIST_NUM}) sigma (?P<sigma>{_HIST_NUM}); coeff_skew (?P<skew>{_HIST_NUM}); "
+               rf"coeff_kurtosis (?P<kurtosis>{_HIST_NUM});\s*$"),
+    re.compile(rf"^\s*median (?P<median>{_HIST_NUM}); 25-quartile (?P<q25>{_HIST_NUM}); "
+               rf"75-quartile (?P<q75>{_HIST_NUM});\s*$"),
 )
 #: Printed histogram statistics -> (extra variable, units, long_name).
 HIST_STATS = {
@@ -189,6 +192,7 @@ def _process(points, ledger, attrs, tool_version):
             extras[name] = (("point",), values, units, long_name)
     variables["line"] = (("point",), np.array([p[0] for p in points], dtype=np.int64))
     tool_summary = {"points": n}
+    checks = []
     hists = [p[2] for p in points]
     if any(hists):
         bins = sorted({float(b) for h in hists if h for b in h["bins"]})
@@ -209,5 +213,23 @@ def _process(points, ledger, attrs, tool_version):
         attrs["udpmon_hist_title"] = next(h["title"] for h in hists if h)
         tool_summary["histograms"] = [
             {k: float(h[k]) for k in HIST_STATS if k in h} if h else None for h in hists]
+        checks = _consistency(hists, counts, variables["count"][1], variables["line"][1])
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=tool_version, ledger=ledger,
-                 extras=extras, coords=coords, attrs=attrs, tool_summary=tool_summary)
+                 extras=extras, coords=coords, attrs=attrs, tool_summary=tool_summary, consistency=checks)
+
+
+def _consistency(hists, counts, loop_count, lines):
+    """Per -H histogram: its bins add up to its printed entries, and entries, underflows
+    and overflows to the row's loop_count (counts are integers: exact)."""
+    checks = []
+    for i, h in enumerate(hists):
+        if not h or "entries" not in h:
+            continue
+        where = f"point at line {int(lines[i])}: histogram "
+        checks.append(consistency_check(where + "entries vs the sum of its bins", float(h["entries"]),
+                                        float(np.nansum(counts[i])), rtol=0.0))
+        if "underflows" in h and "overflows" in h:
+            checks.append(consistency_check(
+                where + "entries + underflows + overflows vs loop_count", float(loop_count[i]),
+                float(h["entries"]) + float(h["underflows"]) + float(h["overflows"]), rtol=0.0))
+    return checks

@@ -115,14 +115,8 @@ def _process(snapshots, ledger):
     time = _web100.elapsed(columns, lines)
     connection = None
     if all(k in columns for k in ADDRESS):
-        connection = [_web100.connection_label(a, _int(p), b, _int(q))
+        connection = [_web100.connection_label(a, p, b, q)
                       for a, p, b, q in zip(*(columns[k] for k in ADDRESS))]
     return _web100.assemble(NAME, columns, time=time, line=lines,
                             ledger=ledger, connection=connection, tool_summary={})
 
-
-def _int(value):
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return value

@@ -101,7 +101,7 @@ def _process(rows, ledger):
     time = poll - poll[0] if poll is not None and n else np.full(n, np.nan)
     connection = None
     if all(k in columns for k in ADDRESS):
-        connection = [_web100.connection_label(a, _int(p), b, _int(q)) for a, p, b, q in zip(
+        connection = [_web100.connection_label(a, p, b, q) for a, p, b, q in zip(
             *(columns[k] for k in ADDRESS))]
     return _web100.assemble(NAME, columns, time=time, line=[r[0] for r in rows], ledger=ledger,
                             connection=connection, extra_long_names=COLLECTOR_COLUMNS,
@@ -114,9 +114,3 @@ def _poll_time(token):
         return np.nan
     return datetime.strptime(token, POLL_TIME_FORMAT).replace(tzinfo=timezone.utc).timestamp()
 
-
-def _int(value):
-    try:
-        return int(float(value))
-    except (TypeError, ValueError):
-        return value

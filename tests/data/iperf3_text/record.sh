@@ -26,6 +26,7 @@ c -t 1 -i 0.5 --bidir -P 2          > "$V--tcp-bidir-P2.txt"
 c -t 1 -i 0.5 -V -w 64K             > "$V--tcp-verbose-window64K.txt"
 c -t 2 -i 0.5 -O 1                  > "$V--tcp-omit1.txt"
 c -t 1 -i 0.5 -f k                  > "$V--tcp-fk.txt"
+c -t 1 -i 0.5 --timestamps          > "$V--tcp-timestamps.txt"   # every line stamped (%c, local time)
 c -t 1 -i 0.5 -u -b 20M             > "$V--udp.txt"
 c -t 1 -i 0.5 -u -b 10M -P 2 -R     > "$V--udp-P2-R.txt"
 c -t 1 -i 0.5 -u -b 10M --bidir     > "$V--udp-bidir.txt"
@@ -71,7 +72,7 @@ run = ["throughput", "throughput_sender", "throughput_receiver", "bytes", "durat
 per = ["stream_throughput", "stream_direction", "interval_start", "interval_end", "interval_bytes",
        "interval_throughput"]
 for name in ["tcp", "tcp-P4", "tcp-R", "tcp-bidir", "tcp-bidir-P2", "tcp-verbose-window64K",
-             "tcp-omit1", "tcp-fk", "two-runs", "tcp-interrupted", "server-tcp", "server-tcp-R",
+             "tcp-omit1", "tcp-fk", "tcp-timestamps", "two-runs", "tcp-interrupted", "server-tcp", "server-tcp-R",
              "truncated-P4"]:
     write_expected(d + f"{v}--{name}.txt", values=run + per + ["interval_retransmits", "interval_cwnd"])
 for name in ["udp", "udp-P2-R", "udp-bidir", "server-udp"]:
