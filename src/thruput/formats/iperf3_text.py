@@ -122,6 +122,10 @@ _TIME = re.compile(r"^Time: (?P<when>.+?)\s*$")
 #: local time of the host; its zone is not printed: taken as UTC (see formats/_time.py).
 _STAMP = re.compile(r"^(?P<when>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})(?: |$)")
 _NOTICE = re.compile(r"^iperf3: OUT OF ORDER - .*$")
+#: UDP receiver's total of datagrams that arrived out of order, printed before its summary
+#: line when there were any (per stream, or [SUM] as iperf 3.9-3.16 print it).
+_OUT_OF_ORDER = re.compile(r"^\[\s*(?:\d+|SUM)\]\s+[0-9.]+-\s*[0-9.]+\s+sec\s+([0-9]{1,15})\s+"
+                           r"datagrams received out-of-order\s*$")
 _WARNING = re.compile(r"^(?:iperf3: )?warning: .*$", re.IGNORECASE)
 
 _SNIFF = re.compile(
@@ -146,6 +150,7 @@ class _Run:
         self.line = line
         self.server = server
         self.reverse = False
+        self.out_of_order = np.nan  # UDP datagrams received out of order (receiver's total)
         self.protocol = ""
         self.streams = {}        # printed id -> stream index
         self.role = {}           # stream index -> "TX-C" ...
@@ -242,6 +247,11 @@ def parse(text):
             continue
         if _NOTICE.match(s):
             ledger.skip(n, "out-of-order notice")
+            continue
+        m = _OUT_OF_ORDER.match(s)
+        if m and run is not None:
+            run.out_of_order = np.nansum([run.out_of_order, int(m.group(1))])
+            ledger.parsed(n)
             continue
         if _WARNING.match(s):
             ledger.skip(n, "warning")
@@ -527,6 +537,8 @@ def _process(runs, ledger):
         "iperf3_bidir": (R1, np.array([bool(run.role) for run in runs], dtype=np.int8), "1", "1 if --bidir"),
         "iperf3_error": (R1, np.array(error, dtype=str), "1", "error iperf3 printed (empty if none)"),
         "iperf3_system_info": (R1, np.array(sysinfo, dtype=str), "1", "system line printed with -V"),
+        "iperf3_out_of_order": (R1, np.array([run.out_of_order for run in runs], dtype=float), "count",
+                                "UDP datagrams received out of order (NaN where not printed)"),
         "iperf3_blksize": (R1, num["blksize"], "byte", "length of each write (-V)"),
         "iperf3_omit": (R1, num["omit"], "s", "seconds omitted at the start (-V)"),
         "iperf3_duration_requested": (R1, num["duration"], "s", "requested test length (-V)"),

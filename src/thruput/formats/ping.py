@@ -1016,14 +1016,16 @@ STATUS_NAMES = np.array(PROBE_STATUSES, dtype=object)
 
 
 def _rounding(value, variant):
-    """Half the last printed digit of an RTT near ``value`` (iputils' pr_echo_reply:
-    3 decimals below 1 ms, 2 below 10, 1 below 100, none above; Windows whole ms)."""
+    """The last printed digit of an RTT near ``value`` (iputils' pr_echo_reply: 3 decimals
+    below 1 ms, 2 below 10, 1 below 100, none above; Windows whole ms). A whole digit, not
+    half: iputils builds the printed time by integer division of microseconds, so it cuts
+    (genuine Starlink logs print 149 for ping's own 149.631 and 71.7 for 71.756)."""
     if variant == "windows":
         return 1.0
-    for bound, half in ((1.0, 0.0005), (10.0, 0.005), (100.0, 0.05)):
+    for bound, digit in ((1.0, 0.001), (10.0, 0.01), (100.0, 0.1)):
         if value < bound:
-            return half + 1e-9
-    return 0.5 + 1e-9
+            return digit + 1e-9
+    return 1.0 + 1e-9
 
 
 def _at_most(check, tool, data, note=""):
