@@ -7,7 +7,7 @@ of the nbconvert build, plus its own ``thruput:`` section, which says which note
     thruput:
       pages:
         - notebook: notebooks/campaign.ipynb
-          foreach: campaigns        # campaigns | seeds
+          foreach: campaigns        # campaigns | seeds | comparisons
           parameter: campaign       # the name the notebook's `parameters` cell defines
           title: "Campaign: {value}"   # {title}: a longer title, where the build knows one
 """
@@ -47,15 +47,15 @@ class SiteConfig:
     raw: dict
 
 
-def load_config(root, campaigns=(), seeds=(), titles=None):
+def load_config(root, campaigns=(), seeds=(), titles=None, comparisons=()):
     """Read ``<root>/_quarto.yml`` and expand parameterized pages.
 
     Parameters
     ----------
     root : path-like
         The project directory.
-    campaigns, seeds : sequence of str
-        Values for ``foreach: campaigns`` / ``foreach: seeds`` pages.
+    campaigns, seeds, comparisons : sequence of str
+        Values for ``foreach: campaigns`` / ``seeds`` / ``comparisons`` pages.
     titles : dict, optional
         ``{"campaigns": {value: title}, "seeds": {...}}``: what ``{title}`` stands for in a
         page's title template (default: the value itself).
@@ -65,7 +65,7 @@ def load_config(root, campaigns=(), seeds=(), titles=None):
     website = raw.get("website", {})
     title = website.get("title", "thruput")
     output_dir = root / raw.get("project", {}).get("output-dir", "_site")
-    values = {"campaigns": list(campaigns), "seeds": list(seeds)}
+    values = {"campaigns": list(campaigns), "seeds": list(seeds), "comparisons": list(comparisons)}
 
     param_specs = {Path(p["notebook"]): p for p in raw.get("thruput", {}).get("pages", [])}
     pages, expanded = [], {}

@@ -18,14 +18,17 @@ periodic        periodogram, daily_cycle
 theory          bdp, window_limited_throughput, mathis_throughput, ...
 ==============  =============================================================
 
-Every tunable (percentiles, tolerance, bootstrap size, seed) is a plain keyword with a
-default, so the pipeline passes them from ``params.yaml``.
+Every tunable (percentiles, tolerance, bootstrap size, seed) is a plain keyword whose
+default is in :data:`DEFAULTS` (module ``defaults``), the values ``params.yaml`` documents;
+the pipeline passes the file's values explicitly. :mod:`thruput.stats.product` computes
+the whole statistics product of a campaign for the ``stats`` stage.
 """
 
 from __future__ import annotations
 
 from . import accessor as _accessor  # noqa: F401  (registers ds.thruput / da.thruput)
 from .bounds import window_bound
+from .defaults import DEFAULTS
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
 from .latency import fit_latency, latency_fit
 from .load import rtt_growth, rtt_load, trend_vs_throughput
@@ -39,6 +42,8 @@ from .theory import (bdp, bdp_packets, bus_rate, expected_latency_slope, mathis_
 from .udp import offered_rate, udp_grid, udp_onset
 
 __all__ = [
+    # the defaults of every tunable (params.yaml documents the same values)
+    "DEFAULTS",
     # summaries
     "describe", "bootstrap_ci", "ecdf", "frequency", "DEFAULT_PERCENTILES",
     # plateaus and best cells
