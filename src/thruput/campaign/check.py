@@ -97,13 +97,15 @@ def check_campaign(directory):
     except ParseError as exc:
         problems += [Problem(manifest, line, msg) for line, msg in exc.errors]
 
+    checked = []
     for row in rows:
         if metadata is not None and row.role not in cp.CAMPAIGN_ROLES[metadata["kind"]]:
             problems.append(Problem(manifest, row.line, f"role {row.role} in a {metadata['kind']} "
                                     f"campaign ({' or '.join(cp.CAMPAIGN_ROLES[metadata['kind']])} expected)"))
             continue
         problems += _check_file(directory, row, manifest)
-    problems += _unhashed(directory, rows, manifest)
+        checked.append(row)
+    problems += _unhashed(directory, checked, manifest)
     problems += _unlisted(directory, rows, listed)
     if metadata is not None:
         problems += _check_plan(metadata, node, rows, meta_path)
@@ -138,20 +140,18 @@ def _check_file(directory, row, manifest):
     where = f"{manifest}:{row.line}"
     if not path.is_file():
         return [Problem(manifest, row.line, f"{row.path} is listed but missing")]
-    changed = _changed(directory, row, path)
-    if changed:
-        return [changed]
+    # a changed file is an error even when it parses; what else is wrong with it follows
+    problems = [p for p in [_changed(directory, row, path)] if p]
     try:
         ds = cp.read_raw(directory, row)
     except ParseError as exc:
-        listed = [Problem(str(path), line, msg) for line, msg in exc.errors[:MAX_ERRORS_PER_FILE]]
+        problems += [Problem(str(path), line, msg) for line, msg in exc.errors[:MAX_ERRORS_PER_FILE]]
         if len(exc.errors) > MAX_ERRORS_PER_FILE:
-            listed.append(Problem(str(path), None,
-                                  f"... and {len(exc.errors) - MAX_ERRORS_PER_FILE} more errors"))
-        return listed
+            problems.append(Problem(str(path), None,
+                                    f"... and {len(exc.errors) - MAX_ERRORS_PER_FILE} more errors"))
+        return problems
     except (ThruputError, OSError) as exc:
-        return [Problem(str(path), None, f"{str(exc).removeprefix(str(path) + ': ')} ({where})")]
-    problems = []
+        return problems + [Problem(str(path), None, f"{str(exc).removeprefix(str(path) + ': ')} ({where})")]
     if row.role == "iperf":
         run = ds.isel(run=0)
         streams = float(run["streams"])
@@ -179,7 +179,7 @@ def _changed(directory, row, path):
 
 def _unhashed(directory, rows, manifest):
     """One warning for the rows that keep no sha256 (a changed file would go unnoticed)."""
-    bare = [r for r in rows if not r.sha256]
+    bare = [r for r in rows if not r.sha256 and (Path(directory) / r.path).is_file()]
     if not bare:
         return []
     return [Problem(manifest, bare[0].line, f"{len(bare)} of {len(rows)} rows keep no sha256, so a change "
