@@ -40,6 +40,8 @@ import pandas as pd
 from . import units
 from .published import config_frame
 from .stats import theory
+from .stats.theory import (ETH_WIRE_OVERHEAD, GIGE_BPS, IP_UDP_HEADER, TCP_IP_TS_HEADER,  # noqa: F401
+                           gige_goodput)
 
 __all__ = ["STATUSES", "LEDGER_COLUMNS", "Finding", "build_ledger", "summary", "theory_curves",
            "seed_000_hosts", "seed_001_apps", "seed_001_reno", "seed_001_latency",
@@ -51,13 +53,8 @@ LEDGER_COLUMNS = ["seed", "claim", "published_value", "published_unit", "derived
                   "status", "note", "quote", "measures", "check"]
 
 # --- physical constants the checks use (exact, from the standards) ------------------
-#: Ethernet bytes on the wire around an IP packet: preamble+SFD 8, header 14, FCS 4,
-#: inter-frame gap 12 (IEEE 802.3)
-ETH_WIRE_OVERHEAD = 38
-#: IPv4 20 + TCP 20 + timestamp option 12 (RFC 7323), as Linux sends by default
-TCP_IP_TS_HEADER = 52
-IP_UDP_HEADER = 28
-GIGE_BPS = 1e9
+#: Ethernet and IP framing (ETH_WIRE_OVERHEAD, TCP_IP_TS_HEADER, IP_UDP_HEADER, GIGE_BPS) and
+#: gige_goodput are physics: thruput.stats.theory.
 #: SONET line rates, bit/s (ANSI T1.105); OC-48c payload (SPE less path overhead)
 SONET_BPS = {"OC3": 155.52e6, "OC12": 622.08e6, "OC48": 2488.32e6, "OC48_payload": 2396.16e6}
 T3_BPS = 44.736e6
@@ -98,26 +95,6 @@ class Finding:
     def __post_init__(self):
         if self.status not in STATUSES:
             raise ValueError(f"unknown status {self.status!r}")
-
-
-def gige_goodput(mtu=1500, protocol="tcp", link_bps=GIGE_BPS):
-    """Largest payload rate through an Ethernet link, bit/s.
-
-    Parameters
-    ----------
-    mtu : int, default 1500
-        IP MTU, bytes.
-    protocol : {"tcp", "udp"}
-        ``tcp`` with the timestamp option (52 header bytes), ``udp`` (28).
-    link_bps : float, default 1e9
-
-    Returns
-    -------
-    float
-        ``link_bps * payload / (mtu + 38)``: 941.5 Mbit/s for TCP at 1500 bytes.
-    """
-    header = TCP_IP_TS_HEADER if protocol == "tcp" else IP_UDP_HEADER
-    return link_bps * (mtu - header) / (mtu + ETH_WIRE_OVERHEAD)
 
 
 def _half_unit(value):

@@ -15,7 +15,7 @@ latency         fit_latency, latency_fit
 tcp             tcp_series, tcp_summary, congestion_vs_throughput
 compare         compare, hodges_lehmann, metadata_diff
 periodic        periodogram, daily_cycle
-theory          bdp, window_limited_throughput, mathis_throughput, ...
+theory          bdp, gige_goodput, window_limited_throughput, mathis_throughput, ...
 ==============  =============================================================
 
 Every tunable (percentiles, tolerance, bootstrap size, seed) is a plain keyword whose
@@ -37,7 +37,7 @@ from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
 from .tcp import (congestion_vs_throughput, counter_increments, counter_total, tcp_series,
                   tcp_summary)
-from .theory import (bdp, bdp_packets, bus_rate, expected_latency_slope, mathis_loss_rate,
+from .theory import (bdp, bdp_packets, bus_rate, expected_latency_slope, gige_goodput, mathis_loss_rate,
                      mathis_throughput, reno_recovery_time, window_limited_throughput)
 from .udp import offered_rate, udp_grid, udp_onset
 
@@ -60,6 +60,6 @@ __all__ = [
     # long campaigns
     "periodogram", "daily_cycle", "time_series",
     # theory
-    "bdp", "bdp_packets", "window_limited_throughput", "mathis_throughput",
+    "bdp", "bdp_packets", "gige_goodput", "window_limited_throughput", "mathis_throughput",
     "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",
 ]
