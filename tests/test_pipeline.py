@@ -133,7 +133,7 @@ def test_stats_udpmon(tmp_path):
     assert tree["udp_onset"]["packet_size"].values.tolist() == [200.0, 1000.0, 1400.0, 1472.0]
     ds = open_campaign(UDPMON)
     scan = ds.where(ds["scan_file"] == "runs/req-latency-scan.txt", drop=True)
-    fit = stats.fit_latency(scan["scan_size"].values, scan["scan_latency_avg"].values)
+    fit = stats.latency_line(scan["scan_size"].values, scan["scan_latency_avg"].values)
     latency = tree["latency_fit"].to_dataset()
     assert float(latency["slope"]) == fit["slope"] and float(latency["intercept"]) == fit["intercept"]
     assert latency["slope"].attrs["units"] == "us/byte"

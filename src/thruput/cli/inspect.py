@@ -8,7 +8,7 @@ import sys
 from .. import formats
 from ..errors import ParseError, ThruputError
 from ..reader import read
-from ..summary import line_accounting, summarize
+from ..inspection import line_accounting, summarize
 
 
 def add_parser(sub):

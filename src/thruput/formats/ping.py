@@ -48,7 +48,7 @@ Duplicates and RTT statistics
     Duplicate replies keep their RTT in ``rtt``. iputils, BSD and BusyBox all include
     duplicates in their printed min/avg/max (they divide the RTT sum by received +
     duplicates), so the ``tool_summary`` statistics are those of ``reply`` and ``duplicate``
-    probes together; :func:`thruput.summary.summarize` reports ``rtt_ms`` over ``reply``
+    probes together; :func:`thruput.inspection.summarize` reports ``rtt_ms`` over ``reply``
     probes only (the RTT of the probe, not of other hosts answering a broadcast).
 
 tool_summary

@@ -11,7 +11,7 @@ plateau         plateau, best_cells, top_fraction, smallest_product
 bounds          window_bound (median beside n x window / RTT and capacity)
 load            rtt_load, rtt_growth, trend_vs_throughput
 udp             udp_grid, udp_onset, offered_rate
-latency         fit_latency, latency_fit
+latency         latency_line (the line, as a dict), latency_fit (fit and points, a Dataset)
 tcp             tcp_series, tcp_summary, congestion_vs_throughput
 compare         compare, hodges_lehmann, metadata_diff
 periodic        periodogram, daily_cycle
@@ -30,7 +30,7 @@ from . import accessor as _accessor  # noqa: F401  (registers ds.thruput / da.th
 from .bounds import window_bound
 from .defaults import DEFAULTS
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
-from .latency import fit_latency, latency_fit
+from .latency import fit_latency, latency_fit, latency_line  # noqa: F401 (fit_latency: old name)
 from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .periodic import daily_cycle, periodogram, time_series
 from .plateau import best_cells, plateau, smallest_product, top_fraction
@@ -51,7 +51,7 @@ __all__ = [
     # RTT, loss and load
     "rtt_load", "rtt_growth", "trend_vs_throughput",
     # UDPmon
-    "udp_grid", "udp_onset", "offered_rate", "fit_latency", "latency_fit",
+    "udp_grid", "udp_onset", "offered_rate", "latency_line", "latency_fit",
     # web100 / tcp_info
     "tcp_series", "tcp_summary", "congestion_vs_throughput", "counter_increments",
     "counter_total",
