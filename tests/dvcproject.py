@@ -1,8 +1,8 @@
 """Build a throw-away copy of thruput's DVC project (for tests/test_dvc.py and benchmarks).
 
 The copy is a real git repository with the project's ``dvc.yaml`` (its ``normalize`` and
-``stats`` stages: the report stages need the site toolchain), ``params.yaml`` with the
-campaigns given, ``.dvc/config`` (so its local directory remote, ``../dvc-store`` beside
+``stats`` stages, or with ``site=True`` all of them and what the pages need),
+``params.yaml`` with the campaigns given, ``.dvc/config`` (so its local directory remote, ``../dvc-store`` beside
 the repository), ``.dvcignore`` and ``src/thruput`` (a dependency of every stage). The
 stages run the ``thruput`` of the interpreter running this code.
 """
@@ -21,6 +21,9 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 #: Stages of the project's dvc.yaml that a copy keeps.
 STAGES = ("normalize", "stats")
+#: What a copy with the site needs besides src/thruput and the campaigns.
+SITE_FILES = ("_quarto.yml", "CITATION.cff")
+SITE_DIRS = ("notebooks", "data/published")
 GIT_IDENTITY = {"GIT_AUTHOR_NAME": "thruput tests", "GIT_AUTHOR_EMAIL": "tests@thruput.invalid",
                 "GIT_COMMITTER_NAME": "thruput tests", "GIT_COMMITTER_EMAIL": "tests@thruput.invalid"}
 
@@ -61,7 +64,7 @@ def set_campaigns(repo, names):
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-def make_project(repo, campaigns, dvc_added=()):
+def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, comparisons=None):
     """Create the project copy at ``repo`` and commit it.
 
     Parameters
@@ -72,19 +75,38 @@ def make_project(repo, campaigns, dvc_added=()):
         Campaign name -> source campaign directory, copied to ``data/raw/<name>``.
     dvc_added : sequence of str
         Names among ``campaigns`` tracked with ``dvc add`` instead of git.
+    site : bool
+        Keep every stage of the project (catalogue, comparisons, one stage per page, the
+        site) with the notebooks, ``_quarto.yml`` and the published numbers; else only
+        ``normalize`` and ``stats``.
+    studies, comparisons : optional
+        The ``studies`` list and ``comparisons`` mapping of ``params.yaml`` (default: the
+        project's).
     """
     repo = Path(repo)
     (repo / ".dvc").mkdir(parents=True)
     for name in (".dvc/config", ".dvc/.gitignore", ".dvcignore", "params.yaml"):
         shutil.copy2(ROOT / name, repo / name)
     pipeline = yaml.safe_load((ROOT / "dvc.yaml").read_text())
-    pipeline["stages"] = {k: v for k, v in pipeline["stages"].items() if k in STAGES}
+    if not site:
+        pipeline["stages"] = {k: v for k, v in pipeline["stages"].items() if k in STAGES}
+    else:
+        for name in SITE_FILES:
+            shutil.copy2(ROOT / name, repo / name)
+        for name in SITE_DIRS:
+            shutil.copytree(ROOT / name, repo / name)
     (repo / "dvc.yaml").write_text(yaml.safe_dump(pipeline, sort_keys=False))
     shutil.copytree(ROOT / "src" / "thruput", repo / "src" / "thruput",
                     ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     for name, source in campaigns.items():
         copy_campaign(source, repo / "data" / "raw", name)
     set_campaigns(repo, campaigns)
+    params = yaml.safe_load((repo / "params.yaml").read_text())
+    if studies is not None:
+        params["studies"] = list(studies)
+    if comparisons is not None:
+        params["comparisons"] = dict(comparisons)
+    (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     run(["git", "init", "-q", "-b", "main"], repo)
     for name in dvc_added:
         run(["dvc", "add", "-q", f"data/raw/{name}"], repo)

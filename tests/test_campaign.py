@@ -210,8 +210,10 @@ def test_check_reports_corrupted_raw_file(mini):
     text = victim.read_text()
     victim.write_text(text[: len(text) // 2])            # a transfer cut off half way
     problems = check_campaign(mini)
-    assert [p.file for p in problems] == [str(victim)]
-    assert problems[0].severity == "error"
+    assert [p.file for p in problems] == [str(victim)] * 2     # its sha256 changed, and it is cut off
+    assert problems[0].message.startswith("changed since it was recorded")
+    assert "truncated" in problems[1].message
+    assert {p.severity for p in problems} == {"error"}
     with pytest.raises(Exception, match="w65536-s1-r1.iperf3.json"):
         open_campaign(mini)
 
@@ -246,7 +248,7 @@ def test_partial_file_is_a_warning_and_not_read(mini):
 
 def test_role_of_another_kind_is_an_error(mini):
     with open(mini / "runs.csv", "a") as f:
-        f.write("bw,udpmon_bw,runs/w65536-s1-r0.loaded.ping,,,,,\n")
+        f.write("bw,udpmon_bw,runs/w65536-s1-r0.loaded.ping,,,,,,\n")
     problems = check_campaign(mini)
     assert [(p.file, p.line, p.message) for p in problems] == [
         (str(mini / "runs.csv"), 26, "role udpmon_bw in a tcp_sweep campaign (iperf or ping expected)")]

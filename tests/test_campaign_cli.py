@@ -15,6 +15,7 @@ import pytest
 from thruput import open_campaign
 from thruput.campaign import load_metadata
 from thruput.campaign.importer import parse_size
+from thruput.campaign.layout import sha256_of
 from thruput.cli import main
 
 from .conftest import DATA, ROOT
@@ -44,8 +45,9 @@ def test_check_lists_problems_with_file_and_line(tmp_path, capsys):
     victim.write_text("\n".join(lines) + "\n")
     assert main(["campaign", "check", str(mini)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith(f"{victim}:3: error: ")
-    assert out[-1] == f"{mini}: FAILED (1 errors, 0 warnings)"
+    assert out[0].startswith(f"{victim}: error: changed since it was recorded: ")     # its sha256
+    assert out[1].startswith(f"{victim}:3: error: ")                                    # and why
+    assert out[-1] == f"{mini}: FAILED (2 errors, 0 warnings)"
 
 
 def test_check_name_under_root(capsys):
@@ -116,13 +118,18 @@ def test_check_against_normalized_catches_a_file_changed_in_place(tmp_path, caps
     assert main(["pipeline", "normalize", str(mini), str(nc)]) == 0
     assert main(["campaign", "check", str(mini), "--against", str(nc)]) == 0
     victim = mini / "runs" / "w262144-s2-r0.unloaded.ping"
-    # a value edited so that the log still parses: only the hashes can tell
+    # a value edited so that the log still parses: only the hashes can tell, those of
+    # runs.csv (recorded with the file) and those of the normalized campaign
     victim.write_text(victim.read_text().replace("time=0.0", "time=0.1", 1))
+    assert main(["campaign", "check", str(mini)]) == 1
+    assert f"{victim}: error: changed since it was recorded" in capsys.readouterr().out
+    rows = (mini / "runs.csv").read_text().replace(sha256_of(MINI / "runs" / victim.name), "")
+    (mini / "runs.csv").write_text(rows)                 # as a manifest that keeps no hash
     assert main(["campaign", "check", str(mini)]) == 0
     capsys.readouterr()
     assert main(["campaign", "check", str(mini), "--against", str(nc)]) == 1
     out = capsys.readouterr().out.splitlines()
-    assert len(out) == 2 and out[0].startswith(f"{victim}: error: changed since the campaign was normalized")
+    assert len(out) == 3 and out[1].startswith(f"{victim}: error: changed since the campaign was normalized")
 
 
 def test_import_takes_start_times_from_the_logs(tmp_path):
@@ -142,7 +149,7 @@ def test_check_with_a_malformed_manifest_row_still_checks_the_others(tmp_path, c
     manifest = directory / "runs.csv"
     lines = manifest.read_text().splitlines(keepends=True)
     lines[2] = lines[2].replace(",65536,1,0,loaded,", ",65536,x,0,loaded,")        # a typo
-    lines.append("w1-s1-r0,iperf,runs/nothere.json,1,1,0,,\n")
+    lines.append("w1-s1-r0,iperf,runs/nothere.json,,1,1,0,,\n")
     manifest.write_text("".join(lines))
     assert main(["campaign", "check", str(directory)]) == 1
     out = capsys.readouterr().out.splitlines()

@@ -19,7 +19,7 @@ from .conftest import DATA
 from .dvcproject import clone, commit, copy_campaign, make_project, run, set_campaigns, stages_run
 
 MINI = DATA / "campaigns" / "loopback-mini"
-OUTPUTS = ("loopback-mini.nc", "loopback-mini.stats.json", "big.nc", "big.stats.json")
+OUTPUTS = ("loopback-mini.nc", "loopback-mini.stats.nc", "big.nc", "big.stats.nc")
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("dvc", reason="dvc is in thruput's [site] extra")
@@ -113,4 +113,4 @@ def test_adding_a_campaign_reruns_only_its_stages(origin):
     assert "Stage 'normalize@loopback-mini' didn't change, skipping" in out
     after = yaml.safe_load((work / "dvc.lock").read_text())["stages"]
     assert {k: v for k, v in after.items() if not k.endswith("@extra")} == before
-    assert (work / "data" / "processed" / "extra.stats.json").is_file()
+    assert (work / "data" / "processed" / "extra.stats.nc").is_file()

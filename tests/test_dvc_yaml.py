@@ -8,7 +8,8 @@ import pytest
 import yaml
 
 from thruput.campaign.check import check_campaign
-from thruput.cli.pipeline import STATS_DEFAULTS
+from thruput import stats
+from thruput.site.config import load_config
 
 from .conftest import ROOT
 
@@ -23,11 +24,34 @@ def stage_bodies():
 
 
 def test_stages_and_params_sections():
-    assert list(STAGES) == ["normalize", "stats", "reproduce", "site"]
-    assert STAGES["normalize"]["foreach"] == "${campaigns}"
-    assert STAGES["stats"]["foreach"] == "${campaigns}"
-    assert set(PARAMS) == {"campaigns", "stats"}
-    assert set(PARAMS["stats"]) == set(STATS_DEFAULTS)
+    assert list(STAGES) == ["normalize", "stats", "catalogue", "compare", "reproduce", "datapackage",
+                            "page-campaign", "page-study", "page-compare", "page-catalogue",
+                            "page-reproduction", "page-methods", "page-data", "site"]
+    for name in ("normalize", "stats", "page-campaign"):
+        assert STAGES[name]["foreach"] == "${campaigns}"
+    assert STAGES["compare"]["foreach"] == STAGES["page-compare"]["foreach"] == "${comparisons}"
+    assert set(PARAMS) == {"campaigns", "studies", "comparisons", "stats"}
+    assert PARAMS["stats"] == stats.DEFAULTS               # one set of defaults
+
+
+def test_every_page_of_the_site_is_one_stage():
+    """The executed notebooks the page stages write are exactly the pages the site assembles."""
+    config = load_config(ROOT, PARAMS["campaigns"], PARAMS["studies"],
+                         comparisons=list(PARAMS["comparisons"]))
+    outs = []
+    for name, stage in STAGES.items():
+        if name.startswith("page-"):
+            body = stage.get("do", stage)
+            values = {"page-campaign": PARAMS["campaigns"], "page-study": PARAMS["studies"],
+                      "page-compare": list(PARAMS["comparisons"])}.get(name, [None])
+            for value in values:
+                outs += [o.replace("${item}", str(value)).replace("${key}", str(value)) for o in body["outs"]]
+    assert sorted(outs) == sorted(f"build/pages/{p.output.as_posix()}" for p in config.pages)
+
+
+def test_comparisons_name_listed_campaigns():
+    for name, comparison in PARAMS["comparisons"].items():
+        assert {comparison["a"], comparison["b"]} <= set(PARAMS["campaigns"]), name
 
 
 @pytest.mark.parametrize("name, stage", list(stage_bodies()), ids=[n for n, _ in stage_bodies()])
@@ -37,9 +61,9 @@ def test_every_stage_depends_on_the_package_and_passes_its_paths(name, stage):
     assert cmd.startswith("thruput ")
     for out in stage["outs"]:                      # every output path is on the command line
         assert out in cmd
-    for dep in stage["deps"]:
-        if dep.startswith("data/") and name != "site":
-            assert dep in cmd
+    for dep in stage["deps"]:                      # a page names its inputs in its parameters
+        if dep.startswith("data/") and not name.startswith("page-"):
+            assert dep.replace("${item.a}", "${item.a}") in cmd
 
 
 def test_no_stage_lists_the_campaign_list_as_a_parameter():

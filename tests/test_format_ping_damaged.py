@@ -16,7 +16,7 @@ import thruput
 from thruput.errors import ParseError
 from thruput.formats import ping
 from thruput.reader import read_bytes
-from thruput.summary import summarize
+from thruput.inspection import summarize
 
 from .conftest import DATA
 from .test_format_ping_scan import assert_same_outcome

@@ -141,16 +141,18 @@ def test_record_loopback_writes_the_campaign_layout(tmp_path, iperf3_server):
     with open(campaign / "runs.csv", newline="") as f:
         table = list(csv.reader(f))
     assert tuple(table[0]) == COLUMNS
-    assert [(r[0], r[1], r[2], r[6]) for r in table[1:4]] == [
+    assert [(r[0], r[1], r[2], r[7]) for r in table[1:4]] == [
         ("w65536-s1-r0", "iperf", "runs/w65536-s1-r0.iperf3.json", ""),
         ("w65536-s1-r0", "ping", "runs/w65536-s1-r0.loaded.ping", "loaded"),
         ("w65536-s1-r0", "ping", "runs/w65536-s1-r0.unloaded.ping", "unloaded")]
     assert [r[0] for r in table[1:]] == [run for run in runs for _ in range(3)]
-    assert [(r[3], r[4], r[5]) for r in table[1::3]] == [
+    assert [(r[4], r[5], r[6]) for r in table[1::3]] == [
         ("65536", "1", "0"), ("65536", "2", "0"), ("262144", "1", "0"), ("262144", "2", "0")]
     # every file listed exists and nothing else is in runs/ (no .part left)
     assert sorted(p.name for p in (campaign / "runs").iterdir()) == sorted(
         r[2].split("/")[1] for r in table[1:])
+    # the sha256 of each file as recorded
+    assert all(r[3] == hashlib.sha256((campaign / r[2]).read_bytes()).hexdigest() for r in table[1:])
 
     result = json.loads((campaign / "runs/w262144-s2-r0.iperf3.json").read_text())
     assert result["start"]["test_start"]["num_streams"] == 2
@@ -162,8 +164,8 @@ def test_record_loopback_writes_the_campaign_layout(tmp_path, iperf3_server):
     unloaded = _ping_lines(campaign / "runs/w262144-s2-r0.unloaded.ping")
     assert loaded[0].startswith("[") and "icmp_seq=1 " in loaded[0]  # -D timestamps
     assert 4 <= len(loaded) <= 8 and 4 <= len(unloaded) <= 6
-    start_loaded = table[10][7]
-    start_unloaded = table[12][7]
+    start_loaded = table[10][8]
+    start_unloaded = table[12][8]
     assert start_loaded < start_unloaded and start_loaded.endswith("Z")
 
     data = _validate_yaml(campaign)

@@ -10,8 +10,10 @@ import pytest
 
 from thruput import open_campaign
 from thruput.campaign.importer import import_campaign
-from thruput.cli.pipeline import STATS_DEFAULTS, campaign_statistics, write_netcdf
+from thruput.cli import main
+from thruput.cli.pipeline import write_netcdf, write_product
 from thruput.report import campaigns as report
+from thruput.stats.product import campaign_product
 
 from .conftest import DATA
 
@@ -30,7 +32,16 @@ def campaign_without(tmp_path, name, dropped):
     meta = (directory / "campaign.yaml").read_text().replace("name: loopback-mini", f"name: {name}")
     explained = "".join(f"  - {{run: {run}, reason: iperf3 failed}}\n" for run in gone)
     (directory / "campaign.yaml").write_text(meta.replace("explained: []\n", f"explained:\n{explained}"))
-    return open_campaign(directory)
+    return processed(tmp_path, open_campaign(directory))
+
+
+def processed(tmp_path, ds):
+    """``ds`` as the pipeline leaves it: ``<c>.nc`` and ``<c>.stats.nc`` in ``tmp_path/processed``,
+    read back as a page reads it."""
+    name = ds.attrs["campaign"]
+    write_netcdf(ds, tmp_path / "processed" / f"{name}.nc")
+    write_product(campaign_product(ds), tmp_path / "processed" / f"{name}.stats.nc")
+    return report.read_processed(tmp_path / "processed", name)
 
 
 @pytest.fixture
@@ -84,7 +95,7 @@ def test_charts_when_nothing_completed(tmp_path, shown):
 def iperf_only(tmp_path):
     """loopback-mini imported without its ping logs (the plan then has no ping)."""
     logs = sorted((MINI / "runs").glob("*.iperf3.json"))
-    return open_campaign(import_campaign("iperf-only", logs, root=tmp_path))
+    return processed(tmp_path, open_campaign(import_campaign("iperf-only", logs, root=tmp_path)))
 
 
 def test_a_campaign_without_ping_logs(tmp_path, shown):
@@ -97,9 +108,7 @@ def test_a_campaign_without_ping_logs(tmp_path, shown):
                 and isinstance(item.data, str) and item.data.startswith("## ")]
     assert "## Ping RTT with and without load" not in headings
     assert headings[-1] == "## Window plateau per streams count"
-    stats = campaign_statistics(ds, STATS_DEFAULTS)
-    assert set(stats) == {"campaign", "kind", "params", "cells", "plateau", "best_cells",
-                          "smallest_product"}
+    assert set(report.read_product(ds).children) == {"cells", "plateau", "best_cells", "smallest_product"}
 
 
 def test_cell_table_marks_a_cell_that_never_ran(tmp_path):
@@ -109,23 +118,46 @@ def test_cell_table_marks_a_cell_that_never_ran(tmp_path):
     assert gap == ["64 2 0 – – – – – –"]
 
 
+def catalogue_of(tmp_path, names):
+    params = tmp_path / "params.yaml"
+    params.write_text(f"campaigns: [{', '.join(names)}]\n")
+    assert main(["pipeline", "catalogue", str(tmp_path / "processed"), str(tmp_path / "report" / "catalogue.nc"),
+                 "--params", str(params)]) == 0
+    return text(report.catalogue(tmp_path / "report").data)
+
+
 def test_catalogue_without_single_stream_runs(tmp_path):
-    processed = tmp_path / "processed"
-    write_netcdf(campaign_without(tmp_path, "no-one-stream", "-s1-"), processed / "no-one-stream.nc")
-    table = text(report.catalogue(processed).data)
+    campaign_without(tmp_path, "no-one-stream", "-s1-")
+    table = catalogue_of(tmp_path, ["no-one-stream"])
     assert "nan" not in table.lower()
     assert re.search(r"no-one-stream vm → vm 2026-11-22 tcp_sweep [0-9.]+ – [0-9.]+ / [0-9.]+$", table)
 
 
-def test_comparison_pair_follows_the_params_campaign_list(tmp_path, shown):
-    processed = tmp_path / "processed"
-    for name, dropped in (("zeta", "-s2-"), ("alpha", "-r1"), ("added", "w262144")):
-        write_netcdf(campaign_without(tmp_path, name, dropped), processed / f"{name}.nc")
-    params = tmp_path / "params.yaml"
-    params.write_text("campaigns: [zeta, alpha, added]\n")
-    report.comparison(processed, params=params)
+def test_catalogue_shows_the_product_numbers(tmp_path):
+    directory = shutil.copytree(MINI, tmp_path / "all")
+    meta = directory / "campaign.yaml"
+    meta.write_text(meta.read_text().replace("name: loopback-mini", "name: all"))
+    ds = processed(tmp_path, open_campaign(directory))
+    product = report.read_product(ds)
+    one = product["plateau"].to_dataset().sel(streams=1)
+    rtt = product["rtt_pooled"]["median"]
+    assert catalogue_of(tmp_path, ["all"]).endswith(
+        f"all vm → vm 2026-11-22 tcp_sweep {float(product['cells']['median'].max()) / 1e6:.1f} "
+        f"{float(one['onset']) / 1024:.0f} {float(rtt.sel(phase='unloaded')):.3f} / {float(rtt.sel(phase='loaded')):.3f}")
+
+
+def test_comparison_page_shows_the_stage_output(tmp_path, shown):
+    for name, dropped in (("zeta", "-s2-"), ("alpha", "-r1")):
+        campaign_without(tmp_path, name, dropped)
+    out = tmp_path / "report" / "compare-z-vs-a.nc"
+    assert main(["pipeline", "compare", str(tmp_path / "processed" / "zeta.nc"),
+                 str(tmp_path / "processed" / "alpha.nc"), str(out), "--name", "z-vs-a"]) == 0
+    setup = text(report.comparison(tmp_path / "report", "z-vs-a").data)
     assert shown[0].data.startswith("## zeta → alpha\n")
-    shown.clear()
-    params.write_text("campaigns: []\n")          # not listed: by name
-    report.comparison(processed, params=params)
-    assert shown[0].data.startswith("## added → alpha\n")
+    assert type(shown[1]).__name__ == "LayerChart"                   # differences with their CIs
+    cells = text(shown[2].data)
+    # only streams 1 is in both; each row: window, streams, medians, difference, CI, HL, p
+    assert cells.startswith("window (KiB) streams median zeta (Mbit/s) median alpha (Mbit/s) difference (Mbit/s) "
+                            "95% CI (Mbit/s) Hodges-Lehmann (Mbit/s) Mann-Whitney p 64 1 ")
+    assert len(re.findall(r"<tr>", shown[2].data)) == 2                # the 2 windows
+    assert setup.startswith("key zeta alpha change")

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from thruput.cli.pipeline import write_product
+from thruput.stats.product import campaign_product
 from thruput import published, reproduce
 from thruput.report import studies
 
@@ -41,6 +43,8 @@ def processed(tmp_path_factory, ledger):
     ds = synthetic.campaign(metadata=meta, repeats=3)
     ds.attrs["campaign"] = "shaped"
     ds.to_netcdf(folder / "shaped.nc")
+    # as the pipeline's stats stage leaves it beside the campaign: pages read it
+    write_product(campaign_product(ds), folder / "shaped.stats.nc")
     return folder
 
 
@@ -302,7 +306,9 @@ def processed_udp(tmp_path_factory, ledger):
 
     folder = tmp_path_factory.mktemp("processed-udp")
     ledger.to_csv(folder / "reproduction.csv", index=False)
-    write_netcdf(open_campaign(ROOT / "data" / "raw" / "udpmon-veth-500m"), folder / "udpmon-veth-500m.nc")
+    ds = open_campaign(ROOT / "data" / "raw" / "udpmon-veth-500m")
+    write_netcdf(ds, folder / "udpmon-veth-500m.nc")
+    write_product(campaign_product(ds), folder / "udpmon-veth-500m.stats.nc")
     return folder
 
 

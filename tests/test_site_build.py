@@ -206,3 +206,31 @@ def test_an_output_folder_holding_the_project_is_refused(tmp_path, capsys):
         assert capsys.readouterr().err == (f"thruput: {out}: the output folder holds the project "
                                            f"{project}; give the site a folder of its own (e.g. _site)\n")
     assert (project / "_quarto.yml").is_file() and (project / "notebooks" / "home.ipynb").is_file()
+
+
+def test_pages_executed_one_by_one_are_assembled_without_executing(tmp_path, capsys):
+    """What the page-...@ stages and the site stage of dvc.yaml do."""
+    from thruput.cli import main
+
+    project = _project(tmp_path)
+    assert main(["site", "page", "notebooks/item.ipynb", "build/pages/notebooks/item-a.ipynb",
+                 "-p", "name=a", "--root", str(project)]) == 0
+    assert capsys.readouterr().out == "build/pages/notebooks/item-a.ipynb: executed notebooks/item.ipynb {'name': 'a'}\n"
+    (project / "params.yaml").write_text("campaigns: [a]\nstudies: []\ncomparisons: {}\n")
+    assert main(["site", "build", "--root", str(project), "--params", str(project / "params.yaml"),
+                 "--pages", "build/pages", "--engine", "nbconvert"]) == 1
+    assert "no executed notebook for notebooks/home.ipynb" in capsys.readouterr().err
+    assert main(["site", "page", "notebooks/home.ipynb", "build/pages/notebooks/home.ipynb",
+                 "--root", str(project)]) == 0
+    lines = []
+    site = build(project, campaigns=["a"], seeds=[], engine="nbconvert", log=lines.append,
+                 pages="build/pages")
+    assert lines == [f"rendered 2 pages with nbconvert into {site}"]        # nothing executed
+    assert "item a" in (site / "notebooks" / "item-a.html").read_text()
+
+
+def test_page_parameters_are_name_value(tmp_path, capsys):
+    from thruput.cli import main
+
+    assert main(["site", "page", "notebooks/item.ipynb", "out.ipynb", "-p", "name", "--root", str(tmp_path)]) == 2
+    assert "--parameter 'name': expected NAME=VALUE" in capsys.readouterr().err

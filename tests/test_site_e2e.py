@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+import yaml
 
 from .conftest import ROOT
 
@@ -74,9 +75,13 @@ def _pages(site):
 
 def test_site_has_every_kind_of_page(site):
     pages = _pages(site)
-    for expected in ("index.html", "notebooks/index.html", "notebooks/compare.html",
-                     "notebooks/reproduction.html", "notebooks/methods.html", "notebooks/data.html"):
+    for expected in ("index.html", "notebooks/index.html", "notebooks/reproduction.html",
+                     "notebooks/methods.html", "notebooks/data.html"):
         assert expected in pages
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for name in params["comparisons"]:                 # one page per comparison chosen
+        assert f"notebooks/compare-{name}.html" in pages
+        assert (site / "notebooks" / f"compare-{name}.html").read_text().count('class="thruput-chart"') == 1
     assert sum(p.startswith("notebooks/campaign-") for p in pages) >= 3, pages
     assert sum(p.startswith("notebooks/study-") for p in pages) == 5, pages
     assert (site / "data" / "datapackage.json").exists()

@@ -9,7 +9,7 @@ import pytest
 import scipy.stats
 import xarray as xr
 
-from thruput.stats import (expected_latency_slope, fit_latency, latency_fit, offered_rate,
+from thruput.stats import (expected_latency_slope, latency_line, latency_fit, offered_rate,
                            udp_grid, udp_onset)
 
 from . import synthetic
@@ -70,7 +70,7 @@ def test_fit_latency_agrees_with_linregress():
     rng = np.random.default_rng(5)
     size = np.arange(64, 1473, 64, dtype=float)
     latency = 20 + 0.0231 * size + rng.normal(0, 0.5, size.size)
-    fit = fit_latency(size, latency)
+    fit = latency_line(size, latency)
     ref = scipy.stats.linregress(size, latency)
     assert fit["slope"] == pytest.approx(ref.slope, rel=1e-10)
     assert fit["intercept"] == pytest.approx(ref.intercept, rel=1e-10)
@@ -81,11 +81,11 @@ def test_fit_latency_agrees_with_linregress():
 
 
 def test_fit_latency_nan_range_and_short_input():
-    fit = fit_latency([0, 100, 200, np.nan, 1000], [10, 12, 14, 99, 100], size_range=(0, 500))
+    fit = latency_line([0, 100, 200, np.nan, 1000], [10, 12, 14, 99, 100], size_range=(0, 500))
     assert fit["n"] == 3 and fit["slope"] == pytest.approx(0.02) and fit["slope_se"] == pytest.approx(0)
-    two = fit_latency([0, 100], [1, 2])
+    two = latency_line([0, 100], [1, 2])
     assert two["slope"] == pytest.approx(0.01) and np.isnan(two["slope_se"])
-    assert np.isnan(fit_latency([1], [1])["slope"])
+    assert np.isnan(latency_line([1], [1])["slope"])
 
 
 def test_latency_fit_beside_seed_001_expected_slope():

@@ -84,3 +84,10 @@ def test_expected_latency_slope_seed_001():
 def test_expected_latency_slope_rejects_zero_rate():
     with pytest.raises(ValueError, match="positive"):
         theory.expected_latency_slope([125e6, 0])
+
+
+def test_gige_goodput_is_theory():
+    """TCP with timestamps: 1448 payload bytes per 1538 on the wire; UDP: 1472."""
+    assert theory.gige_goodput() == 1e9 * 1448 / 1538
+    assert theory.gige_goodput(protocol="udp") == 1e9 * 1472 / 1538
+    assert theory.gige_goodput(9000) == 1e9 * 8948 / 9038

@@ -1,7 +1,9 @@
 """Campaigns: a directory of raw logs plus its description, as one labelled Dataset.
 
+``layout``
+    File names, manifest columns, run ids and sizes, shared with :mod:`thruput.record`.
 ``dataset``
-    The on-disk layout (``campaign.yaml``, ``runs.csv``) and :func:`open_campaign`.
+    Reading the on-disk layout (``campaign.yaml``, ``runs.csv``) and :func:`open_campaign`.
 ``check``
     ``thruput campaign check``: every problem of a campaign directory, each naming a file.
 ``importer``

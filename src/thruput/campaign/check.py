@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from . import dataset as cp
+from .layout import sha256_of
 from ..errors import ParseError, ThruputError
 
 __all__ = ["Problem", "check_campaign", "check_against", "IGNORED_FILES"]
@@ -50,8 +51,9 @@ def check_campaign(directory):
 
     Checks that ``campaign.yaml`` parses and follows the schema (and that its name is the
     directory's, its path names hosts it describes, its kind matches its tool); that
-    ``runs.csv`` is well formed with no duplicate rows; that every listed file exists, is
-    read by :func:`thruput.read` without error, is the kind its role says, is complete, and
+    ``runs.csv`` is well formed with no duplicate rows; that every listed file exists, has
+    the bytes whose sha256 the manifest keeps (a file changed since it was recorded or
+    imported is an error, even when it still parses), is read by :func:`thruput.read` without error, is the kind its role says, is complete, and
     (for iperf) says the streams and window the manifest says; and that every run the plan
     asks for is present or explained in ``explained``.
 
@@ -95,12 +97,15 @@ def check_campaign(directory):
     except ParseError as exc:
         problems += [Problem(manifest, line, msg) for line, msg in exc.errors]
 
+    checked = []
     for row in rows:
         if metadata is not None and row.role not in cp.CAMPAIGN_ROLES[metadata["kind"]]:
             problems.append(Problem(manifest, row.line, f"role {row.role} in a {metadata['kind']} "
                                     f"campaign ({' or '.join(cp.CAMPAIGN_ROLES[metadata['kind']])} expected)"))
             continue
         problems += _check_file(directory, row, manifest)
+        checked.append(row)
+    problems += _unhashed(directory, checked, manifest)
     problems += _unlisted(directory, rows, listed)
     if metadata is not None:
         problems += _check_plan(metadata, node, rows, meta_path)
@@ -135,17 +140,18 @@ def _check_file(directory, row, manifest):
     where = f"{manifest}:{row.line}"
     if not path.is_file():
         return [Problem(manifest, row.line, f"{row.path} is listed but missing")]
+    # a changed file is an error even when it parses; what else is wrong with it follows
+    problems = [p for p in [_changed(directory, row, path)] if p]
     try:
         ds = cp.read_raw(directory, row)
     except ParseError as exc:
-        listed = [Problem(str(path), line, msg) for line, msg in exc.errors[:MAX_ERRORS_PER_FILE]]
+        problems += [Problem(str(path), line, msg) for line, msg in exc.errors[:MAX_ERRORS_PER_FILE]]
         if len(exc.errors) > MAX_ERRORS_PER_FILE:
-            listed.append(Problem(str(path), None,
-                                  f"... and {len(exc.errors) - MAX_ERRORS_PER_FILE} more errors"))
-        return listed
+            problems.append(Problem(str(path), None,
+                                    f"... and {len(exc.errors) - MAX_ERRORS_PER_FILE} more errors"))
+        return problems
     except (ThruputError, OSError) as exc:
-        return [Problem(str(path), None, f"{str(exc).removeprefix(str(path) + ': ')} ({where})")]
-    problems = []
+        return problems + [Problem(str(path), None, f"{str(exc).removeprefix(str(path) + ': ')} ({where})")]
     if row.role == "iperf":
         run = ds.isel(run=0)
         streams = float(run["streams"])
@@ -157,6 +163,28 @@ def _check_file(directory, row, manifest):
             problems.append(Problem(str(path), None, f"the log requested a {int(window)} byte window; "
                                     f"{cp.MANIFEST_FILE} line {row.line} says {row.window}"))
     return problems
+
+
+def _changed(directory, row, path):
+    """A Problem if the file's bytes are not those whose sha256 the manifest keeps."""
+    if not row.sha256:
+        return None
+    now = sha256_of(path)
+    if now == row.sha256:
+        return None
+    return Problem(str(path), None, f"changed since it was recorded: {cp.MANIFEST_FILE} line {row.line} "
+                   f"keeps sha256 {row.sha256}, the file's is {now}; if the change is intended, "
+                   f"record it with `thruput campaign accept {directory} {row.path} --reason ...`")
+
+
+def _unhashed(directory, rows, manifest):
+    """One warning for the rows that keep no sha256 (a changed file would go unnoticed)."""
+    bare = [r for r in rows if not r.sha256 and (Path(directory) / r.path).is_file()]
+    if not bare:
+        return []
+    return [Problem(manifest, bare[0].line, f"{len(bare)} of {len(rows)} rows keep no sha256, so a change "
+                    f"to their files cannot be detected; `thruput campaign accept {directory} --reason ...` "
+                    "records the hashes of the files as they are", "warning")]
 
 
 def _unlisted(directory, rows, also_listed=()):

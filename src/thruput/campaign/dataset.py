@@ -33,6 +33,8 @@ import yaml
 
 from ..errors import ParseError, ThruputError
 from ..reader import read
+from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
+                     RUN_ID, parse_run_id, run_id)
 
 __all__ = [
     "open_campaign", "resolve", "load_metadata", "read_manifest", "parse_manifest", "planned_runs",
@@ -42,10 +44,6 @@ __all__ = [
 
 #: Where campaign names resolve (relative to the working directory).
 DEFAULT_ROOT = "data/raw"
-CAMPAIGN_FILE = "campaign.yaml"
-MANIFEST_FILE = "runs.csv"
-#: Columns of runs.csv, in order (docs/design.md).
-MANIFEST_COLUMNS = ("run", "role", "path", "window", "streams", "repeat", "phase", "started")
 #: Role of a raw file -> the contract kind its reader must return.
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
               "udpmon_req": "latency_scan"}
@@ -56,9 +54,9 @@ BASELINE = "baseline"
 #: Roles of the files of each kind of campaign.
 CAMPAIGN_ROLES = {"tcp_sweep": ("iperf", "ping"), "udp_sweep": ("udpmon_bw", "udpmon_req")}
 TCP_ROLES = CAMPAIGN_ROLES["tcp_sweep"]
-#: Run ids of TCP sweeps: requested window in bytes, streams, repeat.
-RUN_ID = re.compile(r"^w(?P<window>[0-9]+)-s(?P<streams>[0-9]+)-r(?P<repeat>[0-9]+)$")
 KINDS = ("tcp_sweep", "udp_sweep")
+#: A sha256 as runs.csv keeps it (lower-case hexadecimal).
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
 class CampaignError(ThruputError):
@@ -78,17 +76,7 @@ class ManifestRow:
     phase: str
     started: str
     line: int
-
-
-def run_id(window, streams, repeat):
-    """The run id of a TCP sweep cell, e.g. ``run_id(65536, 4, 0) == "w65536-s4-r0"``."""
-    return f"w{int(window)}-s{int(streams)}-r{int(repeat)}"
-
-
-def parse_run_id(run):
-    """``"w65536-s4-r0"`` -> ``(65536, 4, 0)``; ``None`` if ``run`` is not of that shape."""
-    m = RUN_ID.match(run)
-    return None if m is None else (int(m["window"]), int(m["streams"]), int(m["repeat"]))
+    sha256: str = ""          # of the file when recorded or imported; "" if not kept
 
 
 def resolve(name_or_path, root=DEFAULT_ROOT):
@@ -248,7 +236,9 @@ def parse_manifest(directory):
     CampaignError
         If ``runs.csv`` is missing.
     ParseError
-        If its header is not :data:`MANIFEST_COLUMNS` (then no row can be read).
+        If its header is not :data:`MANIFEST_COLUMNS` (then no row can be read); the
+        columns before sha256 was kept (:data:`LEGACY_MANIFEST_COLUMNS`) are read too,
+        every row's ``sha256`` then empty.
     """
     path = Path(directory) / MANIFEST_FILE
     if not path.is_file():
@@ -257,18 +247,19 @@ def parse_manifest(directory):
     rows, errors, paths = [], [], set()
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
-    if header is None or tuple(h.strip() for h in header) != MANIFEST_COLUMNS:
+    columns = None if header is None else tuple(h.strip() for h in header)
+    if columns not in (MANIFEST_COLUMNS, LEGACY_MANIFEST_COLUMNS):
         raise ParseError(f"header must be {','.join(MANIFEST_COLUMNS)}, not {header}",
                          line=1, path=str(path))
     for line, cells in enumerate(reader, start=2):
         if not cells or all(not c.strip() for c in cells):
             continue
-        if len(cells) > MANIFEST_COLUMNS.index("path"):
-            paths.add(cells[MANIFEST_COLUMNS.index("path")].strip())
-        if len(cells) != len(MANIFEST_COLUMNS):
-            errors.append((line, f"expected {len(MANIFEST_COLUMNS)} cells, found {len(cells)}"))
+        if len(cells) > columns.index("path"):
+            paths.add(cells[columns.index("path")].strip())
+        if len(cells) != len(columns):
+            errors.append((line, f"expected {len(columns)} cells, found {len(cells)}"))
             continue
-        row, problems = _manifest_row(dict(zip(MANIFEST_COLUMNS, (c.strip() for c in cells))), line)
+        row, problems = _manifest_row(dict(zip(columns, (c.strip() for c in cells))), line)
         errors.extend((line, p) for p in problems)
         if not problems:
             rows.append(row)
@@ -308,6 +299,9 @@ def _manifest_row(cells, line):
         elif ids is not None and not problems and ids != tuple(numbers[k] for k in ("window", "streams", "repeat")):
             problems.append(f"run id {cells['run']} disagrees with window/streams/repeat "
                             f"{numbers['window']}/{numbers['streams']}/{numbers['repeat']}")
+    sha = cells.get("sha256", "")
+    if sha and not SHA256.match(sha):
+        problems.append(f"sha256 {sha!r} is not 64 hexadecimal digits")
     if cells["started"]:
         try:
             pd.Timestamp(cells["started"])
@@ -317,7 +311,7 @@ def _manifest_row(cells, line):
         return None, problems
     return ManifestRow(cells["run"], cells["role"], cells["path"], numbers["window"],
                        numbers["streams"], numbers["repeat"], cells["phase"], cells["started"],
-                       line), []
+                       line, cells.get("sha256", "")), []
 
 
 def planned_runs(metadata):

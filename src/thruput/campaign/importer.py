@@ -33,6 +33,7 @@ import numpy as np
 from ruamel.yaml import YAML
 
 from . import dataset as cp
+from .layout import parse_size, sha256_of
 from ..errors import ThruputError
 from ..reader import read
 from ..record.hostinfo import _UNAME
@@ -42,8 +43,6 @@ __all__ = ["new_campaign", "import_campaign", "template", "parse_size"]
 #: Kind of a log (contract) -> its role in runs.csv.
 KIND_ROLES = {kind: role for role, kind in cp.ROLE_KINDS.items()}
 #: Size suffixes in file names: iperf's convention, K = 1024 bytes (binary prefixes).
-SIZE_SUFFIX = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
-SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgb]?)(?:i?b)?\s*$", re.IGNORECASE)
 #: The tool of the plan, from the format that read the throughput logs.
 FORMAT_TOOLS = {"iperf3_json": "iperf3", "iperf3_text": "iperf3", "iperf2": "iperf2",
                 "iperf2_csv": "iperf2"}
@@ -123,20 +122,6 @@ def new_campaign(name, root=cp.DEFAULT_ROOT, kind="tcp_sweep"):
     return directory
 
 
-def parse_size(text):
-    """``"64K"`` -> 65536; ``"256k"``, ``"1M"``, ``"4096"``, ``"2MB"`` likewise (K = 1024).
-
-    Raises
-    ------
-    ValueError
-        If ``text`` is not a size.
-    """
-    m = SIZE.match(str(text))
-    if m is None:
-        raise ValueError(f"not a size: {text!r}")
-    return int(round(float(m[1]) * SIZE_SUFFIX[m[2].lower()]))
-
-
 #: Reason written under ``explained`` for planned runs the imported pile lacks.
 NOT_IN_PILE = "no log of this run among the imported files"
 #: campaign.yaml fields the user may give on import (``thruput campaign import --title ...``).
@@ -195,6 +180,7 @@ def import_campaign(name, files, root=cp.DEFAULT_ROOT, pattern=None, kind=None, 
     (directory / "runs").mkdir(parents=True, exist_ok=True)
     for e in entries:
         shutil.copy2(e["source"], directory / e["path"])
+        e["sha256"] = sha256_of(directory / e["path"])      # as imported: later changes are refused
     rows = sorted(entries, key=lambda e: (e["started"] or "", e["run"], e["role"], e["phase"]))
     _write_manifest(directory, rows)
     starts = sorted(e["started"] for e in entries if e["started"])

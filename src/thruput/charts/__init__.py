@@ -20,7 +20,7 @@ import pandas as pd
 __all__ = [
     "STREAMS_DOMAIN", "streams_color", "heatmap", "throughput_vs_window", "cell_boxplots",
     "interval_series", "rtt_ecdf", "latency_vs_size", "udp_vs_spacing", "tcp_trace",
-    "range_bars", "enable_offline_renderer",
+    "enable_offline_renderer",
 ]
 
 #: Streams counts with a fixed colour everywhere (seed 000 sweeps 1-40 streams).
@@ -273,25 +273,6 @@ def tcp_trace(snapshots, title="TCP congestion window and smoothed RTT"):
         tooltip=[alt.Tooltip("time:Q", title="time (s)"), alt.Tooltip("srtt:Q", title="srtt (ms)")])
     return alt.vconcat(cwnd.properties(width=WIDTH, height=200),
                        srtt.properties(width=WIDTH, height=160), title=title)
-
-
-def range_bars(df, category, value, low=None, high=None, unit="", color=None, title=""):
-    """A bar per category with an optional low-high range (e.g. median with IQR).
-
-    Column names are given; ``unit`` goes into the axis title.
-    """
-    enc_color = alt.Color(f"{color}:N") if color else alt.value("#4c78a8")
-    tooltip = [f"{category}:N", alt.Tooltip(f"{value}:Q", title=f"{value} ({unit})")]
-    bars = alt.Chart(df).mark_bar().encode(
-        x=alt.X(f"{category}:N", title=None, sort=None),
-        y=alt.Y(f"{value}:Q", title=f"{value} ({unit})", scale=alt.Scale(zero=True)),
-        color=enc_color, xOffset=f"{color}:N" if color else alt.value(0), tooltip=tooltip)
-    layers = [bars]
-    if low and high:
-        layers.append(alt.Chart(df.dropna(subset=[low, high])).mark_errorbar(ticks=True).encode(
-            x=alt.X(f"{category}:N", sort=None), y=alt.Y(f"{low}:Q", title=f"{value} ({unit})"), y2=f"{high}:Q",
-            tooltip=[alt.Tooltip(f"{low}:Q"), alt.Tooltip(f"{high}:Q")]))
-    return alt.layer(*layers, title=title).properties(width=WIDTH, height=HEIGHT)
 
 
 # --------------------------------------------------------------------------- rendering

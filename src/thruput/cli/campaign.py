@@ -1,4 +1,5 @@
-"""``thruput campaign``: check a campaign directory, start a new one, import a pile of logs."""
+"""``thruput campaign``: check a campaign directory, start a new one, import a pile of logs,
+accept a raw file changed on purpose."""
 
 from __future__ import annotations
 
@@ -48,6 +49,19 @@ def add_parser(sub):
     g.add_argument("--who", action="append", help="who measured (repeatable)")
     g.add_argument("--notes", help="anything a reader must know")
     imp.set_defaults(func=run_import)
+
+    acc = verbs.add_parser(
+        "accept", help="record a raw file's changed bytes as intended (new sha256 and the reason)",
+        description="runs.csv keeps the sha256 of every raw file as recorded or imported, and "
+                    "`check` and `thruput pipeline normalize` refuse a file whose bytes changed. "
+                    "If the change is intended, accept it: the new sha256 goes into runs.csv and "
+                    "a dated entry with the reason into the `accepted` list of campaign.yaml. "
+                    "Without FILE, every listed file whose bytes differ or that keeps no sha256.")
+    acc.add_argument("directory", metavar="DIR", help="campaign directory, or a name under --root")
+    acc.add_argument("files", nargs="*", metavar="FILE", help="as runs.csv lists it (e.g. runs/x.json)")
+    acc.add_argument("--reason", required=True, help="why the bytes changed (kept in campaign.yaml)")
+    acc.add_argument("--root", default=cp.DEFAULT_ROOT, help="where names resolve (default: %(default)s)")
+    acc.set_defaults(func=run_accept)
 
 
 def run_check(args):
@@ -102,4 +116,19 @@ def run_import(args):
         return 1
     print(f"{directory}: imported {len(args.files)} files; fill in the TODOs of campaign.yaml, "
           f"then `thruput campaign check {directory}`")
+    return 0
+
+
+def run_accept(args):
+    from ..campaign.integrity import accept_changes
+
+    try:
+        directory = cp.resolve(args.directory, args.root)
+        accepted = accept_changes(directory, args.files, args.reason)
+    except ThruputError as exc:
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
+    for e in accepted:
+        print(f"{directory / e['file']}: sha256 {e['was'] or '(none kept)'} -> {e['sha256']}")
+    print(f"{directory}: {len(accepted)} changes accepted" + (" and recorded in campaign.yaml" if accepted else ""))
     return 0

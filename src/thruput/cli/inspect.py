@@ -20,7 +20,7 @@ from .. import formats
 from ..contract import lenient as lenient_ledgers
 from ..errors import ParseError, ThruputError
 from ..reader import read
-from ..summary import line_accounting, summarize
+from ..inspection import line_accounting, summarize
 
 #: What an empty file is called (no reader is asked: there is nothing to sniff).
 EMPTY_FILE = "empty file"

@@ -3,21 +3,24 @@
 ``normalize DIR OUT.nc``
     Check a campaign directory (as ``thruput campaign check``) and, only if it has no
     errors, write :func:`thruput.open_campaign` of it as netCDF.
-``stats IN.nc OUT.json --params params.yaml``
-    The statistics of one normalized campaign, with the parameters of the ``stats``
-    section of ``params.yaml``, as JSON (see :func:`campaign_statistics`).
+``stats IN.nc OUT.stats.nc --params params.yaml``
+    The statistics product of one normalized campaign (every table its page shows, one
+    netCDF group each, :func:`thruput.stats.product.campaign_product`), with the
+    parameters of the ``stats`` section of ``params.yaml`` over
+    :data:`thruput.stats.DEFAULTS`.
+``catalogue DIR OUT.nc --params params.yaml``
+    The catalogue: one row per campaign of ``campaigns:``, from ``DIR/<c>.stats.nc``.
+``compare A.nc B.nc OUT.nc --name NAME --params params.yaml``
+    One comparison of ``comparisons:`` (cells and set-up).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import sys
 from pathlib import Path
 
-import numpy as np
 import yaml
 
 from ..errors import ThruputError
@@ -25,25 +28,40 @@ from ..errors import ThruputError
 #: Engine of the netCDF files the pipeline writes: netCDF-C writes no timestamps, so the
 #: same campaign gives the same bytes (DVC compares outputs by hash).
 NETCDF_ENGINE = "netcdf4"
-#: Defaults of the ``stats`` section of params.yaml.
-STATS_DEFAULTS = {"percentiles": [10, 25, 75, 90], "plateau_tolerance": 0.1, "confidence": 0.95,
-                  "bootstrap": 1000, "seed": 0, "best_cells": 5, "udp_loss_threshold": 0.0}
+#: File name ending of a campaign's statistics product beside its ``<campaign>.nc``.
+STATS_SUFFIX = ".stats.nc"
 
 
 def add_parser(sub):
-    p = sub.add_parser("pipeline", help="the steps dvc.yaml runs (normalize, stats)",
+    p = sub.add_parser("pipeline", help="the steps dvc.yaml runs (normalize, stats, catalogue, compare)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = p.add_subparsers(dest="verb", metavar="STEP", required=True)
     norm = verbs.add_parser("normalize", help="campaign directory -> one netCDF file")
     norm.add_argument("campaign", metavar="DIR", help="the raw campaign, data/raw/<name>")
     norm.add_argument("out", metavar="OUT.nc", help="the normalized campaign to write")
     norm.set_defaults(func=run_normalize)
-    st = verbs.add_parser("stats", help="normalized campaign -> statistics as JSON")
+    st = verbs.add_parser("stats", help="normalized campaign -> its statistics product (netCDF groups)")
     st.add_argument("input", metavar="IN.nc", help="a normalized campaign")
-    st.add_argument("out", metavar="OUT.json", help="the statistics to write")
-    st.add_argument("--params", default="params.yaml", metavar="params.yaml",
-                    help="parameters file; its `stats` section is used (default: %(default)s)")
+    st.add_argument("out", metavar="OUT.stats.nc", help="the statistics product to write")
+    _params_option(st)
     st.set_defaults(func=run_stats)
+    cat = verbs.add_parser("catalogue", help="statistics products -> the catalogue table")
+    cat.add_argument("processed", metavar="DIR", help="folder of the <campaign>.stats.nc files")
+    cat.add_argument("out", metavar="OUT.nc")
+    _params_option(cat, "its `campaigns` list gives the rows and their order")
+    cat.set_defaults(func=run_catalogue)
+    cmp = verbs.add_parser("compare", help="two normalized TCP sweeps -> their comparison")
+    cmp.add_argument("a", metavar="A.nc", help="the reference campaign")
+    cmp.add_argument("b", metavar="B.nc", help="the campaign compared with it (differences are B - A)")
+    cmp.add_argument("out", metavar="OUT.nc")
+    cmp.add_argument("--name", help="the comparison's name in params.yaml (`comparisons:`)")
+    _params_option(cmp)
+    cmp.set_defaults(func=run_compare)
+
+
+def _params_option(parser, what="its `stats` section is used"):
+    parser.add_argument("--params", default="params.yaml", metavar="params.yaml",
+                        help=f"parameters file; {what} (default: %(default)s)")
 
 
 def run_normalize(args):
@@ -79,95 +97,82 @@ def write_netcdf(ds, out):
 
 
 def load_stats_params(path):
-    """The ``stats`` section of the parameters file over :data:`STATS_DEFAULTS`."""
-    params = yaml.safe_load(Path(path).read_text()) or {}
-    return {**STATS_DEFAULTS, **(params.get("stats") or {})}
+    """The ``stats`` section of the parameters file over :data:`thruput.stats.DEFAULTS`."""
+    from ..stats.product import params_with_defaults
+
+    return params_with_defaults(_params_file(path).get("stats"))
+
+
+def _params_file(path):
+    return yaml.safe_load(Path(path).read_text()) or {}
+
+
+def open_product(path):
+    """A statistics product (``.stats.nc``, catalogue, comparison) as an in-memory DataTree."""
+    import xarray as xr
+
+    with xr.open_datatree(path, engine=NETCDF_ENGINE) as tree:
+        return tree.load()
+
+
+def _open_campaign_nc(path):
+    import xarray as xr
+
+    with xr.open_dataset(path, engine=NETCDF_ENGINE) as ds:
+        return ds.load()
+
+
+def write_product(tree, out):
+    """Write a DataTree (or Dataset) to ``out`` atomically, reproducibly (as :func:`write_netcdf`)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".part")
+    tree.to_netcdf(tmp, engine=NETCDF_ENGINE)
+    os.replace(tmp, out)
 
 
 def run_stats(args):
-    import xarray as xr
+    from ..stats.product import campaign_product
 
-    params = load_stats_params(args.params)
-    with xr.open_dataset(args.input, engine=NETCDF_ENGINE) as ds:
-        ds = ds.load()
-    result = campaign_statistics(ds, params)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    tmp.write_text(json.dumps(result, indent=1, sort_keys=True, allow_nan=False) + "\n")
-    os.replace(tmp, out)
-    print(f"{args.out}: statistics of {ds.attrs['campaign']} ({', '.join(k for k in result if k not in ('campaign', 'kind', 'params'))})")
+    try:
+        params = load_stats_params(args.params)
+    except ValueError as exc:
+        print(f"thruput: {args.params}: {exc}", file=sys.stderr)
+        return 1
+    ds = _open_campaign_nc(args.input)
+    tree = campaign_product(ds, params)
+    write_product(tree, args.out)
+    print(f"{args.out}: statistics of {ds.attrs['campaign']} ({', '.join(tree.children)})")
     return 0
 
 
-def campaign_statistics(ds, params):
-    """The statistics of one normalized campaign as a JSON-ready dict.
+def run_catalogue(args):
+    from ..stats.product import catalogue_product
 
-    Every number comes from :mod:`thruput.stats`; this only chooses the calls and turns
-    the Datasets they return into lists of records (NaN -> null; units in ``units``).
-
-    For a TCP sweep: ``cells`` (:func:`~thruput.stats.describe` of throughput over repeats
-    per window x streams), ``plateau`` (per streams count), ``best_cells``,
-    ``smallest_product`` and ``rtt`` (:func:`~thruput.stats.rtt_load`, loaded vs unloaded
-    per cell; absent when the campaign has no ping logs). For a UDPmon campaign:
-    ``udp_grid``, ``udp_onset`` and ``latency_fit``.
-    """
-    from .. import stats
-
-    out = {"campaign": ds.attrs["campaign"], "kind": ds.attrs["campaign_kind"], "params": params}
-    boot = {"n_boot": int(params["bootstrap"]), "seed": int(params["seed"])}
-    if ds.attrs["campaign_kind"] == "tcp_sweep":
-        tput = ds["throughput"]
-        out["cells"] = records(stats.describe(tput, "repeat", percentiles=params["percentiles"]))
-        out["plateau"] = records(stats.plateau(tput, dim="window", tolerance=params["plateau_tolerance"],
-                                               confidence=params["confidence"], **boot))
-        out["best_cells"] = records(stats.best_cells(tput, n=int(params["best_cells"])))
-        out["smallest_product"] = records(stats.smallest_product(tput, tolerance=params["plateau_tolerance"]))
-        if ds.sizes.get("probe", 0):        # a sweep without ping logs has no probes
-            out["rtt"] = records(stats.rtt_load(ds["rtt"], ds["rtt_status"], confidence=params["confidence"], **boot))
-    else:
-        if "row" in ds.dims:
-            grid = stats.udp_grid(ds)
-            out["udp_grid"] = records(grid)
-            out["udp_onset"] = records(stats.udp_onset(grid, threshold=params["udp_loss_threshold"]))
-        if "point" in ds.dims:
-            scan = ds[["scan_size", "scan_latency_avg"]].where(ds["scan_file"] == _main_scan(ds), drop=True)
-            out["latency_fit"] = records(stats.latency_fit(scan, size="scan_size", latency="scan_latency_avg"))
-    return out
+    names = _params_file(args.params).get("campaigns") or []
+    processed = Path(args.processed)
+    missing = [n for n in names if not (processed / f"{n}{STATS_SUFFIX}").exists()]
+    if missing:
+        print(f"thruput: no statistics product for {', '.join(missing)} in {processed} "
+              f"(run `thruput pipeline stats` first)", file=sys.stderr)
+        return 1
+    table = catalogue_product({n: open_product(processed / f"{n}{STATS_SUFFIX}") for n in names})
+    write_product(table, args.out)
+    print(f"{args.out}: catalogue of {len(names)} campaigns")
+    return 0
 
 
-def _main_scan(ds):
-    """The latency scan with the most points (histogram runs add single points)."""
-    files, counts = np.unique(ds["scan_file"].values, return_counts=True)
-    return files[np.argmax(counts)]
+def run_compare(args):
+    from ..stats.product import comparison_product
 
-
-def records(result):
-    """A stats Dataset as ``{"units": {...}, "scalars": {...}, "records": [...]}``.
-
-    Variables without dimensions go to ``scalars``; the others are flattened to one
-    record per combination of their dimensions (coordinates included).
-    """
-    scalars = {k: _json(v.values) for k, v in result.data_vars.items() if v.ndim == 0}
-    units = {k: v.attrs.get("units", "") for k, v in result.variables.items()}
-    table = result[[k for k, v in result.data_vars.items() if v.ndim > 0]]
-    rows = []
-    if table.data_vars:
-        frame = table.to_dataframe().reset_index()
-        rows = [{k: _json(v) for k, v in row.items()} for row in frame.to_dict("records")]
-    return {"units": units, "scalars": scalars, "records": rows}
-
-
-def _json(value):
-    value = np.asarray(value).item() if np.ndim(value) == 0 else value
-    if isinstance(value, (np.generic,)):
-        value = value.item()
-    if isinstance(value, float) and (math.isnan(value) or math.isinf(value)):
-        return None
-    if isinstance(value, (bytes,)):
-        return value.decode()
-    if isinstance(value, (np.ndarray, list)):
-        return [_json(v) for v in value]
-    if hasattr(value, "isoformat"):
-        return value.isoformat()
-    return value
+    try:
+        params = load_stats_params(args.params)
+        tree = comparison_product(_open_campaign_nc(args.a), _open_campaign_nc(args.b), params,
+                                  name=args.name)
+    except ValueError as exc:
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
+    write_product(tree, args.out)
+    print(f"{args.out}: {tree.attrs['b']} - {tree.attrs['a']}, {tree['cells'].sizes.get('window', 0)} windows, "
+          f"{tree['metadata'].sizes.get('entry', 0)} set-up differences")
+    return 0

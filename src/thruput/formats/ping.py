@@ -52,7 +52,7 @@ Duplicates and RTT statistics
     duplicates in their printed min/avg/max (they divide the RTT sum by received +
     duplicates), so the ``tool_summary`` statistics are those of ``reply`` and ``duplicate``
     probes together. ping computes them from exact times but prints each reply rounded:
-    :func:`thruput.summary.summarize` shows ping's own figures where it printed them and
+    :func:`thruput.inspection.summarize` shows ping's own figures where it printed them and
     the probes' (replies and duplicates, as ping counts) beside them, labelled.
 
 Consistency (``attrs["consistency"]``, see :func:`_consistency`)

@@ -11,11 +11,14 @@ import csv
 import os
 from dataclasses import astuple, dataclass, fields
 
+from ..campaign.layout import LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE
+
 __all__ = ["COLUMNS", "MANIFEST", "Row", "read_rows", "append_rows", "complete_runs"]
 
-MANIFEST = "runs.csv"
-#: Column order, fixed by docs/design.md; empty cells mean "not applicable".
-COLUMNS = ("run", "role", "path", "window", "streams", "repeat", "phase", "started")
+#: File name and column order (:mod:`thruput.campaign.layout`); empty cells mean "not
+#: applicable".
+MANIFEST = MANIFEST_FILE
+COLUMNS = MANIFEST_COLUMNS
 #: The (role, phase) rows a recorded TCP sweep run has: the iperf log, the ping alongside
 #: it and the ping alone after it.
 RUN_PARTS = (("iperf", ""), ("ping", "loaded"), ("ping", "unloaded"))
@@ -23,11 +26,13 @@ RUN_PARTS = (("iperf", ""), ("ping", "loaded"), ("ping", "unloaded"))
 
 @dataclass(frozen=True)
 class Row:
-    """One manifest row; ``path`` relative to the campaign directory, ``started`` ISO UTC."""
+    """One manifest row; ``path`` relative to the campaign directory, ``sha256`` that file's
+    hash when it was recorded, ``started`` ISO UTC."""
 
     run: str
     role: str
     path: str
+    sha256: str
     window: int | str
     streams: int | str
     repeat: int | str
@@ -51,6 +56,9 @@ def read_rows(campaign_dir):
         header = next(reader, None)
         if header is None:
             return []
+        if tuple(header) == LEGACY_MANIFEST_COLUMNS:     # before sha256 was kept
+            at = COLUMNS.index("sha256")
+            return [Row(*r[:at], "", *r[at:]) for r in reader if r]
         if tuple(header) != COLUMNS:
             raise ValueError(f"{path}:1: header {header} is not {list(COLUMNS)}")
         return [Row(*r) for r in reader if r]

@@ -7,31 +7,18 @@ A plan is what ``thruput record`` means to run and what ``campaign.yaml`` stores
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import asdict, dataclass, field
+
+from ..campaign.layout import parse_size, run_id
 
 __all__ = ["Cell", "Plan", "parse_size", "parse_sizes", "parse_counts", "run_id"]
 
-#: Size suffixes as iperf reads them for -w: binary multiples (iperf's K is 1024 bytes).
-SIZE_SUFFIXES = {"": 1, "B": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
-_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMG]?)B?\s*$", re.IGNORECASE)
 #: In a list, "..." continues the geometric (or, failing that, arithmetic) progression of
 #: the two values before it up to the value after it: "8K,16K,...,1M", "1,2,...,16".
 ELLIPSIS = "..."
 
 ORDERS = ("sequential", "random")
 TOOLS = ("iperf3", "iperf2")
-
-
-def parse_size(text):
-    """``"64K"`` -> 65536 bytes (K, M, G are powers of 1024, as for ``iperf -w``)."""
-    m = _SIZE.match(str(text))
-    if not m:
-        raise ValueError(f"bad size {text!r}; use bytes or a number with K, M or G (1024-based)")
-    value = float(m.group(1)) * SIZE_SUFFIXES[m.group(2).upper()]
-    if value != int(value) or value <= 0:
-        raise ValueError(f"bad size {text!r}: not a positive whole number of bytes")
-    return int(value)
 
 
 def _expand(items, convert, what):
@@ -72,11 +59,6 @@ def parse_counts(text):
             raise ValueError(f"bad count {item!r}; use whole numbers from 1")
         return int(item)
     return _expand(text.split(","), count, "streams")
-
-
-def run_id(window, streams, repeat):
-    """The id of one run: ``w65536-s4-r0``."""
-    return f"w{window}-s{streams}-r{repeat}"
 
 
 @dataclass(frozen=True)

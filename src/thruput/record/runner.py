@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from ..campaign.layout import sha256_of
 from .manifest import Row, append_rows
 
 __all__ = ["Target", "CellResult", "run_cell", "iperf_argv", "ping_argv", "RUNS_DIR"]
@@ -249,8 +250,8 @@ def run_cell(campaign_dir, plan, target, cell, retries=2, retry_wait_s=1.0):
                                                              parts[("ping", "unloaded")])
             if error:
                 return CellResult(run, [], error)
-        rows = [Row(run, role, names[(role, phase)].replace(os.sep, "/"), cell.window,
-                    cell.streams, cell.repeat, phase, started[(role, phase)])
+        rows = [Row(run, role, names[(role, phase)].replace(os.sep, "/"), sha256_of(parts[(role, phase)]),
+                    cell.window, cell.streams, cell.repeat, phase, started[(role, phase)])
                 for role, phase in plan.parts]
         throughput = _throughput(plan, parts[("iperf", "")])
         with held_signals():

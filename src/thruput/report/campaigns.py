@@ -1,12 +1,18 @@
 """Campaign pages, the catalogue, comparison, methods and data pages of the site.
 
-Notebooks stay one line per cell: ``report.cell_table(ds)``, ``report.campaign_charts(ds)``.
-Nothing here parses logs or computes an estimator itself; it arranges what the
-statistics return into tables with units in their headers, and picks charts.
+Notebooks stay one line per cell: ``report.statistics(ds, product)``,
+``report.campaign_charts(ds, product)``. Nothing here parses logs or computes a statistic:
+every number comes from the pipeline's statistics products (``<campaign>.stats.nc``,
+``catalogue.nc``, ``compare-<name>.nc``, :mod:`thruput.stats.product`), written once by
+the ``stats``, ``catalogue`` and ``compare`` stages with the parameters of
+``params.yaml``; this module arranges them into tables with units in their headers, and
+picks charts. The normalized campaign (``<campaign>.nc``) gives the raw runs the charts
+draw (box plots, per-interval series, TCP traces).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import re
@@ -18,31 +24,72 @@ import xarray as xr
 import yaml
 from IPython.display import HTML, Markdown, display
 
-from .. import charts, stats
+from .. import charts
+from ..charts.comparison import difference_intervals
+from ..cli.pipeline import STATS_SUFFIX, open_product
 
 __all__ = [
-    "load_campaign", "title", "hosts_table", "statistics", "cell_table", "campaign_charts", "catalogue",
-    "comparison", "methods", "data_files", "load_params", "metadata", "udp_charts", "udp_table",
+    "read_processed", "read_product", "title", "hosts_table", "statistics", "cell_table",
+    "campaign_charts", "catalogue", "comparison", "methods", "data_files", "read_params", "metadata",
+    "udp_charts", "udp_table",
 ]
 
 MBIT = 1e6
-PARAMS = "params.yaml"
 
 
-def load_params(path=PARAMS):
-    """The pipeline's parameters (``params.yaml``) as a dict; empty when absent."""
-    path = Path(path)
-    return yaml.safe_load(path.read_text()) if path.exists() else {}
+def read_params(path):
+    """The pipeline's parameters file (``params.yaml``, given by the page) as a dict."""
+    return yaml.safe_load(Path(path).read_text()) or {}
 
 
-def _stats_params():
-    return load_params().get("stats", {})
+def read_processed(processed, name):
+    """The normalized campaign ``name`` from ``processed/<name>.nc``, loaded in memory.
 
+    Its ``attrs["stats_product"]`` names the campaign's statistics product beside it
+    (``<name>.stats.nc``), which :func:`read_product` opens.
 
-def load_campaign(processed, name):
-    """The normalized campaign ``name`` from ``processed/<name>.nc``, loaded in memory."""
+    Raises
+    ------
+    ValueError
+        When ``name`` is a statistics product (``<c>.stats``), not a campaign.
+    """
+    if name.endswith(STATS_SUFFIX[:-3]):
+        raise ValueError(f"{name}: a statistics product, not a normalized campaign")
     with xr.open_dataset(Path(processed) / f"{name}.nc") as ds:
-        return ds.load()
+        ds = ds.load()
+    return ds.assign_attrs(stats_product=str(Path(processed) / f"{name}{STATS_SUFFIX}"))
+
+
+#: The name report/studies.py imports (kept until it reads the statistics product).
+load_campaign = read_processed
+
+
+def read_product(processed, name=None):
+    """The statistics product of campaign ``name`` (``processed/<name>.stats.nc``).
+
+    ``processed`` may also be a campaign Dataset from :func:`read_processed` (its
+    ``attrs["stats_product"]``) or the path of any product file.
+    """
+    if isinstance(processed, xr.Dataset):
+        path = processed.attrs.get("stats_product")
+        if not path:
+            raise ValueError(f"campaign {processed.attrs.get('campaign')!r} was not read by "
+                             "report.read_processed: its statistics product is unknown")
+    else:
+        path = Path(processed) / f"{name}{STATS_SUFFIX}" if name else Path(processed)
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: no statistics product (`thruput pipeline stats` writes it)")
+    return _cached_product(str(path), Path(path).stat().st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_product(path, mtime_ns):
+    return open_product(path)
+
+
+def _group(product, name):
+    """Group ``name`` of a product as a Dataset (None when the product has no such group)."""
+    return product[name].to_dataset() if name in product.children else None
 
 
 def metadata(ds):
@@ -112,15 +159,14 @@ def _has_ping(ds):
     return "rtt" in ds and ds.sizes.get("probe", 0) > 0
 
 
-def cell_summary(ds):
-    """Per window x streams cell: throughput statistics over repeats and loaded ping RTT."""
-    p = _stats_params()
-    s = stats.describe(ds["throughput"], "repeat", percentiles=p.get("percentiles", (10, 25, 75, 90)))
-    df = s.to_dataframe().reset_index()
-    if _has_ping(ds):
-        load = stats.rtt_load(ds["rtt"], ds.get("rtt_status"), n_boot=p.get("bootstrap", 1000),
-                              seed=p.get("seed", 0))
-        loaded = load.sel(phase="loaded")[["min", "mean", "max", "median", "sent", "lost"]]
+def cell_summary(ds, product=None):
+    """Per window x streams cell: throughput statistics over repeats and loaded ping RTT,
+    from the statistics product (groups ``cells`` and ``rtt``)."""
+    product = read_product(ds) if product is None else product
+    df = _group(product, "cells").to_dataframe().reset_index()
+    rtt = _group(product, "rtt")
+    if rtt is not None:
+        loaded = rtt.sel(phase="loaded")[["min", "mean", "max", "median", "sent", "lost"]]
         rtt = loaded.to_dataframe().reset_index().rename(columns={
             "min": "rtt_min", "mean": "rtt_mean", "max": "rtt_max", "median": "rtt_median"})
         df = df.merge(rtt[["window", "streams", "rtt_min", "rtt_mean", "rtt_max", "rtt_median",
@@ -128,12 +174,13 @@ def cell_summary(ds):
     return df
 
 
-def cell_table(ds):
+def cell_table(ds, product=None):
     """The statistics the seeds report, per cell: average, median, max, IQR (Mbit/s),
     loaded ping RTT min/avg/max (ms) and loss."""
+    product = read_product(ds) if product is None else product
     if not _is_tcp(ds):
-        return udp_table(ds)
-    df = cell_summary(ds)
+        return udp_table(ds, product)
+    df = cell_summary(ds, product)
     out = pd.DataFrame({
         "window (KiB)": [f"{w / 1024:g}" for w in df["window"]],
         "streams": df["streams"].astype(int),
@@ -160,12 +207,13 @@ def _mbit_text(value):
     return f"{mbit:.1f}" if abs(mbit) >= 1 else f"{mbit:.3g}"
 
 
-def udp_table(ds):
+def udp_table(ds, product=None):
     """Per packet size of a UDPmon sweep: peak receive rate (Mbit/s) and its spacing, and the
     spacing below which frames are lost (us), from :func:`thruput.stats.udp_onset`."""
-    if "packet_size" not in ds:
+    product = read_product(ds) if product is None else product
+    if "udp_onset" not in product.children:
         return pd.DataFrame()
-    onset = stats.udp_onset(stats.udp_grid(ds)).to_dataframe().reset_index()
+    onset = _group(product, "udp_onset").to_dataframe().reset_index()
     return HTML(pd.DataFrame({
         "packet (bytes)": onset["packet_size"].astype(int),
         "peak receive (Mbit/s)": (onset["peak_rate"] / MBIT).round(1),
@@ -175,43 +223,42 @@ def udp_table(ds):
     }).fillna("–").to_html(index=False))
 
 
-def statistics(ds):
+def statistics(ds, product=None):
     """The statistics section of a campaign page: heading, what it shows, the table."""
+    product = read_product(ds) if product is None else product
     if _is_tcp(ds):
         display(Markdown("## Throughput statistics\n\nPer window x streams cell over the repeats "
                          "(shown in Mbit/s), with the ping RTT measured while the cell ran (loaded)."))
     else:
         display(Markdown("## UDP throughput and loss\n\nPer packet size, over the inter-packet "
                          "spacings swept by `udpmon_bw_mon`."))
-    return cell_table(ds)
+    return cell_table(ds, product)
 
 
-def _unloaded_rtt_s(ds):
-    if not _has_ping(ds):
+def _unloaded_rtt_s(ds, product=None):
+    """The unloaded median ping RTT of the campaign (s), None without ping probes."""
+    product = read_product(ds) if product is None else product
+    bound = _group(product, "bound")
+    if bound is None:
         return None
-    rtt = ds["rtt"].sel(phase="unloaded")
-    if "rtt_status" in ds:
-        rtt = rtt.where(ds["rtt_status"].sel(phase="unloaded") == "reply")
-    value = float(rtt.median(skipna=True))
+    value = float(bound["rtt"])
     return value / 1000 if np.isfinite(value) else None
 
 
-def campaign_charts(ds):
+def campaign_charts(ds, product=None):
     """Every chart of a campaign page, displayed in order."""
+    product = read_product(ds) if product is None else product
     if not _is_tcp(ds):
-        return udp_charts(ds)
-    df = cell_summary(ds)
+        return udp_charts(ds, product)
+    df = cell_summary(ds, product)
     cells = df.rename(columns={"p25": "q25", "p75": "q75"})
     if not np.isfinite(cells["median"]).any():
         return Markdown("No run of this campaign completed: there is nothing to chart.")
-    rtt_s = _unloaded_rtt_s(ds)
+    rtt_s = _unloaded_rtt_s(ds, product)
     capacity = metadata(ds).get("path", {}).get("capacity_bps")
     theory = None
     if rtt_s:
-        grid = cells[["window", "streams"]].copy()
-        grid["bound"] = stats.window_limited_throughput(grid["window"].to_numpy(float), rtt_s,
-                                                        grid["streams"].to_numpy(float))
-        theory = grid
+        theory = _group(product, "bound")["bound"].to_dataframe().reset_index()
     display(Markdown("## Throughput over window and streams"))
     display(charts.heatmap(cells))
     display(Markdown(
@@ -230,12 +277,9 @@ def campaign_charts(ds):
         display(charts.tcp_trace(_tcp_trace_frame(ds, cells)))
     if _has_ping(ds):
         display(Markdown("## Ping RTT with and without load"))
-        display(charts.rtt_ecdf(_rtt_ecdf_frame(ds)))
-    plateau = stats.plateau(ds["throughput"], dim="window",
-                            tolerance=_stats_params().get("plateau_tolerance", 0.1),
-                            n_boot=_stats_params().get("bootstrap", 1000), seed=_stats_params().get("seed", 0))
+        display(charts.rtt_ecdf(_rtt_ecdf_frame(product)))
     display(Markdown("## Window plateau per streams count"))
-    display(_plateau_table(plateau))
+    display(_plateau_table(_group(product, "plateau")))
 
 
 def _plateau_table(plateau):
@@ -244,7 +288,7 @@ def _plateau_table(plateau):
         "streams": df["streams"].astype(int),
         "plateau (Mbit/s)": (df["level"] / MBIT).round(1),
         "onset window (KiB)": (df["onset"] / 1024).round(1),
-        "onset 95% CI (KiB)": [f"{a / 1024:.0f} – {b / 1024:.0f}" if np.isfinite(a) and np.isfinite(b) else "–"
+        f"onset {float(plateau.attrs['confidence']):.0%} CI (KiB)": [f"{a / 1024:.0f} – {b / 1024:.0f}" if np.isfinite(a) and np.isfinite(b) else "–"
                                for a, b in zip(df["onset_low"], df["onset_high"])],
         "limited by": df["limited_by"],
     })
@@ -288,112 +332,107 @@ def _tcp_trace_frame(ds, cells):
     return pd.concat(frames).dropna(subset=["cwnd"])
 
 
-def _rtt_ecdf_frame(ds):
-    rtt = ds["rtt"]
-    if "rtt_status" in ds:
-        rtt = rtt.where(ds["rtt_status"] == "reply")
-    pooled = [d for d in rtt.dims if d != "phase"]
-    e = stats.ecdf(rtt, pooled)
+def _rtt_ecdf_frame(product):
+    e = _group(product, "rtt_ecdf")
     df = e[["value", "probability"]].to_dataframe().reset_index().dropna()
     return df.rename(columns={"value": "rtt", "probability": "fraction"})[["rtt", "fraction", "phase"]]
 
 
-def udp_charts(ds):
-    """Charts of a UDPmon campaign: rate and loss vs spacing, latency vs size."""
+def udp_charts(ds, product=None):
+    """Charts of a UDPmon campaign: rate and loss vs spacing, latency vs size with the fit
+    of the statistics product (the campaign's main latency scan)."""
+    product = read_product(ds) if product is None else product
     if "packet_size" in ds:
         rows = ds[["spacing", "recv_rate", "loss_fraction", "packet_size"]].to_dataframe().reset_index()
         display(charts.udp_vs_spacing(rows))
-    if "scan_latency_avg" in ds:
-        pts = pd.DataFrame({"size": ds["scan_size"].values, "latency": ds["scan_latency_avg"].values}).dropna()
-        fit = stats.fit_latency(pts["size"], pts["latency"])
-        display(Markdown(f"Fitted slope {fit['slope']:.5f} ± {fit['slope_se']:.5f} us/byte, "
-                         f"intercept {fit['intercept']:.2f} ± {fit['intercept_se']:.2f} us."))
-        display(charts.latency_vs_size(pts, fit))
+    fit = _group(product, "latency_fit")
+    if fit is not None:
+        pts = fit[["size", "latency"]].to_dataframe().reset_index()[["size", "latency"]].dropna()
+        display(Markdown(f"Fitted slope {float(fit['slope']):.5f} ± {float(fit['slope_se']):.5f} us/byte, "
+                         f"intercept {float(fit['intercept']):.2f} ± {float(fit['intercept_se']):.2f} us "
+                         f"(least squares over the {int(fit['n'])} points of `{fit.attrs.get('scan_file', 'the scan')}`)."))
+        display(charts.latency_vs_size(pts, {"slope": float(fit["slope"]), "intercept": float(fit["intercept"])}))
 
 
-def catalogue(processed):
-    """The home page table: one row per campaign with its headline numbers and a link."""
+#: File names of the stage outputs in the reports folder (``data/report``).
+CATALOGUE = "catalogue.nc"
+COMPARISON = "compare-{name}.nc"
+
+
+def catalogue(reports):
+    """The home page table: one row per campaign with its headline numbers and a link.
+
+    ``reports`` is the folder of the ``catalogue`` stage's ``catalogue.nc``.
+    """
+    table = open_product(Path(reports) / CATALOGUE).to_dataset()
     rows = []
-    for nc in sorted(Path(processed).glob("*.nc")):
-        ds = load_campaign(processed, nc.stem)
-        meta = metadata(ds)
-        path = meta.get("path", {})
-        row = {"campaign": f'<a href="campaign-{nc.stem}.html">{nc.stem}</a>',
-               "path": f"{path.get('source', '?')} → {path.get('destination', '?')}",
-               "dates": str(meta.get("dates", {}).get("start", ""))[:10],
-               "kind": ds.attrs.get("campaign_kind", "")}
-        if _is_tcp(ds):
-            s = stats.describe(ds["throughput"], "repeat")
-            plateau = stats.plateau(ds["throughput"], n_boot=200)
-            best = float(s["median"].max())
+    for name in table["campaign"].values:
+        c = table.sel(campaign=name)
+        row = {"campaign": f'<a href="campaign-{name}.html">{name}</a>',
+               "path": f"{c['source'].item()} → {c['destination'].item()}",
+               "dates": c["start"].item(), "kind": c["kind"].item()}
+        best = float(c["best_median"])
+        if np.isfinite(best):
             row["best median (Mbit/s)"] = f"{best / MBIT:.1f}"
-            onset = plateau["onset"].sel(streams=1) if 1 in plateau["streams"] else np.nan
-            row["plateau onset, 1 stream (KiB)"] = (f"{float(onset) / 1024:.0f}" if np.isfinite(onset)
-                                                    else "–")
-            if _has_ping(ds):
-                load = stats.rtt_load(ds["rtt"], ds.get("rtt_status"),
-                                      pool=("window", "streams", "repeat", "probe"), n_boot=200)
+        if c["kind"].item() == "tcp_sweep":
+            onset = float(c["plateau_onset"])
+            row["plateau onset, 1 stream (KiB)"] = f"{onset / 1024:.0f}" if np.isfinite(onset) else "–"
+            if np.isfinite(float(c["rtt_unloaded"])):
                 row["RTT unloaded / loaded median (ms)"] = (
-                    f"{float(load['median'].sel(phase='unloaded')):.3f} / "
-                    f"{float(load['median'].sel(phase='loaded')):.3f}")
-        elif "recv_rate" in ds:
-            row["best median (Mbit/s)"] = f"{float(ds['recv_rate'].max()) / MBIT:.1f}"
+                    f"{float(c['rtt_unloaded']):.3f} / {float(c['rtt_loaded']):.3f}")
         rows.append(row)
     return HTML(pd.DataFrame(rows).fillna("–").to_html(escape=False, index=False))
 
 
-def comparison(processed, pair=None, params=PARAMS):
-    """Compare two TCP campaigns cell by cell, and their set-ups.
+def comparison(reports, name):
+    """A comparison page: per-cell differences of the median with their bootstrap
+    intervals (chart and table), and what differs in the set-up.
 
-    By default the first two TCP sweeps in the order of ``campaigns:`` in ``params``
-    (then any others by name), so that adding a campaign at the end of that list does not
-    change which pair the page shows.
+    ``reports/compare-<name>.nc`` is what the ``compare@<name>`` stage wrote for the
+    comparison ``name`` of ``params.yaml``.
     """
-    listed = load_params(params).get("campaigns") or []
-    names = sorted((nc.stem for nc in Path(processed).glob("*.nc")),
-                   key=lambda n: (listed.index(n) if n in listed else len(listed), n))
-    tcp = [n for n in names if _is_tcp(load_campaign(processed, n))]
-    if pair is None:
-        pair = tcp[:2]
-    if len(pair) < 2:
-        return Markdown("Fewer than two TCP sweep campaigns: nothing to compare.")
-    a, b = (load_campaign(processed, n) for n in pair)
-    p = _stats_params()
-    display(Markdown(f"## {pair[0]} → {pair[1]}\n\nPer cell present in both; differences are "
-                     f"{pair[1]} minus {pair[0]}. With {a.sizes.get('repeat', '?')} and "
-                     f"{b.sizes.get('repeat', '?')} repeats per cell the exact Mann-Whitney p-value "
+    product = open_product(Path(reports) / COMPARISON.format(name=name))
+    a, b = product.attrs["a"], product.attrs["b"]
+    cells = _group(product, "cells")
+    confidence = float(cells.attrs["confidence"])
+    display(Markdown(f"## {a} → {b}\n\nPer cell present in both; differences are "
+                     f"{b} minus {a}. With {product.attrs['repeats_a']} and "
+                     f"{product.attrs['repeats_b']} repeats per cell the exact Mann-Whitney p-value "
                      "cannot go below 0.1: read it as a screen, and no correction for the many cells "
                      "is applied."))
-    c = stats.compare(a["throughput"], b["throughput"], n_boot=p.get("bootstrap", 1000),
-                      confidence=p.get("confidence", 0.95), seed=p.get("seed", 0))
-    df = c.to_dataframe().reset_index().dropna(subset=["median_a", "median_b"])
+    df = cells.to_dataframe().reset_index().dropna(subset=["median_a", "median_b"])
+    if len(df):
+        display(difference_intervals(df, a, b, confidence))
     display(HTML(pd.DataFrame({
         "window (KiB)": [f"{w / 1024:g}" for w in df["window"]], "streams": df["streams"].astype(int),
-        f"median {pair[0]} (Mbit/s)": [_mbit_text(v) for v in df["median_a"]],
-        f"median {pair[1]} (Mbit/s)": [_mbit_text(v) for v in df["median_b"]],
+        f"median {a} (Mbit/s)": [_mbit_text(v) for v in df["median_a"]],
+        f"median {b} (Mbit/s)": [_mbit_text(v) for v in df["median_b"]],
         "difference (Mbit/s)": [_mbit_text(v) for v in df["difference"]],
-        f"{p.get('confidence', 0.95):.0%} CI (Mbit/s)": [
+        f"{confidence:.0%} CI (Mbit/s)": [
             f"{_mbit_text(lo)} – {_mbit_text(hi)}" for lo, hi in zip(df["difference_low"], df["difference_high"])],
         "Hodges-Lehmann (Mbit/s)": [_mbit_text(v) for v in df["hodges_lehmann"]],
         "Mann-Whitney p": df["p_value"].round(3),
     }).to_html(index=False)))
     display(Markdown("## What differs in the set-up\n\nEvery entry of the two `campaign.yaml` files "
                      "that differs (hosts matched by their role on the path)."))
-    diff = stats.metadata_diff(a, b, ignore=("name", "title", "description", "dates", "explained"))
-    rows = diff.to_dict("records") if hasattr(diff, "to_dict") else list(diff)
-    return HTML(pd.DataFrame(rows, columns=["key", "a", "b", "change"]).rename(
-        columns={"a": pair[0], "b": pair[1]}).fillna("–").to_html(index=False))
+    meta = _group(product, "metadata").to_dataframe().reset_index(drop=True)
+    table = pd.DataFrame({"key": meta["key"], a: meta["a"], b: meta["b"], "change": meta["change"]})
+    return HTML(table.replace("", "–").to_html(index=False))
 
 
-def methods(params=PARAMS):
+def methods(params):
     """The methods page: the pipeline's parameters, then each statistic with its estimator
-    (the summary line and the Notes of its docstring, where the reference is given)."""
-    p = load_params(params)
+    (the summary line and the Notes of its docstring, where the reference is given).
+
+    ``params`` is the pipeline's ``params.yaml`` (the page's parameter).
+    """
+    from .. import stats                  # only the docstrings: nothing is computed here
+
+    p = read_params(params)
     display(Markdown("## Parameters (`params.yaml`, section `stats`)"))
     rows = [{"parameter": k, "value": ", ".join(map(str, v)) if isinstance(v, list) else v}
             for k, v in p.get("stats", {}).items()]
     display(HTML(pd.DataFrame(rows).to_html(index=False)))
-    display(Markdown("Campaigns in the pipeline: " + ", ".join(f"`{c}`" for c in p.get("campaigns", []))))
     display(Markdown("## Statistics (`thruput.stats`)"))
     parts = []
     for name in stats.__all__:
@@ -428,13 +467,13 @@ def _plain_rst(text):
     return text
 
 
-def data_files(processed):
-    """The data page table: each file of the data package with its sha256 and a link."""
-    import os
+def data_files(package):
+    """The data page table: each file of the data package with its sha256 and a link.
 
-    site_data = os.environ.get("THRUPUT_SITE_DATA")
-    pkg_path = Path(site_data) / "datapackage.json" if site_data else None
-    if not pkg_path or not pkg_path.exists():
+    ``package`` is the ``datapackage.json`` the site's ``datapackage`` step wrote.
+    """
+    pkg_path = Path(package)
+    if not pkg_path.exists():
         return Markdown("The data package is assembled by `thruput site build`.")
     pkg = json.loads(pkg_path.read_text())
     rows = [{"file": f'<a href="../data/{r["path"]}">{r["path"]}</a>', "format": r["format"],

@@ -7,24 +7,22 @@ papermill-style parameters; the Vega bundle and the data files are written into 
 
 from __future__ import annotations
 
-import os
 import shutil
 import time
 from pathlib import Path
 
+from ..cli.pipeline import STATS_SUFFIX
 from ..errors import ThruputError
 from . import assets, datapackage, html, quarto
 from .config import load_config
 from .execute import NotebookError, execute
 
-#: A monitor campaign's statistics product, next to its data: ``<name>.stats.nc``.
-PRODUCT_SUFFIX = ".stats.nc"
-
-__all__ = ["build", "serve", "NotebookError"]
+__all__ = ["build", "execute_page", "campaigns_in", "serve", "NotebookError"]
 
 
 def build(root=".", out=None, processed="data/processed", published="data/published",
-          campaigns=None, seeds=None, engine="auto", log=print, monitors=None):
+          campaigns=None, seeds=None, engine="auto", log=print, reports="data/report",
+          comparisons=None, pages=None, data=None, monitors=None):
     """Build the site.
 
     Parameters
@@ -33,17 +31,25 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
         The project (holds ``_quarto.yml`` and ``notebooks/``).
     out : path-like, optional
         Output folder; default the ``output-dir`` of ``_quarto.yml`` (``_site``).
-    processed, published : path-like
-        Where the campaigns' ``.nc`` files and the published numbers are.
-    campaigns, seeds : list of str, optional
-        Pages to make from parameterized notebooks; by default every ``<processed>/*.nc``
-        and every seed in ``published``.
+    processed, published, reports : path-like
+        Where the campaigns' ``.nc`` files and statistics products, the published
+        numbers, and the catalogue and comparisons are (relative to ``root``).
+    campaigns, seeds, comparisons : list of str, optional
+        Pages to make from parameterized notebooks; by default every campaign of
+        ``<processed>/*.nc``, every seed in ``published`` and no comparison.
     monitors : list of str, optional
-        Monitor pages; by default one per ``<processed>/<name>.stats.nc``.
+        Monitor campaign pages; by default none.
     engine : {"auto", "quarto", "nbconvert"}
         ``auto`` uses Quarto when it is on PATH.
     log : callable
         Receives one progress line per page.
+    pages : path-like, optional
+        A folder of notebooks already executed (``thruput site page``, one DVC stage
+        each), laid out as the site: nothing is executed, the pages are only assembled.
+        By default every page is executed here.
+    data : path-like, optional
+        The data package (``thruput site data``) copied to the site's ``data/``; by
+        default it is exported from ``processed`` here.
 
     Returns
     -------
@@ -51,14 +57,13 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
         The site folder.
     """
     root = Path(root).resolve()
-    processed, published = root / processed, root / published
+    processed, published, reports = root / processed, root / published, root / reports
     if campaigns is None:
-        campaigns = sorted(p.stem for p in processed.glob("*.nc") if not p.name.endswith(PRODUCT_SUFFIX))
-    if monitors is None:
-        monitors = sorted(p.name[:-len(PRODUCT_SUFFIX)] for p in processed.glob(f"*{PRODUCT_SUFFIX}"))
+        campaigns = campaigns_in(processed)
     if seeds is None:
         seeds = _seeds(published)
-    config = load_config(root, campaigns, seeds, titles={"seeds": _study_titles()}, monitors=monitors)
+    config = load_config(root, campaigns, seeds, titles={"seeds": _study_titles()},
+                         comparisons=comparisons or (), monitors=monitors or ())
     site = Path(out).resolve() if out else config.output_dir
     if site == root or site in root.parents:            # it is emptied below
         raise ThruputError(f"{site}: the output folder holds the project {root}; "
@@ -71,17 +76,27 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
         if folder.exists():
             shutil.rmtree(folder)
     site.mkdir(parents=True)
-    datapackage.export(processed, site / "data", root)
-    os.environ["THRUPUT_SITE_DATA"] = str(site / "data")   # the data page lists these files
+    if data is None:
+        datapackage.export(processed, site / "data", root)
+    else:
+        shutil.copytree(root / data, site / "data", dirs_exist_ok=True)
     n = len(config.pages)
-    defaults = {"processed": str(processed), "published": str(published)}
-    for i, page in enumerate(config.pages, start=1):
-        started = time.perf_counter()
-        execute(root / page.notebook, staging / page.output, page.parameters, cwd=root,
-                defaults=defaults)
-        log(f"[{i}/{n}] {page.html.as_posix()}: executed {page.notebook.as_posix()}"
-            f"{' ' + str(page.parameters) if page.parameters else ''} "
-            f"({time.perf_counter() - started:.1f} s)")
+    if pages is None:
+        defaults = {"processed": str(processed), "published": str(published), "reports": str(reports),
+                    "package": str(site / "data" / datapackage.DESCRIPTOR)}
+        for i, page in enumerate(config.pages, start=1):
+            started = time.perf_counter()
+            execute(root / page.notebook, staging / page.output, page.parameters, cwd=root,
+                    defaults=defaults)
+            log(f"[{i}/{n}] {page.html.as_posix()}: executed {page.notebook.as_posix()}"
+                f"{' ' + str(page.parameters) if page.parameters else ''} "
+                f"({time.perf_counter() - started:.1f} s)")
+    else:
+        missing = [p.output.as_posix() for p in config.pages if not (root / pages / p.output).exists()]
+        if missing:
+            raise ThruputError(f"{root / pages}: no executed notebook for {', '.join(missing)} "
+                               "(`thruput site page` writes them; `dvc repro` runs one stage per page)")
+        shutil.copytree(root / pages, staging, dirs_exist_ok=True)
     if use_quarto:
         assets.write_assets(staging)
         quarto.render(config, staging, site)
@@ -93,6 +108,21 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
         log(f"rendered {n} pages with nbconvert into {site}")
     _write_index(site, config)
     return site
+
+
+def execute_page(root, notebook, out, parameters=None):
+    """Execute one page's notebook into ``out`` (what a ``page@...`` stage runs).
+
+    The kernel starts in ``root`` (notebooks use project-relative paths); ``parameters``
+    override the defaults of the notebook's ``parameters`` cell.
+    """
+    root = Path(root).resolve()
+    return execute(root / notebook, root / out, parameters or {}, cwd=root)
+
+
+def campaigns_in(processed):
+    """Names of the normalized campaigns in ``processed`` (``<c>.nc``, not statistics products)."""
+    return sorted(p.name[:-3] for p in Path(processed).glob("*.nc") if not p.name.endswith(STATS_SUFFIX))
 
 
 def _seeds(published):

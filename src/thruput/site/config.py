@@ -7,7 +7,7 @@ of the nbconvert build, plus its own ``thruput:`` section, which says which note
     thruput:
       pages:
         - notebook: notebooks/campaign.ipynb
-          foreach: campaigns        # campaigns | seeds | monitors
+          foreach: campaigns        # campaigns | seeds | comparisons | monitors
           parameter: campaign       # the name the notebook's `parameters` cell defines
           title: "Campaign: {value}"   # {title}: a longer title, where the build knows one
 """
@@ -47,18 +47,17 @@ class SiteConfig:
     raw: dict
 
 
-def load_config(root, campaigns=(), seeds=(), titles=None, monitors=()):
+def load_config(root, campaigns=(), seeds=(), titles=None, comparisons=(), monitors=()):
     """Read ``<root>/_quarto.yml`` and expand parameterized pages.
 
     Parameters
     ----------
     root : path-like
         The project directory.
-    campaigns, seeds : sequence of str
-        Values for ``foreach: campaigns`` / ``foreach: seeds`` pages.
+    campaigns, seeds, comparisons : sequence of str
+        Values for ``foreach: campaigns`` / ``seeds`` / ``comparisons`` pages.
     monitors : sequence of str
-        Values for ``foreach: monitors`` pages: monitor campaigns with a statistics
-        product (``<name>.stats.nc``).
+        Values for ``foreach: monitors`` pages: monitor campaigns.
     titles : dict, optional
         ``{"campaigns": {value: title}, "seeds": {...}}``: what ``{title}`` stands for in a
         page's title template (default: the value itself).
@@ -68,7 +67,8 @@ def load_config(root, campaigns=(), seeds=(), titles=None, monitors=()):
     website = raw.get("website", {})
     title = website.get("title", "thruput")
     output_dir = root / raw.get("project", {}).get("output-dir", "_site")
-    values = {"campaigns": list(campaigns), "seeds": list(seeds), "monitors": list(monitors)}
+    values = {"campaigns": list(campaigns), "seeds": list(seeds), "comparisons": list(comparisons),
+              "monitors": list(monitors)}
 
     param_specs = {Path(p["notebook"]): p for p in raw.get("thruput", {}).get("pages", [])}
     pages, expanded = [], {}

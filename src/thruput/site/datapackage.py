@@ -10,7 +10,12 @@ from pathlib import Path
 
 import xarray as xr
 
-__all__ = ["export", "campaign_table"]
+__all__ = ["export", "campaign_table", "DESCRIPTOR"]
+
+#: The Frictionless descriptor of the package.
+DESCRIPTOR = "datapackage.json"
+#: File name ending of a statistics product (not a campaign, exported as a resource of its own).
+STATS_SUFFIX = ".stats.nc"
 
 
 def _sha256(path):
@@ -53,6 +58,13 @@ def export(processed, out, project_root="."):
     out.mkdir(parents=True, exist_ok=True)
     resources = []
     for nc in sorted(processed.glob("*.nc")):
+        if nc.name.endswith(STATS_SUFFIX):
+            shutil.copy2(nc, out / nc.name)
+            resources.append({"name": f"{nc.name[:-len(STATS_SUFFIX)]}-statistics", "path": nc.name,
+                              "format": "netcdf", "mediatype": "application/x-netcdf",
+                              "hash": f"sha256:{_sha256(out / nc.name)}", "bytes": (out / nc.name).stat().st_size,
+                              "title": "statistics product (one netCDF group per table of the campaign's page)"})
+            continue
         with xr.open_dataset(nc) as ds:
             ds.load()
         name = nc.stem
@@ -82,7 +94,7 @@ def export(processed, out, project_root="."):
     package = {"name": "thruput-data", "title": "thruput: normalized network throughput campaigns",
                "licenses": [{"name": "CC-BY-4.0", "path": "https://creativecommons.org/licenses/by/4.0/"}],
                "resources": resources}
-    (out / "datapackage.json").write_text(json.dumps(package, indent=1) + "\n")
+    (out / DESCRIPTOR).write_text(json.dumps(package, indent=1) + "\n")
     return package
 
 

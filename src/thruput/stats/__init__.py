@@ -11,7 +11,7 @@ plateau         plateau, best_cells, top_fraction, smallest_product
 bounds          window_bound (median beside n x window / RTT and capacity)
 load            rtt_load, rtt_growth, trend_vs_throughput
 udp             udp_grid, udp_onset, offered_rate
-latency         fit_latency, latency_fit
+latency         latency_line (the line, as a dict), latency_fit (fit and points, a Dataset)
 tcp             tcp_series, tcp_summary, congestion_vs_throughput
 compare         compare, hodges_lehmann, metadata_diff
 periodic        periodogram, daily_cycle
@@ -20,12 +20,15 @@ monitor         rolling_summary, buffer_curves, udp_tcp_ratio, compare_periods,
                 direction_asymmetry, gap_report (monitor campaigns)
 grouped         grouped_summary: per-group summaries, exact or by sketch on dask
 monitor_tables  monitor_product: every table of a monitor campaign's page
-theory          bdp, window_limited_throughput, mathis_throughput, ...
+theory          bdp, gige_goodput, window_limited_throughput, mathis_throughput, ...
 jitter          ipdv, jitter_rfc3550, loss_bursts, jain_fairness
+defaults        DEFAULTS: the one set of defaults (params.yaml's stats section)
 ==============  =============================================================
 
-Every tunable (percentiles, tolerance, bootstrap size, seed) is a plain keyword with a
-default, so the pipeline passes them from ``params.yaml``.
+Every tunable (percentiles, tolerance, bootstrap size, seed) is a plain keyword whose
+default is in :data:`DEFAULTS` (module ``defaults``), the values ``params.yaml`` documents;
+the pipeline passes the file's values explicitly. :mod:`thruput.stats.product` computes
+the whole statistics product of a campaign for the ``stats`` stage.
 """
 
 from __future__ import annotations
@@ -34,10 +37,11 @@ from .. import accessors as _accessors  # noqa: F401  (registers ds.thruput / da
 from .bounds import window_bound
 from .changes import change_points
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
+from .defaults import DEFAULTS
 from .jitter import (ipdv, jain_fairness, jitter_rfc3550, loss_bursts, lost_indicator,
                      reply_delays)
 from .grouped import grouped_summary
-from .latency import fit_latency, latency_fit
+from .latency import fit_latency, latency_fit, latency_line  # noqa: F401 (fit_latency: old name)
 from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_report,
                       rolling_summary, udp_tcp_ratio)
@@ -47,11 +51,13 @@ from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
 from .tcp import (congestion_vs_throughput, counter_increments, counter_total, tcp_series,
                   tcp_summary)
-from .theory import (bdp, bdp_packets, bus_rate, expected_latency_slope, mathis_loss_rate,
+from .theory import (bdp, bdp_packets, bus_rate, expected_latency_slope, gige_goodput, mathis_loss_rate,
                      mathis_throughput, reno_recovery_time, window_limited_throughput)
 from .udp import offered_rate, udp_grid, udp_onset
 
 __all__ = [
+    # the defaults of every tunable (params.yaml documents the same values)
+    "DEFAULTS",
     # summaries
     "describe", "bootstrap_ci", "ecdf", "frequency", "DEFAULT_PERCENTILES",
     # plateaus and best cells
@@ -59,7 +65,7 @@ __all__ = [
     # RTT, loss and load
     "rtt_load", "rtt_growth", "trend_vs_throughput",
     # UDPmon
-    "udp_grid", "udp_onset", "offered_rate", "fit_latency", "latency_fit",
+    "udp_grid", "udp_onset", "offered_rate", "latency_line", "latency_fit",
     # web100 / tcp_info
     "tcp_series", "tcp_summary", "congestion_vs_throughput", "counter_increments",
     "counter_total",
@@ -73,6 +79,6 @@ __all__ = [
     "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
     "direction_asymmetry", "gap_report", "grouped_summary", "monitor_product",
     # theory
-    "bdp", "bdp_packets", "window_limited_throughput", "mathis_throughput",
+    "bdp", "bdp_packets", "gige_goodput", "window_limited_throughput", "mathis_throughput",
     "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",
 ]

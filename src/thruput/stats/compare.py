@@ -19,6 +19,8 @@ References
 
 from __future__ import annotations
 
+from .defaults import CONFIDENCE, N_BOOT, SEED
+
 import json
 
 import numpy as np
@@ -63,7 +65,7 @@ def hodges_lehmann(a, b):
     return float(np.median(np.subtract.outer(b, a)))
 
 
-def compare(a, b, dim="repeat", n_boot=1000, confidence=0.95, seed=0):
+def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):
     """Per-cell comparison of two campaigns' throughput (``b`` relative to ``a``).
 
     Parameters

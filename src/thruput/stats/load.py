@@ -15,6 +15,8 @@ References
 
 from __future__ import annotations
 
+from .defaults import CONFIDENCE, N_BOOT, SEED
+
 import numpy as np
 import pandas as pd
 import scipy.stats
@@ -45,7 +47,7 @@ def median_difference(a, b, n_boot, confidence, rng):
 
 
 def rtt_load(rtt, status=None, pool=("repeat", "probe"), phase_dim="phase",
-             loaded="loaded", unloaded="unloaded", n_boot=1000, confidence=0.95, seed=0):
+             loaded="loaded", unloaded="unloaded", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):
     """RTT statistics per phase (loaded / unloaded) and their difference, per cell.
 
     Parameters

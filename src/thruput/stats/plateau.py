@@ -15,6 +15,8 @@ References
 
 from __future__ import annotations
 
+from .defaults import BEST_CELLS, CONFIDENCE, N_BOOT, PLATEAU_TOLERANCE, SEED
+
 import numpy as np
 import xarray as xr
 
@@ -42,8 +44,8 @@ def _onset(medians, tolerance):
     return level, index
 
 
-def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confidence=0.95,
-            n_boot=1000, seed=0):
+def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=PLATEAU_TOLERANCE,
+            confidence=CONFIDENCE, n_boot=N_BOOT, seed=SEED):
     """Plateau level and onset of throughput along ``dim``, for every other coordinate.
 
     Parameters
@@ -60,9 +62,9 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confid
         on it when ``m >= (1 - tolerance) * level``.
     confidence : float, default 0.95
         Coverage of the bootstrap intervals.
-    n_boot : int, default 1000
+    n_boot : int, default 1000 (:data:`thruput.stats.DEFAULTS`)
         Bootstrap resamples.
-    seed : int, default 0
+    seed : int, default 20261122 (:data:`thruput.stats.DEFAULTS`)
         Seed of the resampling.
 
     Returns
@@ -184,7 +186,7 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=0.1, confid
               "method": "highest median; stratified percentile bootstrap (Efron & Tibshirani 1993)"})
 
 
-def best_cells(throughput, n=5, repeat_dim="repeat"):
+def best_cells(throughput, n=BEST_CELLS, repeat_dim="repeat"):
     """The ``n`` cells with the highest median throughput, best first.
 
     Parameters
@@ -267,7 +269,7 @@ def top_fraction(throughput, fraction=0.1, dim=None):
     }, attrs={"fraction": fraction})
 
 
-def smallest_product(throughput, tolerance=0.1, window_dim="window", streams_dim="streams",
+def smallest_product(throughput, tolerance=PLATEAU_TOLERANCE, window_dim="window", streams_dim="streams",
                      repeat_dim="repeat", level=None):
     """The cell with the smallest window x streams product that reaches the plateau.
 

@@ -15,6 +15,8 @@ References
 
 from __future__ import annotations
 
+from .defaults import CONFIDENCE, N_BOOT, PERCENTILES, SEED
+
 import numpy as np
 import xarray as xr
 
@@ -26,7 +28,7 @@ __all__ = ["describe", "bootstrap_ci", "ecdf", "frequency", "STATISTICS", "DEFAU
 
 #: Percentiles :func:`describe` reports unless told otherwise (seed 004's "10th to 90th
 #: percentile" range and the quartiles).
-DEFAULT_PERCENTILES = (10, 25, 75, 90)
+DEFAULT_PERCENTILES = PERCENTILES
 
 
 def _iqr(x, axis=-1):
@@ -131,7 +133,8 @@ def bootstrap_samples(x, statistic, n_boot, rng):
     return np.asarray(statistic(x[idx], axis=-1), dtype=float)
 
 
-def bootstrap_ci(da, dim=None, statistic="median", n_boot=2000, confidence=0.95, seed=0):
+def bootstrap_ci(da, dim=None, statistic="median", n_boot=N_BOOT, confidence=CONFIDENCE,
+                 seed=SEED):
     """Percentile-bootstrap confidence interval of a statistic along ``dim``, per cell.
 
     Parameters
@@ -143,11 +146,11 @@ def bootstrap_ci(da, dim=None, statistic="median", n_boot=2000, confidence=0.95,
         pools all.
     statistic : {"median", "iqr", "mean"} or callable, default "median"
         The statistic; a callable takes ``(values, axis)`` like :func:`numpy.median`.
-    n_boot : int, default 2000
+    n_boot : int, default 1000 (:data:`thruput.stats.DEFAULTS`)
         Bootstrap resamples per cell.
     confidence : float, default 0.95
         Coverage of the two-sided interval.
-    seed : int, default 0
+    seed : int, default 20261122 (:data:`thruput.stats.DEFAULTS`)
         Seed of the resampling; the same seed gives the same interval, and a cell's
         interval does not depend on the other cells.
 

@@ -33,6 +33,11 @@ import numpy as np
 
 __all__ = [
     "MATHIS_C",
+    "ETH_WIRE_OVERHEAD",
+    "TCP_IP_TS_HEADER",
+    "IP_UDP_HEADER",
+    "GIGE_BPS",
+    "gige_goodput",
     "BITS_PER_BYTE",
     "bdp",
     "bdp_packets",
@@ -46,6 +51,15 @@ __all__ = [
 
 #: Mathis et al. constant for periodic loss with delayed ACKs off: sqrt(3/2) [1]_.
 MATHIS_C = math.sqrt(3.0 / 2.0)
+#: Ethernet bytes on the wire around an IP packet: preamble+SFD 8, header 14, FCS 4,
+#: inter-frame gap 12 (IEEE 802.3).
+ETH_WIRE_OVERHEAD = 38
+#: IPv4 20 + TCP 20 + timestamp option 12 (RFC 7323), as Linux sends by default, bytes.
+TCP_IP_TS_HEADER = 52
+#: IPv4 20 + UDP 8, bytes.
+IP_UDP_HEADER = 28
+#: Gigabit Ethernet line rate, bit/s.
+GIGE_BPS = 1e9
 BITS_PER_BYTE = 8
 #: Seconds to microseconds, for latency slopes (s/byte -> us/byte).
 _US_PER_S = 1e6
@@ -293,3 +307,23 @@ def expected_latency_slope(copies):
             raise ValueError(f"data-path rate must be positive, got {entry!r}")
         total = total + 1.0 / rate
     return _US_PER_S * total
+
+
+def gige_goodput(mtu=1500, protocol="tcp", link_bps=GIGE_BPS):
+    """Largest payload rate through an Ethernet link, bit/s.
+
+    Parameters
+    ----------
+    mtu : int, default 1500
+        IP MTU, bytes.
+    protocol : {"tcp", "udp"}
+        ``tcp`` with the timestamp option (52 header bytes), ``udp`` (28).
+    link_bps : float, default 1e9
+
+    Returns
+    -------
+    float
+        ``link_bps * payload / (mtu + 38)``: 941.5 Mbit/s for TCP at 1500 bytes.
+    """
+    header = TCP_IP_TS_HEADER if protocol == "tcp" else IP_UDP_HEADER
+    return link_bps * (mtu - header) / (mtu + ETH_WIRE_OVERHEAD)

@@ -14,6 +14,8 @@ References
 
 from __future__ import annotations
 
+from .defaults import UDP_LOSS_THRESHOLD
+
 import numpy as np
 import xarray as xr
 
@@ -116,7 +118,7 @@ def udp_grid(sweep, dim="row"):
     return grid
 
 
-def udp_onset(grid, threshold=0.0):
+def udp_onset(grid, threshold=UDP_LOSS_THRESHOLD):
     """Peak rate and the spacing below which loss starts, per packet size.
 
     Parameters

@@ -25,6 +25,8 @@ import math
 import operator
 
 from ..errors import ThruputError
+from ..stats.theory import (ETH_WIRE_OVERHEAD, GIGE_BPS, IP_UDP_HEADER, TCP_IP_TS_HEADER,
+                            gige_goodput)
 from ..stats import theory
 
 __all__ = ["CONSTANTS", "FUNCTIONS", "FormulaError", "evaluate", "names", "gige_goodput", "round_sig",
@@ -35,16 +37,10 @@ class FormulaError(ThruputError):
     """A formula that does not parse, names an unknown input or function, or fails."""
 
 
-#: Ethernet bytes on the wire around an IP packet [1]_
-ETH_WIRE_OVERHEAD = 38
-#: IPv4 20 + TCP 20 + timestamp option 12 bytes [3]_, as Linux sends by default
-TCP_IP_TS_HEADER = 52
-#: IPv4 20 + UDP 8 bytes
-IP_UDP_HEADER = 28
-
+# Ethernet and IP framing and gige_goodput are physics: thruput.stats.theory owns them.
 #: Named constants a formula may use (exact, from the standards).
 CONSTANTS = {
-    "GIGE_BPS": 1e9,                     # Gigabit Ethernet line rate, bit/s
+    "GIGE_BPS": GIGE_BPS,                # Gigabit Ethernet line rate, bit/s
     "OC3_BPS": 155.52e6,                 # SONET line rates, bit/s [2]_
     "OC12_BPS": 622.08e6,
     "OC48_BPS": 2488.32e6,
@@ -62,26 +58,6 @@ CONSTANTS = {
     "HOURS_PER_YEAR": 8766,              # 365.25 days
     "BITS_PER_BYTE": 8,
 }
-
-
-def gige_goodput(mtu=1500, protocol="tcp", link_bps=CONSTANTS["GIGE_BPS"]):
-    """Largest payload rate through an Ethernet link, bit/s.
-
-    Parameters
-    ----------
-    mtu : int, default 1500
-        IP MTU, bytes.
-    protocol : {"tcp", "udp"}
-        ``tcp`` with the timestamp option (52 header bytes), ``udp`` (28).
-    link_bps : float, default 1e9
-
-    Returns
-    -------
-    float
-        ``link_bps * payload / (mtu + 38)``: 941.5 Mbit/s for TCP at 1500 bytes.
-    """
-    header = TCP_IP_TS_HEADER if protocol == "tcp" else IP_UDP_HEADER
-    return link_bps * (mtu - header) / (mtu + ETH_WIRE_OVERHEAD)
 
 
 def round_sig(x, sig):

@@ -113,8 +113,8 @@ def _latency_scan(ds):
     ok = ~(np.isnan(size) | np.isnan(latency))
     slope = intercept = None
     if ok.sum() >= 2:
-        from .stats.latency import fit_latency
-        fit = fit_latency(size[ok], latency[ok])
+        from .stats.latency import latency_line
+        fit = latency_line(size[ok], latency[ok])
         slope, intercept = fit["slope"], fit["intercept"]
     return {"points": int(ds.sizes["point"]), "slope_us_per_byte": _num(slope), "intercept_us": _num(intercept)}
 
