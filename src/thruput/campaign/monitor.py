@@ -106,6 +106,8 @@ RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
                 "source_sha256", "rtt_status")
 NAT = np.datetime64("NaT", "ns")
+#: Padding of the (run, probe) variables past a run's last probe: (value, dtype).
+PROBE_PADDING = {"rtt": (np.nan, float), "rtt_status": ("", object), "probe_time": (NAT, "datetime64[ns]")}
 
 
 class MonitorError(ThruputError):
@@ -488,13 +490,14 @@ def pad_probes(ds, width):
     extra = width - ds.sizes["probe"]
     if extra <= 0:
         return ds
-    pad = {"rtt": np.nan, "rtt_status": "", "probe_time": NAT}
-    out = ds.copy()
-    for name, fill in pad.items():
+    wide = {}
+    for name, (fill, dtype) in PROBE_PADDING.items():
         var = ds[name].variable
-        values = np.full((var.shape[0], extra), fill, dtype=var.dtype)
-        out[name] = xr.Variable(var.dims, np.concatenate([var.values, values], axis=1))
-    return out.drop_vars("probe", errors="ignore")
+        values = np.full((var.shape[0], extra), fill, dtype=dtype)
+        # (a store with no probes yet may give back an empty array of another dtype)
+        old = var.values.astype(dtype) if var.size == 0 else var.values
+        wide[name] = xr.Variable(var.dims, np.concatenate([old, values], axis=1), var.attrs)
+    return ds.drop_vars(list(PROBE_PADDING) + ["probe"], errors="ignore").assign(wide)
 
 
 def finish(ds, metadata, text, n_rows):
