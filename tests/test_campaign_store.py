@@ -138,7 +138,7 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
     monkeypatch.setattr(mon, "BATCH_ROWS", 3)        # 7 batches of the 20 rows
     here = tmp_path / "here.zarr"
     store.normalize_monitor(CAMPAIGN, here)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=40) as cluster, Client(cluster) as client:
         with get_task_stream(client) as tasks:
             there = tmp_path / "there.zarr"
