@@ -346,7 +346,7 @@ def _read_throughput(directory, rows, indices, ledger):
     if len(ok) > 1 and tools == {"iperf3"}:
         try:
             many = read_many([Path(directory) / rows[i].path for i in ok])
-        except ThruputError:
+        except (ThruputError, OSError):
             many = None                 # read them one by one: the error names the file
         if many is not None and many.sizes["run"] == len(ok):
             for k, i in enumerate(ok):
@@ -404,15 +404,16 @@ def _check_sha(directory, row, sha):
 def _ping_summary(ds):
     """Per-run summary of one ping Dataset and its probes ``(rtt, status, time)``.
 
-    ``ping_transmitted`` is the tool's own count where it printed one (a run cut off has
-    none: then the probes sent that the log shows); the RTT statistics are those of the
-    first replies (``status == "reply"``), as :func:`thruput.summary.summarize` does.
+    ``ping_transmitted`` is the tool's own count where it printed one; a run cut off has
+    none: then :func:`_sent` counts from the sequence numbers. The RTT statistics are
+    those of the first replies (``status == "reply"``), as
+    :func:`thruput.summary.summarize` does.
     """
     status = ds["status"].values.astype(str)
     rtt = ds["rtt"].values.astype(float)
     replies = rtt[(status == "reply") & np.isfinite(rtt)]
     told = json.loads(ds.attrs["tool_summary"]).get("transmitted")
-    sent = float(told) if told is not None else float(np.isin(status, SENT_STATUSES).sum())
+    sent = float(told) if told is not None else _sent(ds, status)
     received = float((status == "reply").sum())
     out = {"ping_transmitted": sent, "ping_received": received,
            "ping_loss": 1.0 - received / sent if sent else np.nan}
@@ -426,6 +427,15 @@ def _ping_summary(ds):
     # microseconds, as ping -D prints them: no float rounding below that
     times[good] = (np.round(stamps[good] * 1e6).astype(np.int64) * 1000).astype("datetime64[ns]")
     return out, (rtt, status, times)
+
+
+def _sent(ds, status):
+    """Probes sent by a ping run without a summary: the span of its sequence numbers
+    (first to last printed, so a probe lost without a word in between counts), or the
+    probes the log shows where it prints no sequence numbers (Windows)."""
+    shown = float(np.isin(status, SENT_STATUSES).sum())
+    seq = ds["seq"].values[(ds["seq"].values >= 0) & np.isin(status, SENT_STATUSES)]
+    return max(shown, float(seq.max() - seq.min() + 1)) if seq.size else shown
 
 
 class _Ledger:

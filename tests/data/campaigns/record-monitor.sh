@@ -114,7 +114,7 @@ schedule:
     - {test: udp, tool: iperf3, duration_s: 1, rate_bps: 2.0e7}
     - {test: ping, count: 5, interval_s: 0.2, sizes: [108, 1480]}
 explained:
-  - {from: $(date -u -d "@$((start_epoch + 2 * interval))" +%Y-%m-%dT%H:%M:%SZ), to: $(date -u -d "@$((start_epoch + 2 * interval))" +%Y-%m-%dT%H:%M:%SZ), reason: "slot 2 skipped on purpose by record-monitor.sh (a gap for the tests)"}
+  - {from: $(date -u -d "@$((start_epoch + 2 * interval))" +%Y-%m-%dT%H:%M:%SZ), to: $(date -u -d "@$((start_epoch + 2 * interval + interval / 2))" +%Y-%m-%dT%H:%M:%SZ), reason: "slot 2 skipped on purpose by record-monitor.sh (a gap for the tests)"}
 notes: "Slot 3 holds a refused TCP test (no server on the port) and a ping killed by timeout."
 EOF
 echo "$dir: $(($(wc -l < "$dir/runs.csv") - 1)) tests"
