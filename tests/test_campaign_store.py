@@ -148,3 +148,17 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
     assert len(workers) == 2
     assert files(there) == files(here) == files(full)
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
+
+
+def test_a_sweep_opens_the_same_from_netcdf_and_raw_lazily_too(tmp_path):
+    mini = DATA / "campaigns" / "loopback-mini"
+    nc = tmp_path / "loopback-mini.nc"
+    assert main(["pipeline", "normalize", str(mini), str(nc)]) == 0
+    built = thruput.open_campaign(mini)
+    xr.testing.assert_identical(thruput.open_campaign(nc), built)
+    lazy = thruput.open_campaign(nc, chunks={"window": 1})
+    assert isinstance(lazy["throughput"].data, dask.array.Array)
+    assert lazy["throughput"].data.chunks[0] == (1, 1)
+    xr.testing.assert_identical(lazy.load(), built)
+    chunked = thruput.open_campaign(mini, chunks={"window": 1})     # built from raw, then chunked
+    assert isinstance(chunked["throughput"].data, dask.array.Array)
