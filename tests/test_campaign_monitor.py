@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ import thruput
 from thruput.campaign import monitor as mon
 from thruput.errors import ContractError, ParseError, ThruputError
 
-from .conftest import DATA
+from .conftest import DATA, copy_campaign
 
 CAMPAIGN = DATA / "campaigns" / "monitor-loopback"
 
@@ -112,18 +111,8 @@ def test_validate_dispatches_and_names_problems(ds):
         mon.validate_monitor(ds.drop_vars("rtt_p90"))
 
 
-def copy(tmp_path, rows=None):
-    """A copy of the campaign whose runs.csv keeps only data ``rows`` (all by default)."""
-    target = tmp_path / CAMPAIGN.name
-    shutil.copytree(CAMPAIGN, target)
-    if rows is not None:
-        lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
-        (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in rows]))
-    return target
-
-
 def test_bad_manifest_rows_are_listed_with_lines(tmp_path):
-    target = copy(tmp_path)
+    target = copy_campaign(CAMPAIGN, tmp_path)
     text = (target / "runs.csv").read_text().replace(",tcp,iperf3,65536,,,ok,", ",tcp,iperf3,65536,,,fine,", 1)
     text = text.replace(",ping,ping,,108,,ok,", ",ping,iperf3,,108,,ok,", 1)
     (target / "runs.csv").write_text(text)
@@ -135,7 +124,7 @@ def test_bad_manifest_rows_are_listed_with_lines(tmp_path):
 
 
 def test_a_file_changed_after_it_was_listed_is_an_error(tmp_path):
-    target = copy(tmp_path)
+    target = copy_campaign(CAMPAIGN, tmp_path)
     path = target / manifest()["000000-lo-forward-ping-z108"].path
     path.write_text(path.read_text().replace("time=0.0", "time=9.0", 1))
     with pytest.raises(ThruputError, match=r"000000-lo-forward-ping-z108.txt \(runs.csv line 6\): "

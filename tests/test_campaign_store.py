@@ -16,19 +16,14 @@ from thruput.campaign import monitor as mon
 from thruput.campaign import store
 from thruput.cli import main
 
-from .conftest import DATA
+from .conftest import DATA, copy_campaign
 
 CAMPAIGN = DATA / "campaigns" / "monitor-loopback"
 
 
 def copy(tmp_path, rows=None, name=None):
-    """A copy of the campaign whose runs.csv keeps data ``rows`` (in that order; all by default)."""
-    target = tmp_path / (name or "c") / CAMPAIGN.name
-    shutil.copytree(CAMPAIGN, target)
-    if rows is not None:
-        lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
-        (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in rows]))
-    return target
+    """A copy of the campaign under ``tmp_path/name`` keeping data ``rows`` of runs.csv."""
+    return copy_campaign(CAMPAIGN, tmp_path / (name or "c"), rows)
 
 
 def files(path):
@@ -162,3 +157,11 @@ def test_a_sweep_opens_the_same_from_netcdf_and_raw_lazily_too(tmp_path):
     xr.testing.assert_identical(lazy.load(), built)
     chunked = thruput.open_campaign(mini, chunks={"window": 1})     # built from raw, then chunked
     assert isinstance(chunked["throughput"].data, dask.array.Array)
+
+
+def test_cli_workers_start_a_local_cluster(full, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(mon, "BATCH_ROWS", 4)        # 5 batches: enough to start the cluster
+    out = tmp_path / "w.zarr"
+    assert main(["pipeline", "normalize", str(CAMPAIGN), str(out), "--workers", "2"]) == 0
+    assert "wrote 20 runs; 20 runs, 19 files in the store" in capsys.readouterr().out
+    assert files(out) == files(full)

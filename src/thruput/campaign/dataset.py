@@ -626,8 +626,9 @@ class _LedgerTotals:
         self.totals = {"lines_total": 0, "lines_parsed": 0, "lines_skipped": 0}
         self.reasons = {}
 
-    def add(self, ds):
-        self.files += 1
+    def add(self, ds, files=1):
+        """Add the accounting of ``ds``, read from ``files`` files (``read_many``: many)."""
+        self.files += files
         for key in self.totals:
             self.totals[key] += int(ds.attrs[key])
         for reason, count in json.loads(ds.attrs["skipped_reasons"]).items():

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 
 from ..errors import ContractError, ParseError, ThruputError
 from ..reader import read, read_many
+from .dataset import _LedgerTotals, _timestamp
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
@@ -106,6 +106,8 @@ RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
                 "source_sha256", "rtt_status")
 NAT = np.datetime64("NaT", "ns")
+#: The line accounting attrs that add up over files.
+LEDGER_KEYS = ("lines_total", "lines_parsed", "lines_skipped")
 #: Padding of the (run, probe) variables past a run's last probe: (value, dtype).
 PROBE_PADDING = {"rtt": (np.nan, float), "rtt_status": ("", object), "probe_time": (NAT, "datetime64[ns]")}
 
@@ -250,16 +252,6 @@ def _row(cells, line):
                       line), []
 
 
-def _timestamp(text):
-    """ISO 8601 (any offset) -> naive UTC datetime64[ns]; NaT for ""."""
-    if not text:
-        return NAT
-    ts = pd.Timestamp(text)
-    if ts.tzinfo is not None:
-        ts = ts.tz_convert("UTC").tz_localize(None)
-    return ts.to_datetime64().astype("datetime64[ns]")
-
-
 # -- one batch of rows -> one Dataset fragment ------------------------------------------
 
 def read_batch(directory, rows):
@@ -282,7 +274,7 @@ def read_batch(directory, rows):
     sources = np.array([r.path for r in rows], dtype=object)
     shas = np.array([r.sha256 for r in rows], dtype=object)
     probes = {}
-    ledger = _Ledger()
+    ledger = _LedgerTotals()
     iperf = [i for i, r in enumerate(rows) if r.role == "iperf" and r.path]
     for i, ds in _read_throughput(directory, rows, iperf, ledger):
         for name in THROUGHPUT_FIELDS:
@@ -438,31 +430,9 @@ def _sent(ds, status):
     return max(shown, float(seq.max() - seq.min() + 1)) if seq.size else shown
 
 
-class _Ledger:
-    """Sums the line accounting of the files read into attrs."""
-
-    KEYS = ("lines_total", "lines_parsed", "lines_skipped")
-
-    def __init__(self):
-        self.files = 0
-        self.totals = dict.fromkeys(self.KEYS, 0)
-        self.reasons = {}
-
-    def add(self, ds, files=1):
-        self.files += files
-        for key in self.KEYS:
-            self.totals[key] += int(ds.attrs[key])
-        for reason, count in json.loads(ds.attrs["skipped_reasons"]).items():
-            self.reasons[reason] = self.reasons.get(reason, 0) + int(count)
-
-    def attrs(self):
-        return {"files_read": self.files, **self.totals,
-                "skipped_reasons": json.dumps(self.reasons, sort_keys=True)}
-
-
 def merge_ledgers(attrs_list):
     """The line accounting of several fragments (or a store and a fragment), added up."""
-    out = {"files_read": 0, **dict.fromkeys(_Ledger.KEYS, 0)}
+    out = {"files_read": 0, **dict.fromkeys(LEDGER_KEYS, 0)}
     reasons = {}
     for attrs in attrs_list:
         for key in out:
