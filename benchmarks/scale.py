@@ -22,7 +22,9 @@ percentiles
     probe's RTT (run x probe), with xarray's ``groupby(...).quantile`` (flox), computed on
     the cluster.
 
-Wall time is ``time.perf_counter``; peak RSS per worker is sampled every 0.1 s from the
+Imports are done before timing, on the driver and on every worker (start-up is not
+normalize: a LocalCluster and thruput's imports take 5-20 s on a busy machine). Wall
+time is ``time.perf_counter``; peak RSS per worker is sampled every 0.1 s from the
 workers' own processes (psutil, the PIDs the scheduler reports), and the driver (this
 process: it joins the batches and writes the store) separately. The reference rate is
 ``benchmarks.ingest``'s: ``thruput.read`` of one 20 MB ping log and
@@ -142,6 +144,14 @@ def reference_rates(out):
             "ping_bytes_per_probe": log.stat().st_size / len(thruput.read(log)["probe"])}
 
 
+def _warm():
+    import thruput.campaign.monitor  # noqa: F401
+    import thruput.formats.iperf3_json  # noqa: F401
+    import thruput.formats.ping  # noqa: F401
+    from thruput.campaign import load_metadata  # noqa: F401  (and jsonschema below)
+    import jsonschema  # noqa: F401
+
+
 def _cluster(n):
     from distributed import Client, LocalCluster
 
@@ -149,6 +159,7 @@ def _cluster(n):
                            silence_logs=40)
     client = Client(cluster)
     client.wait_for_workers(n)
+    client.run(_warm)            # imports on every worker: start-up, not normalize
     pids = list(client.run(os.getpid).values())
     return cluster, client, pids
 
@@ -167,6 +178,7 @@ def bench_size(out, paths, slots, probes, workers):
               "generate_seconds": time.perf_counter() - t0, "workers": {}}
     target = out / "synthetic-stores"
     target.mkdir(exist_ok=True)
+    _warm()                      # the driver's imports (jsonschema takes seconds) likewise
     for n in workers:
         cluster, client, pids = _cluster(n)
         try:

@@ -51,6 +51,9 @@ TESTS = {"tcp": ("iperf", ("iperf3", "iperf2")), "udp": ("iperf", ("iperf3", "ip
          "ping": ("ping", ("ping",))}
 #: Role of a raw file -> the contract kind its reader must return.
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}
+#: Tools whose logs have one reader whatever the variant: no sniffing per file (the
+#: reader still refuses a log that is not its format). iperf logs are sniffed (-J or text).
+TOOL_FORMATS = {"ping": "ping"}
 #: Manifest rows per batch: the unit of work mapped over workers. Fixed (not a function
 #: of the number of workers) so that every way of running gives the same fragments.
 BATCH_ROWS = 512
@@ -276,10 +279,10 @@ def read_batch(directory, rows):
     probes = {}
     ledger = _LedgerTotals()
     iperf = [i for i, r in enumerate(rows) if r.role == "iperf" and r.path]
-    for i, ds in _read_throughput(directory, rows, iperf, ledger):
+    for where, ds in _read_throughput(directory, rows, iperf, ledger):
         for name in THROUGHPUT_FIELDS:
-            if name in ds.variables:
-                numbers[name][i] = float(ds[name].values)
+            if name in ds.variables:        # (variables: no DataArray built per value)
+                numbers[name][where] = ds.variables[name].values
     for i in (i for i, r in enumerate(rows) if r.role == "ping" and r.path):
         ds = _read_one(directory, rows[i], ledger)
         if ds is None:
@@ -328,7 +331,7 @@ def _where(directory, row):
 
 
 def _read_throughput(directory, rows, indices, ledger):
-    """``(index, run Dataset)`` of every iperf row with a file; one batch read if possible.
+    """``(row indices, Dataset of their runs)`` for the iperf rows with a file.
 
     ``read_many`` parses a pile of iperf3 JSON files at once (80x faster than one by one);
     a pile holding a failed test's log (which the reader refuses) is read file by file.
@@ -344,9 +347,7 @@ def _read_throughput(directory, rows, indices, ledger):
             for k, i in enumerate(ok):
                 _check_sha(directory, rows[i], str(many["file_sha256"].values[k]))
             ledger.add(many, files=len(ok))
-            runs = many.drop_dims(["file"]).isel(run=np.arange(len(ok)))
-            for k, i in enumerate(ok):
-                yield i, runs.isel(run=k)
+            yield np.asarray(ok), many
             indices = [i for i in indices if i not in set(ok)]
     for i in indices:
         ds = _read_one(directory, rows[i], ledger)
@@ -357,7 +358,7 @@ def _read_throughput(directory, rows, indices, ledger):
                 raise MonitorError(f"{_where(directory, rows[i])}: holds {ds.sizes.get('run', 0)} "
                                    "runs; a monitor test is one")
             continue
-        yield i, ds.isel(run=0)
+        yield np.asarray([i]), ds
 
 
 def _read_one(directory, row, ledger):
@@ -368,7 +369,7 @@ def _read_one(directory, row, ledger):
             raise MonitorError(f"{_where(directory, row)}: listed but missing")
         return None
     try:
-        ds = read(path)
+        ds = read(path, format=TOOL_FORMATS.get(row.tool))
     except ThruputError as exc:
         if row.outcome == "ok":
             raise MonitorError(f"{_where(directory, row)}: {exc}") from None
@@ -401,8 +402,9 @@ def _ping_summary(ds):
     those of the first replies (``status == "reply"``), as
     :func:`thruput.summary.summarize` does.
     """
-    status = ds["status"].values.astype(str)
-    rtt = ds["rtt"].values.astype(float)
+    var = ds.variables                      # (no DataArray built per file)
+    status = var["status"].values.astype(str)
+    rtt = var["rtt"].values.astype(float)
     replies = rtt[(status == "reply") & np.isfinite(rtt)]
     told = json.loads(ds.attrs["tool_summary"]).get("transmitted")
     sent = float(told) if told is not None else _sent(ds, status)
@@ -413,7 +415,7 @@ def _ping_summary(ds):
         p10, median, p90 = np.percentile(replies, [10, 50, 90])
         out.update(rtt_min=replies.min(), rtt_p10=p10, rtt_median=median, rtt_p90=p90,
                    rtt_max=replies.max(), rtt_mean=replies.mean(), rtt_mdev=replies.std())
-    stamps = ds["timestamp"].values.astype(float)
+    stamps = var["timestamp"].values.astype(float)
     times = np.full(stamps.shape, NAT)
     good = np.isfinite(stamps)
     # microseconds, as ping -D prints them: no float rounding below that
@@ -426,7 +428,8 @@ def _sent(ds, status):
     (first to last printed, so a probe lost without a word in between counts), or the
     probes the log shows where it prints no sequence numbers (Windows)."""
     shown = float(np.isin(status, SENT_STATUSES).sum())
-    seq = ds["seq"].values[(ds["seq"].values >= 0) & np.isin(status, SENT_STATUSES)]
+    seq = ds.variables["seq"].values
+    seq = seq[(seq >= 0) & np.isin(status, SENT_STATUSES)]
     return max(shown, float(seq.max() - seq.min() + 1)) if seq.size else shown
 
 
