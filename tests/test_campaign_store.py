@@ -165,3 +165,12 @@ def test_cli_workers_start_a_local_cluster(full, tmp_path, monkeypatch, capsys):
     assert main(["pipeline", "normalize", str(CAMPAIGN), str(out), "--workers", "2"]) == 0
     assert "wrote 20 runs; 20 runs, 19 files in the store" in capsys.readouterr().out
     assert files(out) == files(full)
+
+
+def test_check_against_a_store_names_a_changed_file(full, tmp_path, capsys):
+    target = copy(tmp_path)
+    assert main(["campaign", "check", str(target), "--against", str(full)]) == 0
+    raw = target / "runs/2026-11-22/000003-lo-forward-udp.json"
+    raw.write_bytes(raw.read_bytes() + b"\n")
+    assert main(["campaign", "check", str(target), "--against", str(full)]) == 1
+    assert "000003-lo-forward-udp.json: error: changed since the campaign was normalized" in capsys.readouterr().out

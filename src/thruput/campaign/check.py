@@ -230,7 +230,7 @@ def check_against(directory, normalized):
     directory : str or path-like
         The campaign directory.
     normalized : str, path-like or xarray.Dataset
-        Its normalized form (``data/processed/<campaign>.nc``).
+        Its normalized form (``data/processed/<campaign>.nc`` or ``.zarr``).
 
     Returns
     -------
@@ -240,8 +240,7 @@ def check_against(directory, normalized):
 
     ds = normalized
     if not isinstance(normalized, xr.Dataset):
-        with xr.open_dataset(normalized) as opened:
-            ds = opened.load()
+        ds = cp.open_stored(normalized)             # .nc or .zarr
     recorded = {}
     for path_var, sha_var in (("source", "source_sha256"), ("ping_source", "ping_source_sha256")):
         if path_var in ds.variables and sha_var in ds.variables:

@@ -421,8 +421,10 @@ def open_stored(path, chunks=None):
         from .store import open_store
 
         return open_store(path, chunks)
-    ds = xr.open_dataset(path, engine="netcdf4", chunks=chunks)
-    return ds if chunks is not None else ds.load()
+    if chunks is not None:
+        return xr.open_dataset(path, engine="netcdf4", chunks=chunks)
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        return ds.load()
 
 
 def _open_sweep(directory, metadata):
