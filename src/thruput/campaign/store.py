@@ -187,8 +187,9 @@ def verify_sources(directory, stored, **where):
 def _check_prefix(directory, out, stored):
     """The rows the store holds must be the first rows of runs.csv, unchanged."""
     n = int(stored.attrs["manifest_rows"])
-    rows, text = mon.read_monitor_manifest(directory)
-    if len(rows) < n or mon.manifest_digest(text, n) != stored.attrs["manifest_sha256"]:
+    text = (Path(directory) / "runs.csv").read_text(encoding="utf-8")
+    if mon.manifest_digest(text, n) != stored.attrs["manifest_sha256"]:
+        rows, _ = mon.read_monitor_manifest(directory)      # only now: to say which rows
         runs = stored["run"].values.astype(object).astype(str)
         shas = dict(zip(runs, stored["source_sha256"].values.astype(object).astype(str)))
         listed = {r.run: r for r in rows}
