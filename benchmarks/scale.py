@@ -109,9 +109,13 @@ def hourly_percentiles(store):
 
     ds = thruput.open_campaign(store, chunks={})
     # the group labels (one per run) in memory, the data lazy
-    ds = ds.assign_coords(hour=ds["time"].compute().dt.floor("1h"),
-                          path=ds["path"].compute().astype(object).astype(str),
-                          test=ds["test"].compute().astype(object).astype(str))
+    hour = ds["time"].compute().dt.floor("1h")
+    labels = {"hour": hour, "path": ds["path"].compute().astype(object).astype(str),
+              "test": ds["test"].compute().astype(object).astype(str)}
+    # a quantile is not a tree reduction: flox computes it per block, so every group
+    # (runs are in time order, so an hour is a contiguous slice) must lie in one chunk
+    ds = ds.chunk(run=hour_aligned_chunks(hour.values, ds.chunks["run"][0]))
+    ds = ds.assign_coords({k: v.variable for k, v in labels.items()})
     tcp = ds["throughput"].where(ds["test"] == "tcp")
     ping = ds["rtt"].where(ds["test"] == "ping")
     out_tcp = tcp.groupby(["path", "hour"]).quantile(list(QUANTILES), dim="run", skipna=True)
@@ -122,6 +126,20 @@ def hourly_percentiles(store):
     return {"groups": int(tcp_values.sizes["path"] * tcp_values.sizes["hour"]),
             "median_throughput_bps": float(tcp_values.sel(quantile=0.5).median()),
             "median_rtt_ms": float(rtt_values.sel(quantile=0.5).median())}
+
+
+def hour_aligned_chunks(hours, target):
+    """Chunk sizes along ``run`` of about ``target`` runs that never split an hour."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.r_[True, hours[1:] != hours[:-1]])      # first run of each hour
+    sizes, begin = [], 0
+    for start in starts[1:]:
+        if start - begin >= target:
+            sizes.append(int(start - begin))
+            begin = start
+    sizes.append(int(len(hours) - begin))
+    return tuple(sizes)
 
 
 def reference_rates(out):
