@@ -231,7 +231,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     thruput.errors.ThruputError
         For a bad campaign.yaml, runs.csv or raw file, naming file and line.
     """
-    from ..parallel import cluster, map_batches
+    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster, map_batches
     from .dataset import load_metadata
 
     out = Path(out)
@@ -244,6 +244,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         _check_prefix(directory, out, base)
         start = int(base.attrs["manifest_rows"])
     rows, text = mon.read_monitor_manifest(directory, start)
+    if client is None and len(mon.batches(rows)) < MIN_BATCHES_FOR_CLUSTER:
+        workers = scheduler = None          # a cluster would take longer to start
     added = 0
     with cluster(workers, scheduler, client) as c:
         where = {"client": c} if c is not None else {}
