@@ -163,11 +163,12 @@ def reference_rates(out):
 
 
 def _warm():
-    import thruput.campaign.monitor  # noqa: F401
-    import thruput.formats.iperf3_json  # noqa: F401
-    import thruput.formats.ping  # noqa: F401
-    from thruput.campaign import load_metadata  # noqa: F401  (and jsonschema below)
-    import jsonschema  # noqa: F401
+    """Import what normalize uses (jsonschema takes seconds on a busy machine)."""
+    import importlib
+
+    for name in ("thruput.campaign.monitor", "thruput.formats.iperf3_json", "thruput.formats.ping",
+                 "jsonschema"):
+        importlib.import_module(name)
 
 
 def _cluster(n):

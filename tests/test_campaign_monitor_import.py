@@ -119,7 +119,7 @@ def test_check_lists_bad_rows_missing_files_and_unlisted_ones(tmp_path):
     (directory / "runs.csv").write_text(text)
     found = sorted(str(p).replace(str(directory), "") for p in check_campaign(directory))
     assert found == [
-        f"/runs.csv:3: error: path_name 'wan' is not one of campaign.yaml paths (lo)",
+        "/runs.csv:3: error: path_name 'wan' is not one of campaign.yaml paths (lo)",
         f"/{listed[3]['path']}: error: (runs.csv line 5): listed but missing",
         "/runs/stray.txt: warning: not listed in runs.csv (not analysed)",
     ]
