@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import shutil
 import sys
 from pathlib import Path
 
@@ -41,3 +42,14 @@ def load_tool(name):
     sys.modules[spec.name] = module  # dataclasses look their module up there
     spec.loader.exec_module(module)
     return module
+
+
+def copy_campaign(source, parent, rows=None):
+    """Copy campaign directory ``source`` into ``parent``; keep only data ``rows`` of its
+    runs.csv (in that order; all by default). Returns the copy."""
+    target = Path(parent) / Path(source).name
+    shutil.copytree(source, target)
+    if rows is not None:
+        lines = (Path(source) / "runs.csv").read_text().splitlines(keepends=True)
+        (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in rows]))
+    return target

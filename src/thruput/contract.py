@@ -441,6 +441,9 @@ def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):
 def validate(ds):
     """Check that ``ds`` follows the contract of its kind; return it unchanged.
 
+    A monitor campaign Dataset (``kind="campaign"``, ``campaign_kind="monitor"``) is
+    checked by :func:`thruput.campaign.monitor.validate_monitor`.
+
     Raises
     ------
     ContractError
@@ -448,6 +451,10 @@ def validate(ds):
         wrong dimensions, wrong units, variables without ``units``/``long_name``,
         unprefixed extras, inconsistent line accounting.
     """
+    if ds.attrs.get("kind") == "campaign" and ds.attrs.get("campaign_kind") == "monitor":
+        from .campaign.monitor import validate_monitor    # a campaign, not one file
+
+        return validate_monitor(ds)
     problems = []
     missing = [a for a in REQUIRED_ATTRS if a not in ds.attrs]
     if missing:

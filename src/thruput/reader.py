@@ -107,7 +107,7 @@ RECORD_DIMS = {"throughput": "run", "rtt": "probe", "udp_sweep": "row",
                "latency_scan": "point", "tcp_instrumentation": "snapshot"}
 
 
-def read_many(paths, format=None):
+def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     """Read many logs of one format into one Dataset, their records concatenated.
 
     Runs (throughput), probes (rtt), rows, points or snapshots of every file follow each
@@ -124,12 +124,22 @@ def read_many(paths, format=None):
     format : str, optional
         A registry name; by default sniffed from the first file.
 
+    workers, scheduler, client : optional
+        Read the files in batches on a ``dask.distributed`` cluster (a LocalCluster of
+        ``workers`` processes, the one at ``scheduler``, or ``client``'s), with the same
+        result; see :func:`thruput.parallel.read_many`. Default: here.
+
     Raises
     ------
     thruput.errors.ThruputError
         As :func:`read`, naming the file that failed.
     """
     import xarray as xr
+
+    if workers or scheduler or client:
+        from .parallel import read_many as read_distributed
+
+        return read_distributed(paths, format, workers=workers, scheduler=scheduler, client=client)
 
     paths = [str(p) for p in paths]
     if not paths:

@@ -55,7 +55,8 @@ def check_campaign(directory):
     the bytes whose sha256 the manifest keeps (a file changed since it was recorded or
     imported is an error, even when it still parses), is read by :func:`thruput.read` without error, is the kind its role says, is complete, and
     (for iperf) says the streams and window the manifest says; and that every run the plan
-    asks for is present or explained in ``explained``.
+    asks for is present or explained in ``explained``. A monitor campaign is checked by
+    :func:`thruput.campaign.monitor_check.check_monitor`.
 
     Parameters
     ----------
@@ -79,6 +80,10 @@ def check_campaign(directory):
         problems += [Problem(meta_path, line, msg) for line, msg in exc.errors]
     except ThruputError as exc:
         problems.append(Problem(meta_path, None, str(exc).removeprefix(meta_path + ": ")))
+    if metadata is not None and metadata["kind"] == "monitor":
+        from .monitor_check import check_monitor
+
+        return problems + check_monitor(directory, metadata, node)
     if metadata is not None:
         problems += _check_metadata(directory, metadata, node, meta_path)
 
@@ -127,7 +132,14 @@ def _check_metadata(directory, metadata, node, path):
     if (metadata["kind"] == "udp_sweep") != (tool == "udpmon"):
         problems.append(Problem(path, cp.node_line(node, ["plan", "tool"]),
                                 f"kind {metadata['kind']} does not go with plan/tool {tool}"))
-    text = (directory / cp.CAMPAIGN_FILE).read_text(encoding="utf-8")
+    return problems + placeholders(directory)
+
+
+def placeholders(directory):
+    """A warning per line of campaign.yaml with a TODO left from the template."""
+    path = str(Path(directory) / cp.CAMPAIGN_FILE)
+    text = (Path(directory) / cp.CAMPAIGN_FILE).read_text(encoding="utf-8")
+    problems = []
     for number, line in enumerate(text.splitlines(), start=1):
         if PLACEHOLDER in line.split("#", 1)[0]:    # not in comments (the template's help)
             problems.append(Problem(path, number, f"{PLACEHOLDER} left from the template: "
@@ -246,7 +258,7 @@ def check_against(directory, normalized):
     directory : str or path-like
         The campaign directory.
     normalized : str, path-like or xarray.Dataset
-        Its normalized form (``data/processed/<campaign>.nc``).
+        Its normalized form (``data/processed/<campaign>.nc`` or ``.zarr``).
 
     Returns
     -------
@@ -256,8 +268,7 @@ def check_against(directory, normalized):
 
     ds = normalized
     if not isinstance(normalized, xr.Dataset):
-        with xr.open_dataset(normalized) as opened:
-            ds = opened.load()
+        ds = cp.open_stored(normalized)             # .nc or .zarr
     recorded = {}
     for path_var, sha_var in (("source", "source_sha256"), ("ping_source", "ping_source_sha256")):
         if path_var in ds.variables and sha_var in ds.variables:

@@ -39,11 +39,16 @@ from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, M
 __all__ = [
     "open_campaign", "resolve", "load_metadata", "read_manifest", "parse_manifest", "planned_runs",
     "run_id", "parse_run_id", "schema", "read_raw", "check_unique", "ManifestRow", "CampaignError",
-    "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "DEFAULT_ROOT",
+    "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "DEFAULT_ROOT", "DEFAULT_PROCESSED",
+    "find_stored", "open_stored",
 ]
 
 #: Where campaign names resolve (relative to the working directory).
 DEFAULT_ROOT = "data/raw"
+#: Where campaign names resolve to normalized campaigns (relative to the working directory).
+DEFAULT_PROCESSED = "data/processed"
+#: Suffixes of normalized campaigns, in the order names are looked up.
+STORED_SUFFIXES = (".zarr", ".nc")
 #: Role of a raw file -> the contract kind its reader must return.
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
               "udpmon_req": "latency_scan"}
@@ -348,20 +353,29 @@ def read_raw(directory, row):
     return ds
 
 
-def open_campaign(name_or_path, root=DEFAULT_ROOT):
-    """Open a campaign directory as one labelled :class:`xarray.Dataset`.
+def open_campaign(name_or_path, root=DEFAULT_ROOT, chunks=None, processed=DEFAULT_PROCESSED):
+    """Open a campaign as one labelled :class:`xarray.Dataset`: stored, or built from raw.
 
     Parameters
     ----------
     name_or_path : str or path-like
-        A campaign directory, or a campaign name looked up under ``root``.
+        A normalized campaign (a ``.zarr`` store or ``.nc`` file), a campaign directory,
+        or a campaign name: then ``processed/<name>.zarr``, else ``processed/<name>.nc``,
+        else the directory ``root/<name>`` is read.
     root : str or path-like, default ``"data/raw"``
-        Where names resolve.
+        Where names resolve to campaign directories.
+    chunks : dict, optional
+        Open lazily, as dask arrays with these chunks (``{}``: the store's own chunks,
+        ``{"run": 10000}``...). Default: in memory. A campaign built from raw is
+        built in memory and then chunked.
+    processed : str or path-like, default ``"data/processed"``
+        Where names resolve to normalized campaigns.
 
     Returns
     -------
     xarray.Dataset
-        For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
+        For ``kind: monitor``: one ``run`` dimension in time order, see docs/design.md and
+        :mod:`thruput.campaign.monitor`. For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
         ``window_actual`` (byte), ``retransmits`` (count), ``start_time`` on
         (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams),
         ``interval_cwnd`` (byte, summed over streams) and ``interval_rtt`` (ms, the
@@ -390,8 +404,51 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT):
     >>> ds = open_campaign("veth-1g")                            # doctest: +SKIP
     >>> ds.throughput.sel(streams=4)                             # window x repeat
     """
+    stored = find_stored(name_or_path, processed)
+    if stored is not None:
+        return open_stored(stored, chunks)
     directory = resolve(name_or_path, root)
     metadata = load_metadata(directory)
+    if metadata["kind"] == "monitor":
+        from .monitor import open_monitor
+
+        ds = open_monitor(directory, metadata)
+        return ds if chunks is None else ds.chunk(chunks)
+    ds = _open_sweep(directory, metadata)
+    return ds if chunks is None else ds.chunk(chunks)
+
+
+
+def find_stored(name_or_path, processed=DEFAULT_PROCESSED):
+    """The normalized campaign ``name_or_path`` names (a path, or ``processed/<name>.zarr``
+    or ``.nc``), or ``None``."""
+    path = Path(name_or_path)
+    if path.suffix in STORED_SUFFIXES and path.exists():
+        return path
+    if path.is_dir() or len(path.parts) != 1:
+        return None
+    for suffix in STORED_SUFFIXES:
+        candidate = Path(processed) / f"{name_or_path}{suffix}"
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def open_stored(path, chunks=None):
+    """Open a normalized campaign, Zarr or netCDF, lazily with ``chunks`` else loaded."""
+    import xarray as xr
+
+    if Path(path).suffix == ".zarr":
+        from .store import open_store
+
+        return open_store(path, chunks)
+    if chunks is not None:
+        return xr.open_dataset(path, engine="netcdf4", chunks=chunks)
+    with xr.open_dataset(path, engine="netcdf4") as ds:
+        return ds.load()
+
+
+def _open_sweep(directory, metadata):
     rows = read_manifest(directory)
     check_unique(rows, directory)
     if metadata["kind"] == "tcp_sweep":
@@ -636,8 +693,9 @@ class _LedgerTotals:
         self.totals = {"lines_total": 0, "lines_parsed": 0, "lines_skipped": 0}
         self.reasons = {}
 
-    def add(self, ds):
-        self.files += 1
+    def add(self, ds, files=1):
+        """Add the accounting of ``ds``, read from ``files`` files (``read_many``: many)."""
+        self.files += files
         for key in self.totals:
             self.totals[key] += int(ds.attrs[key])
         for reason, count in json.loads(ds.attrs["skipped_reasons"]).items():

@@ -39,7 +39,19 @@ def add_parser(sub):
     imp.add_argument("files", nargs="+", metavar="FILE", help="the logs (any format thruput reads)")
     imp.add_argument("--pattern", help=r"e.g. 'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)-r(?P<repeat>\d+)'")
     imp.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
-    imp.add_argument("--kind", choices=cp.KINDS, help="default: from the logs")
+    imp.add_argument("--kind", choices=cp.KINDS + ("monitor",),
+                     help="default: from the logs; monitor: FILE may be directories of cron logs, "
+                          "one test per log (docs/design.md, Monitor campaigns)")
+    imp.add_argument("--time-pattern", metavar="PATTERN",
+                     help="monitor: when a log does not say when it ran, find it in its path: "
+                          "strftime ('time-%%d-%%m-%%Y_%%H-%%M') or a regex with named groups "
+                          "year, month, day, hour, minute, second or epoch")
+    imp.add_argument("--path-pattern", metavar="REGEX",
+                     help="monitor: name the path from the file's path, a regex with a (?P<path>...) "
+                          "group (and optionally (?P<direction>forward|reverse)); default: the "
+                          "address the log connected to")
+    imp.add_argument("--interval", type=float, metavar="S",
+                     help="monitor: seconds between test slots (default: the median spacing found)")
     g = imp.add_argument_group("campaign.yaml description (else TODO, to fill in by hand)")
     g.add_argument("--title", help="one line naming the path and what was measured")
     g.add_argument("--description", help="where and how it was measured, honestly")
@@ -105,16 +117,23 @@ def run_new(args):
 
 def run_import(args):
     from ..campaign.importer import import_campaign
+    from ..campaign.monitor_import import import_monitor
 
     try:
         from ..campaign.importer import DESCRIPTION_FIELDS
 
-        given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
-        directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind, **given)
+        if args.kind == "monitor":
+            directory = import_monitor(args.name, args.files, args.root, args.time_pattern,
+                                       args.path_pattern, args.interval)
+        else:
+            given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
+            directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind,
+                                        **given)
     except (ThruputError, OSError) as exc:
         print(f"thruput: {exc}", file=sys.stderr)
         return 1
-    print(f"{directory}: imported {len(args.files)} files; fill in the TODOs of campaign.yaml, "
+    count = sum(1 for _ in open(directory / cp.MANIFEST_FILE)) - 1
+    print(f"{directory}: imported {count} files; fill in the TODOs of campaign.yaml, "
           f"then `thruput campaign check {directory}`")
     return 0
 

@@ -1,9 +1,13 @@
 """``thruput pipeline``: the steps ``dvc.yaml`` runs, every path an argument.
 
-``normalize DIR OUT.nc``
+``normalize DIR OUT.nc|OUT.zarr [--workers N | --scheduler ADDRESS]``
     Check a campaign directory (as ``thruput campaign check``) and, only if it has no
-    errors, write :func:`thruput.open_campaign` of it as netCDF.
-``stats IN.nc OUT.stats.nc --params params.yaml``
+    errors, write :func:`thruput.open_campaign` of it as netCDF. A monitor campaign goes
+    to a Zarr store (``OUT.zarr``, chunked along ``run``) which later calls bring up to
+    date by appending only the runs.csv rows it does not hold yet (see
+    :mod:`thruput.campaign.store`); its files are read on a dask cluster with
+    ``--workers``/``--scheduler`` (:mod:`thruput.parallel`).
+``stats IN OUT.stats.nc --params params.yaml``
     The statistics product of one normalized campaign (every table its page shows, one
     netCDF group each, :func:`thruput.stats.product.campaign_product`), with the
     parameters of the ``stats`` section of ``params.yaml`` over
@@ -36,9 +40,19 @@ def add_parser(sub):
     p = sub.add_parser("pipeline", help="the steps dvc.yaml runs (normalize, stats, catalogue, compare)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = p.add_subparsers(dest="verb", metavar="STEP", required=True)
-    norm = verbs.add_parser("normalize", help="campaign directory -> one netCDF file")
+    norm = verbs.add_parser("normalize", help="campaign directory -> one netCDF file or Zarr store",
+                            description=NORMALIZE_HELP)
     norm.add_argument("campaign", metavar="DIR", help="the raw campaign, data/raw/<name>")
-    norm.add_argument("out", metavar="OUT.nc", help="the normalized campaign to write")
+    norm.add_argument("out", metavar="OUT", help="OUT.nc, or OUT.zarr (monitor campaigns: always)")
+    where = norm.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N",
+                       help="read the raw files on a local dask cluster of N worker processes "
+                            "(monitor campaigns; default: in this process)")
+    where.add_argument("--scheduler", metavar="ADDRESS",
+                       help="read them on a running dask cluster, e.g. tcp://10.0.0.1:8786 "
+                            "(docs/scale.md: SLURM, Kubernetes)")
+    norm.add_argument("--no-verify", dest="verify", action="store_false",
+                      help="on append, do not hash again the raw files already stored")
     norm.set_defaults(func=run_normalize)
     st = verbs.add_parser("stats", help="normalized campaign -> its statistics product (netCDF groups)")
     st.add_argument("input", metavar="IN.nc", help="a normalized campaign")
@@ -64,9 +78,24 @@ def _params_option(parser, what="its `stats` section is used"):
                         help=f"parameters file; {what} (default: %(default)s)")
 
 
+NORMALIZE_HELP = """\
+Write a campaign directory as a normalized campaign. Sweeps: check it (as `thruput
+campaign check`), then write OUT.nc (or OUT.zarr). Monitor campaigns: OUT must be a .zarr
+store; a new one gets every runs.csv row, an existing one only the rows it does not hold
+yet (appended; a stored row or file that changed is an error)."""
+
+
 def run_normalize(args):
-    from ..campaign import open_campaign
+    from ..campaign import load_metadata, open_campaign
     from ..campaign.check import check_campaign
+
+    try:
+        kind = load_metadata(args.campaign)["kind"]
+    except ThruputError as exc:
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
+    if kind == "monitor":
+        return _normalize_monitor(args)
 
     problems = check_campaign(args.campaign)
     errors = [p for p in problems if p.severity == "error"]
@@ -81,9 +110,33 @@ def run_normalize(args):
     except ThruputError as exc:
         print(f"thruput: {exc}", file=sys.stderr)
         return 1
-    write_netcdf(ds, args.out)
+    if Path(args.out).suffix == ".zarr":
+        from ..campaign.store import write_store
+
+        write_store(ds, args.out)
+    else:
+        write_netcdf(ds, args.out)
     print(f"{args.out}: {ds.attrs['campaign']} ({ds.attrs['campaign_kind']}), "
           f"{ds.attrs['files_read']} files, {ds.attrs['lines_parsed']}/{ds.attrs['lines_total']} lines parsed")
+    return 0
+
+
+def _normalize_monitor(args):
+    from ..campaign.store import normalize_monitor
+
+    if Path(args.out).suffix != ".zarr":
+        print(f"thruput: {args.out}: a monitor campaign is stored as Zarr (OUT.zarr), "
+              "so that new runs can be appended", file=sys.stderr)
+        return 2
+    try:
+        done = normalize_monitor(args.campaign, args.out, workers=args.workers,
+                                 scheduler=args.scheduler, verify=args.verify)
+    except ThruputError as exc:
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
+    verb = "appended" if done["appended"] else "wrote"
+    print(f"{args.out}: {verb} {done['runs_added']} runs; {done['runs']} runs, "
+          f"{done['files_read']} files in the store")
     return 0
 
 

@@ -1,0 +1,334 @@
+"""Scale: normalize a SYNTHETIC monitor archive on a dask LocalCluster, then hourly percentiles.
+
+    python -m benchmarks.scale [--slots 100,1000,10000] [--paths 10] [--probes 100]
+                               [--workers 1,2] [--out benchmarks/output]
+
+For each size, :mod:`benchmarks.synthetic_monitor` writes (once) a SYNTHETIC archive of
+``paths x slots`` iperf3 -J runs and as many ping logs of ``probes`` probes each (10 paths
+x 10^2, 10^3, 10^4 slots x 100 probes = 10^3, 10^4, 10^5 iperf3 runs and 10^5, 10^6,
+10^7 probes). Then, on a fresh LocalCluster of 1 and of 2 single-threaded worker
+processes each:
+
+normalize
+    ``thruput.campaign.store.normalize_monitor`` (what ``thruput pipeline normalize
+    --workers N`` runs) of the whole archive into a new Zarr store.
+append
+    (2 workers) runs.csv cut to its first 99 % of rows, normalized; then the whole
+    runs.csv again: only the last 1 % is read and appended (every stored file hashed
+    again, as by default). The cost is compared with the full normalize.
+percentiles
+    The store opened lazily (``open_campaign(store, chunks={})``); per path and hour,
+    the 10th/50th/90th percentiles of throughput (one value per run) and of every ping
+    probe's RTT (run x probe), with xarray's ``groupby(...).quantile`` (flox), computed on
+    the cluster.
+
+Imports are done before timing, on the driver and on every worker (start-up is not
+normalize: a LocalCluster and thruput's imports take 5-20 s on a busy machine). Wall
+time is ``time.perf_counter``; peak RSS per worker is sampled every 0.1 s from the
+workers' own processes (psutil, the PIDs the scheduler reports), and the driver (this
+process: it joins the batches and writes the store) separately. The reference rate is
+``benchmarks.ingest``'s: ``thruput.read`` of one 20 MB ping log and
+``thruput.read_many`` of 2000 iperf3 files, in this process. The machine's load average
+is recorded before and after each step: on a shared machine, figures are noisy.
+
+Writes ``<out>/scale.json`` and ``<out>/scale.md`` (tables). Nothing here is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_OUT = ROOT / "benchmarks" / "output"
+QUANTILES = (0.1, 0.5, 0.9)
+#: Targets of issue 11.
+TARGETS = {"rss_per_worker_mb_max": 1024, "speedup_2_over_1_min": 1.7, "append_fraction_max": 0.03,
+           "rate_fraction_of_single_file_min": 0.5}
+
+
+class PeakRSS:
+    """Samples the resident set of some processes every ``period`` s; keeps each one's peak."""
+
+    def __init__(self, pids, period=0.1):
+        import psutil
+
+        self.procs = {pid: psutil.Process(pid) for pid in pids}
+        self.peak = dict.fromkeys(pids, 0)
+        self.period = period
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.is_set():
+            for pid, proc in self.procs.items():
+                try:
+                    self.peak[pid] = max(self.peak[pid], proc.memory_info().rss)
+                except Exception:       # a worker that ended: keep its peak
+                    pass
+            self._stop.wait(self.period)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        return False
+
+    def mb(self):
+        return {pid: rss / 2**20 for pid, rss in self.peak.items()}
+
+
+def _load():
+    return os.getloadavg()[0]
+
+
+def measure(fn, pids):
+    """(seconds, peak RSS MB per pid, load before, load after, result) of ``fn()``."""
+    before = _load()
+    with PeakRSS(pids) as sampler:
+        t0 = time.perf_counter()
+        result = fn()
+        seconds = time.perf_counter() - t0
+    return {"seconds": seconds, "peak_rss_mb": sampler.mb(), "load_before": before,
+            "load_after": _load()}, result
+
+
+def hourly_percentiles(store):
+    """Per path and hour: percentiles of throughput (per run) and of every probe's RTT."""
+    import thruput
+
+    ds = thruput.open_campaign(store, chunks={})
+    # the group labels (one per run) in memory, the data lazy
+    hour = ds["time"].compute().dt.floor("1h")
+    labels = {"hour": hour, "path": ds["path"].compute().astype(object).astype(str),
+              "test": ds["test"].compute().astype(object).astype(str)}
+    # a quantile is not a tree reduction: flox computes it per block, so every group
+    # (runs are in time order, so an hour is a contiguous slice) must lie in one chunk
+    ds = ds.chunk(run=hour_aligned_chunks(hour.values, ds.chunks["run"][0]))
+    ds = ds.assign_coords({k: v.variable for k, v in labels.items()})
+    tcp = ds["throughput"].where(ds["test"] == "tcp")
+    ping = ds["rtt"].where(ds["test"] == "ping")
+    out_tcp = tcp.groupby(["path", "hour"]).quantile(list(QUANTILES), dim="run", skipna=True)
+    out_rtt = ping.groupby(["path", "hour"]).quantile(list(QUANTILES), dim=["run", "probe"], skipna=True)
+    import dask
+
+    tcp_values, rtt_values = dask.compute(out_tcp, out_rtt)
+    return {"groups": int(tcp_values.sizes["path"] * tcp_values.sizes["hour"]),
+            "median_throughput_bps": float(tcp_values.sel(quantile=0.5).median()),
+            "median_rtt_ms": float(rtt_values.sel(quantile=0.5).median())}
+
+
+def hour_aligned_chunks(hours, target):
+    """Chunk sizes along ``run`` of about ``target`` runs that never split an hour."""
+    import numpy as np
+
+    starts = np.flatnonzero(np.r_[True, hours[1:] != hours[:-1]])      # first run of each hour
+    sizes, begin = [], 0
+    for start in starts[1:]:
+        if start - begin >= target:
+            sizes.append(int(start - begin))
+            begin = start
+    sizes.append(int(len(hours) - begin))
+    return tuple(sizes)
+
+
+def reference_rates(out):
+    """benchmarks.ingest's single-process rates: ping MB/s and iperf3 files/s."""
+    import thruput
+
+    from . import ingest
+
+    log = out / "synthetic-ping-20MB.log"
+    if not log.exists():
+        ingest.make_ping_log(log, 20)
+    t0 = time.perf_counter()
+    thruput.read(log)
+    ping_s = time.perf_counter() - t0
+    paths = ingest.make_iperf3_files(out / "synthetic-iperf3-2000", 2000)
+    t0 = time.perf_counter()
+    thruput.read_many(paths, format="iperf3_json")
+    iperf_s = time.perf_counter() - t0
+    return {"ping_mb_per_s": log.stat().st_size / 1e6 / ping_s, "iperf3_files_per_s": 2000 / iperf_s,
+            "ping_bytes_per_probe": log.stat().st_size / len(thruput.read(log)["probe"])}
+
+
+def _warm():
+    """Import what normalize uses (jsonschema takes seconds on a busy machine)."""
+    import importlib
+
+    for name in ("thruput.campaign.monitor", "thruput.formats.iperf3_json", "thruput.formats.ping",
+                 "jsonschema"):
+        importlib.import_module(name)
+
+
+def _cluster(n):
+    from distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
+                           silence_logs=40)
+    client = Client(cluster)
+    client.wait_for_workers(n)
+    client.run(_warm)            # imports on every worker: start-up, not normalize
+    pids = list(client.run(os.getpid).values())
+    return cluster, client, pids
+
+
+def bench_size(out, paths, slots, probes, workers):
+    from thruput.campaign import store
+
+    from . import synthetic_monitor
+
+    t0 = time.perf_counter()
+    directory = synthetic_monitor.write_archive(out / "synthetic", paths, slots, probes)
+    size = sum(p.stat().st_size for p in (directory / "runs").rglob("*") if p.is_file())
+    result = {"archive": str(directory.relative_to(ROOT)) if directory.is_relative_to(ROOT) else str(directory),
+              "synthetic": True, "paths": paths, "slots": slots, "iperf3_runs": paths * slots,
+              "ping_probes": paths * slots * probes, "files": 2 * paths * slots, "bytes": size,
+              "generate_seconds": time.perf_counter() - t0, "workers": {}}
+    target = out / "synthetic-stores"
+    target.mkdir(exist_ok=True)
+    _warm()                      # the driver's imports (jsonschema takes seconds) likewise
+    for n in workers:
+        cluster, client, pids = _cluster(n)
+        try:
+            zarr_path = target / f"{directory.name}-{n}w.zarr"
+            shutil.rmtree(zarr_path, ignore_errors=True)
+            row = {}
+            row["normalize"], _ = measure(lambda: store.normalize_monitor(directory, zarr_path, client=client),
+                                          pids + [os.getpid()])
+            row["percentiles"], row["percentile_result"] = measure(lambda: hourly_percentiles(zarr_path),
+                                                                   pids + [os.getpid()])
+            if n == max(workers):
+                row["append"] = bench_append(directory, target, client, pids)
+            for step in ("normalize", "percentiles"):
+                peaks = row[step]["peak_rss_mb"]
+                row[step]["driver_peak_rss_mb"] = peaks.pop(os.getpid())
+                row[step]["worker_peak_rss_mb"] = max(peaks.values())
+                del row[step]["peak_rss_mb"]
+            row["normalize"]["mb_per_s_per_worker"] = size / 1e6 / row["normalize"]["seconds"] / n
+            result["workers"][n] = row
+        finally:
+            client.close()
+            cluster.close()
+    return result
+
+
+def bench_append(directory, target, client, pids):
+    """Normalize 99 % of runs.csv, then append the last 1 %."""
+    from thruput.campaign import store
+
+    copy = target / (directory.name + "-append")
+    shutil.rmtree(copy, ignore_errors=True)
+    copy.mkdir()
+    (copy / "runs").symlink_to((directory / "runs").resolve())      # the same files, no copy
+    shutil.copy(directory / "campaign.yaml", copy / "campaign.yaml")
+    text = (directory / "runs.csv").read_text().splitlines(keepends=True)
+    keep = 1 + int(round((len(text) - 1) * 0.99))
+    (copy / "runs.csv").write_text("".join(text[:keep]))
+    zarr_path = target / (directory.name + "-append.zarr")
+    shutil.rmtree(zarr_path, ignore_errors=True)
+    meta = json.loads((copy / "campaign.yaml").read_text())
+    meta["name"] = copy.name
+    (copy / "campaign.yaml").write_text(json.dumps(meta))
+    first, _ = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
+    (copy / "runs.csv").write_text("".join(text))
+    append, done = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
+    return {"rows_first": keep - 1, "rows_appended": done["runs_added"],
+            "seconds_99_percent": first["seconds"], "seconds_append_1_percent": append["seconds"],
+            "load": [first["load_before"], append["load_after"]]}
+
+
+def summarize(result):
+    """Ratios and targets over the sizes measured."""
+    sizes = result["sizes"]
+    ref = result["reference"]
+    out = []
+    for s in sizes:
+        w = s["workers"]
+        one, two = w.get(1) or w.get("1"), w.get(2) or w.get("2")
+        row = {"slots": s["slots"], "iperf3_runs": s["iperf3_runs"], "ping_probes": s["ping_probes"],
+               "bytes": s["bytes"]}
+        if one and two:
+            row["speedup_2_over_1"] = one["normalize"]["seconds"] / two["normalize"]["seconds"]
+        if two and "append" in two:
+            a = two["append"]
+            row["append_fraction"] = a["seconds_append_1_percent"] / (a["seconds_99_percent"] / 0.99)
+        if one:
+            # single-file reference: the same bytes read as one ping log, at benchmarks.ingest's rate
+            row["rate_fraction_of_single_file"] = one["normalize"]["mb_per_s_per_worker"] / ref["ping_mb_per_s"]
+        row["worker_peak_rss_mb"] = max(v["normalize"]["worker_peak_rss_mb"] for v in w.values())
+        out.append(row)
+    return out
+
+
+def markdown(result):
+    lines = ["# Scale benchmark (SYNTHETIC archives)", "",
+             f"Machine: {result['machine']['platform']}, {result['machine']['cpus']} CPUs, shared with "
+             f"other work (load average {result['load_start']:.1f} at the start, "
+             f"{result['load_end']:.1f} at the end); figures are noisy.", "",
+             "| iperf3 runs | ping probes | MB | workers | normalize s | MB/s per worker | worker peak RSS MB "
+             "| driver peak RSS MB | hourly percentiles s | percentiles worker RSS MB |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for s in result["sizes"]:
+        for n, w in sorted(s["workers"].items(), key=lambda kv: int(kv[0])):
+            nz, pc = w["normalize"], w["percentiles"]
+            lines.append(f"| {s['iperf3_runs']:,} | {s['ping_probes']:,} | {s['bytes'] / 1e6:,.0f} | {n} "
+                         f"| {nz['seconds']:.1f} | {nz['mb_per_s_per_worker']:.2f} | {nz['worker_peak_rss_mb']:.0f} "
+                         f"| {nz['driver_peak_rss_mb']:.0f} | {pc['seconds']:.1f} | {pc['worker_peak_rss_mb']:.0f} |")
+    lines += ["", "| iperf3 runs | 2 workers vs 1 | append 1 % / full | per-worker rate / single-file rate |",
+              "|---:|---:|---:|---:|"]
+    for r in result["summary"]:
+        lines.append(f"| {r['iperf3_runs']:,} | {r.get('speedup_2_over_1', float('nan')):.2f}x "
+                     f"| {100 * r.get('append_fraction', float('nan')):.1f} % "
+                     f"| {r.get('rate_fraction_of_single_file', float('nan')):.3f} |")
+    ref = result["reference"]
+    lines += ["", f"Single-process reference (benchmarks.ingest's way): thruput.read of one 20 MB ping log "
+              f"{ref['ping_mb_per_s']:.1f} MB/s; thruput.read_many of 2000 iperf3 files "
+              f"{ref['iperf3_files_per_s']:.0f} files/s.", ""]
+    return "\n".join(lines)
+
+
+def run(out=DEFAULT_OUT, slots=(100, 1000, 10000), paths=10, probes=100, workers=(1, 2)):
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = {"synthetic": True, "load_start": _load(),
+              "machine": {"python": platform.python_version(), "platform": platform.platform(),
+                          "cpus": os.cpu_count()},
+              "reference": reference_rates(out), "sizes": []}
+    for n in slots:
+        print(f"  {paths} paths x {n} slots (SYNTHETIC) ...", flush=True)
+        result["sizes"].append(bench_size(out, paths, n, probes, workers))
+        result["summary"] = summarize(result)
+        result["load_end"] = _load()
+        (out / "scale.json").write_text(json.dumps(result, indent=1, default=str) + "\n")
+        (out / "scale.md").write_text(markdown(result))
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.scale", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--slots", default="100,1000,10000", help="comma-separated slot counts")
+    parser.add_argument("--paths", type=int, default=10)
+    parser.add_argument("--probes", type=int, default=100)
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--out", default=str(DEFAULT_OUT))
+    args = parser.parse_args(argv)
+    result = run(args.out, [int(s) for s in args.slots.split(",")], args.paths, args.probes,
+                 [int(w) for w in args.workers.split(",")])
+    print(markdown(result))
+    print(f"written: {Path(args.out) / 'scale.json'}, {Path(args.out) / 'scale.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,603 @@
+"""Monitor campaigns: the same tests on the same paths again and again, as one Dataset.
+
+A monitor campaign directory (``kind: monitor``, docs/design.md "Monitor campaigns")
+holds ``campaign.yaml``, ``runs.csv`` with one row per test started
+(:data:`MONITOR_MANIFEST_COLUMNS`, failed tests included) and the raw logs under
+``runs/<YYYY-MM-DD>/``. :func:`open_monitor` turns it into one Dataset with a ``run``
+dimension in time order:
+
+- TCP and UDP runs keep the tool's whole-run numbers (``throughput``, ``retransmits``...);
+- a ping run is summarised from its probes (``ping_transmitted`` ... ``rtt_mdev``) and
+  keeps every probe on ``(run, probe)`` (``rtt``, ``rtt_status``, ``probe_time``);
+- a test that failed keeps its ``outcome`` and ``reason`` and NaN numbers (a ping that
+  timed out keeps the probes it printed).
+
+The runs are read in batches of :data:`BATCH_ROWS` manifest rows, each batch into one
+Dataset fragment (:func:`read_batch`), and the fragments are joined by :func:`combine`.
+The batches are the same whether they run one after the other here or on the workers of
+a ``dask.distributed`` cluster (:mod:`thruput.parallel`), so both give the same Dataset,
+bit for bit. :mod:`thruput.campaign.store` appends new batches to a Zarr store.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ..errors import ContractError, ParseError, ThruputError
+from ..reader import read, read_many
+from .dataset import _LedgerTotals, _timestamp
+
+__all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
+           "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
+           "MONITOR_COORDS", "MONITOR_VARIABLES", "BATCH_ROWS", "manifest_digest"]
+
+#: Columns of a monitor campaign's runs.csv, in order (docs/design.md).
+MONITOR_MANIFEST_COLUMNS = ("run", "role", "path", "sha256", "slot", "started", "path_name",
+                            "direction", "test", "tool", "socket_buffer", "size", "rate",
+                            "outcome", "reason")
+#: ``ok`` and the ways a test fails.
+OUTCOMES = ("ok", "timeout", "refused", "busy", "unreachable", "error")
+DIRECTIONS = ("forward", "reverse")
+#: test -> (role, tools that may run it).
+TESTS = {"tcp": ("iperf", ("iperf3", "iperf2")), "udp": ("iperf", ("iperf3", "iperf2")),
+         "ping": ("ping", ("ping",))}
+#: Role of a raw file -> the contract kind its reader must return.
+ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}
+#: Tools whose logs have one reader whatever the variant: no sniffing per file (the
+#: reader still refuses a log that is not its format). iperf logs are sniffed (-J or text).
+TOOL_FORMATS = {"ping": "ping"}
+#: Manifest rows per batch: the unit of work mapped over workers. Fixed (not a function
+#: of the number of workers) so that every way of running gives the same fragments.
+BATCH_ROWS = 512
+#: Probe statuses that are a probe sent (all but repeated replies to one).
+SENT_STATUSES = ("reply", "lost", "unreachable", "error")
+
+#: Coordinates on ``run``: name -> (units, long_name); "" = datetime64 (no units attr).
+MONITOR_COORDS = {
+    "run": ("1", "test id (runs.csv run)"),
+    "time": ("", "test start, UTC"),
+    "slot": ("1", "schedule slot (-1 where unknown)"),
+    "path": ("1", "network path watched (campaign.yaml paths[].name)"),
+    "direction": ("1", "forward (source -> destination) or reverse"),
+    "test": ("1", "tcp, udp or ping"),
+    "tool": ("1", "tool that ran the test"),
+    "socket_buffer": ("byte", "socket buffer requested (TCP; NaN where n/a)"),
+    "size": ("byte", "ping ICMP payload requested (NaN where n/a)"),
+    "rate": ("bit/s", "UDP rate requested (NaN where n/a)"),
+    "probe": ("1", "ping probe index within the run"),
+}
+#: Variables: name -> (dims, units, long_name); "" units = datetime64.
+MONITOR_VARIABLES = {
+    "outcome": (("run",), "1", "ok, or how the test failed: " + ", ".join(OUTCOMES[1:])),
+    "reason": (("run",), "1", "the tool's own message where the test failed"),
+    "throughput": (("run",), "bit/s", "whole-run throughput (receiver side where known)"),
+    "throughput_sender": (("run",), "bit/s", "whole-run throughput, sender side"),
+    "retransmits": (("run",), "count", "TCP retransmissions (NaN if not reported)"),
+    "window_actual": (("run",), "byte", "socket buffer the OS granted"),
+    "loss_fraction": (("run",), "1", "UDP datagrams lost, fraction"),
+    "jitter": (("run",), "ms", "UDP jitter reported by the receiver"),
+    "duration": (("run",), "s", "run duration as the tool reported it"),
+    "ping_transmitted": (("run",), "count", "ping probes sent (the tool's count where printed)"),
+    "ping_received": (("run",), "count", "ping probes answered (first replies)"),
+    "ping_loss": (("run",), "1", "1 - received / transmitted"),
+    "rtt_min": (("run",), "ms", "smallest RTT of the replies"),
+    "rtt_p10": (("run",), "ms", "10th percentile of the replies' RTT (linear interpolation)"),
+    "rtt_median": (("run",), "ms", "median RTT of the replies"),
+    "rtt_p90": (("run",), "ms", "90th percentile of the replies' RTT (linear interpolation)"),
+    "rtt_max": (("run",), "ms", "largest RTT of the replies"),
+    "rtt_mean": (("run",), "ms", "mean RTT of the replies"),
+    "rtt_mdev": (("run",), "ms", "population standard deviation of the replies' RTT (ping's mdev)"),
+    "rtt": (("run", "probe"), "ms", "ping round-trip time (NaN = lost or padding)"),
+    "rtt_status": (("run", "probe"), "1", "ping probe outcome (\"\" = padding)"),
+    "probe_time": (("run", "probe"), "", "time of the reply as printed (ping -D), UTC; NaT if not"),
+    "source": (("run",), "1", "raw file, relative to the campaign directory (\"\" = none)"),
+    "source_sha256": (("run",), "1", "sha256 of the raw file"),
+}
+#: Per-run numbers taken from a throughput Dataset's run 0.
+THROUGHPUT_FIELDS = ("throughput", "throughput_sender", "retransmits", "window_actual",
+                     "loss_fraction", "jitter", "duration")
+RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_p10",
+              "rtt_median", "rtt_p90", "rtt_max", "rtt_mean", "rtt_mdev")
+STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
+                "source_sha256", "rtt_status")
+NAT = np.datetime64("NaT", "ns")
+#: The line accounting attrs that add up over files.
+LEDGER_KEYS = ("lines_total", "lines_parsed", "lines_skipped")
+#: Padding of the (run, probe) variables past a run's last probe: (value, dtype).
+PROBE_PADDING = {"rtt": (np.nan, float), "rtt_status": ("", object), "probe_time": (NAT, "datetime64[ns]")}
+
+
+class MonitorError(ThruputError):
+    """A monitor campaign is not usable as it stands (the message names file and line)."""
+
+
+@dataclass(frozen=True)
+class MonitorRow:
+    """One row of a monitor campaign's ``runs.csv``, typed; ``line`` is 1-based."""
+
+    run: str
+    role: str
+    path: str
+    sha256: str
+    slot: int
+    started: str
+    path_name: str
+    direction: str
+    test: str
+    tool: str
+    socket_buffer: float
+    size: float
+    rate: float
+    outcome: str
+    reason: str
+    line: int
+
+
+def manifest_digest(text, rows):
+    """sha256 of the header and the first ``rows`` data lines of a runs.csv ``text``.
+
+    What a store records of the manifest rows it holds, so that an append can tell the
+    rows it has seen were not changed since.
+    """
+    lines = text.splitlines(keepends=True)[: rows + 1]
+    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+
+
+def read_monitor_manifest(directory, start=0):
+    """The rows of a monitor campaign's ``runs.csv`` from data row ``start`` on.
+
+    Parameters
+    ----------
+    directory : path-like
+        The campaign directory.
+    start : int, default 0
+        Number of data rows to pass over (those a store already holds).
+
+    Returns
+    -------
+    rows : list of MonitorRow
+    text : str
+        The whole of runs.csv (for :func:`manifest_digest`).
+
+    Raises
+    ------
+    ParseError
+        Listing every malformed row with its line: wrong header or number of cells, an
+        unknown role, test, tool, direction or outcome, a role that does not go with the
+        test, a number that is not one, a start that is not ISO 8601, a duplicate run id.
+    """
+    path = Path(directory) / "runs.csv"
+    if not path.is_file():
+        raise MonitorError(f"{path}: missing")
+    text = path.read_text(encoding="utf-8")
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None or tuple(h.strip() for h in header) != MONITOR_MANIFEST_COLUMNS:
+        raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not {header}",
+                         line=1, path=str(path))
+    rows, errors, seen = [], [], {}
+    for index, cells in enumerate(reader):
+        line = index + 2
+        if index < start:
+            continue
+        if not cells or all(not c.strip() for c in cells):
+            errors.append((line, "empty row (a monitor manifest has none: rows are counted)"))
+            continue
+        if len(cells) != len(MONITOR_MANIFEST_COLUMNS):
+            errors.append((line, f"expected {len(MONITOR_MANIFEST_COLUMNS)} cells, found {len(cells)}"))
+            continue
+        row, problems = _row(dict(zip(MONITOR_MANIFEST_COLUMNS, (c.strip() for c in cells))), line)
+        if row is not None and row.run in seen:
+            problems.append(f"run {row.run} already listed on line {seen[row.run]}")
+        errors.extend((line, p) for p in problems)
+        if not problems:
+            seen[row.run] = line
+            rows.append(row)
+    if errors:
+        raise ParseError(errors[0][1], line=errors[0][0], path=str(path), errors=errors)
+    return rows, text
+
+
+def _number(cells, key, problems):
+    value = cells[key]
+    if value == "":
+        return np.nan
+    try:
+        return float(value)
+    except ValueError:
+        problems.append(f"{key} {value!r} is not a number")
+        return np.nan
+
+
+def _row(cells, line):
+    problems = []
+    test = cells["test"]
+    if test not in TESTS:
+        problems.append(f"test {test!r} is not one of {', '.join(TESTS)}")
+    else:
+        role, tools = TESTS[test]
+        if cells["role"] != role:
+            problems.append(f"role {cells['role']!r} does not go with test {test} ({role} expected)")
+        if cells["tool"] not in tools:
+            problems.append(f"tool {cells['tool']!r} does not run test {test} ({', '.join(tools)})")
+    if cells["direction"] not in DIRECTIONS:
+        problems.append(f"direction {cells['direction']!r} is not forward or reverse")
+    if cells["outcome"] not in OUTCOMES:
+        problems.append(f"outcome {cells['outcome']!r} is not one of {', '.join(OUTCOMES)}")
+    elif cells["outcome"] == "ok" and not cells["path"]:
+        problems.append("an ok test needs its raw file (path is empty)")
+    if not cells["run"] or not cells["path_name"]:
+        problems.append("empty run or path_name")
+    slot = cells["slot"]
+    if slot and not slot.isdigit():
+        problems.append(f"slot {slot!r} is not a non-negative integer")
+    try:
+        started = _timestamp(cells["started"])
+        if np.isnat(started):
+            problems.append("started is empty (every test has a start time)")
+    except ValueError:
+        problems.append(f"started {cells['started']!r} is not an ISO 8601 time")
+    numbers = {k: _number(cells, k, problems) for k in ("socket_buffer", "size", "rate")}
+    if problems:
+        return None, problems
+    return MonitorRow(cells["run"], cells["role"], cells["path"], cells["sha256"],
+                      int(slot) if slot else -1, cells["started"], cells["path_name"],
+                      cells["direction"], test, cells["tool"], numbers["socket_buffer"],
+                      numbers["size"], numbers["rate"], cells["outcome"], cells["reason"],
+                      line), []
+
+
+# -- one batch of rows -> one Dataset fragment ------------------------------------------
+
+def read_batch(directory, rows):
+    """Read the raw files of ``rows`` into one fragment of the monitor Dataset.
+
+    A pure function of the files (no clock, no randomness), so that it gives the same
+    fragment in this process or on a worker. The fragment is in manifest order, its
+    ``probe`` dimension as long as its longest ping run.
+
+    Raises
+    ------
+    ThruputError
+        For an ``ok`` test whose file is missing, unreadable, cut off, of the wrong kind,
+        holds more than one run, or whose sha256 is not the one runs.csv recorded; each
+        naming the file and the runs.csv line.
+    """
+    directory = Path(directory)
+    n = len(rows)
+    numbers = {name: np.full(n, np.nan) for name in THROUGHPUT_FIELDS + RTT_FIELDS}
+    sources = np.array([r.path for r in rows], dtype=object)
+    shas = np.array([r.sha256 for r in rows], dtype=object)
+    probes = {}
+    ledger = _LedgerTotals()
+    iperf = [i for i, r in enumerate(rows) if r.role == "iperf" and r.path]
+    for where, ds in _read_throughput(directory, rows, iperf, ledger):
+        for name in THROUGHPUT_FIELDS:
+            if name in ds.variables:        # (variables: no DataArray built per value)
+                numbers[name][where] = ds.variables[name].values
+    for i in (i for i, r in enumerate(rows) if r.role == "ping" and r.path):
+        ds = _read_one(directory, rows[i], ledger)
+        if ds is None:
+            continue
+        summary, probe = _ping_summary(ds)
+        for name, value in summary.items():
+            numbers[name][i] = value
+        probes[i] = probe
+    n_probe = max((len(p[0]) for p in probes.values()), default=0)
+    rtt = np.full((n, n_probe), np.nan)
+    status = np.full((n, n_probe), "", dtype=object)
+    when = np.full((n, n_probe), NAT)
+    for i, (values, states, times) in probes.items():
+        rtt[i, : len(values)] = values
+        status[i, : len(values)] = states
+        when[i, : len(values)] = times
+    coords = {
+        "run": ("run", np.array([r.run for r in rows], dtype=object)),
+        "time": ("run", np.array([_timestamp(r.started) for r in rows], dtype="datetime64[ns]")),
+        "slot": ("run", np.array([r.slot for r in rows], dtype=np.int64)),
+        "path": ("run", np.array([r.path_name for r in rows], dtype=object)),
+        "direction": ("run", np.array([r.direction for r in rows], dtype=object)),
+        "test": ("run", np.array([r.test for r in rows], dtype=object)),
+        "tool": ("run", np.array([r.tool for r in rows], dtype=object)),
+        "socket_buffer": ("run", np.array([r.socket_buffer for r in rows], dtype=float)),
+        "size": ("run", np.array([r.size for r in rows], dtype=float)),
+        "rate": ("run", np.array([r.rate for r in rows], dtype=float)),
+    }
+    data = {name: ("run", values) for name, values in numbers.items()}
+    data.update({
+        "outcome": ("run", np.array([r.outcome for r in rows], dtype=object)),
+        "reason": ("run", np.array([r.reason for r in rows], dtype=object)),
+        "rtt": (("run", "probe"), rtt),
+        "rtt_status": (("run", "probe"), status),
+        "probe_time": (("run", "probe"), when),
+        "source": ("run", sources),
+        "source_sha256": ("run", shas),
+    })
+    ds = xr.Dataset(data, coords=coords)
+    ds.attrs.update(ledger.attrs())
+    return ds
+
+
+def _where(directory, row):
+    return f"{Path(directory) / row.path} (runs.csv line {row.line})"
+
+
+def _read_throughput(directory, rows, indices, ledger):
+    """``(row indices, Dataset of their runs)`` for the iperf rows with a file.
+
+    ``read_many`` parses a pile of iperf3 JSON files at once (80x faster than one by one);
+    a pile holding a failed test's log (which the reader refuses) is read file by file.
+    """
+    ok = [i for i in indices if rows[i].outcome == "ok"]
+    tools = {rows[i].tool for i in ok}
+    if len(ok) > 1 and tools == {"iperf3"}:
+        try:
+            many = read_many([Path(directory) / rows[i].path for i in ok])
+        except (ThruputError, OSError):
+            many = None                 # read them one by one: the error names the file
+        if many is not None and many.sizes["run"] == len(ok):
+            for k, i in enumerate(ok):
+                _check_sha(directory, rows[i], str(many["file_sha256"].values[k]))
+            ledger.add(many, files=len(ok))
+            yield np.asarray(ok), many
+            indices = [i for i in indices if i not in set(ok)]
+    for i in indices:
+        ds = _read_one(directory, rows[i], ledger)
+        if ds is None:
+            continue
+        if ds.sizes.get("run", 0) != 1:
+            if rows[i].outcome == "ok":
+                raise MonitorError(f"{_where(directory, rows[i])}: holds {ds.sizes.get('run', 0)} "
+                                   "runs; a monitor test is one")
+            continue
+        yield np.asarray([i]), ds
+
+
+def _read_one(directory, row, ledger):
+    """The Dataset of ``row``'s file, or None for a failed test whose log does not read."""
+    path = Path(directory) / row.path
+    if not path.is_file():
+        if row.outcome == "ok":
+            raise MonitorError(f"{_where(directory, row)}: listed but missing")
+        return None
+    try:
+        ds = read(path, format=TOOL_FORMATS.get(row.tool))
+    except ThruputError as exc:
+        if row.outcome == "ok":
+            raise MonitorError(f"{_where(directory, row)}: {exc}") from None
+        # a failed test: its log is kept as it was, its numbers are NaN
+        _check_sha(directory, row, hashlib.sha256(path.read_bytes()).hexdigest())
+        return None
+    _check_sha(directory, row, ds.attrs["source_sha256"])
+    kind = ROLE_KINDS[row.role]
+    if ds.attrs["kind"] != kind:
+        raise MonitorError(f"{_where(directory, row)}: read as {ds.attrs['format']} "
+                           f"({ds.attrs['kind']}), but its role {row.role} needs {kind}")
+    if int(ds.attrs.get("truncated", 0)) and row.outcome == "ok":
+        raise MonitorError(f"{_where(directory, row)}: cut off ({ds.attrs['truncation']}) "
+                           "but its outcome is ok")
+    ledger.add(ds)
+    return ds
+
+
+def _check_sha(directory, row, sha):
+    if row.sha256 and sha != row.sha256:
+        raise MonitorError(f"{_where(directory, row)}: sha256 is {sha[:12]}..., runs.csv "
+                           f"recorded {row.sha256[:12]}...: the file changed after it was listed")
+
+
+def _ping_summary(ds):
+    """Per-run summary of one ping Dataset and its probes ``(rtt, status, time)``.
+
+    ``ping_transmitted`` is the tool's own count where it printed one; a run cut off has
+    none: then :func:`_sent` counts from the sequence numbers. The RTT statistics are
+    those of the first replies (``status == "reply"``), as
+    :func:`thruput.summary.summarize` does.
+    """
+    var = ds.variables                      # (no DataArray built per file)
+    status = var["status"].values.astype(str)
+    rtt = var["rtt"].values.astype(float)
+    replies = rtt[(status == "reply") & np.isfinite(rtt)]
+    told = json.loads(ds.attrs["tool_summary"]).get("transmitted")
+    sent = float(told) if told is not None else _sent(ds, status)
+    received = float((status == "reply").sum())
+    out = {"ping_transmitted": sent, "ping_received": received,
+           "ping_loss": 1.0 - received / sent if sent else np.nan}
+    if replies.size:
+        p10, median, p90 = np.percentile(replies, [10, 50, 90])
+        out.update(rtt_min=replies.min(), rtt_p10=p10, rtt_median=median, rtt_p90=p90,
+                   rtt_max=replies.max(), rtt_mean=replies.mean(), rtt_mdev=replies.std())
+    stamps = var["timestamp"].values.astype(float)
+    times = np.full(stamps.shape, NAT)
+    good = np.isfinite(stamps)
+    # microseconds, as ping -D prints them: no float rounding below that
+    times[good] = (np.round(stamps[good] * 1e6).astype(np.int64) * 1000).astype("datetime64[ns]")
+    return out, (rtt, status, times)
+
+
+def _sent(ds, status):
+    """Probes sent by a ping run without a summary: the span of its sequence numbers
+    (first to last printed, so a probe lost without a word in between counts), or the
+    probes the log shows where it prints no sequence numbers (Windows)."""
+    shown = float(np.isin(status, SENT_STATUSES).sum())
+    seq = ds.variables["seq"].values
+    seq = seq[(seq >= 0) & np.isin(status, SENT_STATUSES)]
+    return max(shown, float(seq.max() - seq.min() + 1)) if seq.size else shown
+
+
+def merge_ledgers(attrs_list):
+    """The line accounting of several fragments (or a store and a fragment), added up."""
+    out = {"files_read": 0, **dict.fromkeys(LEDGER_KEYS, 0)}
+    reasons = {}
+    for attrs in attrs_list:
+        for key in out:
+            out[key] += int(attrs.get(key, 0))
+        for reason, count in json.loads(attrs.get("skipped_reasons", "{}")).items():
+            reasons[reason] = reasons.get(reason, 0) + int(count)
+    out["skipped_reasons"] = json.dumps(reasons, sort_keys=True)
+    return out
+
+
+# -- fragments -> the Dataset ------------------------------------------------------------
+
+def combine(fragments, n_probe=None):
+    """Join fragments along ``run``, padding ``probe`` to ``n_probe`` (default: the longest).
+
+    Returns the runs in time order (ties in manifest order), with the line accounting of
+    all fragments in attrs.
+    """
+    fragments = [f for f in fragments if f.sizes.get("run", 0)]
+    if not fragments:
+        return None
+    width = max([f.sizes["probe"] for f in fragments] + [n_probe or 0])
+    padded = [pad_probes(f, width) for f in fragments]
+    ds = xr.concat(padded, dim="run", data_vars="all", coords="all", join="exact",
+                   combine_attrs="drop")
+    order = np.argsort(ds["time"].values, kind="stable")
+    if not np.array_equal(order, np.arange(order.size)):
+        ds = ds.isel(run=order)
+    ds.attrs.update(merge_ledgers([f.attrs for f in fragments]))
+    return ds
+
+
+def pad_probes(ds, width):
+    """``ds`` with its ``probe`` dimension padded to ``width`` (NaN, ``""``, NaT)."""
+    extra = width - ds.sizes["probe"]
+    if extra <= 0:
+        return ds
+    wide = {}
+    for name, (fill, dtype) in PROBE_PADDING.items():
+        var = ds[name].variable
+        values = np.full((var.shape[0], extra), fill, dtype=dtype)
+        # (a store with no probes yet may give back an empty array of another dtype)
+        old = var.values.astype(dtype) if var.size == 0 else var.values
+        wide[name] = xr.Variable(var.dims, np.concatenate([old, values], axis=1), var.attrs)
+    return ds.drop_vars(list(PROBE_PADDING) + ["probe"], errors="ignore").assign(wide)
+
+
+def finish(ds, metadata, text, n_rows):
+    """Give a combined Dataset its coordinates, attributes and campaign attrs.
+
+    ``text``/``n_rows``: runs.csv and how many of its rows ``ds`` holds (recorded as
+    ``manifest_rows`` and ``manifest_sha256`` for appends).
+    """
+    ds = ds.assign_coords(probe=np.arange(ds.sizes["probe"]))
+    for name in STRING_NAMES:
+        ds[name] = ds[name].astype(str)
+    for name, (units, long_name) in MONITOR_COORDS.items():
+        ds[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
+    for name, (_, units, long_name) in MONITOR_VARIABLES.items():
+        ds[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
+    ds.attrs.update(campaign_attrs(metadata))
+    ds.attrs.update(manifest_rows=int(n_rows), manifest_sha256=manifest_digest(text, n_rows))
+    return ds
+
+
+def campaign_attrs(metadata):
+    """The campaign attrs of a monitor Dataset (docs/design.md)."""
+    return {"kind": "campaign", "campaign": metadata["name"], "campaign_kind": "monitor",
+            "title": metadata["title"], "metadata": json.dumps(metadata, sort_keys=True)}
+
+
+def empty(metadata, text):
+    """The monitor Dataset of a campaign that has no runs yet."""
+    ds = read_batch(".", [])
+    return finish(ds, metadata, text, 0)
+
+
+def batches(rows, size=None):
+    """``rows`` cut into consecutive batches of ``size`` (default :data:`BATCH_ROWS`)."""
+    size = size or BATCH_ROWS
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def open_monitor(directory, metadata, *, start=0, workers=None, scheduler=None, client=None):
+    """The monitor Dataset of campaign ``directory`` (rows from ``start`` on).
+
+    Parameters
+    ----------
+    directory : path-like
+    metadata : dict
+        Its campaign.yaml (schema-checked).
+    start : int, default 0
+        Data rows of runs.csv to pass over (those already stored).
+    workers, scheduler, client
+        Read the batches on a ``dask.distributed`` cluster: see
+        :func:`thruput.parallel.map_batches`. Default: here, one after the other.
+
+    Returns
+    -------
+    xarray.Dataset
+        Validated by :func:`validate_monitor`. ``None`` if ``start`` leaves no rows.
+    """
+    from ..parallel import map_batches
+
+    rows, text = read_monitor_manifest(directory, start)
+    if not rows:
+        return None if start else validate_monitor(empty(metadata, text))
+    fragments = map_batches(read_batch, str(directory), batches(rows),
+                            workers=workers, scheduler=scheduler, client=client)
+    ds = finish(combine(fragments), metadata, text, start + len(rows))
+    return validate_monitor(ds)
+
+
+# -- validate ----------------------------------------------------------------------------
+
+def validate_monitor(ds):
+    """Check a monitor Dataset against docs/design.md; return it unchanged.
+
+    Checks every coordinate and variable is there with its dimensions and units, runs are
+    unique and in time order, every run has a start, outcomes are known and an ``ok``
+    test has a raw file. Works on lazy (dask) Datasets, loading only per-run strings and times.
+
+    Raises
+    ------
+    ContractError
+        Listing every violation.
+    """
+    problems = []
+    if ds.attrs.get("campaign_kind") != "monitor":
+        problems.append(f"campaign_kind is {ds.attrs.get('campaign_kind')!r}, not 'monitor'")
+    for name, (units, _) in MONITOR_COORDS.items():
+        if name not in ds.coords:
+            problems.append(f"missing coordinate {name!r}")
+        elif name not in ("run", "probe") and ds[name].dims != ("run",):
+            problems.append(f"coordinate {name!r} has dims {ds[name].dims}, expected ('run',)")
+        elif units and ds[name].attrs.get("units") != units:
+            problems.append(f"{name!r} has units {ds[name].attrs.get('units')!r}, expected {units!r}")
+    for name, (dims, units, _) in MONITOR_VARIABLES.items():
+        if name not in ds.data_vars:
+            problems.append(f"missing variable {name!r}")
+        elif ds[name].dims != dims:
+            problems.append(f"{name!r} has dims {ds[name].dims}, expected {dims}")
+        elif units and ds[name].attrs.get("units") != units:
+            problems.append(f"{name!r} has units {ds[name].attrs.get('units')!r}, expected {units!r}")
+        elif not units and ds[name].dtype.kind != "M":
+            problems.append(f"{name!r} is not datetime64")
+    if not problems:
+        runs = ds["run"].values.astype(object)
+        if len(set(runs.tolist())) != runs.size:
+            problems.append("run ids are not unique")
+        time = ds["time"].values
+        if np.isnat(time).any():
+            problems.append("time has NaT (every test has a start)")
+        elif time.size and (np.diff(time.astype(np.int64)) < 0).any():
+            problems.append("runs are not in time order")
+        outcome = np.asarray(ds["outcome"].values).astype(object).astype(str)
+        bad = sorted(set(np.unique(outcome).tolist()) - set(OUTCOMES))
+        if bad:
+            problems.append(f"outcome has values {bad} outside {OUTCOMES}")
+        no_file = (outcome == "ok") & (np.asarray(ds["source"].values).astype(object).astype(str) == "")
+        if no_file.any():
+            problems.append(f"{int(no_file.sum())} ok runs have no source file")
+    if problems:
+        raise ContractError(f"monitor campaign {ds.attrs.get('campaign', '?')}: " + "; ".join(problems))
+    return ds

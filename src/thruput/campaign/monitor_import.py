@@ -1,0 +1,359 @@
+"""``thruput campaign import --kind monitor``: a monitor campaign from an archive of cron logs.
+
+Users who watched a path with cron jobs have directories of timestamped logs. Each log
+becomes one test (a row of runs.csv, docs/design.md "Monitor campaigns"):
+
+time
+    From the content: ``start_time`` of a throughput run (iperf3 ``start.timestamp``, or
+    a line-timestamp prefix where the reader sets it), else the first probe's
+    ``timestamp`` of a ping log (``ping -D``); else from ``--time-pattern`` searched in
+    the file's path inside the archive: a ``strftime`` pattern (``time-%d-%m-%Y_%H-%M``)
+    or a regular expression with named groups ``year``, ``month``, ``day``, ``hour``,
+    ``minute``, ``second`` or ``epoch`` (Unix time, s).
+path
+    ``--path-pattern`` (a regular expression with a ``path`` group, optionally
+    ``direction``) searched in the file's path inside the archive, else the content:
+    iperf3 JSON ``start.connecting_to.host``, ping's destination. Characters a path name
+    cannot hold (anything but letters, digits, ``.`` and ``_``) become ``_``.
+test
+    ``tcp``/``udp`` from the throughput run's protocol, ``ping`` for RTT logs; socket
+    buffer, ping payload and UDP rate as the log states them; direction ``reverse`` for
+    iperf3 ``-R`` runs.
+
+The schedule's interval is ``--interval`` or else the median spacing of the tests of
+each series (same path, direction, test and settings); on each path, a test is
+``round(spacing / interval)`` slots after the one before it. Slots between a path's first and last test in which it ran nothing are the gaps:
+they are listed in campaign.yaml ``explained`` with the reason ``"no log in the
+archive"`` (so ``thruput campaign check`` passes, and the gaps are on record). A log
+that does not read, or was cut off, is kept as a failed test (``outcome: error``, the
+reader's message as ``reason``) when its time and path are known, else the import stops
+with an error naming it.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import hashlib
+import json
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..errors import ThruputError
+from ..reader import read
+from . import monitor as mon
+from .dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
+from .monitor_check import gaps
+
+__all__ = ["import_monitor", "GAP_REASON", "FORMAT_TOOLS", "time_from_pattern"]
+
+#: The reason written in ``explained`` for slots with no log.
+GAP_REASON = "no log in the archive"
+#: Reader variables of Unix time (s) that say when a log ran, after ``start_time``: the
+#: iperf3 JSON reader's ``start.timestamp.timesecs``, ping -D's reply times.
+UNIX_TIME_VARIABLES = ("iperf3_start_time", "timestamp")
+#: The destination in the header of a Unix ping (``PING host (address) 56(84) bytes...``),
+#: where the reader's ``ping_target`` attr is empty.
+PING_DESTINATION = re.compile(r"^PING (?P<host>[^\s(]+)", re.M)
+#: Reader format -> the tool column of runs.csv.
+FORMAT_TOOLS = {"iperf3_json": "iperf3", "iperf3_text": "iperf3", "iperf2": "iperf2",
+                "iperf2_csv": "iperf2", "ping": "ping"}
+#: Contract kind -> role.
+KIND_ROLES = {"throughput": "iperf", "rtt": "ping"}
+#: strftime directives -> the regular expression of what they print.
+STRFTIME = {"%Y": r"\d{4}", "%m": r"\d{2}", "%d": r"\d{2}", "%H": r"\d{2}", "%M": r"\d{2}",
+            "%S": r"\d{2}", "%y": r"\d{2}", "%j": r"\d{3}", "%b": r"[A-Za-z]{3}", "%%": "%"}
+SECOND = "%Y-%m-%dT%H:%M:%SZ"
+#: Characters a path name may hold (campaign.schema.json paths[].name).
+NAME_BAD = re.compile(r"[^A-Za-z0-9._]")
+
+
+def time_from_pattern(pattern, text):
+    """The UTC time ``pattern`` finds in ``text`` (numpy datetime64[ns]), or None.
+
+    ``pattern``: strftime directives (``%Y%m%d-%H%M``) or a regex with named groups
+    (``year``... ``second``, or ``epoch``).
+    """
+    if "%" in pattern and "(?P<" not in pattern:
+        regex = "".join(STRFTIME.get(tok, re.escape(tok))
+                        for tok in re.findall(r"%.|[^%]+", pattern))
+        m = re.search(regex, text)
+        if m is None:
+            return None
+        when = dt.datetime.strptime(m.group(0), pattern)
+        return np.datetime64(when.replace(tzinfo=None), "ns")
+    m = re.search(pattern, text)
+    if m is None:
+        return None
+    parts = {k: v for k, v in m.groupdict().items() if v is not None}
+    if "epoch" in parts:
+        return np.datetime64(int(round(float(parts["epoch"]) * 1e6)), "us").astype("datetime64[ns]")
+    fields = [int(parts.get(k, d)) for k, d in (("year", 1970), ("month", 1), ("day", 1),
+                                                ("hour", 0), ("minute", 0), ("second", 0))]
+    return np.datetime64(dt.datetime(*fields), "ns")
+
+
+def _files(sources):
+    """(archive root, file) pairs: directories walked (sorted), files as given."""
+    out = []
+    for source in map(Path, sources):
+        if source.is_dir():
+            out += [(source, p) for p in sorted(source.rglob("*")) if p.is_file()]
+        elif source.is_file():
+            out.append((source.parent, source))
+        else:
+            raise ThruputError(f"{source}: no such file or directory")
+    return out
+
+
+def _content_time(ds):
+    if "start_time" in ds.variables:
+        values = ds["start_time"].values.ravel()
+        values = values[~np.isnat(values)]
+        if values.size:
+            return values[0].astype("datetime64[ns]")
+    for name in UNIX_TIME_VARIABLES:
+        if name not in ds.variables:
+            continue
+        values = ds[name].values.astype(float).ravel()
+        values = values[np.isfinite(values)]
+        if values.size:
+            return np.datetime64(int(round(values[0] * 1e6)), "us").astype("datetime64[ns]")
+    return None
+
+
+def _content_address(ds, raw):
+    if ds is not None and ds.attrs.get("format") == "ping":
+        if ds.attrs.get("ping_target"):
+            return ds.attrs["ping_target"]
+        m = PING_DESTINATION.search(raw[:4096].decode("utf-8", errors="replace"))
+        return m["host"] if m else None
+    try:
+        doc = json.loads(raw)
+        return doc["start"]["connecting_to"]["host"]
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _describe(root, path, time_pattern, path_regex):
+    """One archive file -> the cells of its runs.csv row (without run and slot)."""
+    rel = path.relative_to(root).as_posix()
+    raw = path.read_bytes()
+    ds, outcome, reason = None, "ok", ""
+    try:
+        ds = read(path)
+        if int(ds.attrs.get("truncated", 0)):
+            outcome, reason = "error", f"log cut off: {ds.attrs['truncation']}"
+    except ThruputError as exc:
+        outcome, reason = "error", str(exc).removeprefix(str(path) + ":").strip()
+    when = _content_time(ds) if ds is not None else None
+    if when is None and time_pattern:
+        when = time_from_pattern(time_pattern, rel)
+    if when is None:
+        raise ThruputError(f"{path}: the log does not say when it ran; give --time-pattern "
+                           "(strftime like 'time-%d-%m-%Y_%H-%M', or a regex with named groups)")
+    given = {}
+    if path_regex is not None:
+        m = path_regex.search(rel)
+        if m is None:
+            raise ThruputError(f"{path}: --path-pattern {path_regex.pattern!r} does not match {rel}")
+        given = {k: v for k, v in m.groupdict().items() if v is not None}
+    address = _content_address(ds, raw)
+    name = given.get("path") or address
+    if not name:
+        raise ThruputError(f"{path}: the log does not say what it measured to; give --path-pattern "
+                           "with a (?P<path>...) group")
+    if ds is None or ds.attrs["kind"] not in KIND_ROLES:
+        if ds is not None:
+            raise ThruputError(f"{path}: a {ds.attrs['kind']} log has no place in a monitor campaign")
+        role, test, tool = _guess_failed(raw)
+        numbers = {}
+    else:
+        role = KIND_ROLES[ds.attrs["kind"]]
+        tool = FORMAT_TOOLS.get(ds.attrs["format"], ds.attrs["tool"])
+        test, numbers = _settings(ds, role)
+    direction = given.get("direction") or ("reverse" if numbers.pop("reverse", 0) else "forward")
+    return {"source": path, "rel": rel, "role": role, "sha256": hashlib.sha256(raw).hexdigest(),
+            "time": when, "path_name": NAME_BAD.sub("_", name), "address": address,
+            "direction": direction, "test": test, "tool": tool, "outcome": outcome,
+            "reason": reason, **{k: numbers.get(k) for k in ("socket_buffer", "size", "rate")}}
+
+
+def _guess_failed(raw):
+    """Role, test and tool of a log the readers refuse (an iperf3 error document, ...)."""
+    head = raw[:4096].decode("utf-8", errors="replace")
+    if head.lstrip().startswith("{"):
+        return "iperf", "tcp", "iperf3"
+    if head.startswith("PING") or "icmp_seq" in head:
+        return "ping", "ping", "ping"
+    return "iperf", "tcp", "iperf3"
+
+
+def _settings(ds, role):
+    """``(test, {socket_buffer, size, rate, reverse})`` as the log states them."""
+    if role == "ping":
+        size = ds.attrs.get("ping_payload_bytes")
+        return "ping", {"size": int(size) if size not in (None, "") else None}
+    run = ds.isel(run=0)
+    test = "udp" if str(run["protocol"].values).upper() == "UDP" else "tcp"
+    out = {"reverse": int(run["iperf3_reverse"].values) if "iperf3_reverse" in run else 0}
+    window = float(run["window_requested"].values)
+    if test == "tcp" and np.isfinite(window) and window > 0:
+        out["socket_buffer"] = int(window)
+    if test == "udp" and "iperf3_target_bitrate" in run:
+        rate = float(run["iperf3_target_bitrate"].values)
+        out["rate"] = int(rate) if np.isfinite(rate) and rate > 0 else None
+    return test, out
+
+
+def _series(e):
+    return (e["path_name"], e["direction"], e["test"], e["socket_buffer"], e["size"], e["rate"])
+
+
+def _interval(entries):
+    """Median spacing (s) of the tests of each series, the median over series; None if
+    no series ran twice."""
+    by_series = {}
+    for e in entries:
+        by_series.setdefault(_series(e), []).append(e["time"])
+    spacings = []
+    for times in by_series.values():
+        times = np.sort(np.array(times, dtype="datetime64[ns]")).astype(np.int64)
+        if times.size > 1:
+            spacings.append(float(np.median(np.diff(times))) / 1e9)
+    spacings = [s for s in spacings if s > 0]
+    return round(float(np.median(spacings)), 3) if spacings else None
+
+
+def _iso(when):
+    return pd.Timestamp(when).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pattern=None,
+                   interval=None):
+    """Build monitor campaign ``root/name`` from an archive of logs.
+
+    Parameters
+    ----------
+    name : str
+    sources : sequence of path-like
+        Directories (walked) and files. Each file is copied to ``runs/`` under its path
+        inside its directory.
+    root : path-like, default ``"data/raw"``
+    time_pattern, path_pattern : str, optional
+        Where the logs do not say when they ran or to where (module docstring).
+    interval : float, optional
+        Seconds between test slots; default: the median spacing found.
+
+    Returns
+    -------
+    pathlib.Path
+        The campaign directory; fill in its TODOs, then ``thruput campaign check`` it.
+
+    Raises
+    ------
+    ThruputError
+        For a file whose time or path neither it nor the patterns give, a log of a kind a
+        monitor campaign cannot hold, two files at one path, or an existing campaign.
+    """
+    directory = Path(root) / name
+    if (directory / CAMPAIGN_FILE).exists():
+        raise ThruputError(f"{directory / CAMPAIGN_FILE}: already exists; import into a new campaign")
+    path_regex = re.compile(path_pattern) if path_pattern else None
+    entries, seen = [], {}
+    for archive, path in _files(sources):
+        e = _describe(archive, path, time_pattern, path_regex)
+        if e["rel"] in seen:
+            raise ThruputError(f"{path}: {e['rel']} is also {seen[e['rel']]}; import them separately")
+        seen[e["rel"]] = path
+        entries.append(e)
+    if not entries:
+        raise ThruputError("no files to import")
+    entries.sort(key=lambda e: (e["time"], e["rel"]))
+    interval = float(interval) if interval else _interval(entries)
+    _number_slots(entries, interval)
+    used = set()
+    for e in entries:
+        run = f"{e['slot']:06d}-{e['path_name']}-{e['direction']}-{e['test']}"
+        run += (f"-b{e['socket_buffer']}" if e["socket_buffer"] else "") + (f"-z{e['size']}" if e["size"] else "")
+        k, unique = 1, run
+        while unique in used:           # two tests of one series in one slot
+            k += 1
+            unique = f"{run}-n{k}"
+        used.add(unique)
+        e["run"] = unique
+    missing = gaps({p: [(e["slot"], e["time"]) for e in entries if e["path_name"] == p]
+                    for p in {e["path_name"] for e in entries}})
+    (directory / "runs").mkdir(parents=True, exist_ok=True)
+    for e in entries:
+        target = directory / "runs" / e["rel"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(e["source"], target)
+    _write_manifest(directory, entries)
+    explained = [{"from": first.floor("s").strftime(SECOND), "to": last.ceil("s").strftime(SECOND),
+                  "path": p, "reason": GAP_REASON} for p, _, _, first, last in missing]
+    (directory / CAMPAIGN_FILE).write_text(_yaml(name, entries, interval, explained, sources),
+                                           encoding="utf-8")
+    return directory
+
+
+def _number_slots(entries, interval):
+    """Slot numbers per path: each test ``round(spacing / interval)`` slots after the one
+    before it on its path (0: the same slot), so a clock that drifts against the inferred
+    interval makes no gaps, and a spacing of 1.5 intervals or more makes one."""
+    last = {}
+    for e in entries:                           # in time order
+        before = last.get(e["path_name"])
+        if before is None or not interval:
+            e["slot"] = 0 if before is None else before["slot"]
+        else:
+            spacing = (e["time"] - before["time"]).astype(np.int64) / 1e9
+            e["slot"] = before["slot"] + int(round(spacing / interval))
+        last[e["path_name"]] = e
+
+
+def _write_manifest(directory, entries):
+    with open(directory / MANIFEST_FILE, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(mon.MONITOR_MANIFEST_COLUMNS)
+        for e in entries:
+            cells = {**e, "path": f"runs/{e['rel']}", "started": _iso(e["time"])}
+            writer.writerow(["" if cells[k] is None else cells[k] for k in mon.MONITOR_MANIFEST_COLUMNS])
+
+
+def _yaml(name, entries, interval, explained, sources):
+    import yaml
+
+    first, last = entries[0]["time"], entries[-1]["time"]
+    paths = {}
+    for e in entries:
+        p = paths.setdefault(e["path_name"], {"name": e["path_name"], "source": None, "destination": None,
+                                              "address": e["address"], "directions": []})
+        if e["direction"] not in p["directions"]:
+            p["directions"].append(e["direction"])
+    tests = sorted({(e["test"], e["tool"]) for e in entries})
+    meta = {
+        "name": name,
+        "title": "TODO: one line",
+        "description": f"TODO: where and how it was measured. Imported by `thruput campaign import "
+                       f"--kind monitor` from {', '.join(str(s) for s in sources)}: {len(entries)} logs.",
+        "kind": "monitor",
+        "dates": {"start": pd.Timestamp(first).floor("s").strftime(SECOND),
+                  "end": pd.Timestamp(last).ceil("s").strftime(SECOND)},
+        "who": ["TODO"],
+        "paths": list(paths.values()),
+        "hosts": {"unknown": {"description": "TODO: the hosts of the archive"}},
+        "tools": {},
+        "schedule": {"interval_s": interval, "jitter_s": None, "order": None, "seed": None,
+                     "timeout_s": None, "tests": [{"test": t, "tool": tool} for t, tool in tests]},
+        "explained": explained,
+        "notes": ("The schedule was inferred from the logs (interval: median spacing of each "
+                  "series' tests; on each path a test is round(spacing / interval) slots after "
+                  "the one before it)." if interval else
+                  "No series ran twice: the interval is unknown, so no gaps are listed."),
+    }
+    return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)

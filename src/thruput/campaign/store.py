@@ -1,0 +1,276 @@
+"""Normalized campaigns on disk: Zarr stores that grow by appending, and netCDF files.
+
+A monitor campaign (and any campaign too large for one netCDF file) is stored as a Zarr
+store, ``data/processed/<name>.zarr``: Zarr format 2 with consolidated metadata (one
+read of ``.zmetadata`` opens it), chunked along ``run`` (:func:`run_chunk` runs a chunk)
+with the whole ``probe`` dimension in each chunk. Strings are variable-length, so an
+appended run may carry a longer reason or path than any before it. Times are stored as
+int64 nanoseconds since 1970-01-01 (:data:`TIME_ENCODING`), so appends never round them.
+
+The store records in its attrs how many rows of ``runs.csv`` it holds
+(``manifest_rows``) and the sha256 of those rows (``manifest_sha256``), and per run the
+raw file and its sha256 (``source``, ``source_sha256``). :func:`normalize_monitor`
+reads only the rows after ``manifest_rows`` and appends them with
+``to_zarr(append_dim="run")``; a changed row or raw file already in the store is an
+error (:class:`StoreError`), never a silent rewrite.
+
+Appends keep the Dataset exactly what a full normalize would give (same values, same
+chunks; a test checks): runs that arrive out of time order, or ping runs with more probes
+than the store's ``probe`` dimension holds, make the store be rewritten whole (from the
+store itself, no raw file read again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from ..errors import ThruputError
+from . import monitor as mon
+
+__all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
+           "verify_sources", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
+
+ZARR_FORMAT = 2
+#: Encoding of datetime64 variables: exact to the nanosecond whatever is appended later.
+TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic_gregorian",
+                 "dtype": "int64"}
+#: Target size of one chunk of the widest (run, probe) variable, bytes.
+CHUNK_BYTES = 4 * 2**20
+#: Most runs in one chunk (a chunk of per-run numbers is then 64 KiB of float64).
+MAX_RUN_CHUNK = 8192
+#: Batches read per wave: each wave is read, combined and appended before the next, so
+#: memory holds one wave (``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs) at a time.
+WAVE_BATCHES = 32
+
+
+class StoreError(ThruputError):
+    """A store does not match its campaign (changed rows or files), or cannot be appended."""
+
+
+def is_store(path):
+    """True if ``path`` is a Zarr store (a directory with ``.zmetadata``)."""
+    return (Path(path) / ".zmetadata").is_file()
+
+
+def run_chunk(n_probe):
+    """Runs per chunk for a ``probe`` dimension of ``n_probe``: about :data:`CHUNK_BYTES`."""
+    return int(max(1, min(MAX_RUN_CHUNK, CHUNK_BYTES // (8 * max(n_probe, 1)))))
+
+
+def _for_zarr(ds):
+    """Strings as object arrays (Zarr variable-length strings, not fixed-width ``<U``)."""
+    out = ds.copy()
+    for name, var in ds.variables.items():
+        if var.dtype.kind in "UT":
+            out[name] = var.astype(object)
+    return out
+
+
+def _encoding(ds, chunk):
+    encoding = {}
+    for name, var in ds.variables.items():
+        enc = {}
+        if "run" in var.dims:
+            enc["chunks"] = tuple(chunk if d == "run" else ds.sizes[d] for d in var.dims)
+        if var.dtype.kind == "M":
+            enc.update(TIME_ENCODING)
+        if enc:
+            encoding[name] = enc
+    return encoding
+
+
+def write_store(ds, path):
+    """Write ``ds`` as a new Zarr store at ``path`` (replacing one that is there).
+
+    Written to ``<path>.part`` and renamed, so a store is never half written by this.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    chunk = run_chunk(ds.sizes.get("probe", 0))
+    _for_zarr(ds.drop_encoding()).to_zarr(tmp, mode="w", zarr_format=ZARR_FORMAT, consolidated=True,
+                          encoding=_encoding(ds, chunk))
+    if path.exists():
+        shutil.rmtree(path)
+    os.replace(tmp, path)
+    return path
+
+
+def open_store(path, chunks=None):
+    """Open a Zarr store: lazily (dask) with ``chunks`` (``{}`` = the store's), else loaded.
+
+    Strings come back as NumPy's variable-length ``StringDType``; loaded Datasets get
+    ``<U`` strings as :func:`thruput.open_campaign` builds them.
+    """
+    ds = xr.open_zarr(path, consolidated=True, chunks=chunks if chunks is not None else None)
+    if chunks is None:
+        ds = ds.load()
+        ds = ds.assign({n: v.astype(object).astype(str) for n, v in ds.data_vars.items() if v.dtype.kind == "T"})
+        ds = ds.assign_coords({n: v.astype(object).astype(str) for n, v in ds.coords.items() if v.dtype.kind == "T"})
+    return ds
+
+
+def append_store(ds, path):
+    """Append the runs of ``ds`` to the store at ``path`` along ``run``.
+
+    ``ds.attrs`` replace the store's (the caller merges them: line totals, manifest rows).
+    The store is rewritten whole (from itself) when ``ds`` has more probes than the store
+    or runs earlier than its last, so that the result is the Dataset a full normalize
+    would give.
+
+    Raises
+    ------
+    StoreError
+        If a run id of ``ds`` is already in the store.
+    """
+    stored = xr.open_zarr(path, consolidated=True, chunks=None)
+    old_runs = stored["run"].values.astype(object).astype(str)
+    again = np.intersect1d(old_runs, ds["run"].values.astype(object).astype(str))
+    if again.size:
+        raise StoreError(f"{path}: runs already stored: {', '.join(again[:5])}"
+                         f"{' ...' if again.size > 5 else ''}")
+    width = stored.sizes.get("probe", 0)
+    last = stored["time"].values[-1] if stored.sizes["run"] else None
+    if ds.sizes["probe"] > width or (last is not None and ds["time"].values[0] < last):
+        whole = mon.combine([open_store(path), ds])
+        whole = whole.assign_coords(probe=np.arange(whole.sizes["probe"]))
+        for name in ds.variables:
+            whole[name].attrs = ds[name].attrs
+        whole.attrs = ds.attrs
+        return write_store(whole, path)
+    ds = mon.pad_probes(ds, width).assign_coords(probe=stored["probe"].values)
+    ds = _for_zarr(ds)
+    ds.drop_vars("probe").to_zarr(path, mode="a", append_dim="run", consolidated=True)
+    return Path(path)
+
+
+def _hash_batch(directory, paths):
+    """sha256 of each file (``""`` if missing); a module function so workers can run it."""
+    out = []
+    for rel in paths:
+        p = Path(directory) / rel
+        out.append(hashlib.sha256(p.read_bytes()).hexdigest() if p.is_file() else "")
+    return out
+
+
+def verify_sources(directory, stored, **where):
+    """Raw files of ``stored`` runs whose bytes changed or that are gone, as messages.
+
+    Every file is hashed again (in batches, on the workers if ``where`` names a cluster);
+    a file altered in place is caught even where it still parses.
+    """
+    from ..parallel import map_batches
+
+    source = stored["source"].values.astype(object).astype(str)
+    sha = stored["source_sha256"].values.astype(object).astype(str)
+    keep = source != ""
+    source, sha = source[keep], sha[keep]
+    chunks = [source[i:i + 4096].tolist() for i in range(0, source.size, 4096)]
+    now = [h for part in map_batches(_hash_batch, str(directory), chunks, **where) for h in part]
+    problems = []
+    for rel, was, is_ in zip(source, sha, now):
+        if is_ == "":
+            problems.append(f"{Path(directory) / rel}: in the store but now missing")
+        elif is_ != was:
+            problems.append(f"{Path(directory) / rel}: changed since it was stored "
+                            f"(sha256 was {was[:12]}..., is {is_[:12]}...)")
+    return problems
+
+
+def _check_prefix(directory, out, stored):
+    """The rows the store holds must be the first rows of runs.csv, unchanged."""
+    n = int(stored.attrs["manifest_rows"])
+    text = (Path(directory) / "runs.csv").read_text(encoding="utf-8")
+    if mon.manifest_digest(text, n) != stored.attrs["manifest_sha256"]:
+        rows, _ = mon.read_monitor_manifest(directory)      # only now: to say which rows
+        runs = stored["run"].values.astype(object).astype(str)
+        shas = dict(zip(runs, stored["source_sha256"].values.astype(object).astype(str)))
+        listed = {r.run: r for r in rows}
+        problems = [f"runs.csv line {listed[r].line}: {r}: sha256 {listed[r].sha256[:12]}..., "
+                    f"stored {shas[r][:12]}..." for r in runs if r in listed and listed[r].sha256 != shas[r]]
+        problems += [f"run {r} is stored but no longer in runs.csv" for r in runs if r not in listed]
+        raise StoreError(f"{out}: the first {n} rows of {Path(directory) / 'runs.csv'} changed "
+                         "since they were stored (rows are only ever appended); "
+                         + ("; ".join(problems[:5]) or "rows were edited or reordered")
+                         + f". Delete {out} to normalize anew")
+
+
+def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=None,
+                      verify=True):
+    """Bring the Zarr store ``out`` up to date with monitor campaign ``directory``.
+
+    A new store is written from every row; an existing one gets the rows of runs.csv it
+    does not hold yet, read wave by wave (:data:`WAVE_BATCHES` batches each) and appended.
+
+    Parameters
+    ----------
+    directory, out : path-like
+    workers, scheduler, client
+        Where the batches are read: :func:`thruput.parallel.map_batches`.
+    verify : bool, default True
+        Hash again every raw file the store already holds (catches a file changed in
+        place); the rows themselves are always checked against ``manifest_sha256``.
+
+    Returns
+    -------
+    dict
+        ``runs_added`` (this call), ``runs`` and ``files_read`` (in the store now),
+        ``appended`` (False for a new store).
+
+    Raises
+    ------
+    StoreError
+        For changed rows or files already stored, or runs stored twice.
+    thruput.errors.ThruputError
+        For a bad campaign.yaml, runs.csv or raw file, naming file and line.
+    """
+    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster, map_batches
+    from .dataset import load_metadata
+
+    out = Path(out)
+    metadata = load_metadata(directory)
+    start, base = 0, None
+    if is_store(out):
+        base = xr.open_zarr(out, consolidated=True, chunks=None)
+        if base.attrs.get("campaign") != metadata["name"]:
+            raise StoreError(f"{out}: holds campaign {base.attrs.get('campaign')!r}, not {metadata['name']!r}")
+        _check_prefix(directory, out, base)
+        start = int(base.attrs["manifest_rows"])
+    rows, text = mon.read_monitor_manifest(directory, start)
+    if client is None and len(mon.batches(rows)) < MIN_BATCHES_FOR_CLUSTER:
+        workers = scheduler = None          # a cluster would take longer to start
+    added = 0
+    with cluster(workers, scheduler, client) as c:
+        where = {"client": c} if c is not None else {}
+        if base is not None and verify:
+            problems = verify_sources(directory, base, **where)
+            if problems:
+                raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
+                                 f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
+        if base is None and not rows:
+            write_store(mon.validate_monitor(mon.empty(metadata, text)), out)
+        waves = mon.batches(mon.batches(rows), WAVE_BATCHES)
+        attrs = dict(base.attrs) if base is not None else None
+        for wave in waves:
+            fragments = map_batches(mon.read_batch, str(directory), wave, **where)
+            n = sum(len(b) for b in wave)
+            ds = mon.finish(mon.combine(fragments), metadata, text, start + added + n)
+            if attrs is not None:
+                ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
+            mon.validate_monitor(ds)
+            if attrs is None and not is_store(out):
+                write_store(ds, out)
+            else:
+                append_store(ds, out)
+            attrs = ds.attrs
+            added += n
+    total = xr.open_zarr(out, consolidated=True, chunks=None)
+    return {"runs_added": added, "runs": int(total.sizes["run"]), "appended": base is not None,
+            "files_read": int(total.attrs["files_read"])}

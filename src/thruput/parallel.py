@@ -1,0 +1,216 @@
+"""Map readers over many files on a ``dask.distributed`` cluster, or here.
+
+The work is cut into batches of files that do not depend on the number of workers, so
+the results are the same, bit for bit, however they are run; only where they run
+changes:
+
+``workers=None`` and no ``scheduler``/``client`` (the default)
+    In this process, one batch after the other. Also what a few batches get whatever is
+    asked (fewer than :data:`MIN_BATCHES_FOR_CLUSTER`): starting a cluster takes seconds.
+``workers=N``
+    A :class:`distributed.LocalCluster` of N worker *processes* with one thread each
+    (the readers hold the GIL), started for the call and closed after it.
+``scheduler="tcp://host:8786"``
+    Any running cluster: a dask-jobqueue ``SLURMCluster``, a Kubernetes ``KubeCluster``,
+    ``dask scheduler`` + ``dask worker`` by hand (docs/scale.md). The workers must see
+    the files at the same paths (a shared file system) and have thruput installed.
+``client=``
+    A :class:`distributed.Client` the caller already holds (not closed here).
+
+The results come back to the caller, so its memory holds all of them: a caller with
+much to read (``thruput pipeline normalize``) calls :func:`map_batches` wave by wave and
+writes each wave out before the next.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+
+__all__ = ["map_batches", "cluster", "read_many", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
+
+#: Fewer batches than this are read in this process even when workers are asked for:
+#: a LocalCluster takes 2-5 s to start, more than a few batches take to read.
+MIN_BATCHES_FOR_CLUSTER = 4
+
+
+@contextmanager
+def cluster(workers=None, scheduler=None, client=None):
+    """A :class:`distributed.Client` for the given choice, or ``None`` for "here".
+
+    Parameters
+    ----------
+    workers : int, optional
+        Start a LocalCluster of this many single-threaded worker processes.
+    scheduler : str, optional
+        Address of a running scheduler (``tcp://...``); takes precedence over ``workers``.
+    client : distributed.Client, optional
+        Use this one (it stays open).
+    """
+    if client is not None:
+        yield client
+        return
+    if scheduler is None and not workers:
+        yield None
+        return
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        with Client(scheduler) as c:
+            yield c
+        return
+    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                      dashboard_address=":0", silence_logs=40) as lc, Client(lc) as c:
+        yield c
+
+
+def map_batches(func, first, batches, *, workers=None, scheduler=None, client=None):
+    """``[func(first, batch) for batch in batches]``, here or on a dask cluster.
+
+    Parameters
+    ----------
+    func : callable
+        A module-level function (workers import it by name); pure: same input, same output.
+    first
+        Its first argument, the same for every batch (e.g. a campaign directory).
+    batches : sequence
+        One item of work each (e.g. a list of manifest rows).
+    workers, scheduler, client
+        Where to run, see :func:`cluster`. Fewer than :data:`MIN_BATCHES_FOR_CLUSTER`
+        batches always run here.
+
+    Returns
+    -------
+    list
+        The results in the order of ``batches``.
+
+    Raises
+    ------
+    Exception
+        The first batch's exception, as the function raised it (dask re-raises it here).
+    """
+    batches = list(batches)
+    if len(batches) < MIN_BATCHES_FOR_CLUSTER and client is None:
+        workers = scheduler = None
+    with cluster(workers, scheduler, client) as c:
+        if c is None:
+            return [func(first, batch) for batch in batches]
+        futures = c.map(func, [first] * len(batches), batches, pure=False)
+        try:
+            return c.gather(futures)
+        finally:
+            for future in futures:
+                future.release()
+
+
+#: Files per batch of :func:`read_many`: large enough that a batch parser (iperf3 JSON's
+#: ``parse_many``) keeps its speed, small enough to spread a few thousand files.
+FILES_PER_BATCH = 256
+#: Attrs that add up over the batches of :func:`read_many` (the line accounting).
+SUMMED_ATTRS = ("lines_total", "lines_parsed", "lines_skipped")
+#: Padding of integer variables past the end of a shorter stream/interval axis, as the
+#: readers write it: -1 for the contract's "none" (line, seq, ttl), else 0 (format flags
+#: such as iperf3_interval_omitted).
+INT_PADDING = {"line": -1, "seq": -1, "ttl": -1}
+
+
+def _read_batch(format, paths):
+    from .reader import read_many
+
+    return read_many(paths, format=format)
+
+
+def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
+    """:func:`thruput.read_many` with the files read in batches on a dask cluster.
+
+    Batches of :data:`FILES_PER_BATCH` files are read by ``thruput.read_many`` on the
+    workers and joined here so that the result is the one ``thruput.read_many(paths)``
+    gives in one process, bit for bit: records renumbered, ``record_file`` offset,
+    padding (NaN, NaT, ``""``, :data:`INT_PADDING`) out to the widest batch, line
+    accounting and consistency checks added up.
+    """
+    import json
+
+    import numpy as np
+    import xarray as xr
+
+    from . import formats
+    from .contract import validate
+    from .reader import GZIP_MAGIC, RECORD_DIMS, _gunzip, decode
+
+    paths = [str(p) for p in paths]
+    if format is None and paths:            # as thruput.read_many does: from the first file
+        raw = Path(paths[0]).read_bytes()
+        data = _gunzip(raw, paths[0]) if raw[:2] == GZIP_MAGIC else raw
+        format = formats.sniff(decode(data[: formats.HEAD_BYTES]), paths[0])
+    batches = [paths[i:i + FILES_PER_BATCH] for i in range(0, len(paths), FILES_PER_BATCH)]
+    parts = map_batches(_read_batch, format, batches, workers=workers, scheduler=scheduler,
+                        client=client)
+    if len(parts) == 1:
+        return parts[0]
+    dim = RECORD_DIMS[formats.get(format).KIND]
+    shifted, files = [], 0
+    for part in parts:
+        part = part.drop_vars([dim, "file"])
+        part["record_file"] = part["record_file"] + files
+        files += part.sizes["file"]
+        shifted.append(part)
+    widths = {d: max(p.sizes.get(d, 0) for p in shifted) for p in shifted for d in p.dims}
+    records = [_pad(p.drop_dims("file"), widths, dim) for p in shifted]
+    ds = xr.concat(records, dim=dim, data_vars="minimal", coords="minimal", compat="override",
+                   join="override", combine_attrs="override")
+    per_file = xr.concat([p[["file_path", "file_sha256"]].drop_dims(dim, errors="ignore")
+                          for p in shifted], dim="file", combine_attrs="override")
+    ds = ds.assign(per_file.data_vars)
+    ds.attrs = dict(parts[0].attrs)
+    for key in SUMMED_ATTRS:
+        ds.attrs[key] = sum(int(p.attrs[key]) for p in parts)
+    reasons = {}
+    for p in parts:
+        for reason, count in json.loads(p.attrs["skipped_reasons"]).items():
+            reasons[reason] = reasons.get(reason, 0) + count
+    ds.attrs["skipped_reasons"] = json.dumps(reasons, sort_keys=True)
+    ds.attrs["truncated"] = int(any(int(p.attrs["truncated"]) for p in parts))
+    ds.attrs["truncation"] = "; ".join(p.attrs["truncation"] for p in parts if p.attrs["truncation"])
+    checks = [c for p in parts for c in json.loads(p.attrs["consistency"])]
+    ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)
+    ds.attrs["consistent"] = int(all(int(p.attrs["consistent"]) for p in parts))
+    ds = ds.assign_coords({dim: xr.Variable(dim, np.arange(ds.sizes[dim]), parts[0][dim].attrs),
+                           "file": xr.Variable("file", np.arange(ds.sizes["file"]), parts[0]["file"].attrs)})
+    return validate(ds)
+
+
+def _padding(name, dtype):
+    """What a reader writes past the end of a shorter stream/interval axis."""
+    import numpy as np
+
+    if dtype.kind in "iu":
+        return INT_PADDING.get(name, 0)
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind == "M":
+        return np.datetime64("NaT", "ns")
+    if dtype.kind in "UOT":
+        return ""
+    return False
+
+
+def _pad(ds, widths, record_dim):
+    """``ds`` padded along every dimension but ``record_dim`` to ``widths``."""
+    import numpy as np
+    import xarray as xr
+
+    short = {d: widths[d] - n for d, n in ds.sizes.items() if d != record_dim and n < widths[d]}
+    if not short:
+        return ds
+    wide = {}
+    for name, var in ds.variables.items():
+        pads = [(0, short.get(d, 0)) for d in var.dims]
+        if name not in short and any(after for _, after in pads):
+            values = np.pad(var.values, pads, constant_values=_padding(name, var.dtype))
+            wide[name] = xr.Variable(var.dims, values, var.attrs)
+    out = ds.drop_vars(list(wide) + [d for d in short if d in ds.coords])
+    out = out.assign({n: v for n, v in wide.items() if n not in ds.coords})
+    return out.assign_coords({d: xr.Variable(d, np.arange(widths[d]), ds[d].attrs)
+                              for d in short if d in ds.coords}
+                             | {n: v for n, v in wide.items() if n in ds.coords})

@@ -1,0 +1,132 @@
+"""The monitor Dataset (docs/design.md "Monitor campaigns") of a recorded loopback campaign.
+
+tests/data/campaigns/monitor-loopback/ was recorded by record-monitor.sh beside it:
+iperf3 -J and ping -D on 127.0.0.1 in slots 0, 1 and 3, with a refused TCP test and a
+ping killed by ``timeout`` in slot 3. Expected values are read from the raw files with
+json / the tool's own printed lines, never typed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+
+import thruput
+from thruput.campaign import monitor as mon
+from thruput.errors import ContractError, ParseError, ThruputError
+
+from .conftest import DATA, copy_campaign
+
+CAMPAIGN = DATA / "campaigns" / "monitor-loopback"
+
+
+@pytest.fixture(scope="module")
+def ds():
+    return thruput.open_campaign(CAMPAIGN)
+
+
+def manifest():
+    rows, _ = mon.read_monitor_manifest(CAMPAIGN)
+    return {r.run: r for r in rows}
+
+
+def test_runs_in_time_order_with_every_row(ds):
+    rows = manifest()
+    assert ds.sizes["run"] == len(rows) == 20
+    assert set(ds["run"].values) == set(rows)
+    assert (np.diff(ds["time"].values.astype(np.int64)) >= 0).all()
+    assert ds["slot"].values.tolist() == [0] * 6 + [1] * 6 + [3] * 8
+    assert ds.attrs["campaign_kind"] == "monitor" and ds.attrs["manifest_rows"] == 20
+    assert ds["time"].values[0] == np.datetime64(rows[ds["run"].values[0]].started.rstrip("Z"), "ns")
+
+
+def test_throughput_is_iperf3s_own(ds):
+    for run in ("000000-lo-forward-tcp-b65536", "000003-lo-reverse-tcp-b65536", "000001-lo-forward-udp"):
+        doc = json.loads((CAMPAIGN / manifest()[run].path).read_text())
+        one = ds.sel(run=run)
+        end = doc["end"]
+        if "sum_received" in end:
+            assert float(one["throughput"]) == end["sum_received"]["bits_per_second"]
+            if "retransmits" in end["sum_sent"]:      # iperf3 -R: the sender is the server
+                assert float(one["retransmits"]) == end["sum_sent"]["retransmits"]
+            else:
+                assert np.isnan(float(one["retransmits"]))
+        else:                                   # UDP: the receiver's side is in "sum"
+            assert float(one["loss_fraction"]) == end["sum"]["lost_percent"] / 100
+    one = ds.sel(run="000001-lo-forward-udp")
+    assert float(one["rate"]) == 2e7 and np.isnan(float(one["socket_buffer"]))
+    assert float(ds.sel(run="000000-lo-forward-tcp-b262144")["socket_buffer"]) == 262144
+
+
+def test_ping_summary_agrees_with_pings_own(ds):
+    run = "000001-lo-forward-ping-z1480"
+    text = (CAMPAIGN / manifest()[run].path).read_text()
+    lo, avg, hi, mdev = map(float, re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms", text).groups())
+    one = ds.sel(run=run)
+    assert float(one["size"]) == 1480
+    assert (float(one["ping_transmitted"]), float(one["ping_received"]), float(one["ping_loss"])) == (5, 5, 0)
+    assert float(one["rtt_min"]) == lo and float(one["rtt_max"]) == hi
+    # ping prints each RTT and its avg rounded to 1 us, from times it holds more finely
+    assert abs(float(one["rtt_mean"]) - avg) <= 0.001
+    assert abs(float(one["rtt_mdev"]) - mdev) <= 0.0015
+    times = [float(t) for t in re.findall(r"^\[([\d.]+)\]", text, re.M)]
+    rtts = [float(t) for t in re.findall(r"time=([\d.]+) ms", text)]
+    assert one["rtt"].values.tolist() == rtts
+    assert float(one["rtt_median"]) == np.median(rtts)
+    assert float(one["rtt_p10"]) == np.percentile(rtts, 10)
+    stamp = one["probe_time"].values[0]
+    assert stamp == np.datetime64(int(round(times[0] * 1e6)), "us")
+    assert one["rtt_status"].values.tolist() == ["reply"] * 5
+
+
+def test_failed_tests_are_data(ds):
+    refused = ds.sel(run="000003-lo-forward-tcp-b1048576")
+    assert str(refused["outcome"].values) == "refused"
+    assert str(refused["reason"].values) == "unable to connect to server: Connection refused"
+    assert np.isnan(float(refused["throughput"]))
+    assert str(refused["source_sha256"].values) == manifest()[refused["run"].item()].sha256
+    killed = ds.sel(run="000003-lo-reverse-ping-z108")
+    text = (CAMPAIGN / manifest()[killed["run"].item()].path).read_text()
+    replies = len(re.findall("time=", text))
+    assert str(killed["outcome"].values) == "timeout"
+    # no summary printed: the probes the log shows are the ones counted as sent
+    assert float(killed["ping_transmitted"]) == float(killed["ping_received"]) == replies
+    assert killed["rtt_status"].values.tolist() == ["reply"] * replies + [""] * (5 - replies)
+    ok = ds["outcome"].values == "ok"
+    assert ok.sum() == 18
+
+
+def test_validate_dispatches_and_names_problems(ds):
+    assert thruput.validate(ds) is ds
+    bad = ds.copy()
+    bad["outcome"] = bad["outcome"].copy(data=np.where(ds["outcome"] == "ok", "fine", ds["outcome"]))
+    with pytest.raises(ContractError, match=r"outcome has values \['fine'\]"):
+        thruput.validate(bad)
+    with pytest.raises(ContractError, match="not in time order"):
+        mon.validate_monitor(ds.isel(run=slice(None, None, -1)))
+    with pytest.raises(ContractError, match="missing variable 'rtt_p90'"):
+        mon.validate_monitor(ds.drop_vars("rtt_p90"))
+
+
+def test_bad_manifest_rows_are_listed_with_lines(tmp_path):
+    target = copy_campaign(CAMPAIGN, tmp_path)
+    text = (target / "runs.csv").read_text().replace(",tcp,iperf3,65536,,,ok,", ",tcp,iperf3,65536,,,fine,", 1)
+    text = text.replace(",ping,ping,,108,,ok,", ",ping,iperf3,,108,,ok,", 1)
+    (target / "runs.csv").write_text(text)
+    with pytest.raises(ParseError) as err:
+        thruput.open_campaign(target)
+    assert [line for line, _ in err.value.errors] == [2, 6]
+    assert "outcome 'fine' is not one of ok, timeout" in err.value.errors[0][1]
+    assert "tool 'iperf3' does not run test ping" in err.value.errors[1][1]
+
+
+def test_a_file_changed_after_it_was_listed_is_an_error(tmp_path):
+    target = copy_campaign(CAMPAIGN, tmp_path)
+    path = target / manifest()["000000-lo-forward-ping-z108"].path
+    path.write_text(path.read_text().replace("time=0.0", "time=9.0", 1))
+    with pytest.raises(ThruputError, match=r"000000-lo-forward-ping-z108.txt \(runs.csv line 6\): "
+                                           r"sha256 is .* the file changed after it was listed"):
+        thruput.open_campaign(target)

@@ -1,0 +1,125 @@
+"""`thruput campaign import --kind monitor` on genuine archives (../shared/corpus, not
+copied), and `thruput campaign check` of monitor campaigns (gaps, files, rows)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+
+import numpy as np
+import pytest
+import yaml
+
+import thruput
+from thruput.campaign.check import check_campaign
+from thruput.campaign.monitor_import import time_from_pattern
+from thruput.cli import main
+
+from .conftest import DATA
+
+CAMPAIGN = DATA / "campaigns" / "monitor-loopback"
+BASELINE = "real/intercloud/results/host-europe-west2-a_gcp/target-us-west1-a_gcp/baseline"
+
+
+def rows(directory):
+    with open(directory / "runs.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_intercloud_sessions_become_two_paths_with_the_gap_between_explained(corpus, tmp_path, capsys):
+    archive = corpus / BASELINE
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "ic", str(archive),
+                 "--path-pattern", r"baseline_(?P<path>host_target|target_host)_direct"]) == 0
+    assert "imported 20 files" in capsys.readouterr().out
+    directory = tmp_path / "ic"
+    listed = rows(directory)
+    # time and address from the iperf3 JSON itself (start.timestamp, connecting_to)
+    first = json.loads((archive / "time-01-08-2021_19-15/baseline_host_target_direct_0.res").read_text())
+    assert listed[0]["started"] == np.datetime_as_string(
+        np.datetime64(first["start"]["timestamp"]["timesecs"], "s"), unit="us") + "Z"
+    assert listed[0]["path"] == "runs/time-01-08-2021_19-15/baseline_host_target_direct_0.res"
+    assert [r["slot"] for r in listed if r["path_name"] == "host_target"] == \
+        ["0", "1", "2", "3", "4", "164", "165", "166", "167", "168"]
+    meta = yaml.safe_load((directory / "campaign.yaml").read_text())
+    assert [p["address"] for p in meta["paths"]] == [first["start"]["connecting_to"]["host"], "34.142.73.160"]
+    assert meta["schedule"]["interval_s"] == 17.5
+    assert meta["explained"] == [
+        {"from": "2021-08-01T16:17:01Z", "to": "2021-08-01T17:03:12Z", "path": "host_target",
+         "reason": "no log in the archive"},
+        {"from": "2021-08-01T16:18:35Z", "to": "2021-08-01T17:04:36Z", "path": "target_host",
+         "reason": "no log in the archive"}]
+    problems = check_campaign(directory)
+    assert [p.severity for p in problems] == ["warning"] * 4          # the TODOs to fill in
+    ds = thruput.open_campaign(directory)
+    assert float(ds["throughput"][0]) == first["end"]["sum_received"]["bits_per_second"]
+    # without the explanation, the gap is an error naming the slots and when they were due
+    meta["explained"] = meta["explained"][1:]
+    (directory / "campaign.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    errors = [str(p) for p in check_campaign(directory) if p.severity == "error"]
+    assert errors == [f"{directory / 'campaign.yaml'}:{errors[0].split(':')[1]}: error: path host_target: "
+                      "159 slots (5-163, due 2021-08-01T16:17:01Z to 2021-08-01T17:03:11Z) did not run "
+                      "and are not explained"]
+
+
+def test_leo_ping_without_summary_keeps_its_probes_and_counts_the_silent_losses(corpus, tmp_path):
+    directory = tmp_path / "leo"
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "leo",
+                 str(corpus / "real/leo-ping"), "--path-pattern", "(?P<path>starlink)"]) == 0
+    (row,) = rows(directory)
+    assert (row["started"], row["test"], row["size"], row["outcome"]) == \
+        ("2024-08-12T19:00:00.167948Z", "ping", "56", "error")
+    assert row["reason"] == "log cut off: the run has no summary (cut off): probes never printed are unknown"
+    ds = thruput.open_campaign(directory)
+    # about 10,000 replies and 337 probes lost, visible only as gaps in icmp_seq
+    assert ds["ping_received"].item() == 10000 and ds["ping_transmitted"].item() == 10337
+    assert ds.sizes["probe"] == 10000
+    assert not [p for p in check_campaign(directory) if p.severity == "error"]
+
+
+def test_leo_ping_path_from_its_header(corpus, tmp_path):
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "leo",
+                 str(corpus / "real/leo-ping")]) == 0
+    (row,) = rows(tmp_path / "leo")
+    assert row["path_name"] == "fe80__200_5eff_fe00_101"       # ':' cannot be in a path name
+    meta = yaml.safe_load((tmp_path / "leo" / "campaign.yaml").read_text())
+    assert meta["paths"][0]["address"] == "fe80::200:5eff:fe00:101"
+    assert meta["schedule"]["interval_s"] is None and meta["explained"] == []
+
+
+@pytest.mark.parametrize("pattern, text, expected", [
+    ("time-%d-%m-%Y_%H-%M", "a/time-01-08-2021_19-15/x.res", "2021-08-01T19:15"),
+    (r"(?P<year>\d{4})(?P<month>\d\d)(?P<day>\d\d)-(?P<hour>\d\d)", "ping-20240812-19.txt", "2024-08-12T19:00"),
+    (r"\.(?P<epoch>\d+)\.json$", "iperf.1723489200.json", "2024-08-12T19:00"),
+])
+def test_time_patterns(pattern, text, expected):
+    assert time_from_pattern(pattern, text) == np.datetime64(expected, "ns")
+
+
+def test_an_archive_log_with_no_time_needs_a_pattern(tmp_path, capsys):
+    archive = tmp_path / "archive" / "20261122-1800"
+    archive.mkdir(parents=True)
+    shutil.copy(DATA / "ping" / "iputils--loopback-c5.out", archive / "ping.txt")   # no -D times
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "a", str(archive.parent)]) == 1
+    assert "does not say when it ran; give --time-pattern" in capsys.readouterr().err
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "a", str(archive.parent),
+                 "--time-pattern", "%Y%m%d-%H%M"]) == 0
+    (row,) = rows(tmp_path / "a")
+    assert (row["started"], row["path_name"], row["outcome"]) == ("2026-11-22T18:00:00.000000Z", "127.0.0.1", "ok")
+
+
+def test_check_lists_bad_rows_missing_files_and_unlisted_ones(tmp_path):
+    directory = tmp_path / CAMPAIGN.name
+    shutil.copytree(CAMPAIGN, directory)
+    assert check_campaign(directory) == []
+    listed = rows(directory)
+    (directory / listed[3]["path"]).unlink()
+    (directory / "runs" / "stray.txt").write_text("x")
+    text = (directory / "runs.csv").read_text().replace(",lo,reverse,tcp,", ",wan,reverse,tcp,", 1)
+    (directory / "runs.csv").write_text(text)
+    found = sorted(str(p).replace(str(directory), "") for p in check_campaign(directory))
+    assert found == [
+        "/runs.csv:3: error: path_name 'wan' is not one of campaign.yaml paths (lo)",
+        f"/{listed[3]['path']}: error: (runs.csv line 5): listed but missing",
+        "/runs/stray.txt: warning: not listed in runs.csv (not analysed)",
+    ]

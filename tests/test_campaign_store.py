@@ -1,0 +1,176 @@
+"""Monitor campaigns in Zarr: full normalize, appends, changed inputs, lazy opening, and
+the same store from a 2-worker dask LocalCluster as from this process."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import dask.array
+import numpy as np
+import pytest
+import xarray as xr
+
+import thruput
+from thruput.campaign import monitor as mon
+from thruput.campaign import store
+from thruput.cli import main
+
+from .conftest import DATA, copy_campaign
+
+CAMPAIGN = DATA / "campaigns" / "monitor-loopback"
+
+
+def copy(tmp_path, rows=None, name=None):
+    """A copy of the campaign under ``tmp_path/name`` keeping data ``rows`` of runs.csv."""
+    return copy_campaign(CAMPAIGN, tmp_path / (name or "c"), rows)
+
+
+def files(path):
+    """Every file of a store: relative path -> bytes."""
+    return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(Path(path).rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory):
+    out = tmp_path_factory.mktemp("full") / "m.zarr"
+    assert main(["pipeline", "normalize", str(CAMPAIGN), str(out)]) == 0
+    return out
+
+
+def test_store_opens_as_the_campaign_built_from_raw(full):
+    built = thruput.open_campaign(CAMPAIGN)
+    stored = thruput.open_campaign(full)
+    xr.testing.assert_identical(stored, built)
+    assert stored.attrs["manifest_rows"] == 20 and (full / ".zmetadata").is_file()
+    lazy = thruput.open_campaign(full, chunks={})
+    assert isinstance(lazy["rtt"].data, dask.array.Array)
+    assert lazy["rtt"].data.chunksize == (20, 5)           # all runs in one chunk, whole probe
+    xr.testing.assert_identical(lazy.load(), built)
+    assert float(lazy["rtt_median"].max().compute()) == float(built["rtt_median"].max())
+
+
+@pytest.mark.filterwarnings("ignore:The specified chunks separate")
+def test_names_resolve_to_the_store_first(full, tmp_path, monkeypatch):
+    processed = tmp_path / "data" / "processed"
+    processed.mkdir(parents=True)
+    shutil.copytree(full, processed / "monitor-loopback.zarr")
+    monkeypatch.chdir(tmp_path)
+    ds = thruput.open_campaign("monitor-loopback", chunks={"run": 8})
+    assert ds["throughput"].data.chunks == ((8, 8, 4),)
+
+
+def test_append_gives_the_full_store_byte_for_byte(full, tmp_path, capsys):
+    target = copy(tmp_path, rows=range(12))
+    out = tmp_path / "m.zarr"
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    assert xr.open_zarr(out).sizes["run"] == 12
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")        # 8 more rows arrive
+    capsys.readouterr()
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    assert "appended 8 runs; 20 runs, 19 files in the store" in capsys.readouterr().out
+    # the appended rows carry longer strings (the refusal's reason) than any stored before
+    assert files(out) == files(full)
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0    # nothing new
+    assert files(out) == files(full)
+
+
+def test_append_with_more_probes_or_earlier_runs_rewrites_the_store(full, tmp_path):
+    # rows 0-3 are TCP/UDP only (no probes): the ping rows that follow widen `probe`
+    target = copy(tmp_path, rows=range(4))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    assert xr.open_zarr(out).sizes["probe"] == 0
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
+    assert store.normalize_monitor(target, out)["runs_added"] == 16
+    xr.testing.assert_identical(store.open_store(out), store.open_store(full))
+    # slot 3 listed first (as an import of an archive may do): slots 0-1 come later but ran earlier
+    order = list(range(12, 20)) + list(range(12))
+    target = copy(tmp_path, rows=order[:8], name="late")
+    out = tmp_path / "late.zarr"
+    store.normalize_monitor(target, out)
+    lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
+    (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in order]))
+    store.normalize_monitor(target, out)
+    late = store.open_store(out)
+    assert (np.diff(late["time"].values.astype(np.int64)) >= 0).all()
+    xr.testing.assert_identical(late.drop_attrs(), store.open_store(full).drop_attrs())
+
+
+def test_a_stored_file_changed_in_place_is_an_error(full, tmp_path, capsys):
+    target = copy(tmp_path)
+    out = tmp_path / "m.zarr"
+    shutil.copytree(full, out)
+    before = files(out)
+    raw = target / "runs/2026-11-22/000001-lo-forward-udp.json"
+    raw.write_text(raw.read_text().replace('"bytes":', '"bytes": ', 1))    # still valid JSON
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "1 raw files changed since they were stored" in err
+    assert "000001-lo-forward-udp.json: changed since it was stored (sha256 was" in err
+    assert files(out) == before
+
+
+def test_a_stored_row_changed_is_an_error(full, tmp_path):
+    target = copy(tmp_path)
+    out = tmp_path / "m.zarr"
+    shutil.copytree(full, out)
+    text = (target / "runs.csv").read_text()
+    row = mon.read_monitor_manifest(target)[0][2]
+    (target / "runs.csv").write_text(text.replace(row.sha256, "0" * 64))
+    with pytest.raises(store.StoreError, match=rf"runs.csv line 4: {row.run}: sha256 000000000000..., stored "):
+        store.normalize_monitor(target, out)
+
+
+def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
+    assert main(["pipeline", "normalize", str(CAMPAIGN), str(tmp_path / "m.nc")]) == 2
+    assert "a monitor campaign is stored as Zarr" in capsys.readouterr().err
+
+
+def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
+    from distributed import Client, LocalCluster, get_task_stream
+
+    monkeypatch.setattr(mon, "BATCH_ROWS", 3)        # 7 batches of the 20 rows
+    here = tmp_path / "here.zarr"
+    store.normalize_monitor(CAMPAIGN, here)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        with get_task_stream(client) as tasks:
+            there = tmp_path / "there.zarr"
+            store.normalize_monitor(CAMPAIGN, there, client=client)
+        workers = {t["worker"] for t in tasks.data if "read_batch" in str(t["key"])}
+    assert len([t for t in tasks.data if "read_batch" in str(t["key"])]) == 7
+    assert len(workers) == 2
+    assert files(there) == files(here) == files(full)
+    xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
+
+
+def test_a_sweep_opens_the_same_from_netcdf_and_raw_lazily_too(tmp_path):
+    mini = DATA / "campaigns" / "loopback-mini"
+    nc = tmp_path / "loopback-mini.nc"
+    assert main(["pipeline", "normalize", str(mini), str(nc)]) == 0
+    built = thruput.open_campaign(mini)
+    xr.testing.assert_identical(thruput.open_campaign(nc), built)
+    lazy = thruput.open_campaign(nc, chunks={"window": 1})
+    assert isinstance(lazy["throughput"].data, dask.array.Array)
+    assert lazy["throughput"].data.chunks[0] == (1, 1)
+    xr.testing.assert_identical(lazy.load(), built)
+    chunked = thruput.open_campaign(mini, chunks={"window": 1})     # built from raw, then chunked
+    assert isinstance(chunked["throughput"].data, dask.array.Array)
+
+
+def test_cli_workers_start_a_local_cluster(full, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(mon, "BATCH_ROWS", 4)        # 5 batches: enough to start the cluster
+    out = tmp_path / "w.zarr"
+    assert main(["pipeline", "normalize", str(CAMPAIGN), str(out), "--workers", "2"]) == 0
+    assert "wrote 20 runs; 20 runs, 19 files in the store" in capsys.readouterr().out
+    assert files(out) == files(full)
+
+
+def test_check_against_a_store_names_a_changed_file(full, tmp_path, capsys):
+    target = copy(tmp_path)
+    assert main(["campaign", "check", str(target), "--against", str(full)]) == 0
+    raw = target / "runs/2026-11-22/000003-lo-forward-udp.json"
+    raw.write_bytes(raw.read_bytes() + b"\n")
+    assert main(["campaign", "check", str(target), "--against", str(full)]) == 1
+    assert "000003-lo-forward-udp.json: error: changed since the campaign was normalized" in capsys.readouterr().out
