@@ -1,0 +1,168 @@
+"""A monitor campaign on disk: its campaign.yaml (paths, schedule, events) and its loop.
+
+:func:`monitor` is what ``thruput monitor DIR`` runs: take the lock, drop the ``.part``
+files an interrupted run left, describe this host and the tools in campaign.yaml, then
+run slot after slot on the schedule (``dates.start`` is slot 0) until ``--duration`` or
+``--until``, or SIGINT/SIGTERM. A restarted monitor goes on with the next slot that is
+still in the future: slots whose time passed while it was down are gaps, never run late.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import signal
+import time
+
+import yaml
+
+from ..record import hostinfo
+from ..record.metadata import _Dumper, load
+from .lock import CampaignLock
+from .manifest import read_rows
+from .runner import record_test, remove_partial, utc_iso
+from .schedule import Path, Schedule, next_slot, parse_time, slot_due
+
+__all__ = ["MonitorConfig", "load_config", "monitor", "write_yaml", "CAMPAIGN_YAML",
+           "KEY_ORDER"]
+
+CAMPAIGN_YAML = "campaign.yaml"
+#: Top-level key order of a monitor campaign.yaml (docs/design.md).
+KEY_ORDER = ("name", "title", "description", "kind", "dates", "who", "paths", "hosts",
+             "tools", "schedule", "events", "explained", "notes")
+#: Longest single sleep while waiting for a slot (s): signals are handled in between.
+SLEEP_STEP_S = 1.0
+
+
+class MonitorConfig:
+    """The parts of a monitor campaign.yaml the loop needs: ``paths``, ``schedule``, start."""
+
+    def __init__(self, data, path="campaign.yaml"):
+        if data.get("kind") != "monitor":
+            raise ValueError(f"{path}: kind is {data.get('kind')!r}, not 'monitor'")
+        try:
+            self.paths = [Path.from_dict(p) for p in data.get("paths") or []]
+            self.schedule = Schedule.from_dict(data.get("schedule") or {})
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        if not self.paths:
+            raise ValueError(f"{path}: paths is empty: nothing to watch")
+        self.start = parse_time((data.get("dates") or {}).get("start"))
+        self.data = data
+
+
+def load_config(campaign_dir):
+    """Read and check ``campaign_dir/campaign.yaml`` (ValueError names the file)."""
+    path = os.path.join(campaign_dir, CAMPAIGN_YAML)
+    if not os.path.exists(path):
+        raise ValueError(f"{path}: no campaign.yaml (make one with `thruput monitor new`)")
+    return MonitorConfig(load(campaign_dir), path)
+
+
+def write_yaml(campaign_dir, data):
+    """Write campaign.yaml atomically, keys in :data:`KEY_ORDER`."""
+    ordered = {k: data[k] for k in KEY_ORDER if k in data}
+    ordered.update({k: v for k, v in data.items() if k not in ordered})
+    path = os.path.join(campaign_dir, CAMPAIGN_YAML)
+    with open(path + ".part", "w") as f:
+        f.write("# A thruput monitor campaign (docs/monitoring.md). `thruput monitor` keeps\n"
+                "# dates, hosts.<source> and tools up to date; the rest is yours to edit.\n")
+        yaml.dump(ordered, f, Dumper=_Dumper, sort_keys=False, width=88, allow_unicode=True)
+    os.replace(path + ".part", path)
+
+
+class _Stop(Exception):
+    """SIGINT or SIGTERM arrived: finish cleanly."""
+
+
+def _raise_stop(signum, frame):
+    raise _Stop(signal.Signals(signum).name)
+
+
+def _describe(config, campaign_dir, netns):
+    """campaign.yaml with this host (the sources) and the tool versions filled in."""
+    data = dict(config.data)
+    hosts = dict(data.get("hosts") or {})
+    tools = {s["tool"] for s in config.schedule.entries}
+    versions = {}
+    for tool in sorted(tools - {"ping"}) or ["iperf3"]:
+        versions.update(hostinfo.tool_versions(tool))
+    data["tools"] = {**(data.get("tools") or {}), **versions}
+    for p in config.paths:
+        if p.source:
+            hosts[p.source] = hostinfo.local_host(p.address, netns)
+        if p.destination and p.destination not in hosts:
+            hosts[p.destination] = hostinfo.far_host_unknown(", ".join(sorted(tools)))
+    data["hosts"] = hosts
+    return data
+
+
+def monitor(campaign_dir, duration_s=None, until=None, netns=None, progress=None,
+            clock=time.time):
+    """Run the campaign in ``campaign_dir`` until ``duration_s`` passed or ``until``.
+
+    Parameters
+    ----------
+    campaign_dir : str
+    duration_s : float, optional
+        Stop starting tests this many seconds from now.
+    until : float, optional
+        Stop starting tests at this time (Unix s). With neither, run until SIGINT/SIGTERM.
+    netns : str, optional
+        Run every test in this network namespace (``ip netns exec``).
+    progress : callable, optional
+        Called with a message (str) at each event: start, each test's row, stop.
+
+    Returns
+    -------
+    int
+        Number of tests recorded by this call.
+    """
+    say = progress or (lambda _msg: None)
+    config = load_config(campaign_dir)
+    end = math.inf
+    if duration_s is not None:
+        end = clock() + duration_s
+    if until is not None:
+        end = min(end, until)
+    done = 0
+    with CampaignLock(campaign_dir):
+        old = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            for part in remove_partial(campaign_dir):
+                say(f"removed {part} (left by an interrupted run)")
+            data = _describe(config, campaign_dir, netns)
+            dates = dict(data.get("dates") or {})
+            if config.start is None:
+                config.start = math.ceil(clock())  # slot 0 is due now (plus its jitter)
+                dates["start"] = utc_iso(config.start)[:19] + "Z"
+            data["dates"] = dates
+            write_yaml(campaign_dir, data)
+            sched = config.schedule
+            last = max((int(r.slot) for r in read_rows(campaign_dir)), default=-1)
+            slot = next_slot(sched, config.start, clock(), after=last)
+            say(f"monitoring {campaign_dir}: next slot {slot} at "
+                f"{utc_iso(slot_due(sched, config.start, slot))}, stop at "
+                f"{'SIGINT/SIGTERM' if end == math.inf else utc_iso(end)}")
+            while True:
+                due = slot_due(sched, config.start, slot)
+                if due >= end:
+                    break
+                while clock() < due:
+                    time.sleep(min(SLEEP_STEP_S, due - clock()))
+                for spec in sched.tests(config.paths, due, slot):
+                    if clock() >= end:
+                        break
+                    row = record_test(campaign_dir, spec, slot, sched.timeout_s, netns, clock)
+                    done += 1
+                    say(f"{row.started} {row.run} {row.outcome} {row.reason}".rstrip())
+                dates["end"] = utc_iso(clock())[:19] + "Z"
+                write_yaml(campaign_dir, data)
+                slot = next_slot(sched, config.start, clock(), after=slot)
+        except _Stop as stop:
+            say(f"stopped by {stop}")
+        finally:
+            for s, handler in old.items():
+                signal.signal(s, handler)
+    return done

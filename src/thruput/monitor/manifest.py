@@ -1,0 +1,104 @@
+"""``runs.csv`` of a monitor campaign: one row per test started, failed ones included.
+
+Columns (:data:`MONITOR_MANIFEST_COLUMNS`) and their meaning are fixed by docs/design.md
+("Monitor campaigns"). A row is appended, and flushed to disk, only after the test ended
+and its raw file (if the tool wrote anything) was renamed from ``.part``; so every file a
+row names is complete, and a test cut short by a kill leaves no row.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import astuple, dataclass, fields
+
+__all__ = ["MONITOR_MANIFEST_COLUMNS", "MANIFEST", "MonitorRow", "read_rows", "append_row",
+           "OUTCOMES"]
+
+MANIFEST = "runs.csv"
+MONITOR_MANIFEST_COLUMNS = ("run", "role", "path", "sha256", "slot", "started", "path_name",
+                            "direction", "test", "tool", "socket_buffer", "size", "rate",
+                            "outcome", "reason")
+#: ``ok`` and the ways a test fails (docs/design.md).
+OUTCOMES = ("ok", "timeout", "refused", "busy", "unreachable", "error")
+
+
+@dataclass(frozen=True)
+class MonitorRow:
+    """One runs.csv row; every field as the text written (empty = not applicable)."""
+
+    run: str
+    role: str
+    path: str
+    sha256: str
+    slot: str
+    started: str
+    path_name: str
+    direction: str
+    test: str
+    tool: str
+    socket_buffer: str
+    size: str
+    rate: str
+    outcome: str
+    reason: str
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:g}" if value != int(value) else str(int(value))
+    return str(value)
+
+
+def read_rows(campaign_dir):
+    """The rows of ``campaign_dir/runs.csv`` (empty list if it does not exist yet).
+
+    Raises
+    ------
+    ValueError
+        If the header is not :data:`MONITOR_MANIFEST_COLUMNS` or a row has the wrong
+        number of cells (the message names file and line).
+    """
+    path = os.path.join(campaign_dir, MANIFEST)
+    if not os.path.exists(path):
+        return []
+    rows = []
+    with open(path, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header is None:
+            return []
+        if tuple(header) != MONITOR_MANIFEST_COLUMNS:
+            raise ValueError(f"{path}:1: header {header} is not "
+                             f"{list(MONITOR_MANIFEST_COLUMNS)}")
+        for cells in reader:
+            if not cells:
+                continue
+            if len(cells) != len(MONITOR_MANIFEST_COLUMNS):
+                raise ValueError(f"{path}:{reader.line_num}: {len(cells)} cells, expected "
+                                 f"{len(MONITOR_MANIFEST_COLUMNS)}")
+            rows.append(MonitorRow(*cells))
+    return rows
+
+
+def append_row(campaign_dir, **values):
+    """Append one row (header first if the file is new), flushed and synced to disk.
+
+    ``values`` are the columns; missing ones and None are written empty. Returns the row.
+    """
+    row = MonitorRow(**{c: _cell(values.get(c)) for c in MONITOR_MANIFEST_COLUMNS})
+    path = os.path.join(campaign_dir, MANIFEST)
+    new = not os.path.exists(path) or os.path.getsize(path) == 0
+    with open(path, "a", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        if new:
+            writer.writerow(MONITOR_MANIFEST_COLUMNS)
+        writer.writerow(astuple(row))
+        f.flush()
+        os.fsync(f.fileno())
+    return row
+
+
+assert tuple(f.name for f in fields(MonitorRow)) == MONITOR_MANIFEST_COLUMNS
