@@ -27,6 +27,23 @@ BETWEEN = ("tools/delayline.py (a userspace TUN delay line, one Python process):
            "bottleneck 50 Mbit/s with a 256 KiB queue and 20 ms one-way delay (RTT 40 ms), "
            "changed to 30 Mbit/s and 40 ms one way (RTT 80 ms) half-way (see events); "
            "shared with synthetic UDP cross traffic both ways (tools/crosstraffic.py)")
+#: The emulated path's own records, written by tools/record-monitor.sh beside the tests.
+ANCILLARY = [
+    {"path": "ancillary/delayline.jsonl", "what": "tools/delayline.py stdout: the path as "
+     "built (JSON), then one line per change with its Unix time"},
+    {"path": "ancillary/delayline-counts.json", "what": "packets forwarded and dropped at "
+     "the bottleneck queue, per direction, over the whole recording"},
+    {"path": "ancillary/crosstraffic-sent-a-to-b.csv", "what": "cross traffic sent a -> b "
+     "per 10 s: time (Unix s), target_bps, bps, packets"},
+    {"path": "ancillary/crosstraffic-sent-b-to-a.csv", "what": "cross traffic sent b -> a "
+     "per 10 s"},
+    {"path": "ancillary/crosstraffic-received-a.csv", "what": "cross traffic received in a "
+     "per 10 s (target_bps empty)"},
+    {"path": "ancillary/crosstraffic-received-b.csv", "what": "cross traffic received in b "
+     "per 10 s"},
+    {"path": "ancillary/iperf3-server.err", "what": "stderr of iperf3 -s -J in the far "
+     "namespace"},
+]
 DESCRIPTION = (
     "A monitor campaign recorded with `thruput monitor` on ONE 2-core virtual machine: the "
     "two 'hosts' are Linux network namespaces (tpmon-a, tpmon-b) joined by a userspace delay "
@@ -48,7 +65,8 @@ NOTES = (
     "holds the path's own records: delayline.jsonl (path parameters, and the time the "
     "change was applied), delayline-counts.json (packets forwarded and dropped at the "
     "queue), crosstraffic-sent-*.csv and crosstraffic-received-*.csv (cross traffic per "
-    "10 s: the target rate, what was sent, what arrived), iperf3-server.err. Slots that did "
+    "10 s: the target rate, what was sent, what arrived), iperf3-server.err (listed under "
+    "ancillary). Slots that did "
     "not run (the monitor still busy with the previous slot) are gaps; runs.csv lists every "
     "test that started, failed ones with their reason.")
 
@@ -82,6 +100,7 @@ def main(argv=None):
         "events": [{"time": args.change, "what": "capacity 50 -> 30 Mbit/s, RTT 40 -> 80 ms "
                     "(tools/delayline.py set: rate 30mbit, delay 40ms one way)",
                     "planned": True}],
+        "ancillary": ANCILLARY,
         "explained": [],
         "notes": NOTES,
     }
