@@ -77,6 +77,10 @@ def check_campaign(directory):
         problems += [Problem(meta_path, line, msg) for line, msg in exc.errors]
     except ThruputError as exc:
         problems.append(Problem(meta_path, None, str(exc).removeprefix(meta_path + ": ")))
+    if metadata is not None and metadata["kind"] == "monitor":
+        from ..monitor.check import check_monitor
+        return (problems + _placeholders(directory, meta_path)
+                + check_monitor(directory, metadata, node, Problem, _unlisted))
     if metadata is not None:
         problems += _check_metadata(directory, metadata, node, meta_path)
 
@@ -122,6 +126,11 @@ def _check_metadata(directory, metadata, node, path):
     if (metadata["kind"] == "udp_sweep") != (tool == "udpmon"):
         problems.append(Problem(path, cp.node_line(node, ["plan", "tool"]),
                                 f"kind {metadata['kind']} does not go with plan/tool {tool}"))
+    return problems + _placeholders(directory, path)
+
+
+def _placeholders(directory, path):
+    problems = []
     text = (directory / cp.CAMPAIGN_FILE).read_text(encoding="utf-8")
     for number, line in enumerate(text.splitlines(), start=1):
         if PLACEHOLDER in line.split("#", 1)[0]:    # not in comments (the template's help)

@@ -13,6 +13,7 @@ import os
 from dataclasses import astuple, dataclass, fields
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "MANIFEST", "MonitorRow", "read_rows", "append_row",
+           "read_rows_lenient",
            "OUTCOMES"]
 
 MANIFEST = "runs.csv"
@@ -61,26 +62,39 @@ def read_rows(campaign_dir):
         If the header is not :data:`MONITOR_MANIFEST_COLUMNS` or a row has the wrong
         number of cells (the message names file and line).
     """
+    if not os.path.exists(os.path.join(campaign_dir, MANIFEST)):
+        return []
+    rows, errors = read_rows_lenient(campaign_dir)
+    if errors:
+        line, message = errors[0]
+        raise ValueError(f"{os.path.join(campaign_dir, MANIFEST)}:{line}: {message}")
+    return [row for _line, row in rows]
+
+
+def read_rows_lenient(campaign_dir):
+    """``(rows, errors)`` of runs.csv read as far as it goes, for listing every problem.
+
+    ``rows`` is a list of ``(line, MonitorRow)``; ``errors`` of ``(line, message)``: a bad
+    header (then no rows), rows with the wrong number of cells (skipped).
+    """
     path = os.path.join(campaign_dir, MANIFEST)
     if not os.path.exists(path):
-        return []
-    rows = []
+        return [], [(None, "missing: no test was recorded")]
+    rows, errors = [], []
     with open(path, newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        if header is None:
-            return []
-        if tuple(header) != MONITOR_MANIFEST_COLUMNS:
-            raise ValueError(f"{path}:1: header {header} is not "
-                             f"{list(MONITOR_MANIFEST_COLUMNS)}")
+        if header is None or tuple(header) != MONITOR_MANIFEST_COLUMNS:
+            return [], [(1, f"header {header} is not {list(MONITOR_MANIFEST_COLUMNS)}")]
         for cells in reader:
             if not cells:
                 continue
             if len(cells) != len(MONITOR_MANIFEST_COLUMNS):
-                raise ValueError(f"{path}:{reader.line_num}: {len(cells)} cells, expected "
-                                 f"{len(MONITOR_MANIFEST_COLUMNS)}")
-            rows.append(MonitorRow(*cells))
-    return rows
+                errors.append((reader.line_num, f"{len(cells)} cells, expected "
+                                                f"{len(MONITOR_MANIFEST_COLUMNS)}"))
+                continue
+            rows.append((reader.line_num, MonitorRow(*cells)))
+    return rows, errors
 
 
 def append_row(campaign_dir, **values):
