@@ -13,6 +13,7 @@ import datetime as dt
 import math
 import os
 import signal
+import threading
 import time
 
 import yaml
@@ -128,7 +129,9 @@ def monitor(campaign_dir, duration_s=None, until=None, netns=None, progress=None
         end = min(end, until)
     done = 0
     with CampaignLock(campaign_dir):
-        old = {s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        # signals can only be caught in the main thread (a test may run us in another)
+        old = ({s: signal.signal(s, _raise_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+               if threading.current_thread() is threading.main_thread() else {})
         try:
             for part in remove_partial(campaign_dir):
                 say(f"removed {part} (left by an interrupted run)")

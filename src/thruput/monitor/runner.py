@@ -10,6 +10,7 @@ its outcome, the tool's own message and whatever the tool wrote; the next test g
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import datetime as dt
 import hashlib
 import os
@@ -105,6 +106,20 @@ def _judge(spec, returncode, stdout, stderr, timed_out, timeout_s):
     return "ok", ""
 
 
+#: prctl(2) option: signal sent to this process when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """In the child, before exec: get SIGKILL if the monitor dies (even by SIGKILL), so a
+    killed monitor leaves no test running behind it. Linux only; elsewhere a no-op."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def run_test(spec, timeout_s, netns=None):
     """Run one test; return its :class:`TestResult` (never raises for a failing tool)."""
     argv = test_argv(spec)
@@ -112,7 +127,7 @@ def run_test(spec, timeout_s, netns=None):
         argv = ["ip", "netns", "exec", netns, *argv]
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_die_with_parent)
     except OSError as exc:
         return TestResult("error", f"cannot run {argv[0]}: {exc}", b"")
     timed_out = False

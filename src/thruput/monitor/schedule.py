@@ -91,6 +91,8 @@ class TestSpec:
     UDP) are None where they do not apply.
     """
 
+    __test__ = False  # not a pytest test class, whatever its name
+
     path: Path
     direction: str
     test: str
@@ -222,7 +224,9 @@ def next_slot(schedule, start, now, after=-1):
 
     Slots whose time has passed are not run late: they are gaps in the record.
     """
-    first_future = max(0, math.ceil((now - start) / schedule.interval_s))
+    # slot n is due in [start + n*interval, start + n*interval + jitter): the one whose
+    # nominal time last passed may still be to come, the one before it is not
+    first_future = max(0, math.floor((now - start) / schedule.interval_s))
     while slot_due(schedule, start, first_future) < now:
         first_future += 1
     return max(first_future, after + 1)
