@@ -15,8 +15,9 @@
 #     bottleneck, 2 -> 16 -> 2 Mbit/s as a raised cosine with a 600 s period (a compressed
 #     "day"), "midnight" at START;
 #   - iperf3 -s -J in tpmon-b; the monitor runs in tpmon-a, forward = a -> b, reverse = -R.
-# CAMPAIGN_DIR overrides data/raw/NAME. It needs root, iproute2, iperf3, ping and thruput on PATH. Re-running it with the same
-# START resumes the same campaign (`thruput monitor` picks up the next slot).
+# CAMPAIGN_DIR overrides data/raw/NAME. It needs root, iproute2, iperf3, ping and thruput
+# on PATH. Re-running it with the same START resumes the same campaign (`thruput monitor`
+# picks up the next slot).
 set -euo pipefail
 
 START=${1:?START (ISO UTC)}; CHANGE=${2:?CHANGE (ISO UTC)}; END=${3:?END (ISO UTC)}
