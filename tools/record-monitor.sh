@@ -41,15 +41,18 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 # 1. the path (delayline prints one JSON line when up, then one per change)
+# (appended: a resumed recording adds to the records of the first)
+lines() { cat "$ANC/delayline.jsonl" 2>/dev/null | wc -l; }
+before=$(lines)
 "$PY" "$HERE/delayline.py" up "$PATHNAME" --delay "$DELAY0" --rate "$RATE0" --queue "$QUEUE" \
-    --subnet "$SUBNET" > "$ANC/delayline.jsonl" 2> "$ANC/delayline-counts.json" &
+    --subnet "$SUBNET" >> "$ANC/delayline.jsonl" 2>> "$ANC/delayline-counts.json" &
 pids+=($!)
-for _ in $(seq 50); do [ -s "$ANC/delayline.jsonl" ] && break; sleep 0.2; done
-[ -s "$ANC/delayline.jsonl" ] || { echo "delay line did not come up" >&2; exit 1; }
-echo "$(date -u +%FT%TZ) path up: $(head -1 "$ANC/delayline.jsonl")"
+for _ in $(seq 50); do [ "$(lines)" -gt "$before" ] && break; sleep 0.2; done
+[ "$(lines)" -gt "$before" ] || { echo "delay line did not come up" >&2; exit 1; }
+echo "$(date -u +%FT%TZ) path up: $(tail -1 "$ANC/delayline.jsonl")"
 
 # 2. the far end's iperf3 server
-ip netns exec "$PATHNAME-b" iperf3 -s -J > /dev/null 2> "$ANC/iperf3-server.err" &
+ip netns exec "$PATHNAME-b" iperf3 -s -J > /dev/null 2>> "$ANC/iperf3-server.err" &
 pids+=($!)
 
 # 3. cross traffic both ways, "midnight" at START
