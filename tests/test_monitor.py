@@ -122,8 +122,8 @@ def test_status_lists_outcomes_gaps_and_failures(campaign):
     for slot in (0, 1, 4):
         append_row(str(campaign), **_row(slot))
         append_row(str(campaign), **_row(slot, test="ping", buffer=None, size=108))
-    append_row(str(campaign), **_row(5, outcome="refused",
-                                     reason="iperf3: unable to connect to server: Connection refused"))
+    refused = "iperf3: unable to connect to server: Connection refused"
+    append_row(str(campaign), **_row(5, outcome="refused", reason=refused))
     report = status(str(campaign), now=parse_time("2026-11-22T18:07:30Z"))
     assert report == {
         "campaign": "mon", "start": "2026-11-22T18:00:00.000Z", "interval_s": 60.0,
@@ -171,7 +171,8 @@ def test_check_passes_a_sound_monitor_campaign_and_finds_what_is_wrong(campaign)
     _write_file(campaign, "runs/stray.txt", b"x")
     problems = [str(p).replace(str(campaign) + "/", "") for p in check_campaign(campaign)]
     assert problems == [
-        f"{rel}: error: sha256 is not the one runs.csv line 2 says (changed since it was recorded?)",
+        f"{rel}: error: sha256 is not the one runs.csv line 2 says "
+        "(changed since it was recorded?)",
         f"runs.csv:4: error: {rel2} is listed but missing",
         "runs.csv:5: error: run id '000003-a-b-forward-tcp-b65536' does not match its columns "
         "('000003-a-b-sideways-tcp-b65536')",

@@ -59,7 +59,8 @@ def rate_at(t, t0, low, high, period):
 def budget(t, t0, low, high, period):
     """Bytes the flow should have sent from ``t0`` to ``t``: the integral of rate_at / 8."""
     x = t - t0
-    return (low * x + (high - low) * (x - period / (2 * math.pi) * math.sin(2 * math.pi * x / period)) / 2) / 8
+    cycle = x - period / (2 * math.pi) * math.sin(2 * math.pi * x / period)
+    return (low * x + (high - low) * cycle / 2) / 8
 
 
 class _Log:

@@ -11,7 +11,6 @@ See docs/monitoring.md.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import re
 import sys
@@ -55,7 +54,8 @@ def add_parser(sub):
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("words", nargs="+", metavar="[new|status] DIR")
     r = p.add_argument_group("running (thruput monitor DIR)")
-    r.add_argument("--duration", type=parse_duration, help="stop starting tests after this (90m, 2h)")
+    r.add_argument("--duration", type=parse_duration,
+                   help="stop starting tests after this long (90m, 2h)")
     r.add_argument("--until", type=parse_until, help="stop starting tests at this UTC time")
     r.add_argument("--netns", help="run every test in this network namespace")
     r.add_argument("--quiet", action="store_true", help="no line per test on stderr")

@@ -9,7 +9,6 @@ still in the future: slots whose time passed while it was down are gaps, never r
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import os
 import signal

@@ -22,14 +22,6 @@ __all__ = ["check_monitor"]
 ROLES = {"tcp": "iperf", "udp": "iperf", "ping": "ping"}
 
 
-def _sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _expected_run(row):
     run = f"{int(row.slot):06d}-{row.path_name}-{row.direction}-{row.test}"
     if row.socket_buffer:
@@ -128,13 +120,14 @@ def check_monitor(directory, metadata, node, problem, unlisted):
         for message in _row_problems(row, paths):
             problems.append(problem(manifest, line, message))
         if row.run in seen:
-            problems.append(problem(manifest, line, f"run {row.run} already on line {seen[row.run]}"))
+            problems.append(problem(manifest, line,
+                                    f"run {row.run} already on line {seen[row.run]}"))
         seen.setdefault(row.run, line)
         if row.path:
             file = directory / row.path
             if not file.is_file():
                 problems.append(problem(manifest, line, f"{row.path} is listed but missing"))
-            elif _sha256(file) != row.sha256:
+            elif hashlib.sha256(file.read_bytes()).hexdigest() != row.sha256:
                 problems.append(problem(str(file), None, f"sha256 is not the one {MANIFEST} "
                                         f"line {line} says (changed since it was recorded?)"))
     problems += unlisted(directory, [row for _line, row in rows], ancillary)

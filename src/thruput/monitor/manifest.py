@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import csv
 import os
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
+
+from ..record.manifest import MANIFEST, append_rows
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "MANIFEST", "MonitorRow", "read_rows", "append_row",
            "read_rows_lenient",
            "OUTCOMES"]
 
-MANIFEST = "runs.csv"
 MONITOR_MANIFEST_COLUMNS = ("run", "role", "path", "sha256", "slot", "started", "path_name",
                             "direction", "test", "tool", "socket_buffer", "size", "rate",
                             "outcome", "reason")
@@ -103,15 +104,7 @@ def append_row(campaign_dir, **values):
     ``values`` are the columns; missing ones and None are written empty. Returns the row.
     """
     row = MonitorRow(**{c: _cell(values.get(c)) for c in MONITOR_MANIFEST_COLUMNS})
-    path = os.path.join(campaign_dir, MANIFEST)
-    new = not os.path.exists(path) or os.path.getsize(path) == 0
-    with open(path, "a", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        if new:
-            writer.writerow(MONITOR_MANIFEST_COLUMNS)
-        writer.writerow(astuple(row))
-        f.flush()
-        os.fsync(f.fileno())
+    append_rows(campaign_dir, [row], MONITOR_MANIFEST_COLUMNS)
     return row
 
 

@@ -21,11 +21,10 @@ from dataclasses import dataclass
 
 from ..record.runner import held_signals
 from . import outcome as oc
-from .manifest import append_row, read_rows
-from .schedule import next_slot, slot_due
+from .manifest import append_row
 
-__all__ = ["test_argv", "run_test", "TestResult", "RUNS_DIR", "PART", "EXTENSIONS",
-           "remove_partial", "utc_iso"]
+__all__ = ["test_argv", "run_test", "record_test", "TestResult", "RUNS_DIR", "PART",
+           "EXTENSIONS", "remove_partial", "utc_iso"]
 
 RUNS_DIR = "runs"
 PART = ".part"
