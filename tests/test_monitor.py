@@ -210,3 +210,31 @@ def test_monitor_on_a_sweep_campaign_says_so(tmp_path, capsys):
     (tmp_path / "campaign.yaml").write_text("kind: tcp_sweep\nname: x\n")
     assert main(["monitor", str(tmp_path), "--duration", "1s"]) == 1
     assert "kind is 'tcp_sweep', not 'monitor'" in capsys.readouterr().err
+
+
+def test_edits_made_while_it_runs_are_kept(tmp_path):
+    """ping over loopback, in a thread: campaign.yaml edited between slots keeps the edit."""
+    import threading
+    import time
+
+    from thruput.monitor.campaign import monitor
+
+    directory = tmp_path / "lo"
+    new_campaign(str(directory), to="127.0.0.1", source="here", destination="here",
+                 path_name="lo", directions=("forward",), interval_s=1.0,
+                 ping_sizes=[56], ping_count=2, description="loopback")
+    runner = threading.Thread(target=monitor, args=(str(directory),), kwargs={"duration_s": 3.5})
+    runner.start()
+    data = {}
+    while not (data.get("dates") or {}).get("end"):  # slot 0 is over (and written)
+        time.sleep(0.05)
+        data = yaml.safe_load((directory / "campaign.yaml").read_text())
+    data["events"] = [{"time": "2026-11-22T18:00:00Z", "what": "noted while running"}]
+    (directory / "campaign.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+    runner.join(30)
+    final = yaml.safe_load((directory / "campaign.yaml").read_text())
+    assert final["events"] == data["events"]
+    assert final["dates"]["end"] > final["dates"]["start"]
+    rows = read_rows(str(directory))
+    assert [r.outcome for r in rows] == ["ok"] * len(rows) and len(rows) >= 3
+    assert [int(r.slot) for r in rows] == list(range(len(rows)))

@@ -98,6 +98,14 @@ def _describe(config, campaign_dir, netns):
     return data
 
 
+def _set_end(campaign_dir, t):
+    """Set ``dates.end`` in campaign.yaml as it is on disk now (edits made while the
+    monitor runs, an event or an explanation, are kept)."""
+    data = load(campaign_dir)
+    data["dates"] = {**(data.get("dates") or {}), "end": utc_iso(t)[:19] + "Z"}
+    write_yaml(campaign_dir, data)
+
+
 def monitor(campaign_dir, duration_s=None, until=None, netns=None, progress=None,
             clock=time.time):
     """Run the campaign in ``campaign_dir`` until ``duration_s`` passed or ``until``.
@@ -159,11 +167,12 @@ def monitor(campaign_dir, duration_s=None, until=None, netns=None, progress=None
                     row = record_test(campaign_dir, spec, slot, sched.timeout_s, netns, clock)
                     done += 1
                     say(f"{row.started} {row.run} {row.outcome} {row.reason}".rstrip())
-                dates["end"] = utc_iso(clock())[:19] + "Z"
-                write_yaml(campaign_dir, data)
+                _set_end(campaign_dir, clock())
                 slot = next_slot(sched, config.start, clock(), after=slot)
         except _Stop as stop:
             say(f"stopped by {stop}")
+            if done:
+                _set_end(campaign_dir, clock())
         finally:
             for s, handler in old.items():
                 signal.signal(s, handler)
