@@ -238,3 +238,10 @@ def test_edits_made_while_it_runs_are_kept(tmp_path):
     rows = read_rows(str(directory))
     assert [r.outcome for r in rows] == ["ok"] * len(rows) and len(rows) >= 3
     assert [int(r.slot) for r in rows] == list(range(len(rows)))
+
+
+def test_reverse_udp_with_iperf2_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="path 'a-b' runs reverse, and iperf 2.1 -u -R "
+                                         "measured nothing"):
+        new_campaign(str(tmp_path / "x"), to="h", path_name="a-b", tool="iperf2",
+                     udp_rate_bps=1e7)

@@ -48,6 +48,12 @@ class MonitorConfig:
             raise ValueError(f"{path}: {exc}") from None
         if not self.paths:
             raise ValueError(f"{path}: paths is empty: nothing to watch")
+        reverse = [p.name for p in self.paths if "reverse" in p.directions]
+        if reverse and any(t["test"] == "udp" and t["tool"] == "iperf2"
+                           for t in self.schedule.entries):
+            raise ValueError(f"{path}: path {reverse[0]!r} runs reverse, and iperf 2.1 "
+                             "-u -R measured nothing (0 bytes) where it was tried: use "
+                             "iperf3 for reverse UDP tests")
         self.start = parse_time((data.get("dates") or {}).get("start"))
         self.data = data
 
