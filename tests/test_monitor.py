@@ -17,7 +17,7 @@ from thruput.cli import main
 from thruput.monitor.lock import CampaignLock, CampaignLocked
 from thruput.monitor.manifest import MONITOR_MANIFEST_COLUMNS, append_row, read_rows
 from thruput.monitor.new import new_campaign
-from thruput.monitor.outcome import classify
+from thruput.monitor.outcome import classify, judge_ping
 from thruput.monitor.runner import test_argv as argv_of
 from thruput.monitor.schedule import Path, TestSpec, parse_time
 from thruput.monitor.status import format_status, status
@@ -55,6 +55,18 @@ def test_command_lines():
 ])
 def test_outcome_from_the_tools_words(message, outcome):
     assert classify(message) == outcome
+
+
+def test_ping_with_lost_probes_is_ok_and_without_replies_is_not():
+    # a real run that gets fewer replies than -c by its -w deadline: exit status 1
+    run = subprocess.run(["ping", "-n", "-c", "10", "-i", "0.2", "-w", "1", "127.0.0.1"],
+                         capture_output=True, text=True)
+    assert run.returncode == 1 and " received, " in run.stdout
+    assert judge_ping(run.returncode, run.stdout, run.stderr) == ("ok", "")
+    assert judge_ping(2, "", "ping: connect: Network is unreachable") == \
+        ("unreachable", "ping: connect: Network is unreachable")
+    assert judge_ping(2, "", "ping: bad.invalid: Name or service not known") == \
+        ("error", "ping: bad.invalid: Name or service not known")
 
 
 def _row(slot, test="tcp", outcome="ok", reason="", direction="forward", buffer=65536,

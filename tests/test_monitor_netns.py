@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -190,7 +191,8 @@ def test_every_failure_is_a_row_with_its_reason(tmp_path, pair):
                                 "-t", "20"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.0)  # the server is now busy with it
-        directory = _campaign(tmp_path, p, interval_s=60.0, tcp_buffers=[65536])
+        directory = _campaign(tmp_path, p, interval_s=60.0, tcp_buffers=[65536],
+                              ping_sizes=[56], ping_count=2)
         data = yaml.safe_load((directory / "campaign.yaml").read_text())
         data["paths"] += [{**data["paths"][0], "name": "closed", "port": 5999},
                           {**data["paths"][0], "name": "nohost", "address": "10.77.41.9"}]
@@ -199,11 +201,18 @@ def test_every_failure_is_a_row_with_its_reason(tmp_path, pair):
         _finish(proc, 15)
     finally:
         _stop(blocker)
-    got = {r.path_name: (r.outcome, r.reason) for r in read_rows(str(directory))}
+    got = {(r.path_name, r.test): (r.outcome, r.reason) for r in read_rows(str(directory))}
     assert got == {
-        "a-b": ("busy", "iperf3: the server is busy running a test. try again later"),
-        "closed": ("refused", "iperf3: unable to connect to server: Connection refused"),
-        "nohost": ("unreachable", "iperf3: unable to connect to server: No route to host")}
+        ("a-b", "tcp"): ("busy", "iperf3: the server is busy running a test. try again later"),
+        ("a-b", "ping"): ("ok", ""),
+        ("closed", "tcp"): ("refused", "iperf3: unable to connect to server: Connection refused"),
+        ("closed", "ping"): ("ok", ""),
+        ("nohost", "tcp"): ("unreachable", "iperf3: unable to connect to server: No route to host"),
+        ("nohost", "ping"): ("unreachable", got[("nohost", "ping")][1])}
+    # ping keeps probing until its -w deadline when nothing answers: counts vary
+    assert re.fullmatch(r"\[[0-9.]+\] From 10\.77\.41\.1 icmp_seq=\d+ Destination Host "
+                        r"Unreachable \d+ packets transmitted, 0 received, \+\d+ errors, "
+                        r"100% packet loss, time \d+ms", got[("nohost", "ping")][1])
     assert check_campaign(directory) == []
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["classify", "iperf3_error", "PATTERNS", "PING_NO_REPLY"]
+__all__ = ["classify", "iperf3_error", "judge_ping", "PATTERNS", "PING_SHORT",
+           "PING_SUMMARY"]
 
 #: (outcome, regex on the tool's error text), most specific first.
 PATTERNS = (
@@ -20,8 +21,11 @@ PATTERNS = (
                                r"|destination (host|net) unreachable", re.I)),
     ("timeout", re.compile(r"timed out|timeout", re.I)),
 )
-#: ping exit status 1: it ran, but no probe got a reply.
-PING_NO_REPLY = 1
+#: iputils ping exit status 1: fewer replies than ``-c`` asked for by the ``-w`` deadline,
+#: i.e. some probes were lost, or all of them.
+PING_SHORT = 1
+#: iputils ping's summary line: "10 packets transmitted, 9 received, ...".
+PING_SUMMARY = re.compile(r"^(\d+) packets transmitted, (\d+) received", re.M)
 
 
 def classify(message):
@@ -30,6 +34,26 @@ def classify(message):
         if pattern.search(message or ""):
             return outcome
     return "error"
+
+
+def judge_ping(returncode, stdout, stderr):
+    """``(outcome, reason)`` of one ping run from its exit status and output.
+
+    Lost probes are data, not a failure: a run with at least one reply is ``ok`` (its
+    file has the losses). With no reply at all it is ``unreachable`` (or what the
+    message says, e.g. ``Network is unreachable``), and any other exit status an error.
+    """
+    summary = PING_SUMMARY.search(stdout)
+    received = int(summary.group(2)) if summary else 0
+    if returncode == 0 or (returncode == PING_SHORT and received > 0):
+        return "ok", ""
+    notes = [ln for ln in stdout.splitlines() if "nreachable" in ln or "packet loss" in ln]
+    message = " ".join((stderr + " " + " ".join(notes[-2:])).split())
+    outcome = classify(message)
+    if returncode == PING_SHORT and outcome == "error":
+        outcome = "unreachable"
+    return outcome, message or (f"ping exited {returncode}" if returncode != PING_SHORT
+                                else "no reply")
 
 
 def iperf3_error(text):

@@ -86,14 +86,7 @@ def _judge(spec, returncode, stdout, stderr, timed_out, timeout_s):
     if timed_out:
         return "timeout", f"still running after {timeout_s:g} s: killed"
     if spec.tool == "ping":
-        if returncode == 0:
-            return "ok", ""
-        lines = [ln for ln in text.splitlines() if "nreachable" in ln or "packet loss" in ln]
-        message = " ".join((err + " " + " ".join(lines[-2:])).split())
-        if returncode == oc.PING_NO_REPLY:
-            outcome = oc.classify(message)
-            return ("unreachable" if outcome == "error" else outcome), message or "no reply"
-        return oc.classify(message), message or f"ping exited {returncode}"
+        return oc.judge_ping(returncode, text, err)
     if spec.tool == "iperf3":
         error = oc.iperf3_error(text)
         if error:
