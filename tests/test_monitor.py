@@ -239,6 +239,7 @@ def test_edits_made_while_it_runs_are_kept(tmp_path):
     runner.start()
     data = {}
     while not (data.get("dates") or {}).get("end"):  # slot 0 is over (and written)
+        assert runner.is_alive()
         time.sleep(0.05)
         data = yaml.safe_load((directory / "campaign.yaml").read_text())
     data["events"] = [{"time": "2026-11-22T18:00:00Z", "what": "noted while running"}]
@@ -257,3 +258,23 @@ def test_reverse_udp_with_iperf2_is_refused(tmp_path):
                                          "measured nothing"):
         new_campaign(str(tmp_path / "x"), to="h", path_name="a-b", tool="iperf2",
                      udp_rate_bps=1e7)
+
+
+def test_a_campaign_yaml_the_schema_refuses_is_named_with_its_line(tmp_path, capsys):
+    directory = tmp_path / "bad"
+    new_campaign(str(directory), to="127.0.0.1", ping_sizes=[56], description="d")
+    text = (directory / "campaign.yaml").read_text()
+    (directory / "campaign.yaml").write_text(text.replace("  jitter_s: 0.0\n",
+                                                          "  jitter_s: 0.0\n  colour: red\n"))
+    line = (directory / "campaign.yaml").read_text().splitlines().index("schedule:") + 2
+    assert main(["monitor", str(directory), "--duration", "1s"]) == 1
+    assert capsys.readouterr().err == (
+        f"thruput monitor: {directory}/campaign.yaml:{line}: schedule: Additional properties "
+        "are not allowed ('colour' was unexpected)\n")
+    (directory / "campaign.yaml").write_text(text.replace("    sizes: [56]\n",
+                                                          "    sizes: [-56]\n"))
+    line = (directory / "campaign.yaml").read_text().splitlines().index("    sizes: [-56]") + 1
+    assert main(["monitor", str(directory), "--duration", "1s"]) == 1
+    assert capsys.readouterr().err == (
+        f"thruput monitor: {directory}/campaign.yaml:{line}: schedule/tests/0/sizes/0: "
+        "-56 is less than the minimum of 0\n")

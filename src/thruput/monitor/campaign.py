@@ -18,7 +18,8 @@ import time
 import yaml
 
 from ..record import hostinfo
-from ..record.metadata import _Dumper, load
+from ..errors import ParseError
+from ..record.metadata import _Dumper
 from .lock import CampaignLock
 from .manifest import read_rows
 from .runner import record_test, remove_partial, utc_iso
@@ -58,12 +59,43 @@ class MonitorConfig:
         self.data = data
 
 
-def load_config(campaign_dir):
-    """Read and check ``campaign_dir/campaign.yaml`` (ValueError names the file)."""
+def _read(campaign_dir):
+    """``(data, node)`` of campaign.yaml, times kept as the strings written."""
+    from ..campaign.dataset import load_yaml
+
     path = os.path.join(campaign_dir, CAMPAIGN_YAML)
     if not os.path.exists(path):
         raise ValueError(f"{path}: no campaign.yaml (make one with `thruput monitor new`)")
-    return MonitorConfig(load(campaign_dir), path)
+    return load_yaml(path)
+
+
+def load_config(campaign_dir):
+    """Read and check ``campaign_dir/campaign.yaml`` (ValueError names the file)."""
+    data, _node = _read(campaign_dir)
+    if not isinstance(data, dict):
+        raise ValueError(f"{os.path.join(campaign_dir, CAMPAIGN_YAML)}:1: not a mapping")
+    return MonitorConfig(data, os.path.join(campaign_dir, CAMPAIGN_YAML))
+
+
+def validate(campaign_dir, data):
+    """Check ``data`` (campaign.yaml as the monitor will write it) against the schema.
+
+    Raises
+    ------
+    thruput.errors.ParseError
+        Naming campaign.yaml, the line of the first problem, and every problem.
+    """
+    from jsonschema import Draft202012Validator
+
+    from ..campaign.dataset import node_line, schema
+
+    _data, node = _read(campaign_dir)
+    errors = sorted(Draft202012Validator(schema()).iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        listed = [(node_line(node, list(e.path)),
+                   f"{'/'.join(map(str, e.path)) or '(top level)'}: {e.message}") for e in errors]
+        raise ParseError(listed[0][1], line=listed[0][0],
+                         path=os.path.join(campaign_dir, CAMPAIGN_YAML), errors=listed)
 
 
 def write_yaml(campaign_dir, data):
@@ -107,7 +139,7 @@ def _describe(config, campaign_dir, netns):
 def _set_end(campaign_dir, t):
     """Set ``dates.end`` in campaign.yaml as it is on disk now (edits made while the
     monitor runs, an event or an explanation, are kept)."""
-    data = load(campaign_dir)
+    data, _node = _read(campaign_dir)
     data["dates"] = {**(data.get("dates") or {}), "end": utc_iso(t)[:19] + "Z"}
     write_yaml(campaign_dir, data)
 
@@ -134,7 +166,18 @@ def monitor(campaign_dir, duration_s=None, until=None, netns=None, progress=None
         Number of tests recorded by this call.
     """
     say = progress or (lambda _msg: None)
-    config = load_config(campaign_dir)
+    path = os.path.join(campaign_dir, CAMPAIGN_YAML)
+    data, _node = _read(campaign_dir)
+    if not isinstance(data, dict) or data.get("kind") != "monitor":
+        kind = data.get("kind") if isinstance(data, dict) else None
+        raise ValueError(f"{path}: kind is {kind!r}, not 'monitor'")
+    dates = dict(data.get("dates") or {})
+    new = dates.get("start") is None  # a new campaign: slot 0 is due when the loop starts
+    if new:
+        dates["start"] = utc_iso(math.ceil(clock()))[:19] + "Z"  # for the schema, for now
+    data["dates"] = dates
+    validate(campaign_dir, data)  # the schema, naming lines
+    config = MonitorConfig(data, path)  # what the schema cannot say
     end = math.inf
     if duration_s is not None:
         end = clock() + duration_s
@@ -149,11 +192,10 @@ def monitor(campaign_dir, duration_s=None, until=None, netns=None, progress=None
             for part in remove_partial(campaign_dir):
                 say(f"removed {part} (left by an interrupted run)")
             data = _describe(config, campaign_dir, netns)
-            dates = dict(data.get("dates") or {})
-            if config.start is None:
-                config.start = math.ceil(clock())  # slot 0 is due now (plus its jitter)
-                dates["start"] = utc_iso(config.start)[:19] + "Z"
-            data["dates"] = dates
+            if new:  # describing this host may take seconds: slot 0 is due from now
+                config.start = math.ceil(clock())
+                data["dates"]["start"] = utc_iso(config.start)[:19] + "Z"
+            validate(campaign_dir, data)
             write_yaml(campaign_dir, data)
             sched = config.schedule
             last = max((int(r.slot) for r in read_rows(campaign_dir)), default=-1)

@@ -51,7 +51,10 @@ def new_campaign(campaign_dir, *, to, path_name=None, source="source", destinati
     data = {"name": name, "title": title or f"Monitor {source} -> {destination}",
             "description": description or PLACEHOLDER, "kind": "monitor",
             "dates": {"start": None, "end": None}, "who": list(who), "paths": [p],
-            "hosts": {}, "tools": {},
+            "hosts": {source: {"description": "this host: thruput monitor describes it"},
+                      destination: {"description": f"{PLACEHOLDER}: the far host (its CPU, "
+                                                   "OS, NIC; thruput cannot measure it)"}},
+            "tools": {},
             "schedule": {"interval_s": interval_s, "jitter_s": jitter_s, "order": order,
                          "seed": seed, "timeout_s": timeout_s, "tests": tests},
             "events": list(events), "explained": [], "notes": notes}
