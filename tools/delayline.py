@@ -11,13 +11,18 @@ modelled alike, so the round-trip time is twice ``--delay`` plus the queueing de
 Command line (needs root, iproute2 and /dev/net/tun)::
 
     tools/delayline.py up NAME [--delay 20ms] [--rate 50mbit] [--queue 256k] [--subnet 10.78.0]
+    tools/delayline.py set NAME [--delay 40ms] [--rate 30mbit]
     tools/delayline.py down NAME
 
 ``up`` creates namespaces ``NAME-a`` (address ``SUBNET.1``) and ``NAME-b`` (``SUBNET.2``)
 joined by point-to-point TUN devices ``NAME-ta``/``NAME-tb``, prints one JSON line
 describing the path once it carries packets, and forwards until SIGINT or SIGTERM; then it
 prints its packet counts (forwarded, dropped at the queue) as one JSON line on stderr and
-deletes both namespaces. ``down`` deletes the namespaces (the forwarder then stops).
+deletes both namespaces. ``set`` changes the delay and/or rate of a running path (both
+directions; packets already in flight keep their times): it writes the new values to
+``/run/thruput-delayline/NAME.set`` and sends SIGHUP to the forwarder, which applies them
+and prints one JSON line with the time of the change. ``down`` deletes the namespaces
+(the forwarder then stops).
 
 From Python (tests)::
 
@@ -119,7 +124,17 @@ class Link:
             self.dropped += 1
             return
         self.busy_until = max(now, self.busy_until) + len(packet) / self.rate_Bps
-        self.in_flight.append((self.busy_until + self.delay_s, packet))
+        due = self.busy_until + self.delay_s
+        if self.in_flight and due < self.in_flight[-1][0]:  # the delay was shortened:
+            due = self.in_flight[-1][0]  # a wire does not reorder, so wait behind the rest
+        self.in_flight.append((due, packet))
+
+    def reconfigure(self, delay_s=None, rate_bps=None):
+        """Change the one-way delay (s) and/or the rate (bit/s) from now on."""
+        if delay_s is not None:
+            self.delay_s = delay_s
+        if rate_bps is not None:
+            self.rate_Bps = rate_bps / 8.0
 
     def deliver(self, now):
         """Write every packet that is due; return seconds until the next one (or None)."""
@@ -137,8 +152,11 @@ def open_tun(name):
     return fd
 
 
-def forward(fd_a, fd_b, delay_s, rate_bps, queue_bytes, stop):
+def forward(fd_a, fd_b, delay_s, rate_bps, queue_bytes, stop, changes=lambda: None):
     """Run the delay line until ``stop()`` is true or a device goes away.
+
+    ``changes()`` is called once per loop; when it returns a dict with ``delay_s`` and/or
+    ``rate_bps``, both directions are reconfigured (see :meth:`Link.reconfigure`).
 
     Returns
     -------
@@ -152,6 +170,10 @@ def forward(fd_a, fd_b, delay_s, rate_bps, queue_bytes, stop):
         poller.register(fd, select.EPOLLIN)
     try:
         while not stop():
+            change = changes()
+            if change:
+                for link in links.values():
+                    link.reconfigure(change.get("delay_s"), change.get("rate_bps"))
             now = time.monotonic()
             waits = [w for w in (link.deliver(now) for link in links.values()) if w is not None]
             timeout = min(waits) if waits else 0.5
@@ -184,6 +206,44 @@ def names(name, subnet="10.78.0"):
             "dev_b": f"{name}-tb", "addr_a": f"{subnet}.1", "addr_b": f"{subnet}.2"}
 
 
+#: Where ``up`` writes its PID and ``set`` the new values, per path name.
+CONTROL_DIR = "/run/thruput-delayline"
+
+
+def _control(name, suffix):
+    return os.path.join(CONTROL_DIR, f"{name}.{suffix}")
+
+
+def set_path(name, delay=None, rate=None):
+    """Change the delay and/or rate of the running path ``name`` (the command ``set``)."""
+    change = {}
+    if delay is not None:
+        change["delay_s"] = parse_time(delay)
+    if rate is not None:
+        change["rate_bps"] = parse_rate(rate)
+    try:
+        with open(_control(name, "pid")) as f:
+            pid = int(f.read())
+    except (OSError, ValueError):
+        raise SystemExit(f"delayline {name}: not running (no {_control(name, 'pid')})")
+    tmp = _control(name, "set.part")
+    with open(tmp, "w") as f:
+        json.dump(change, f)
+    os.replace(tmp, _control(name, "set"))
+    os.kill(pid, signal.SIGHUP)
+    return change
+
+
+def _read_change(name):
+    try:
+        with open(_control(name, "set")) as f:
+            change = json.load(f)
+        os.remove(_control(name, "set"))
+    except (OSError, ValueError):
+        return None
+    return change
+
+
 def down(name):
     """Delete both namespaces of ``name`` (ignoring ones that do not exist)."""
     for ns in (f"{name}-a", f"{name}-b"):
@@ -194,9 +254,20 @@ def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0"):
     """Build the path and forward packets until SIGINT/SIGTERM (the command ``up``)."""
     n = names(name, subnet)
     delay_s, rate_bps, queue_bytes = parse_time(delay), parse_rate(rate), parse_size(queue)
-    stopping = []
+    stopping, hangups = [], []
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.append(True))
+    signal.signal(signal.SIGHUP, lambda *_: hangups.append(True))
+
+    def changes():
+        if not hangups:
+            return None
+        hangups.clear()
+        change = _read_change(name)
+        if change:
+            print(json.dumps({"time": time.time(), "change": change}), flush=True)
+        return change
+
     fds, created = [], []
     try:
         for ns in (n["ns_a"], n["ns_b"]):
@@ -213,12 +284,19 @@ def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0"):
             _ip("-n", ns, "link", "set", "lo", "up")
         info = dict(n, delay_s=delay_s, rtt_s=2 * delay_s, rate_bps=rate_bps,
                     queue_bytes=queue_bytes, pid=os.getpid())
+        os.makedirs(CONTROL_DIR, exist_ok=True)
+        with open(_control(name, "pid"), "w") as f:
+            f.write(f"{os.getpid()}\n")
         print(json.dumps(info), flush=True)
-        counts = forward(fds[0], fds[1], delay_s, rate_bps, queue_bytes, lambda: bool(stopping))
+        counts = forward(fds[0], fds[1], delay_s, rate_bps, queue_bytes, lambda: bool(stopping),
+                         changes)
         print(json.dumps(counts), file=sys.stderr, flush=True)
     finally:
         for fd in fds:
             os.close(fd)
+        for suffix in ("pid", "set"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(_control(name, suffix))
         for ns in created:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     return 0
@@ -267,11 +345,18 @@ def main(argv=None):
     p_up.add_argument("--rate", default="50mbit", help="bottleneck rate (default 50mbit)")
     p_up.add_argument("--queue", default="256k", help="drop-tail queue (default 256k bytes)")
     p_up.add_argument("--subnet", default="10.78.0")
+    p_set = sub.add_parser("set", help="change delay and/or rate of a running path")
+    p_set.add_argument("name")
+    p_set.add_argument("--delay", help="new one-way delay")
+    p_set.add_argument("--rate", help="new bottleneck rate")
     p_down = sub.add_parser("down", help="delete the namespaces")
     p_down.add_argument("name")
     args = parser.parse_args(argv)
     if args.action == "up":
         return up(args.name, args.delay, args.rate, args.queue, args.subnet)
+    if args.action == "set":
+        print(json.dumps(set_path(args.name, args.delay, args.rate)))
+        return 0
     down(args.name)
     return 0
 

@@ -64,14 +64,15 @@ def read_rows(campaign_dir):
         return [Row(*r) for r in reader if r]
 
 
-def append_rows(campaign_dir, rows):
-    """Append ``rows`` to runs.csv (writing the header first if new), flushed to disk."""
+def append_rows(campaign_dir, rows, columns=COLUMNS):
+    """Append ``rows`` (dataclasses with ``columns`` as fields) to runs.csv, writing the
+    header first if the file is new; flushed and synced to disk before returning."""
     path = os.path.join(campaign_dir, MANIFEST)
     new = not os.path.exists(path) or os.path.getsize(path) == 0
     with open(path, "a", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
         if new:
-            writer.writerow(COLUMNS)
+            writer.writerow(columns)
         for row in rows:
             writer.writerow(astuple(row))
         f.flush()

@@ -1,0 +1,137 @@
+"""``thruput monitor``: watch a path on a schedule (a campaign of kind ``monitor``).
+
+  thruput monitor new DIR --to ADDRESS [...]   write DIR/campaign.yaml (edit it after)
+  thruput monitor DIR [--duration D] [--until T] [--netns NS]
+                                                run the schedule (safe to kill and restart)
+  thruput monitor status DIR [--json]           what ran, what failed, the next slot
+
+See docs/monitoring.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+
+from ..errors import ThruputError
+from ..record.plan import parse_sizes
+
+#: --duration units (s).
+DURATION_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^\s*([0-9.]+)\s*([a-z]*)\s*$")
+ACTIONS = ("new", "status")
+
+
+def parse_duration(text):
+    """``"95m"`` -> 5700.0 (s); units s, m, h, d (none: seconds)."""
+    m = _DURATION.match(text.lower())
+    if not m or m.group(2) not in DURATION_UNITS:
+        raise argparse.ArgumentTypeError(f"bad duration {text!r}: use e.g. 90s, 95m, 2h, 7d")
+    return float(m.group(1)) * DURATION_UNITS[m.group(2)]
+
+
+def parse_until(text):
+    """ISO 8601 time (UTC if no zone) -> Unix seconds."""
+    from ..monitor.schedule import parse_time
+    try:
+        return parse_time(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad time {text!r}: use ISO 8601, e.g. "
+                                         "2026-11-22T20:25:00Z") from None
+
+
+def _sizes(text):
+    try:
+        return parse_sizes(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_parser(sub):
+    p = sub.add_parser("monitor", help="watch a path on a schedule (monitor campaign)",
+                       description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("words", nargs="+", metavar="[new|status] DIR")
+    r = p.add_argument_group("running (thruput monitor DIR)")
+    r.add_argument("--duration", type=parse_duration,
+                   help="stop starting tests after this long (90m, 2h)")
+    r.add_argument("--until", type=parse_until, help="stop starting tests at this UTC time")
+    r.add_argument("--netns", help="run every test in this network namespace")
+    r.add_argument("--quiet", action="store_true", help="no line per test on stderr")
+    s = p.add_argument_group("status")
+    s.add_argument("--json", action="store_true", help="status as JSON")
+    n = p.add_argument_group("new (thruput monitor new DIR --to ADDRESS)")
+    n.add_argument("--to", metavar="ADDRESS", help="what the tests connect to")
+    n.add_argument("--port", type=int, help="iperf server port")
+    n.add_argument("--path-name", help="label of the path (default SOURCE-DESTINATION)")
+    n.add_argument("--source", default="source", help="this host's key in hosts")
+    n.add_argument("--destination", help="the far host's key in hosts (default: ADDRESS)")
+    n.add_argument("--directions", default="forward,reverse",
+                   help="forward, reverse or both (default forward,reverse)")
+    n.add_argument("--interval", type=parse_duration, default=300.0, help="between slots (5m)")
+    n.add_argument("--jitter", type=parse_duration, default=0.0, help="random slot delay, max")
+    n.add_argument("--order", choices=("fixed", "random"), default="fixed")
+    n.add_argument("--seed", type=int, default=0)
+    n.add_argument("--timeout", type=parse_duration, default=60.0, help="per test (60s)")
+    n.add_argument("--tool", choices=("iperf3", "iperf2"), default="iperf3")
+    n.add_argument("--tcp-buffers", type=_sizes, default=[], help="socket buffers, e.g. 64K,1M")
+    n.add_argument("--tcp-duration", type=parse_duration, default=10.0)
+    n.add_argument("--udp-rate", type=float, metavar="BIT/S", help="UDP test rate, bit/s")
+    n.add_argument("--udp-duration", type=parse_duration, default=10.0)
+    n.add_argument("--ping-sizes", type=_sizes, default=[], help="ping -s sizes, e.g. 108,1480")
+    n.add_argument("--ping-count", type=int, default=10)
+    n.add_argument("--ping-interval", type=float, default=0.2, help="ping -i, s")
+    n.add_argument("--between", help="what lies between the hosts")
+    n.add_argument("--capacity", type=float, metavar="BIT/S")
+    n.add_argument("--title")
+    n.add_argument("--description")
+    n.add_argument("--notes")
+    n.add_argument("--who", action="append", default=[])
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args):
+    words = args.words
+    action = words[0] if words[0] in ACTIONS and len(words) == 2 else None
+    if (action is None and len(words) != 1) or (action and len(words) != 2):
+        print("usage: thruput monitor [new|status] DIR", file=sys.stderr)
+        return 2
+    directory = words[-1]
+    try:
+        if action == "new":
+            return _new(args, directory)
+        if action == "status":
+            from ..monitor.status import format_status, status
+            report = status(directory)
+            print(json.dumps(report, indent=1) if args.json else format_status(report))
+            return 0
+        from ..monitor.campaign import monitor
+        say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
+        monitor(directory, duration_s=args.duration, until=args.until, netns=args.netns,
+                progress=say)
+        return 0
+    except (ThruputError, ValueError, FileExistsError) as exc:
+        print(f"thruput monitor: {exc}", file=sys.stderr)
+        return 1
+
+
+def _new(args, directory):
+    from ..monitor.new import new_campaign
+    if not args.to:
+        print("thruput monitor new: --to ADDRESS is required", file=sys.stderr)
+        return 2
+    new_campaign(directory, to=args.to, port=args.port, path_name=args.path_name,
+                 source=args.source, destination=args.destination,
+                 directions=args.directions.split(","), interval_s=args.interval,
+                 jitter_s=args.jitter, order=args.order, seed=args.seed,
+                 timeout_s=args.timeout, tool=args.tool, tcp_buffers=args.tcp_buffers,
+                 tcp_duration_s=args.tcp_duration, udp_rate_bps=args.udp_rate,
+                 udp_duration_s=args.udp_duration, ping_sizes=args.ping_sizes,
+                 ping_count=args.ping_count, ping_interval_s=args.ping_interval,
+                 between=args.between, capacity_bps=args.capacity, title=args.title,
+                 description=args.description, notes=args.notes, who=args.who)
+    print(f"wrote {directory}/campaign.yaml; edit it, then: thruput monitor {directory}",
+          file=sys.stderr)
+    return 0

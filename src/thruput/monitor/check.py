@@ -1,0 +1,137 @@
+"""``thruput campaign check`` for a monitor campaign: campaign.yaml, runs.csv, every file.
+
+Checked: the campaign's name is its directory's; every path's hosts are described; each
+runs.csv row is well formed (its run id agrees with its columns, its path and direction
+are in campaign.yaml, its outcome is one of :data:`~thruput.monitor.manifest.OUTCOMES`,
+a failed test says why, an ``ok`` test has a file), run ids are unique, every listed file
+exists and has the sha256 the row says, every ``ancillary`` file exists; files that are
+neither listed nor ancillary are warned about, as for a sweep.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from .manifest import MANIFEST, MONITOR_MANIFEST_COLUMNS, OUTCOMES, read_rows_lenient
+from .schedule import DIRECTIONS, TESTS, TOOLS, parse_time
+
+__all__ = ["check_monitor"]
+
+#: Manifest role of each test (``ping`` logs are RTT, the others throughput).
+ROLES = {"tcp": "iperf", "udp": "iperf", "ping": "ping"}
+
+
+def _expected_run(row):
+    run = f"{int(row.slot):06d}-{row.path_name}-{row.direction}-{row.test}"
+    if row.socket_buffer:
+        run += f"-b{row.socket_buffer}"
+    if row.size:
+        run += f"-z{row.size}"
+    return run
+
+
+def _row_problems(row, paths):
+    """What is wrong with one row (list of messages)."""
+    wrong = []
+    if not row.slot.isdigit():
+        return [f"slot {row.slot!r} is not a whole number"]
+    if row.test not in TESTS:
+        return [f"test {row.test!r} is not one of {list(TESTS)}"]
+    if row.tool not in TOOLS[row.test]:
+        wrong.append(f"tool {row.tool!r} cannot run a {row.test} test")
+    if row.role != ROLES[row.test]:
+        wrong.append(f"role {row.role!r}: a {row.test} test's log is {ROLES[row.test]!r}")
+    if row.run != _expected_run(row):
+        wrong.append(f"run id {row.run!r} does not match its columns ({_expected_run(row)!r})")
+    if row.path_name not in paths:
+        wrong.append(f"path_name {row.path_name!r} is not a paths[].name of campaign.yaml")
+    elif row.direction not in paths[row.path_name]:
+        wrong.append(f"direction {row.direction!r} is not watched on path {row.path_name!r}")
+    if row.direction not in DIRECTIONS:
+        wrong.append(f"direction {row.direction!r} is not one of {list(DIRECTIONS)}")
+    try:
+        parse_time(row.started)
+    except ValueError:
+        wrong.append(f"started {row.started!r} is not an ISO 8601 time")
+    for column in ("socket_buffer", "size", "rate"):
+        value = getattr(row, column)
+        try:
+            if value and float(value) < 0:
+                raise ValueError
+        except ValueError:
+            wrong.append(f"{column} {value!r} is not a number >= 0")
+    if row.outcome not in OUTCOMES:
+        wrong.append(f"outcome {row.outcome!r} is not one of {list(OUTCOMES)}")
+    elif row.outcome != "ok" and not row.reason:
+        wrong.append(f"outcome {row.outcome} without a reason")
+    elif row.outcome == "ok" and not row.path:
+        wrong.append("outcome ok but no file")
+    if bool(row.path) != bool(row.sha256):
+        wrong.append("path and sha256 must both be given or both empty")
+    return wrong
+
+
+def check_monitor(directory, metadata, node, problem, unlisted):
+    """Problems of the monitor campaign in ``directory`` (schema already checked).
+
+    Parameters
+    ----------
+    directory : pathlib.Path
+    metadata : dict
+        campaign.yaml, schema-valid.
+    node : yaml.Node
+        Its YAML node, for line numbers (``thruput.campaign.dataset.node_line``).
+    problem : callable
+        ``problem(file, line, message, severity="error")`` -> a Problem.
+    unlisted : callable
+        ``unlisted(directory, rows, also_listed)`` -> Problems of files not listed.
+    """
+    from ..campaign.dataset import node_line
+
+    directory = Path(directory)
+    meta_path = str(directory / "campaign.yaml")
+    problems = []
+    if metadata["name"] != directory.resolve().name:
+        problems.append(problem(meta_path, node_line(node, ["name"]),
+                                f"name {metadata['name']!r} is not the directory name "
+                                f"{directory.resolve().name!r}"))
+    paths = {}
+    for i, p in enumerate(metadata["paths"]):
+        if p["name"] in paths:
+            problems.append(problem(meta_path, node_line(node, ["paths", i, "name"]),
+                                    f"path name {p['name']!r} given twice"))
+        paths[p["name"]] = set(p.get("directions") or ["forward"])
+        for end in ("source", "destination"):
+            if p[end] not in metadata["hosts"]:
+                problems.append(problem(meta_path, node_line(node, ["paths", i, end]),
+                                        f"paths/{i}/{end} {p[end]!r} is not a key of hosts"))
+    ancillary = [a["path"] for a in metadata.get("ancillary") or []]
+    for i, rel in enumerate(ancillary):
+        if not (directory / rel).is_file():
+            problems.append(problem(meta_path, node_line(node, ["ancillary", i, "path"]),
+                                    f"ancillary file {rel} is missing"))
+
+    manifest = str(directory / MANIFEST)
+    rows, errors = read_rows_lenient(directory)
+    problems += [problem(manifest, line, message) for line, message in errors]
+    seen = {}
+    for line, row in rows:
+        for message in _row_problems(row, paths):
+            problems.append(problem(manifest, line, message))
+        if row.run in seen:
+            problems.append(problem(manifest, line,
+                                    f"run {row.run} already on line {seen[row.run]}"))
+        seen.setdefault(row.run, line)
+        if row.path:
+            file = directory / row.path
+            if not file.is_file():
+                problems.append(problem(manifest, line, f"{row.path} is listed but missing"))
+            elif hashlib.sha256(file.read_bytes()).hexdigest() != row.sha256:
+                problems.append(problem(str(file), None, f"sha256 is not the one {MANIFEST} "
+                                        f"line {line} says (changed since it was recorded?)"))
+    problems += unlisted(directory, [row for _line, row in rows], ancillary)
+    return problems
+
+
+assert "sha256" in MONITOR_MANIFEST_COLUMNS

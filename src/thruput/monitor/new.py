@@ -1,0 +1,64 @@
+"""A new monitor campaign.yaml from a few command-line choices (``thruput monitor new``)."""
+
+from __future__ import annotations
+
+import os
+
+from .campaign import CAMPAIGN_YAML, MonitorConfig, write_yaml
+
+__all__ = ["new_campaign", "PLACEHOLDER"]
+
+#: What is left for the user to write (``thruput campaign check`` warns about it).
+PLACEHOLDER = "TODO"
+
+
+def new_campaign(campaign_dir, *, to, path_name=None, source="source", destination=None,
+                 directions=("forward", "reverse"), interval_s=300.0, jitter_s=0.0,
+                 order="fixed", seed=0, timeout_s=60.0, tcp_buffers=(), tcp_duration_s=10.0,
+                 udp_rate_bps=None, udp_duration_s=10.0, ping_sizes=(), ping_count=10,
+                 ping_interval_s=0.2, tool="iperf3", port=None, between=None,
+                 capacity_bps=None, title=None, description=None, notes=None, who=(),
+                 events=()):
+    """Write ``campaign_dir/campaign.yaml`` for a monitor of one path; return its mapping.
+
+    Raises
+    ------
+    FileExistsError
+        If the campaign already has a campaign.yaml (never overwritten).
+    ValueError
+        If the choices make no valid schedule (the message says which).
+    """
+    path = os.path.join(campaign_dir, CAMPAIGN_YAML)
+    if os.path.exists(path):
+        raise FileExistsError(f"{path}: exists; edit it, or pick a new directory")
+    name = os.path.basename(os.path.abspath(campaign_dir))
+    destination = destination or to
+    tests = []
+    if tcp_buffers:
+        tests.append({"test": "tcp", "tool": tool, "duration_s": tcp_duration_s,
+                      "socket_buffers": [int(b) for b in tcp_buffers]})
+    if udp_rate_bps:
+        tests.append({"test": "udp", "tool": tool, "duration_s": udp_duration_s,
+                      "rate_bps": float(udp_rate_bps)})
+    if ping_sizes:
+        tests.append({"test": "ping", "count": ping_count, "interval_s": ping_interval_s,
+                      "sizes": [int(s) for s in ping_sizes]})
+    p = {"name": path_name or f"{source}-{destination}", "source": source,
+         "destination": destination, "address": to, "directions": list(directions),
+         "between": between, "capacity_bps": capacity_bps}
+    if port:
+        p["port"] = port
+    data = {"name": name, "title": title or f"Monitor {source} -> {destination}",
+            "description": description or PLACEHOLDER, "kind": "monitor",
+            "dates": {"start": None, "end": None}, "who": list(who), "paths": [p],
+            "hosts": {source: {"description": "this host: thruput monitor describes it"},
+                      destination: {"description": f"{PLACEHOLDER}: the far host (its CPU, "
+                                                   "OS, NIC; thruput cannot measure it)"}},
+            "tools": {},
+            "schedule": {"interval_s": interval_s, "jitter_s": jitter_s, "order": order,
+                         "seed": seed, "timeout_s": timeout_s, "tests": tests},
+            "events": list(events), "explained": [], "notes": notes}
+    MonitorConfig(data, path)  # raises ValueError for a schedule that cannot run
+    os.makedirs(campaign_dir, exist_ok=True)
+    write_yaml(campaign_dir, data)
+    return data

@@ -1,0 +1,186 @@
+"""Run a monitor campaign: its tests, slot after slot, until told to stop.
+
+Each test runs as a child process (in a network namespace if asked) with the schedule's
+``timeout_s``; its standard output is written to ``runs/<YYYY-MM-DD>/<run>.<ext>.part``,
+renamed when the test has ended, and only then is its runs.csv row appended (with SIGINT
+and SIGTERM held back for that moment). A test that fails is a row like any other, with
+its outcome, the tool's own message and whatever the tool wrote; the next test goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime as dt
+import hashlib
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass
+
+from ..record.runner import held_signals
+from . import outcome as oc
+from .manifest import append_row
+
+__all__ = ["test_argv", "run_test", "record_test", "TestResult", "RUNS_DIR", "PART",
+           "EXTENSIONS", "remove_partial", "utc_iso"]
+
+RUNS_DIR = "runs"
+PART = ".part"
+#: File extension of each tool's output (the content, not the name, decides how it is read).
+EXTENSIONS = {"iperf3": ".json", "iperf2": ".txt", "ping": ".txt"}
+#: iperf3 --connect-timeout (ms): a far end that does not answer fails in this time.
+CONNECT_TIMEOUT_MS = 5000
+#: Seconds a tool gets to finish after SIGINT (on timeout) before SIGKILL.
+STOP_GRACE_S = 2.0
+#: Longest tool message kept in the ``reason`` column.
+MAX_REASON = 300
+
+
+def utc_iso(t):
+    """Unix seconds as ISO 8601 UTC with milliseconds: ``2026-11-22T18:00:00.123Z``."""
+    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def test_argv(spec):
+    """The command line of ``spec`` (a :class:`~thruput.monitor.schedule.TestSpec`).
+
+    iperf3 runs with ``-J`` (and ``-R`` for the reverse direction, ``-u -b`` for UDP);
+    iperf 2 with ``-e -i 1`` (``-R``, iperf 2.1+, for reverse); ping as
+    ``ping -n -O -D -c COUNT -i INTERVAL -s SIZE -w DEADLINE``.
+    """
+    p = spec.path
+    if spec.tool == "ping":
+        deadline = int(spec.count * spec.interval_s + 5)
+        return ["ping", "-n", "-O", "-D", "-c", str(spec.count), "-i", f"{spec.interval_s:g}",
+                "-s", str(spec.size), "-w", str(deadline), p.address]
+    if spec.tool == "iperf3":
+        argv = ["iperf3", "-c", p.address, "-J", "-t", f"{spec.duration_s:g}",
+                "--connect-timeout", str(CONNECT_TIMEOUT_MS)]
+    else:
+        argv = ["iperf", "-c", p.address, "-e", "-i", "1", "-t", f"{spec.duration_s:g}"]
+    if spec.test == "tcp":
+        argv += ["-w", str(spec.socket_buffer)]
+    else:
+        argv += ["-u", "-b", f"{spec.rate:.0f}"]
+    if spec.direction == "reverse":
+        argv += ["-R"]
+    if p.port:
+        argv += ["-p", str(p.port)]
+    return argv
+
+
+@dataclass
+class TestResult:
+    """How one test ended: ``outcome`` (``ok`` or why not) and ``reason`` (the tool's words)."""
+
+    outcome: str
+    reason: str
+    stdout: bytes
+
+
+def _judge(spec, returncode, stdout, stderr, timed_out, timeout_s):
+    text = stdout.decode(errors="replace")
+    err = " ".join(stderr.decode(errors="replace").split())
+    if timed_out:
+        return "timeout", f"still running after {timeout_s:g} s: killed"
+    if spec.tool == "ping":
+        return oc.judge_ping(returncode, text, err)
+    if spec.tool == "iperf3":
+        error = oc.iperf3_error(text)
+        if error:
+            return oc.classify(error), f"iperf3: {error}"
+    if returncode != 0:
+        return oc.classify(err), f"{spec.tool} exited {returncode}: {err}".strip()
+    if spec.tool == "iperf2" and ("connect failed" in err or "connect failed" in text):
+        return oc.classify(err + text), f"iperf: {err}"
+    return "ok", ""
+
+
+#: prctl(2) option: signal sent to this process when its parent dies (linux/prctl.h).
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent():
+    """In the child, before exec: get SIGKILL if the monitor dies (even by SIGKILL), so a
+    killed monitor leaves no test running behind it. Linux only; elsewhere a no-op."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def run_test(spec, timeout_s, netns=None):
+    """Run one test; return its :class:`TestResult` (never raises for a failing tool)."""
+    argv = test_argv(spec)
+    if netns:
+        argv = ["ip", "netns", "exec", netns, *argv]
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True, preexec_fn=_die_with_parent)
+    except OSError as exc:
+        return TestResult("error", f"cannot run {argv[0]}: {exc}", b"")
+    timed_out = False
+    try:
+        out, err = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)  # iperf3 -J then prints what it has
+        try:
+            out, err = proc.communicate(timeout=STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            out, err = proc.communicate()
+    finally:
+        if proc.poll() is None:  # interrupted (SIGTERM to the monitor): take the child along
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    outcome, reason = _judge(spec, proc.returncode, out, err, timed_out, timeout_s)
+    return TestResult(outcome, reason[:MAX_REASON], out)
+
+
+def remove_partial(campaign_dir):
+    """Delete the ``.part`` files an interrupted monitor left; return their paths."""
+    removed = []
+    for root, _dirs, files in os.walk(os.path.join(campaign_dir, RUNS_DIR)):
+        for name in files:
+            if name.endswith(PART):
+                os.remove(os.path.join(root, name))
+                removed.append(os.path.join(root, name))
+    return sorted(removed)
+
+
+def record_test(campaign_dir, spec, slot, timeout_s, netns=None, clock=time.time):
+    """Run ``spec`` as part of slot ``slot``; write its file and runs.csv row; return the row."""
+    started = clock()
+    run = spec.run_id(slot)
+    rel = f"{RUNS_DIR}/{utc_iso(started)[:10]}/{run}{EXTENSIONS[spec.tool]}"
+    final = os.path.join(campaign_dir, rel)
+    part = final + PART
+    try:
+        result = run_test(spec, timeout_s, netns)
+        sha = ""
+        if result.stdout:
+            os.makedirs(os.path.dirname(final), exist_ok=True)
+            with open(part, "wb") as f:
+                f.write(result.stdout)
+                f.flush()
+                os.fsync(f.fileno())
+            sha = hashlib.sha256(result.stdout).hexdigest()
+        with held_signals():
+            if sha:
+                os.replace(part, final)
+            return append_row(
+                campaign_dir, run=run, role=spec.role, path=rel if sha else "", sha256=sha,
+                slot=slot, started=utc_iso(started), path_name=spec.path.name,
+                direction=spec.direction, test=spec.test, tool=spec.tool,
+                socket_buffer=spec.socket_buffer, size=spec.size, rate=spec.rate,
+                outcome=result.outcome, reason=result.reason)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(part)
