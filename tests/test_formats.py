@@ -22,6 +22,8 @@ from thruput.cli.inspect import inspect_file
 
 from .conftest import DATA
 
+#: Files under tests/data/<folder>/ that are no log: the scripts that recorded the samples
+#: (record.sh; record-<campaign>.sh under campaigns/) and READMEs.
 NOT_SAMPLES = {"record.sh", "README.md"}
 
 
@@ -29,6 +31,7 @@ def samples():
     return sorted(
         p for p in DATA.glob("*/*")
         if p.is_file() and p.name not in NOT_SAMPLES and not p.name.endswith(".expected.json")
+        and not (p.name.startswith("record-") and p.suffix == ".sh")
     )
 
 

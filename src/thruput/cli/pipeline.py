@@ -168,6 +168,17 @@ def open_product(path):
         return tree.load()
 
 
+def monitor_tree(ds, section):
+    """The statistics product of a monitor campaign (``params.yaml``'s ``monitor`` section,
+    :func:`thruput.stats.monitor_product`) as a DataTree, one group per table."""
+    import xarray as xr
+
+    from ..stats.monitor_tables import monitor_product
+
+    tables = monitor_product(ds, section)
+    return xr.DataTree.from_dict({f"/{name}": table for name, table in tables.items()})
+
+
 def _open_campaign_nc(path):
     import xarray as xr
 
@@ -192,8 +203,16 @@ def run_stats(args):
     except ValueError as exc:
         print(f"thruput: {args.params}: {exc}", file=sys.stderr)
         return 1
-    ds = _open_campaign_nc(args.input)
-    tree = campaign_product(ds, params)
+    if Path(args.input).suffix == ".zarr":  # a monitor campaign: read lazily, chunk by chunk
+        from ..campaign.dataset import open_stored
+
+        ds = open_stored(args.input, chunks={})
+    else:
+        ds = _open_campaign_nc(args.input)
+    if ds.attrs.get("campaign_kind") == "monitor":
+        tree = monitor_tree(ds, _params_file(args.params).get("monitor") or {})
+    else:
+        tree = campaign_product(ds, params)
     write_product(tree, args.out)
     print(f"{args.out}: statistics of {ds.attrs['campaign']} ({', '.join(tree.children)})")
     return 0

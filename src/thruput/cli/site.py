@@ -59,7 +59,8 @@ def run_build(args):
         params = yaml.safe_load(open(args.params)) or {}
         lists = {"campaigns": args.campaigns or params.get("campaigns") or [],
                  "seeds": [str(s) for s in params.get("studies") or []],
-                 "comparisons": list(params.get("comparisons") or {})}
+                 "comparisons": list(params.get("comparisons") or {}),
+                 "monitors": list(params.get("monitors") or [])}
     try:
         build(args.root, args.out, args.processed, args.published, engine=args.engine,
               reports=args.reports, pages=args.pages, data=args.data, **lists)

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from .defaults import CONFIDENCE, N_BOOT, SEED
 from .changes import MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
@@ -41,7 +42,7 @@ DEFAULT_PARAMS = {
     "periods": None,         # {name: [start, end]}: before / after the first event, else halves
     "percentiles": list(ROLLING_PERCENTILES),
     "penalty": PENALTY, "min_size": MIN_SIZE,
-    "n_boot": 1000, "confidence": 0.95, "seed": 0,
+    "n_boot": N_BOOT, "confidence": CONFIDENCE, "seed": SEED,   # thruput.stats.DEFAULTS
     "bins": 20,              # of the distributions per period
     "max_points": 20000,     # runs drawn as points; above this the page shows bins only
 }
@@ -76,7 +77,13 @@ def _metadata(ds):
 def monitor_params(ds, params=None):
     """The product's parameters: ``params`` over :data:`DEFAULT_PARAMS`, ``None``
     values derived from the campaign's ``campaign.yaml`` (schedule, events)."""
-    p = {**DEFAULT_PARAMS, **(params or {})}
+    params = dict(params or {})
+    if "bootstrap" in params:  # params.yaml's name (as in its stats section)
+        params["n_boot"] = params.pop("bootstrap")
+    unknown = set(params) - set(DEFAULT_PARAMS)
+    if unknown:
+        raise ValueError(f"unknown monitor parameters {sorted(unknown)}; known: {sorted(DEFAULT_PARAMS)}")
+    p = {**DEFAULT_PARAMS, **params}
     meta = _metadata(ds)
     schedule = meta.get("schedule", {}) or {}
     interval = float(schedule.get("interval_s") or 3600)
