@@ -24,26 +24,30 @@ def stage_bodies():
 
 
 def test_stages_and_params_sections():
-    assert list(STAGES) == ["normalize", "stats", "catalogue", "compare", "reproduce", "datapackage",
-                            "page-campaign", "page-study", "page-compare", "page-catalogue",
-                            "page-reproduction", "page-methods", "page-data", "site"]
+    assert list(STAGES) == ["normalize", "stats", "normalize-monitor", "stats-monitor", "catalogue",
+                            "compare", "reproduce", "datapackage", "page-campaign", "page-monitor",
+                            "page-study", "page-compare", "page-catalogue", "page-reproduction",
+                            "page-methods", "page-data", "site"]
     for name in ("normalize", "stats", "page-campaign"):
         assert STAGES[name]["foreach"] == "${campaigns}"
     assert STAGES["compare"]["foreach"] == STAGES["page-compare"]["foreach"] == "${comparisons}"
-    assert set(PARAMS) == {"campaigns", "studies", "comparisons", "stats"}
+    for name in ("normalize-monitor", "stats-monitor", "page-monitor"):
+        assert STAGES[name]["foreach"] == "${monitors}"
+    assert set(PARAMS) == {"campaigns", "monitors", "studies", "comparisons", "stats", "monitor"}
     assert PARAMS["stats"] == stats.DEFAULTS               # one set of defaults
 
 
 def test_every_page_of_the_site_is_one_stage():
     """The executed notebooks the page stages write are exactly the pages the site assembles."""
     config = load_config(ROOT, PARAMS["campaigns"], PARAMS["studies"],
-                         comparisons=list(PARAMS["comparisons"]))
+                         comparisons=list(PARAMS["comparisons"]), monitors=PARAMS["monitors"])
     outs = []
     for name, stage in STAGES.items():
         if name.startswith("page-"):
             body = stage.get("do", stage)
             values = {"page-campaign": PARAMS["campaigns"], "page-study": PARAMS["studies"],
-                      "page-compare": list(PARAMS["comparisons"])}.get(name, [None])
+                      "page-compare": list(PARAMS["comparisons"]),
+                      "page-monitor": PARAMS["monitors"]}.get(name, [None])
             for value in values:
                 outs += [o.replace("${item}", str(value)).replace("${key}", str(value)) for o in body["outs"]]
     assert sorted(outs) == sorted(f"build/pages/{p.output.as_posix()}" for p in config.pages)
@@ -60,6 +64,7 @@ def test_every_stage_depends_on_the_package_and_passes_its_paths(name, stage):
     cmd = " ".join(stage["cmd"].split())
     assert cmd.startswith("thruput ")
     for out in stage["outs"]:                      # every output path is on the command line
+        out = next(iter(out)) if isinstance(out, dict) else out   # {path: {persist: true}}
         assert out in cmd
     for dep in stage["deps"]:                      # a page names its inputs in its parameters
         if dep.startswith("data/") and not name.startswith("page-"):
@@ -72,7 +77,7 @@ def test_no_stage_lists_the_campaign_list_as_a_parameter():
         assert "campaigns" not in (stage.get("params") or [])
 
 
-@pytest.mark.parametrize("campaign", PARAMS["campaigns"])
+@pytest.mark.parametrize("campaign", PARAMS["campaigns"] + PARAMS["monitors"])
 def test_bundled_campaigns_are_sound(campaign):
     directory = ROOT / "data" / "raw" / campaign
     assert directory.is_dir() or (ROOT / "data" / "raw" / f"{campaign}.dvc").is_file()

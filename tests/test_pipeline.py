@@ -50,7 +50,8 @@ def test_normalize_refuses_a_corrupted_campaign(tmp_path, capsys):
     out = tmp_path / "mini.nc"
     assert main(["pipeline", "normalize", str(mini), str(out)]) == 1
     err = capsys.readouterr().err
-    assert f"{victim}" in err and "1 errors; nothing written" in err
+    assert f"{victim}" in err and "changed since it was recorded" in err
+    assert "2 errors; nothing written" in err        # changed, and cut off (so truncated)
     assert not out.exists()
 
 

@@ -24,10 +24,15 @@ writes each wave out before the next.
 
 from __future__ import annotations
 
+import re
+
 from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["map_batches", "cluster", "read_many", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
+
+#: A consistency check named by the run it is about, as batch parsers write them.
+_RUN_CHECK = re.compile(r"^run ([0-9]+):(.*)$", re.S)
 
 #: Fewer batches than this are read in this process even when workers are asked for:
 #: a LocalCluster takes 2-5 s to start, more than a few batches take to read.
@@ -172,7 +177,13 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     ds.attrs["skipped_reasons"] = json.dumps(reasons, sort_keys=True)
     ds.attrs["truncated"] = int(any(int(p.attrs["truncated"]) for p in parts))
     ds.attrs["truncation"] = "; ".join(p.attrs["truncation"] for p in parts if p.attrs["truncation"])
-    checks = [c for p in parts for c in json.loads(p.attrs["consistency"])]
+    # a batch parser names its checks by run index ("run 3: ..."): shift them as the runs are
+    checks, offset = [], 0
+    for p in parts:
+        for c in json.loads(p.attrs["consistency"]):
+            m = _RUN_CHECK.match(c["check"]) if dim == "run" else None
+            checks.append({**c, "check": f"run {int(m[1]) + offset}:{m[2]}"} if m else c)
+        offset += p.sizes.get(dim, 0)
     ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)
     ds.attrs["consistent"] = int(all(int(p.attrs["consistent"]) for p in parts))
     ds = ds.assign_coords({dim: xr.Variable(dim, np.arange(ds.sizes[dim]), parts[0][dim].attrs),

@@ -56,7 +56,8 @@ def check_campaign(directory):
     imported is an error, even when it still parses), is read by :func:`thruput.read` without error, is the kind its role says, is complete, and
     (for iperf) says the streams and window the manifest says; and that every run the plan
     asks for is present or explained in ``explained``. A monitor campaign is checked by
-    :func:`thruput.campaign.monitor_check.check_monitor`.
+    :func:`thruput.monitor.check.check_monitor` (its records) and
+    :func:`thruput.campaign.monitor_check.check_gaps` (its schedule).
 
     Parameters
     ----------
@@ -81,9 +82,13 @@ def check_campaign(directory):
     except ThruputError as exc:
         problems.append(Problem(meta_path, None, str(exc).removeprefix(meta_path + ": ")))
     if metadata is not None and metadata["kind"] == "monitor":
-        from .monitor_check import check_monitor
+        from ..monitor.check import check_monitor
+        from .monitor_check import check_gaps
 
-        return problems + check_monitor(directory, metadata, node)
+        # the records (manifest rows, every file and its sha256), then the schedule's gaps
+        return (problems + placeholders(directory)
+                + check_monitor(directory, metadata, node, Problem, _unlisted)
+                + check_gaps(directory, metadata, node))
     if metadata is not None:
         problems += _check_metadata(directory, metadata, node, meta_path)
 

@@ -1,15 +1,13 @@
-"""``thruput campaign check`` of a monitor campaign: manifest, raw files, gaps.
+"""The schedule of a monitor campaign: slots that did not run, and explanations of slots
+that did.
 
-Called by :func:`thruput.campaign.check.check_campaign` when ``kind: monitor``. Errors:
-a malformed runs.csv row, a row naming a path that campaign.yaml does not describe, an
-``ok`` test whose file is missing, unreadable, cut off or changed since it was listed,
-and slots that did not run and are not explained. Warnings: files not listed, and
-explanations of slots that did run.
-
-The slots missing on a path are those between its first and last slot with no test at
-all; when each was due is interpolated between the slots either side (:func:`gaps`). An
+:func:`check_gaps` is the part of ``thruput campaign check`` of a monitor campaign that
+looks at time (its records are :func:`thruput.monitor.check.check_monitor`'s). The slots
+missing on a path are those between its first and last slot with no test at all; when
+each was due is interpolated between the slots either side (:func:`gaps`). An
 ``explained`` entry ``{from, to, reason}`` (optionally ``path``) covers the missing slots
-due in ``[from, to]``.
+due in ``[from, to]``. Unexplained gaps are warnings: they are data, shown by the monitor
+page and :func:`thruput.stats.gap_report`.
 """
 
 from __future__ import annotations
@@ -19,10 +17,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..errors import ParseError, ThruputError
+from ..errors import ThruputError
 from . import monitor as mon
 
-__all__ = ["check_monitor", "gaps", "utc"]
+__all__ = ["check_gaps", "gaps", "utc"]
 
 
 def utc(text):
@@ -71,50 +69,18 @@ def _covers(entry, path, when):
     return utc(entry["from"]) <= when <= utc(entry["to"])
 
 
-def check_monitor(directory, metadata, node):
-    """Every problem of the monitor campaign in ``directory`` (see the module docstring)."""
-    from .check import Problem, _unlisted, placeholders
-    from .dataset import CAMPAIGN_FILE, MANIFEST_FILE, node_line
+def check_gaps(directory, metadata, node):
+    """Warnings for slots of a monitor campaign that did not run and that ``explained``
+    does not cover (when each was due is interpolated between the slots either side), and
+    for explained ranges in which tests ran."""
+    from .check import Problem
+    from .dataset import CAMPAIGN_FILE, node_line
 
-    directory = Path(directory)
-    meta_path = str(directory / CAMPAIGN_FILE)
-    manifest = str(directory / MANIFEST_FILE)
-    problems = []
-    if metadata["name"] != directory.resolve().name:
-        problems.append(Problem(meta_path, node_line(node, ["name"]),
-                                f"name {metadata['name']!r} is not the directory name {directory.resolve().name!r}"))
-    paths = {p["name"]: p for p in metadata["paths"]}
-    for i, p in enumerate(metadata["paths"]):
-        for end in ("source", "destination"):
-            if p.get(end) is not None and p[end] not in metadata["hosts"]:
-                problems.append(Problem(meta_path, node_line(node, ["paths", i, end]),
-                                        f"paths/{i}/{end} {p[end]!r} is not a key of hosts"))
     try:
         rows, _ = mon.read_monitor_manifest(directory)
-    except ParseError as exc:
-        return problems + [Problem(manifest, line, msg) for line, msg in exc.errors]
-    except ThruputError as exc:
-        return problems + [Problem(manifest, None, str(exc).removeprefix(manifest + ": "))]
-    for row in rows:
-        if row.path_name not in paths:
-            problems.append(Problem(manifest, row.line, f"path_name {row.path_name!r} is not one of "
-                                    f"campaign.yaml paths ({', '.join(paths)})"))
-        elif row.direction not in paths[row.path_name].get("directions", mon.DIRECTIONS):
-            problems.append(Problem(manifest, row.line, f"direction {row.direction} is not watched on "
-                                    f"path {row.path_name}"))
-    for batch in mon.batches(rows):
-        try:
-            mon.read_batch(directory, batch)
-        except ThruputError:
-            for row in batch:                       # find each file that failed
-                try:
-                    mon.read_batch(directory, [row])
-                except ThruputError as exc:
-                    where = str(directory / row.path)
-                    problems.append(Problem(where, None, str(exc).removeprefix(where + " ")))
-    problems += placeholders(directory) + _unlisted(directory, rows)
-    problems += _check_gaps(metadata, node, rows, meta_path, Problem, node_line)
-    return problems
+    except ThruputError:      # the manifest's own problems are reported by the records check
+        return []
+    return _check_gaps(metadata, node, rows, str(Path(directory) / CAMPAIGN_FILE), Problem, node_line)
 
 
 def _check_gaps(metadata, node, rows, meta_path, Problem, node_line):
@@ -132,7 +98,8 @@ def _check_gaps(metadata, node, rows, meta_path, Problem, node_line):
                                     f"path {path}: {len(missing)} slots ({missing[0]}-{missing[-1]}, "
                                     f"due {due_first + step * (missing[0] - first):%Y-%m-%dT%H:%M:%SZ} to "
                                     f"{due_first + step * (missing[-1] - first):%Y-%m-%dT%H:%M:%SZ}) did not "
-                                    "run and are not explained"))
+                                    "run and are not explained (gaps are data: the monitor page and "
+                                    "stats.gap_report list them)", "warning"))
     for i, entry in enumerate(explained):
         ran = [r for r in rows if _covers(entry, r.path_name, utc(r.started))]
         if ran:

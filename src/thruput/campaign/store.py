@@ -113,7 +113,10 @@ def open_store(path, chunks=None):
     if chunks is None:
         ds = ds.load()
         ds = ds.assign({n: v.astype(object).astype(str) for n, v in ds.data_vars.items() if v.dtype.kind == "T"})
-        ds = ds.assign_coords({n: v.astype(object).astype(str) for n, v in ds.coords.items() if v.dtype.kind == "T"})
+    else:  # lazy: object strings per chunk (NumPy's StringDType does not cast to "<U" in place)
+        ds = ds.assign({n: v.astype(object) for n, v in ds.data_vars.items() if v.dtype.kind == "T"})
+    # coordinates are small and in memory either way: "<U" strings, as open_campaign builds them
+    ds = ds.assign_coords({n: v.astype(object).astype(str) for n, v in ds.coords.items() if v.dtype.kind == "T"})
     return ds
 
 

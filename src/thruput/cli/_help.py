@@ -35,6 +35,11 @@ examples:
   iperf3 -s -J > /dev/null &                 on the far host
   thruput record data/raw/my-path --to far.example.org --windows 8K,16K,...,4M \\
       --streams 1,2,4,8,16 --repeats 3 --duration 10 --pause 10""",
+    "thruput monitor": """\
+examples:
+  thruput monitor new data/raw/cern-ral --to 10.0.0.2 --tcp-buffers 64K,1M --ping-sizes 108,1480
+  thruput monitor data/raw/cern-ral --duration 14d     run the schedule (safe to kill and restart)
+  thruput monitor status data/raw/cern-ral             what ran, what failed, the next slot""",
     "thruput site": """\
 examples:
   thruput site build                         what `dvc repro` runs as its last stage

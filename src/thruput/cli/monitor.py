@@ -52,7 +52,8 @@ def _sizes(text):
 def add_parser(sub):
     p = sub.add_parser("monitor", help="watch a path on a schedule (monitor campaign)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("words", nargs="+", metavar="[new|status] DIR")
+    p.add_argument("words", nargs="+", metavar="[new|status] DIR",
+                   help="DIR: run its schedule; status DIR: what ran and what is next; new DIR: a template")
     r = p.add_argument_group("running (thruput monitor DIR)")
     r.add_argument("--duration", type=parse_duration,
                    help="stop starting tests after this long (90m, 2h)")
@@ -71,23 +72,27 @@ def add_parser(sub):
                    help="forward, reverse or both (default forward,reverse)")
     n.add_argument("--interval", type=parse_duration, default=300.0, help="between slots (5m)")
     n.add_argument("--jitter", type=parse_duration, default=0.0, help="random slot delay, max")
-    n.add_argument("--order", choices=("fixed", "random"), default="fixed")
-    n.add_argument("--seed", type=int, default=0)
+    n.add_argument("--order", choices=("fixed", "random"), default="fixed",
+                   help="order of the tests in a slot: as listed, or drawn with --seed (default: fixed)")
+    n.add_argument("--seed", type=int, default=0, help="seed of the jitter and of a random order (default: 0)")
     n.add_argument("--timeout", type=parse_duration, default=60.0, help="per test (60s)")
-    n.add_argument("--tool", choices=("iperf3", "iperf2"), default="iperf3")
+    n.add_argument("--tool", choices=("iperf3", "iperf2"), default="iperf3",
+                   help="throughput tool of the tcp and udp tests (default: iperf3)")
     n.add_argument("--tcp-buffers", type=_sizes, default=[], help="socket buffers, e.g. 64K,1M")
-    n.add_argument("--tcp-duration", type=parse_duration, default=10.0)
+    n.add_argument("--tcp-duration", type=parse_duration, default=10.0,
+                   help="length of each TCP test, e.g. 10s (default: 10 s)")
     n.add_argument("--udp-rate", type=float, metavar="BIT/S", help="UDP test rate, bit/s")
-    n.add_argument("--udp-duration", type=parse_duration, default=10.0)
+    n.add_argument("--udp-duration", type=parse_duration, default=10.0,
+                   help="length of each UDP test (default: 10 s)")
     n.add_argument("--ping-sizes", type=_sizes, default=[], help="ping -s sizes, e.g. 108,1480")
-    n.add_argument("--ping-count", type=int, default=10)
+    n.add_argument("--ping-count", type=int, default=10, help="probes per ping test (default: 10)")
     n.add_argument("--ping-interval", type=float, default=0.2, help="ping -i, s")
     n.add_argument("--between", help="what lies between the hosts")
-    n.add_argument("--capacity", type=float, metavar="BIT/S")
-    n.add_argument("--title")
-    n.add_argument("--description")
-    n.add_argument("--notes")
-    n.add_argument("--who", action="append", default=[])
+    n.add_argument("--capacity", type=float, metavar="BIT/S", help="the path's bottleneck capacity, bit/s")
+    n.add_argument("--title", help="one line naming the path and what is watched")
+    n.add_argument("--description", help="where and how it is measured, honestly")
+    n.add_argument("--notes", help="anything a reader must know")
+    n.add_argument("--who", action="append", default=[], help="who measures (repeatable)")
     p.set_defaults(func=run)
     return p
 

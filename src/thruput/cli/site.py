@@ -40,7 +40,7 @@ def add_parser(sub):
     pg.set_defaults(func=run_page)
     d = site_sub.add_parser("data", help="write the data package (netCDF, CSV, datapackage.json)")
     d.add_argument("processed", metavar="DIR", help="folder of <campaign>.nc files and products")
-    d.add_argument("out", metavar="OUTDIR")
+    d.add_argument("out", metavar="OUTDIR", help="folder of the data package to write")
     d.add_argument("--root", default=".", help="project folder (for CITATION.cff; default: .)")
     d.set_defaults(func=run_data)
     s = site_sub.add_parser("serve", help="serve the built site on localhost")

@@ -103,7 +103,7 @@ def check_monitor(directory, metadata, node, problem, unlisted):
                                     f"path name {p['name']!r} given twice"))
         paths[p["name"]] = set(p.get("directions") or ["forward"])
         for end in ("source", "destination"):
-            if p[end] not in metadata["hosts"]:
+            if p.get(end) is not None and p[end] not in metadata["hosts"]:
                 problems.append(problem(meta_path, node_line(node, ["paths", i, end]),
                                         f"paths/{i}/{end} {p[end]!r} is not a key of hosts"))
     ancillary = [a["path"] for a in metadata.get("ancillary") or []]

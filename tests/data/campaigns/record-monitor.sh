@@ -111,7 +111,7 @@ schedule:
   timeout_s: 30
   tests:
     - {test: tcp, tool: iperf3, duration_s: 1, socket_buffers: [65536, 262144]}
-    - {test: udp, tool: iperf3, duration_s: 1, rate_bps: 2.0e7}
+    - {test: udp, tool: iperf3, duration_s: 1, rate_bps: 20000000}
     - {test: ping, count: 5, interval_s: 0.2, sizes: [108, 1480]}
 explained:
   - {from: $(date -u -d "@$((start_epoch + 2 * interval))" +%Y-%m-%dT%H:%M:%SZ), to: $(date -u -d "@$((start_epoch + 2 * interval + interval / 2))" +%Y-%m-%dT%H:%M:%SZ), reason: "slot 2 skipped on purpose by record-monitor.sh (a gap for the tests)"}
