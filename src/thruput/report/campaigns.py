@@ -25,11 +25,12 @@ import yaml
 from IPython.display import HTML, Markdown, display
 
 from .. import charts
+from ..project import project_path
 from ..charts.comparison import difference_intervals
 from ..cli.pipeline import STATS_SUFFIX, open_product
 
 __all__ = [
-    "read_processed", "read_product", "title", "hosts_table", "statistics", "cell_table",
+    "read_processed", "read_product", "title", "hosts_intro", "hosts_table", "statistics", "cell_table",
     "campaign_charts", "catalogue", "comparison", "methods", "data_files", "read_params", "metadata",
     "udp_charts", "udp_table",
 ]
@@ -55,9 +56,9 @@ def read_processed(processed, name):
     """
     if name.endswith(STATS_SUFFIX[:-3]):
         raise ValueError(f"{name}: a statistics product, not a normalized campaign")
-    with xr.open_dataset(Path(processed) / f"{name}.nc") as ds:
+    with xr.open_dataset(project_path(processed) / f"{name}.nc") as ds:
         ds = ds.load()
-    return ds.assign_attrs(stats_product=str(Path(processed) / f"{name}{STATS_SUFFIX}"))
+    return ds.assign_attrs(stats_product=str(project_path(processed) / f"{name}{STATS_SUFFIX}"))
 
 
 #: The name report/studies.py imports (kept until it reads the statistics product).
@@ -76,7 +77,7 @@ def read_product(processed, name=None):
             raise ValueError(f"campaign {processed.attrs.get('campaign')!r} was not read by "
                              "report.read_processed: its statistics product is unknown")
     else:
-        path = Path(processed) / f"{name}{STATS_SUFFIX}" if name else Path(processed)
+        path = project_path(processed) / f"{name}{STATS_SUFFIX}" if name else project_path(processed)
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: no statistics product (`thruput pipeline stats` writes it)")
     return _cached_product(str(path), Path(path).stat().st_mtime_ns)
@@ -107,10 +108,19 @@ def title(ds):
              meta.get("description", "").strip(), "",
              f"**Path:** {path.get('source', '?')} → {path.get('destination', '?')}"
              + (f" ({path['between']})" if path.get("between") else ""),
-             f"**Dates:** {dates.get('start', '?')} – {dates.get('end', '?')}"]
+             f"**Dates:** {dates.get('start') or '?'} – {dates.get('end') or 'not ended'}"]
     if meta.get("notes"):
         lines += ["", f"*{meta['notes'].strip()}*"]
     return Markdown("\n\n".join(line for line in lines if line is not None))
+
+
+def hosts_intro():
+    """The sentence above the hosts table, naming and linking seed 000's page (its host table)."""
+    from ..studies import page_link
+
+    title, href = page_link("000")
+    return Markdown("The hosts and their TCP settings, as recorded with the campaign; compare the "
+                    f"per-host table of [{title}]({href}).")
 
 
 def hosts_table(ds):
@@ -364,7 +374,7 @@ def catalogue(reports):
 
     ``reports`` is the folder of the ``catalogue`` stage's ``catalogue.nc``.
     """
-    table = open_product(Path(reports) / CATALOGUE).to_dataset()
+    table = open_product(project_path(reports) / CATALOGUE).to_dataset()
     rows = []
     for name in table["campaign"].values:
         c = table.sel(campaign=name)
@@ -391,7 +401,7 @@ def comparison(reports, name):
     ``reports/compare-<name>.nc`` is what the ``compare@<name>`` stage wrote for the
     comparison ``name`` of ``params.yaml``.
     """
-    product = open_product(Path(reports) / COMPARISON.format(name=name))
+    product = open_product(project_path(reports) / COMPARISON.format(name=name))
     a, b = product.attrs["a"], product.attrs["b"]
     cells = _group(product, "cells")
     confidence = float(cells.attrs["confidence"])

@@ -10,13 +10,13 @@ product.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import xarray as xr
 from IPython.display import HTML, Markdown
 
+from ..project import project_path
 from ..charts import monitor as mcharts
 
 __all__ = ["load_product", "monitor_title", "monitor_overview", "monitor_time_series",
@@ -54,7 +54,7 @@ CANNOT_SAY = ("The monitoring data cannot say: no kernel, sysctl or host setting
 
 def product_path(processed, name):
     """Where the pipeline keeps a campaign's statistics product."""
-    return Path(processed) / f"{name}.stats.nc"
+    return project_path(processed) / f"{name}.stats.nc"
 
 
 def load_product(processed, name):
@@ -178,7 +178,7 @@ def monitor_changes(product):
         rows.append({"series": f"{quantity}, {_label(r, r['test'])}",
                      "change (UTC)": str(r["time"])[:19],
                      "95 % bounds (UTC)": f"{str(r['time_lower'])[11:19]} – {str(r['time_upper'])[11:19]}",
-                     f"before": f"{r['before'] / factor:.4g} {unit}", "after": f"{r['after'] / factor:.4g} {unit}",
+                     "before": f"{r['before'] / factor:.4g} {unit}", "after": f"{r['after'] / factor:.4g} {unit}",
                      "shift (95 % CI)": f"{r['shift'] / factor:+.3g} ({r['shift_lower'] / factor:+.3g} … "
                                         f"{r['shift_upper'] / factor:+.3g}) {unit}"})
     return HTML(pd.DataFrame(rows).to_html(index=False))

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import functools
 import html
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from .. import charts, reproduce, stats, studies, units
+from ..project import project_path
 from ..studies import tables
 from .. import published as pub
 from ..stats import theory
@@ -80,7 +80,7 @@ def _load_published(path):
 
 
 def _ledger(processed):
-    path = Path(processed) / LEDGER_FILE
+    path = project_path(processed) / LEDGER_FILE
     return pd.read_csv(path, dtype={"seed": str}) if path.exists() else pd.DataFrame(columns=reproduce.LEDGER_COLUMNS)
 
 
@@ -102,7 +102,7 @@ def published_frame(published, processed=None):
         value replaced by it (so 345 bit/s is shown as the 345 Mbit/s the table meant);
         ``quote`` without the Markdown bold markers of the slide transcripts.
     """
-    p = _load_published(str(Path(published).resolve())).copy()
+    p = _load_published(str(project_path(published).resolve())).copy()
     ledger = _ledger(processed) if processed is not None else pd.DataFrame(columns=reproduce.LEDGER_COLUMNS)
     led = ledger.set_index("claim")[["status", "derived_value", "note"]] if len(ledger) else None
     if led is not None:
@@ -657,7 +657,7 @@ def _campaign(processed, name, mtime):
 
 def _campaigns(processed):
     out = []
-    for nc in sorted(Path(processed).glob("*.nc")):
+    for nc in sorted(project_path(processed).glob("*.nc")):
         try:
             out.append(_campaign(str(processed), nc.stem, nc.stat().st_mtime))
         except (OSError, ValueError):
