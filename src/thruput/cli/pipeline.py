@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from pathlib import Path
@@ -176,7 +177,11 @@ def monitor_tree(ds, section):
     from ..stats.monitor_tables import monitor_product
 
     tables = monitor_product(ds, section)
-    return xr.DataTree.from_dict({f"/{name}": table for name, table in tables.items()})
+    root = xr.Dataset(attrs={"campaign": ds.attrs.get("campaign", ""), "campaign_kind": "monitor",
+                             "title": ds.attrs.get("title", ds.attrs.get("campaign", "")),
+                             "metadata": ds.attrs.get("metadata", "{}"),
+                             "params": json.dumps(section, sort_keys=True)})
+    return xr.DataTree.from_dict({"/": root, **{f"/{name}": table for name, table in tables.items()}})
 
 
 def _open_campaign_nc(path):
@@ -221,7 +226,8 @@ def run_stats(args):
 def run_catalogue(args):
     from ..stats.product import catalogue_product
 
-    names = _params_file(args.params).get("campaigns") or []
+    params = _params_file(args.params)
+    names = (params.get("campaigns") or []) + (params.get("monitors") or [])
     processed = Path(args.processed)
     missing = [n for n in names if not (processed / f"{n}{STATS_SUFFIX}").exists()]
     if missing:

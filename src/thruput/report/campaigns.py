@@ -12,6 +12,8 @@ draw (box plots, per-interval series, TCP traces).
 
 from __future__ import annotations
 
+import html
+
 import functools
 import inspect
 import json
@@ -292,16 +294,30 @@ def campaign_charts(ds, product=None):
     display(_plateau_table(_group(product, "plateau")))
 
 
+#: How a plateau onset at the edge of the sweep is shown (stats.plateau's ``censored``): the
+#: true onset may lie outside the windows measured, so the value is a bound, not an estimate.
+CENSORED_ONSET = {"below": "≤ {:.1f} (at the smallest window: the onset may be below the sweep)",
+                  "above": "≥ {:.1f} (at the largest window: the plateau may lie beyond the sweep)"}
+
+
 def _plateau_table(plateau):
     df = plateau.to_dataframe().reset_index()
+    censored = df["censored"] if "censored" in df else pd.Series(["no"] * len(df))
+    onset = [CENSORED_ONSET[c].format(o / 1024) if c in CENSORED_ONSET else f"{o / 1024:.1f}"
+             if np.isfinite(o) else "–" for o, c in zip(df["onset"], censored)]
+    ci = [f"{a / 1024:.0f} – {b / 1024:.0f}" if np.isfinite(a) and np.isfinite(b) and c not in CENSORED_ONSET
+          else "–" for a, b, c in zip(df["onset_low"], df["onset_high"], censored)]
     return _plain_table({
         "streams": df["streams"].astype(int),
         "plateau (Mbit/s)": (df["level"] / MBIT).round(1),
-        "onset window (KiB)": (df["onset"] / 1024).round(1),
-        f"onset {float(plateau.attrs['confidence']):.0%} CI (KiB)": [f"{a / 1024:.0f} – {b / 1024:.0f}" if np.isfinite(a) and np.isfinite(b) else "–"
-                               for a, b in zip(df["onset_low"], df["onset_high"])],
+        "onset window (KiB)": onset,
+        f"onset {float(plateau.attrs['confidence']):.0%} CI (KiB)": ci,
         "limited by": df["limited_by"],
     })
+
+
+def _nowrap(text):
+    return f'<span style="white-space: nowrap">{html.escape(str(text))}</span>'
 
 
 def _plain_table(columns):
@@ -378,9 +394,11 @@ def catalogue(reports):
     rows = []
     for name in table["campaign"].values:
         c = table.sel(campaign=name)
-        row = {"campaign": f'<a href="campaign-{name}.html">{name}</a>',
-               "path": f"{c['source'].item()} → {c['destination'].item()}",
-               "dates": c["start"].item(), "kind": c["kind"].item()}
+        # paths and dates never wrap (a reader scans them down the column)
+        page = "monitor" if c["kind"].item() == "monitor" else "campaign"
+        row = {"campaign": f'<a href="{page}-{name}.html">{name}</a>',
+               "path": _nowrap(f"{c['source'].item()} → {c['destination'].item()}"),
+               "dates": _nowrap(str(c["start"].item())[:16].replace("T", " ")), "kind": c["kind"].item()}
         best = float(c["best_median"])
         if np.isfinite(best):
             row["best median (Mbit/s)"] = f"{best / MBIT:.1f}"

@@ -148,6 +148,10 @@ def study_title(published, seed, processed=None):
                      "The raw logs are lost; what survives are the published numbers, transcribed into "
                      f"<code>data/published/seed_{seed}.csv</code>.</div>")
     parts.append(f"<p>{html.escape(info['summary'])}</p>")
+    if info.get("monitoring"):   # a bundled monitor campaign watched the way this study did
+        m = info["monitoring"]
+        parts.append(f'<p>{html.escape(m["text"])} <a href="{html.escape(m["href"])}">'
+                     f'{html.escape(m["title"])}</a>.</p>')
     if processed is not None:
         ledger = _ledger(processed)
         rows = ledger[ledger["seed"] == seed]

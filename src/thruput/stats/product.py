@@ -256,7 +256,7 @@ _CATALOGUE_UNITS = {"kind": None, "source": None, "destination": None, "start": 
 
 def _catalogue_row(product):
     meta = json.loads(product.attrs.get("metadata") or "{}")
-    path = meta.get("path", {}) or {}
+    path = meta.get("path") or (meta.get("paths") or [{}])[0]   # a monitor: its first path
     start = (meta.get("dates", {}) or {}).get("start")
     row = {"kind": product.attrs["campaign_kind"],
            "source": str(path.get("source", "?")), "destination": str(path.get("destination", "?")),
