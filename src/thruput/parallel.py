@@ -111,8 +111,6 @@ def map_batches(func, first, batches, *, workers=None, scheduler=None, client=No
 #: Files per batch of :func:`read_many`: large enough that a batch parser (iperf3 JSON's
 #: ``parse_many``) keeps its speed, small enough to spread a few thousand files.
 FILES_PER_BATCH = 256
-#: Attrs that add up over the batches of :func:`read_many` (the line accounting).
-SUMMED_ATTRS = ("lines_total", "lines_parsed", "lines_skipped")
 #: Padding of integer variables past the end of a shorter stream/interval axis, as the
 #: readers write it: -1 for the contract's "none" (line, seq, ttl), else 0 (format flags
 #: such as iperf3_interval_omitted).
@@ -141,7 +139,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
 
     from . import formats
     from .contract import validate
-    from .reader import GZIP_MAGIC, RECORD_DIMS, _gunzip, decode
+    from .reader import GZIP_MAGIC, RECORD_DIMS, _gunzip, added_ledgers, decode
 
     paths = [str(p) for p in paths]
     if format is None and paths:            # as thruput.read_many does: from the first file
@@ -168,14 +166,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
                           for p in shifted], dim="file", combine_attrs="override")
     ds = ds.assign(per_file.data_vars)
     ds.attrs = dict(parts[0].attrs)
-    for key in SUMMED_ATTRS:
-        ds.attrs[key] = sum(int(p.attrs[key]) for p in parts)
-    reasons = {}
-    for p in parts:
-        for reason, count in json.loads(p.attrs["skipped_reasons"]).items():
-            reasons[reason] = reasons.get(reason, 0) + count
-    ds.attrs["skipped_reasons"] = json.dumps(reasons, sort_keys=True)
-    ds.attrs["truncated"] = int(any(int(p.attrs["truncated"]) for p in parts))
+    ds.attrs.update(added_ledgers(parts))
     ds.attrs["truncation"] = "; ".join(p.attrs["truncation"] for p in parts if p.attrs["truncation"])
     # a batch parser names its checks by run index ("run 3: ..."): shift them as the runs are
     checks, offset = [], 0

@@ -162,14 +162,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
             index += [i] * one.sizes[dim]
         ds = xr.concat(parts, dim=dim, data_vars="all", coords="minimal", compat="override", join="outer",
                        combine_attrs="drop_conflicts")
-        for key in ("lines_total", "lines_parsed", "lines_skipped"):
-            ds.attrs[key] = sum(int(p.attrs[key]) for p in parts)
-        reasons = {}
-        for p in parts:
-            for reason, count in json.loads(p.attrs["skipped_reasons"]).items():
-                reasons[reason] = reasons.get(reason, 0) + count
-        ds.attrs["skipped_reasons"] = json.dumps(reasons, sort_keys=True)
-        ds.attrs["truncated"] = int(any(int(p.attrs["truncated"]) for p in parts))
+        ds.attrs.update(added_ledgers(parts))
         ds.attrs["truncation"] = "; ".join(f"{p.attrs['source_path']}: {p.attrs['truncation']}"
                                           for p in parts if p.attrs["truncation"])
         ds.attrs["tool_summary"] = "{}"
@@ -282,6 +275,23 @@ def _pieces(path, encoding):
             del block
     if carry:
         yield carry.decode(encoding)
+
+
+#: The line accounting attrs that add up over the files of a joined Dataset.
+LEDGER_TOTALS = ("lines_total", "lines_parsed", "lines_skipped")
+
+
+def added_ledgers(parts):
+    """The line accounting of Datasets read from several files, added up: the totals, the
+    skipped lines by reason, and ``truncated`` when any part was."""
+    attrs = {key: sum(int(p.attrs[key]) for p in parts) for key in LEDGER_TOTALS}
+    reasons = {}
+    for p in parts:
+        for reason, count in json.loads(p.attrs["skipped_reasons"]).items():
+            reasons[reason] = reasons.get(reason, 0) + count
+    attrs["skipped_reasons"] = json.dumps(reasons, sort_keys=True)
+    attrs["truncated"] = int(any(int(p.attrs["truncated"]) for p in parts))
+    return attrs
 
 
 def _attrs(name):

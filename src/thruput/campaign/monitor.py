@@ -32,19 +32,15 @@ import numpy as np
 import xarray as xr
 
 from ..errors import ContractError, ParseError, ThruputError
-from ..reader import read, read_many
+# the columns and outcomes are the recorder's (thruput monitor writes them): one definition
+from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
+from ..reader import LEDGER_TOTALS, read, read_many
 from .dataset import _LedgerTotals, _timestamp
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
            "MONITOR_COORDS", "MONITOR_VARIABLES", "BATCH_ROWS", "manifest_digest"]
 
-#: Columns of a monitor campaign's runs.csv, in order (docs/design.md).
-MONITOR_MANIFEST_COLUMNS = ("run", "role", "path", "sha256", "slot", "started", "path_name",
-                            "direction", "test", "tool", "socket_buffer", "size", "rate",
-                            "outcome", "reason")
-#: ``ok`` and the ways a test fails.
-OUTCOMES = ("ok", "timeout", "refused", "busy", "unreachable", "error")
 DIRECTIONS = ("forward", "reverse")
 #: test -> (role, tools that may run it).
 TESTS = {"tcp": ("iperf", ("iperf3", "iperf2")), "udp": ("iperf", ("iperf3", "iperf2")),
@@ -110,7 +106,7 @@ STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason",
                 "source_sha256", "rtt_status")
 NAT = np.datetime64("NaT", "ns")
 #: The line accounting attrs that add up over files.
-LEDGER_KEYS = ("lines_total", "lines_parsed", "lines_skipped")
+LEDGER_KEYS = LEDGER_TOTALS
 #: Padding of the (run, probe) variables past a run's last probe: (value, dtype).
 PROBE_PADDING = {"rtt": (np.nan, float), "rtt_status": ("", object), "probe_time": (NAT, "datetime64[ns]")}
 
