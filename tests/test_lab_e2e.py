@@ -10,6 +10,7 @@ the kernel starts in examples/, where ``open_campaign`` must find the project by
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -98,9 +99,18 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
             page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-            page.locator(".jp-Notebook .jp-Cell").first.click()  # focus the notebook
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+            # Run > Run All Cells; a click that lands before the kernel is connected runs
+            # nothing (no prompt shows a number), so it is made again, up to three times
+            for _ in range(3):
+                page.locator(".jp-Notebook .jp-Cell").first.click()  # focus the notebook
+                page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+                page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+                started = page.locator(".jp-InputPrompt", has_text=re.compile(r"\[(\*|\d+)\]"))
+                deadline = time.monotonic() + 30
+                while started.count() == 0 and time.monotonic() < deadline:
+                    page.wait_for_timeout(500)
+                if started.count():
+                    break
             marks = page.locator(".jp-OutputArea svg.marks")
             deadline = time.monotonic() + 120
             while marks.count() < CHARTS and time.monotonic() < deadline:
