@@ -130,3 +130,51 @@ def test_a_file_changed_after_it_was_listed_is_an_error(tmp_path):
     with pytest.raises(ThruputError, match=r"000000-lo-forward-ping-z108.txt \(runs.csv line 6\): "
                                            r"sha256 is .* the file changed after it was listed"):
         thruput.open_campaign(target)
+
+
+# -- the lean ping path: the numbers of thruput.read without its Dataset ---------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from thruput.campaign.dataset import _LedgerTotals  # noqa: E402
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=1, max_size=300))
+def test_percentiles_are_numpys_bit_for_bit(values):
+    values = np.array(values)
+    assert mon.percentiles(values, (10, 50, 90)) == [float(v) for v in np.percentile(values, [10, 50, 90])]
+
+
+def _ping_logs(corpus):
+    logs = sorted((DATA / "ping").glob("*.out"))
+    if corpus is not None:
+        logs += sorted((corpus / "ping").glob("*/*.out")) + sorted((corpus / "real").rglob("*ping*.txt"))
+    return logs
+
+
+def test_ping_runs_are_summarised_alike_with_and_without_their_dataset(corpus):
+    """Every ping log that reads: the scan-only path (plain logs) and the Dataset path
+    (thruput.read) give the same summary, probes and line accounting."""
+    compared = 0
+    for log in _ping_logs(corpus):
+        try:
+            ds = thruput.read(log, format="ping")
+        except ThruputError:
+            continue
+        row = mon.MonitorRow(run="r", role="ping", path=log.name, sha256="", slot=0, started="",
+                             path_name="p", direction="forward", test="ping", tool="ping",
+                             socket_buffer=np.nan, size=np.nan, rate=np.nan, outcome="ok" if not
+                             int(ds.attrs["truncated"]) else "failed", reason="", line=2)
+        lean, full = _LedgerTotals(), _LedgerTotals()
+        found = mon._read_ping(log.parent, row, lean)
+        want = mon._ping_summary({n: ds.variables[n].values for n in ("status", "rtt", "timestamp", "seq")},
+                                 json.loads(ds.attrs["tool_summary"]))
+        full.add(ds)
+        got = mon._ping_summary(*found)
+        assert got[0] == pytest.approx(want[0], nan_ok=True, rel=0, abs=0), log
+        for a, b in zip(got[1], want[1]):
+            np.testing.assert_array_equal(a, b, err_msg=str(log))
+        assert lean.attrs() == full.attrs(), log
+        compared += 1
+    assert compared >= 10

@@ -3,6 +3,7 @@ the same store from a 2-worker dask LocalCluster as from this process."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -109,6 +110,36 @@ def test_a_stored_file_changed_in_place_is_an_error(full, tmp_path, capsys):
     assert "1 raw files changed since they were stored" in err
     assert "000001-lo-forward-udp.json: changed since it was stored (sha256 was" in err
     assert files(out) == before
+
+
+def test_an_append_hashes_only_the_files_whose_size_or_time_changed(tmp_path, monkeypatch, capsys):
+    target = copy(tmp_path, rows=range(12))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    assert store.verified_path(out).is_file() and not (out / store.verified_path(out).name).exists()
+    hashed = []
+    real = store._hash_batch
+    monkeypatch.setattr(store, "_hash_batch", lambda d, paths: hashed.extend(paths) or real(d, paths))
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
+    assert store.normalize_monitor(target, out)["runs_added"] == 8
+    assert hashed == []                         # nothing stored changed: stat only
+    # an edit in place that still parses changes the file's time: hashed, and refused
+    raw = target / "runs/2026-11-22/000001-lo-forward-udp.json"
+    raw.write_text(raw.read_text().replace('"bytes":', '"bytes": ', 1))
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 1
+    assert hashed == ["runs/2026-11-22/000001-lo-forward-udp.json"]
+    assert "000001-lo-forward-udp.json: changed since it was stored" in capsys.readouterr().err
+    # one that keeps size and time (touch -r) passes the stat check: --verify-all hashes all
+    first = target / "runs/2026-11-22/000000-lo-forward-tcp-b65536.json"
+    shutil.copy(CAMPAIGN / "runs/2026-11-22/000001-lo-forward-udp.json", raw)
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    st = first.stat()
+    data = first.read_bytes()
+    first.write_bytes(data.replace(b"1", b"2", 1))
+    os.utime(first, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    assert main(["pipeline", "normalize", "--verify-all", str(target), str(out)]) == 1
+    assert "000000-lo-forward-tcp-b65536.json: changed since it was stored" in capsys.readouterr().err
 
 
 def test_a_stored_row_changed_is_an_error(full, tmp_path):

@@ -358,8 +358,9 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
         ``VARIABLES``.
     fmt, tool, tool_version : str
         Registry name of the format, the tool and its version as the log states it.
-    ledger : Ledger
-        Closed here: raises if any line is unaccounted for.
+    ledger : Ledger or dict
+        Closed here: raises if any line is unaccounted for; or what its
+        :meth:`Ledger.close` gave already.
     extras : dict, optional
         Format-specific variables: ``name -> (dims, values, units, long_name)``; names
         must carry the format's prefix.
@@ -374,7 +375,7 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
 
     Throughput runs whose reader does not set ``start_time`` get NaT (the log did not say).
     """
-    ledger_attrs = ledger.close()
+    ledger_attrs = ledger if isinstance(ledger, dict) else ledger.close()
     if kind == "throughput" and "start_time" not in variables and "throughput" in variables:
         n_runs = len(np.atleast_1d(variables["throughput"][1]))
         variables = {**variables, "start_time": (("run",), np.full(n_runs, np.datetime64("NaT", "ns")))}

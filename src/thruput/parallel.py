@@ -17,9 +17,10 @@ changes:
 ``client=``
     A :class:`distributed.Client` the caller already holds (not closed here).
 
-The results come back to the caller, so its memory holds all of them: a caller with
-much to read (``thruput pipeline normalize``) calls :func:`map_batches` wave by wave and
-writes each wave out before the next.
+:func:`map_batches` returns every result at once, so the caller's memory holds all of
+them; a caller with much to read (``thruput pipeline normalize``) takes them one by one
+from :func:`iter_batches`, which keeps a few batches in flight, and writes them out as
+they come.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import re
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["map_batches", "cluster", "read_many", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
+__all__ = ["map_batches", "iter_batches", "cluster", "read_many", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
 
 #: A consistency check named by the run it is about, as batch parsers write them.
 _RUN_CHECK = re.compile(r"^run ([0-9]+):(.*)$", re.S)
@@ -106,6 +107,44 @@ def map_batches(func, first, batches, *, workers=None, scheduler=None, client=No
         finally:
             for future in futures:
                 future.release()
+
+
+def iter_batches(func, first, batches, *, client=None, ahead=None):
+    """``func(first, batch)`` for each batch, yielded in order as they are ready.
+
+    With a ``client``, at most ``ahead`` batches are on the cluster at a time (default:
+    two per worker, so every worker has the next batch while the caller handles the one
+    before), and each result is let go of there once yielded: a caller that writes each
+    result out before asking for the next holds a bounded number of them, whatever the
+    number of batches. Without a client, in this process, one after the other.
+    """
+    if client is None:
+        for batch in batches:
+            yield func(first, batch)
+        return
+    from collections import deque
+
+    ahead = ahead or 2 * max(1, len(client.scheduler_info().get("workers", {})))
+    todo = iter(batches)
+    pending = deque()
+
+    def submit():
+        for batch in todo:
+            pending.append(client.submit(func, first, batch, pure=False))
+            return
+
+    for _ in range(ahead):
+        submit()
+    try:
+        while pending:
+            future = pending.popleft()
+            result = future.result()
+            future.release()
+            submit()
+            yield result
+    finally:
+        for future in pending:
+            future.cancel()
 
 
 #: Files per batch of :func:`read_many`: large enough that a batch parser (iperf3 JSON's

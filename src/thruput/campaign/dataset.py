@@ -694,11 +694,13 @@ class _LedgerTotals:
         self.reasons = {}
 
     def add(self, ds, files=1):
-        """Add the accounting of ``ds``, read from ``files`` files (``read_many``: many)."""
+        """Add the accounting of ``ds`` (a Dataset, or its attrs), read from ``files``
+        files (``read_many``: many)."""
+        attrs = getattr(ds, "attrs", ds)
         self.files += files
         for key in self.totals:
-            self.totals[key] += int(ds.attrs[key])
-        for reason, count in json.loads(ds.attrs["skipped_reasons"]).items():
+            self.totals[key] += int(attrs[key])
+        for reason, count in json.loads(attrs["skipped_reasons"]).items():
             self.reasons[reason] = self.reasons.get(reason, 0) + int(count)
 
     def attrs(self):

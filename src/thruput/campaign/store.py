@@ -34,7 +34,7 @@ from ..errors import ThruputError
 from . import monitor as mon
 
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
-           "verify_sources", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
+           "verify_sources", "verified_path", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
 
 ZARR_FORMAT = 2
 #: Encoding of datetime64 variables: exact to the nanosecond whatever is appended later.
@@ -44,9 +44,10 @@ TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic
 CHUNK_BYTES = 4 * 2**20
 #: Most runs in one chunk (a chunk of per-run numbers is then 64 KiB of float64).
 MAX_RUN_CHUNK = 8192
-#: Batches read per wave: each wave is read, combined and appended before the next, so
-#: memory holds one wave (``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs) at a time.
-WAVE_BATCHES = 32
+#: Batches joined per write: the driver gathers this many batches' fragments (in order,
+#: while the workers read the next ones), joins and appends them, so its memory holds
+#: about ``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs whatever the archive's size.
+WAVE_BATCHES = 16
 
 
 class StoreError(ThruputError):
@@ -163,11 +164,67 @@ def _hash_batch(directory, paths):
     return out
 
 
-def verify_sources(directory, stored, **where):
+def verified_path(out):
+    """Where the sizes and times of the raw files a store holds are kept when their sha256
+    was last checked: ``<store>.verified.npz`` beside it (a cache, not part of the store
+    or of any DVC output: deleting it only makes the next check hash every file)."""
+    out = Path(out)
+    return out.with_name(out.name + ".verified.npz")
+
+
+def _stat(directory, sources):
+    """``(size, mtime_ns)`` of each raw file, ``(-1, -1)`` where there is none."""
+    size = np.full(len(sources), -1, dtype=np.int64)
+    mtime = np.full(len(sources), -1, dtype=np.int64)
+    for i, rel in enumerate(sources):
+        try:
+            st = os.stat(Path(directory) / rel)
+        except OSError:
+            continue
+        size[i], mtime[i] = st.st_size, st.st_mtime_ns
+    return size, mtime
+
+
+def _load_verified(path, directory):
+    """``{source: (size, mtime_ns, sha256)}`` from a :func:`verified_path` file, or ``{}``
+    if there is none, it is unreadable or it was written for another raw directory."""
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            if str(f["directory"]) != str(Path(directory).resolve()):
+                return {}
+            return {src: (int(n), int(t), str(h)) for src, n, t, h in
+                    zip(f["source"].tolist(), f["size"].tolist(), f["mtime_ns"].tolist(), f["sha256"].tolist())}
+    except (OSError, ValueError, KeyError, EOFError):
+        return {}
+
+
+def save_verified(path, directory, sources, shas, size, mtime):
+    """Record that each file of ``sources`` had ``shas`` at ``size``/``mtime`` (atomic)."""
+    keep = size >= 0
+    tmp = Path(path).with_name(Path(path).name + ".part.npz")
+    np.savez(tmp, directory=np.array(str(Path(directory).resolve())),
+             source=np.asarray(sources, dtype=str)[keep], size=size[keep], mtime_ns=mtime[keep],
+             sha256=np.asarray(shas, dtype=str)[keep])
+    os.replace(tmp, path)
+
+
+def verify_sources(directory, stored, *, verified=None, **where):
     """Raw files of ``stored`` runs whose bytes changed or that are gone, as messages.
 
-    Every file is hashed again (in batches, on the workers if ``where`` names a cluster);
-    a file altered in place is caught even where it still parses.
+    Every file is hashed again (in batches, on the workers if ``where`` names a cluster),
+    except, given ``verified`` (a :func:`verified_path`), those whose size and
+    modification time (ns) are still the ones recorded there when the same sha256 was last
+    found: the way DVC and git decide what to hash again. A file altered in place changes
+    its modification time and is hashed, and caught even where it still parses; only an
+    edit that keeps size and time (``touch -r``) escapes, and ``verified=None`` (``thruput
+    campaign check``, ``normalize --verify-all``) hashes every file.
+
+    Returns
+    -------
+    problems : list of str
+    fingerprint : tuple
+        ``(sources, sha256s, sizes, mtimes)`` of the files as checked, for
+        :func:`save_verified`.
     """
     from ..parallel import map_batches
 
@@ -175,16 +232,41 @@ def verify_sources(directory, stored, **where):
     sha = stored["source_sha256"].values.astype(object).astype(str)
     keep = source != ""
     source, sha = source[keep], sha[keep]
-    chunks = [source[i:i + 4096].tolist() for i in range(0, source.size, 4096)]
-    now = [h for part in map_batches(_hash_batch, str(directory), chunks, **where) for h in part]
+    size, mtime = _stat(directory, source)
+    known = _load_verified(verified, directory) if verified is not None else {}
+    todo = [i for i, (rel, n, t, h) in enumerate(zip(source.tolist(), size.tolist(), mtime.tolist(), sha.tolist()))
+            if n < 0 or known.get(rel) != (n, t, h)]
+    paths = source[todo].tolist()
+    chunks = [paths[i:i + 4096] for i in range(0, len(paths), 4096)]
+    now = sha.copy()
+    now[todo] = [h for part in map_batches(_hash_batch, str(directory), chunks, **where) for h in part]
     problems = []
-    for rel, was, is_ in zip(source, sha, now):
+    for i in todo:
+        rel, was, is_ = source[i], sha[i], now[i]
         if is_ == "":
             problems.append(f"{Path(directory) / rel}: in the store but now missing")
         elif is_ != was:
             problems.append(f"{Path(directory) / rel}: changed since it was stored "
                             f"(sha256 was {was[:12]}..., is {is_[:12]}...)")
-    return problems
+    return problems, (source, sha, size, mtime)
+
+
+def _remember(out, directory, checked, rows):
+    """Update :func:`verified_path` of ``out``: what was recorded before, the files just
+    verified (``checked``) and the raw files of ``rows`` just read (their sha256 checked
+    against runs.csv as they were read; their size and time taken now)."""
+    known = _load_verified(verified_path(out), directory)
+    if checked is not None:
+        for rel, h, n, t in zip(*(a.tolist() for a in checked)):
+            known[rel] = (n, t, h)
+    new = [r for r in rows if r.path and r.sha256]
+    size, mtime = _stat(directory, [r.path for r in new])
+    for r, n, t in zip(new, size.tolist(), mtime.tolist()):
+        known[r.path] = (n, t, r.sha256)
+    sources = list(known)
+    save_verified(verified_path(out), directory, sources, [known[k][2] for k in sources],
+                  np.array([known[k][0] for k in sources], dtype=np.int64),
+                  np.array([known[k][1] for k in sources], dtype=np.int64))
 
 
 def _check_prefix(directory, out, stored):
@@ -217,9 +299,12 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     directory, out : path-like
     workers, scheduler, client
         Where the batches are read: :func:`thruput.parallel.map_batches`.
-    verify : bool, default True
-        Hash again every raw file the store already holds (catches a file changed in
-        place); the rows themselves are always checked against ``manifest_sha256``.
+    verify : {True, "all", False}
+        Check that the raw files the store already holds are unchanged (a file changed in
+        place is an error): by default those whose size or modification time differ from
+        when they were last found right (:func:`verify_sources`, :func:`verified_path`)
+        are hashed again; ``"all"`` hashes every one; False none. The rows themselves are
+        always checked against ``manifest_sha256``.
 
     Returns
     -------
@@ -234,7 +319,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     thruput.errors.ThruputError
         For a bad campaign.yaml, runs.csv or raw file, naming file and line.
     """
-    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster, map_batches
+    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster, iter_batches
     from .dataset import load_metadata
 
     out = Path(out)
@@ -252,19 +337,23 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     added = 0
     with cluster(workers, scheduler, client) as c:
         where = {"client": c} if c is not None else {}
+        checked = None
         if base is not None and verify:
-            problems = verify_sources(directory, base, **where)
+            problems, checked = verify_sources(
+                directory, base, verified=None if verify == "all" else verified_path(out), **where)
             if problems:
                 raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
                                  f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
         if base is None and not rows:
             write_store(mon.validate_monitor(mon.empty(metadata, text)), out)
-        waves = mon.batches(mon.batches(rows), WAVE_BATCHES)
+        batches = mon.batches(rows)
+        fragments = iter_batches(mon.read_batch, str(directory), batches, client=c)
         attrs = dict(base.attrs) if base is not None else None
-        for wave in waves:
-            fragments = map_batches(mon.read_batch, str(directory), wave, **where)
+        for wave in mon.batches(batches, WAVE_BATCHES):
+            joined = mon.combine([next(fragments) for _ in wave])
             n = sum(len(b) for b in wave)
-            ds = mon.finish(mon.combine(fragments), metadata, text, start + added + n)
+            ds = mon.finish(joined, metadata, text, start + added + n)
+            del joined
             if attrs is not None:
                 ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
             mon.validate_monitor(ds)
@@ -274,6 +363,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                 append_store(ds, out)
             attrs = ds.attrs
             added += n
+    _remember(out, directory, checked, rows)
     total = xr.open_zarr(out, consolidated=True, chunks=None)
     return {"runs_added": added, "runs": int(total.sizes["run"]), "appended": base is not None,
             "files_read": int(total.attrs["files_read"])}

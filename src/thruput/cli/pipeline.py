@@ -52,8 +52,13 @@ def add_parser(sub):
     where.add_argument("--scheduler", metavar="ADDRESS",
                        help="read them on a running dask cluster, e.g. tcp://10.0.0.1:8786 "
                             "(docs/scale.md: SLURM, Kubernetes)")
-    norm.add_argument("--no-verify", dest="verify", action="store_false",
-                      help="on append, do not hash again the raw files already stored")
+    check = norm.add_mutually_exclusive_group()
+    check.add_argument("--verify-all", dest="verify", action="store_const", const="all", default=True,
+                       help="on append, hash again every raw file already stored (default: only "
+                            "those whose size or modification time changed since they were last "
+                            "found unchanged)")
+    check.add_argument("--no-verify", dest="verify", action="store_false",
+                       help="on append, do not check the raw files already stored")
     norm.set_defaults(func=run_normalize)
     st = verbs.add_parser("stats", help="normalized campaign -> its statistics product (netCDF groups)")
     st.add_argument("input", metavar="IN.nc", help="a normalized campaign")

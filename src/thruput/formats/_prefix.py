@@ -127,11 +127,18 @@ def detect(head):
     Never raises.
     """
     try:
+        raw = head.split("\n")
+        if len(raw) > 1 and not head.endswith("\n"):
+            raw.pop()                   # as _lines_of_head: the last line may be cut
+        first = next((ln for ln in raw if ln.strip() and not _is_wrapper(ln)), None)
+        candidates = {n: p for n, p in _STYLE_RE.items() if first is not None and p.match(first)}
+        if not candidates:          # the usual case, a plain log: decided by its first line
+            return None
         lines = _lines_of_head(head)
         if not lines:
             return None
         best, best_count = None, 0
-        for name, pattern in _STYLE_RE.items():
+        for name, pattern in candidates.items():
             if not pattern.match(lines[0]):
                 continue
             count = sum(1 for ln in lines if pattern.match(ln))

@@ -116,6 +116,8 @@ import itertools
 import re
 import warnings
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..contract import PROBE_STATUSES, Ledger, build, consistency_check
@@ -289,22 +291,60 @@ def parse(text):
     """
     if BLANK_TEXT.match(text):  # (stops at the first other character: no copy of the text)
         raise ParseError("empty input")
+    return dataset(scan(text))
+
+
+def scan(text):
+    """:func:`parse` without the Dataset: a :class:`Scan` of the plain arrays and attrs.
+
+    For callers that read thousands of small logs and keep only some numbers of each (a
+    monitor campaign's normalize): building and validating one Dataset per log costs
+    several times the parse itself. ``dataset(scan(text))`` is ``parse(text)``.
+    """
+    if BLANK_TEXT.match(text):
+        raise ParseError("empty input")
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return parse_chunks((text,), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
+    return scan_chunks((text,), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
 
 
 #: How much of the end of a log :func:`_variant` looks at (BusyBox and Solaris summaries).
 TAIL_CHARS = 2048
 
 
+class Scan(NamedTuple):
+    """One parsed ping run before it becomes a Dataset (:func:`scan`, :func:`dataset`)."""
+
+    #: ``name -> (dims, values)`` of the probe variables (``status`` as names).
+    probes: dict
+    #: The closed line accounting (:meth:`thruput.contract.Ledger.close`).
+    ledger: dict
+    #: What ping printed as its own totals.
+    tool_summary: dict
+    #: The checks of those totals against the probes.
+    consistency: list
+    #: ``ping_variant``, ``ping_target``, ``ping_payload_bytes``.
+    attrs: dict
+
+
+def dataset(run):
+    """The contract Dataset of a :class:`Scan`."""
+    return build(KIND, run.probes, fmt=NAME, tool=TOOL, ledger=run.ledger,
+                 tool_summary=run.tool_summary, consistency=run.consistency, attrs=run.attrs)
+
+
 def parse_chunks(chunks, *, head, tail, n_lines):
-    """Parse one ping run given as consecutive pieces of its text (bounded memory).
+    """:func:`parse` of a log given in pieces: ``dataset(scan_chunks(...))``."""
+    return dataset(scan_chunks(chunks, head=head, tail=tail, n_lines=n_lines))
+
+
+def scan_chunks(chunks, *, head, tail, n_lines):
+    """Scan one ping run given as consecutive pieces of its text (bounded memory).
 
     What :func:`parse` does with the whole text, piece by piece: each piece is scanned
     (C scanner or Python readers) on its own and only the replies' numbers are kept, so
     that memory holds one piece of text and the growing output, never the whole log
-    (:func:`thruput.read` streams large files through here). The Dataset is the one
-    :func:`parse` gives for the joined text.
+    (:func:`thruput.read` streams large files through here). ``dataset()`` of the result
+    is the Dataset :func:`parse` gives for the joined text.
 
     Parameters
     ----------
@@ -343,11 +383,9 @@ def parse_chunks(chunks, *, head, tail, n_lines):
     ledger.parsed(replies.line)
     probes, consistency = _process(replies, others, variant, ledger)
     _truncation(others, variant, ledger)
-    return build(
-        KIND, probes, fmt=NAME, tool=TOOL, ledger=ledger, tool_summary=others.summary,
-        consistency=consistency,
-        attrs={"ping_variant": variant, "ping_target": others.target,
-               "ping_payload_bytes": others.payload})
+    return Scan(probes, ledger.close(), others.summary, consistency,
+                {"ping_variant": variant, "ping_target": others.target,
+                 "ping_payload_bytes": others.payload})
 
 
 class _Store:
