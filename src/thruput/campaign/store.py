@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from . import monitor as mon
 
@@ -64,11 +65,56 @@ def run_chunk(n_probe):
     return int(max(1, min(MAX_RUN_CHUNK, CHUNK_BYTES // (8 * max(n_probe, 1)))))
 
 
+#: Variables of a few known values stored as int8 codes, with the names in the attrs
+#: ``flag_values``/``flag_meanings`` (CF; ``none`` for ``""``, the padding past a ping
+#: run's last probe) and decoded by :func:`open_store`: ten million probe statuses as
+#: variable-length strings would take most of a normalize's writing time.
+CODED = {"rtt_status": ("",) + PROBE_STATUSES}
+#: ``flag_meanings`` word for the empty string.
+_NONE = "none"
+
+
+def _encode_codes(var, names):
+    """``var`` (strings) as int8 codes into ``names``; a value not among them is an error."""
+    values = np.asarray(var.values)
+    codes = np.zeros(values.shape, dtype=np.int8)
+    known = np.zeros(values.shape, dtype=bool)
+    for code, name in enumerate(names):
+        hit = values == name
+        codes[hit] = code
+        known |= hit
+    if not known.all():
+        raise StoreError(f"{var.attrs.get('long_name', '?')}: values other than {list(names)}: "
+                         f"{sorted(set(values[~known].tolist()))[:5]}")
+    attrs = dict(var.attrs, flag_values=list(range(len(names))),
+                 flag_meanings=" ".join(n or _NONE for n in names))
+    return xr.Variable(var.dims, codes, attrs)
+
+
+def _decode_codes(ds):
+    """The :data:`CODED` variables of ``ds`` back to strings: lazily (object arrays) if
+    they are dask arrays, else as ``<U`` strings."""
+    for name in CODED:
+        if name not in ds or "flag_meanings" not in ds[name].attrs:
+            continue
+        var = ds[name].variable
+        names = np.array(["" if w == _NONE else w for w in var.attrs["flag_meanings"].split()], dtype=object)
+        attrs = {k: v for k, v in var.attrs.items() if k not in ("flag_values", "flag_meanings")}
+        data = var.data
+        decoded = (data.map_blocks(names.__getitem__, dtype=object) if hasattr(data, "map_blocks")
+                   else names[np.asarray(data)].astype(str))
+        ds[name] = xr.Variable(var.dims, decoded, attrs)
+    return ds
+
+
 def _for_zarr(ds):
-    """Strings as object arrays (Zarr variable-length strings, not fixed-width ``<U``)."""
+    """Strings as object arrays (Zarr variable-length strings, not fixed-width ``<U``),
+    :data:`CODED` ones as codes."""
     out = ds.copy()
     for name, var in ds.variables.items():
-        if var.dtype.kind in "UT":
+        if name in CODED:
+            out[name] = _encode_codes(var, CODED[name])
+        elif var.dtype.kind in "UT":
             out[name] = var.astype(object)
     return out
 
@@ -113,6 +159,8 @@ def open_store(path, chunks=None):
     ds = xr.open_zarr(path, consolidated=True, chunks=chunks if chunks is not None else None)
     if chunks is None:
         ds = ds.load()
+    ds = _decode_codes(ds)
+    if chunks is None:
         ds = ds.assign({n: v.astype(object).astype(str) for n, v in ds.data_vars.items() if v.dtype.kind == "T"})
     else:  # lazy: object strings per chunk (NumPy's StringDType does not cast to "<U" in place)
         ds = ds.assign({n: v.astype(object) for n, v in ds.data_vars.items() if v.dtype.kind == "T"})
@@ -251,6 +299,20 @@ def verify_sources(directory, stored, *, verified=None, **where):
     return problems, (source, sha, size, mtime)
 
 
+def in_time_order(rows):
+    """``rows`` sorted by start time, ties (and rows without one, last) in manifest order.
+
+    The order :func:`thruput.campaign.monitor.combine` gives the runs, so that batches
+    read in this order are appended one after the other: a runs.csv whose rows are not in
+    time order (tests of several paths started at once, an imported archive) would
+    otherwise have a later batch start before the end of the store and make it be
+    rewritten whole, again and again.
+    """
+    times = np.array([mon._timestamp(r.started) for r in rows], dtype="datetime64[ns]")
+    order = np.argsort(times, kind="stable")
+    return rows if np.array_equal(order, np.arange(len(rows))) else [rows[i] for i in order]
+
+
 def _remember(out, directory, checked, rows):
     """Update :func:`verified_path` of ``out``: what was recorded before, the files just
     verified (``checked``) and the raw files of ``rows`` just read (their sha256 checked
@@ -346,7 +408,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                                  f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
         if base is None and not rows:
             write_store(mon.validate_monitor(mon.empty(metadata, text)), out)
-        batches = mon.batches(rows)
+        batches = mon.batches(in_time_order(rows))
         fragments = iter_batches(mon.read_batch, str(directory), batches, client=c)
         attrs = dict(base.attrs) if base is not None else None
         for wave in mon.batches(batches, WAVE_BATCHES):
