@@ -178,3 +178,29 @@ def test_ping_runs_are_summarised_alike_with_and_without_their_dataset(corpus):
         assert lean.attrs() == full.attrs(), log
         compared += 1
     assert compared >= 10
+
+
+@pytest.mark.parametrize("text", ["h\na\nb\nc\n", "h\r\na\r\nb", "h\na\x85b\nc\n", "h\n", "", "h\na\n\nb\n",
+                                  "h\ra\rb\n"])
+def test_manifest_digests_grow_as_the_whole_prefix_hashed_again(text):
+    import hashlib
+
+    digest = mon.ManifestDigest(text)
+    for rows in range(6):
+        lines = text.splitlines(keepends=True)[: rows + 1]
+        assert digest.upto(rows) == hashlib.sha256("".join(lines).encode()).hexdigest() == \
+            mon.manifest_digest(text, rows)
+
+
+@pytest.mark.parametrize("text", ["2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00Z", "2024-02-29T12:00:00.000001",
+                                  "2026-01-01T23:59:59.123456789", "2026-11-22T18:03:00.5Z",
+                                  "2026-11-22T18:03:00+02:00", "2026-11-22T18:03:00.250-04:00"])
+def test_start_times_parse_as_pandas_parses_them(text):
+    import pandas as pd
+
+    from thruput.campaign.dataset import _timestamp
+
+    ts = pd.Timestamp(text)
+    ts = ts.tz_convert("UTC").tz_localize(None) if ts.tzinfo is not None else ts
+    assert _timestamp(text) == ts.to_datetime64().astype("datetime64[ns]")
+    assert _timestamp(text).dtype == np.dtype("datetime64[ns]")

@@ -675,10 +675,17 @@ def _interval_length(runs):
     return round(float(np.median(lengths)), 3) if lengths.size else float("nan")
 
 
+#: ISO 8601 in UTC or without an offset, as the recorder writes it: parsed by NumPy
+#: (1 us; pandas takes 16 us, and a monitor archive has a row per test).
+_ISO_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z?", re.ASCII)
+
+
 def _timestamp(text):
     """ISO 8601 (any offset) -> naive UTC datetime64[ns]; NaT for ""."""
     if not text:
         return np.datetime64("NaT", "ns")
+    if _ISO_UTC.fullmatch(text):
+        return np.datetime64(text.rstrip("Z"), "ns")
     ts = pd.Timestamp(text)
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC").tz_localize(None)

@@ -25,6 +25,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,7 +117,7 @@ class MonitorError(ThruputError):
     """A monitor campaign is not usable as it stands (the message names file and line)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MonitorRow:
     """One row of a monitor campaign's ``runs.csv``, typed; ``line`` is 1-based."""
 
@@ -144,8 +145,44 @@ def manifest_digest(text, rows):
     What a store records of the manifest rows it holds, so that an append can tell the
     rows it has seen were not changed since.
     """
-    lines = text.splitlines(keepends=True)[: rows + 1]
-    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    return ManifestDigest(text).upto(rows)
+
+
+#: Line breaks of ``str.splitlines`` other than "\n" and "\r\n".
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+class ManifestDigest:
+    """:func:`manifest_digest` of one runs.csv ``text`` for growing row counts, in one pass.
+
+    ``upto(rows)`` for ``rows`` that never decrease hashes only the lines since the last
+    call (a normalize asks once per wave: hashing the whole prefix again each time, or
+    splitting the text into lines, grew with the archive).
+    """
+
+    def __init__(self, text):
+        self._text, self._pos, self._lines, self._sha = text, 0, 0, hashlib.sha256()
+        # lines as splitlines() cuts them; the usual "\n" ends are found directly
+        self._split = text.splitlines(keepends=True) if _OTHER_BREAKS.search(
+            text.replace("\r\n", "\n")) else None
+
+    def upto(self, rows):
+        """sha256 of the header and the first ``rows`` data lines."""
+        want = rows + 1
+        if want < self._lines:
+            raise ValueError("ManifestDigest.upto: rows must not decrease")
+        while self._lines < want and self._pos < len(self._text):
+            if self._split is not None:
+                line = self._split[self._lines]
+                self._pos += len(line)
+            else:
+                end = self._text.find("\n", self._pos)
+                end = len(self._text) if end < 0 else end + 1
+                line = self._text[self._pos:end]
+                self._pos = end
+            self._sha.update(line.encode("utf-8"))
+            self._lines += 1
+        return self._sha.copy().hexdigest()
 
 
 def read_monitor_manifest(directory, start=0):
@@ -185,13 +222,14 @@ def read_monitor_manifest(directory, start=0):
         line = index + 2
         if index < start:
             continue
-        if not cells or all(not c.strip() for c in cells):
+        cells = list(map(str.strip, cells))
+        if not any(cells):
             errors.append((line, "empty row (a monitor manifest has none: rows are counted)"))
             continue
         if len(cells) != len(MONITOR_MANIFEST_COLUMNS):
             errors.append((line, f"expected {len(MONITOR_MANIFEST_COLUMNS)} cells, found {len(cells)}"))
             continue
-        row, problems = _row(dict(zip(MONITOR_MANIFEST_COLUMNS, (c.strip() for c in cells))), line)
+        row, problems = _row(dict(zip(MONITOR_MANIFEST_COLUMNS, cells)), line)
         if row is not None and row.run in seen:
             problems.append(f"run {row.run} already listed on line {seen[row.run]}")
         errors.extend((line, p) for p in problems)
@@ -542,11 +580,12 @@ def pad_probes(ds, width):
     return ds.drop_vars(list(PROBE_PADDING) + ["probe"], errors="ignore").assign(wide)
 
 
-def finish(ds, metadata, text, n_rows):
+def finish(ds, metadata, text, n_rows, digest=None):
     """Give a combined Dataset its coordinates, attributes and campaign attrs.
 
     ``text``/``n_rows``: runs.csv and how many of its rows ``ds`` holds (recorded as
-    ``manifest_rows`` and ``manifest_sha256`` for appends).
+    ``manifest_rows`` and ``manifest_sha256`` for appends); ``digest``: that
+    :func:`manifest_digest` if the caller has it (:class:`ManifestDigest`).
     """
     ds = ds.assign_coords(probe=np.arange(ds.sizes["probe"]))
     for name in STRING_NAMES:
@@ -556,7 +595,8 @@ def finish(ds, metadata, text, n_rows):
     for name, (_, units, long_name) in MONITOR_VARIABLES.items():
         ds[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
     ds.attrs.update(campaign_attrs(metadata))
-    ds.attrs.update(manifest_rows=int(n_rows), manifest_sha256=manifest_digest(text, n_rows))
+    ds.attrs.update(manifest_rows=int(n_rows),
+                    manifest_sha256=digest if digest is not None else manifest_digest(text, n_rows))
     return ds
 
 

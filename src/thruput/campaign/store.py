@@ -409,13 +409,14 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                                  f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
         if base is None and not rows:
             write_store(mon.validate_monitor(mon.empty(metadata, text)), out)
+        digest = mon.ManifestDigest(text)
         batches = mon.batches(in_time_order(rows))
         fragments = iter_batches(mon.read_batch, str(directory), batches, client=c)
         attrs = dict(base.attrs) if base is not None else None
         for wave in mon.batches(batches, WAVE_BATCHES):
             joined = mon.combine([next(fragments) for _ in wave])
             n = sum(len(b) for b in wave)
-            ds = mon.finish(joined, metadata, text, start + added + n)
+            ds = mon.finish(joined, metadata, text, start + added + n, digest.upto(start + added + n))
             del joined
             if attrs is not None:
                 ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
