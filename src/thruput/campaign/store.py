@@ -169,27 +169,33 @@ def open_store(path, chunks=None):
     return ds
 
 
-def append_store(ds, path):
+def append_store(ds, path, *, checked=False):
     """Append the runs of ``ds`` to the store at ``path`` along ``run``.
 
     ``ds.attrs`` replace the store's (the caller merges them: line totals, manifest rows).
     The store is rewritten whole (from itself) when ``ds`` has more probes than the store
     or runs earlier than its last, so that the result is the Dataset a full normalize
-    would give.
+    would give. Only the store's shape and last time are read (not its run ids, unless
+    they must be checked), so that an append costs the same however large the store.
+
+    Parameters
+    ----------
+    checked : bool, default False
+        The caller has made sure no run of ``ds`` is stored already
+        (:func:`normalize_monitor` does so once for all its waves).
 
     Raises
     ------
     StoreError
         If a run id of ``ds`` is already in the store.
     """
-    stored = xr.open_zarr(path, consolidated=True, chunks=None)
-    old_runs = stored["run"].values.astype(object).astype(str)
-    again = np.intersect1d(old_runs, ds["run"].values.astype(object).astype(str))
-    if again.size:
-        raise StoreError(f"{path}: runs already stored: {', '.join(again[:5])}"
-                         f"{' ...' if again.size > 5 else ''}")
-    width = stored.sizes.get("probe", 0)
-    last = stored["time"].values[-1] if stored.sizes["run"] else None
+    import zarr
+
+    if not checked:
+        _refuse_stored_runs(path, ds["run"].values)
+    group = zarr.open_consolidated(str(path), mode="r")
+    n_runs, width = group["rtt"].shape
+    last = np.datetime64(int(group["time"][n_runs - 1]), "ns") if n_runs else None
     if ds.sizes["probe"] > width or (last is not None and ds["time"].values[0] < last):
         whole = mon.combine([open_store(path), ds])
         whole = whole.assign_coords(probe=np.arange(whole.sizes["probe"]))
@@ -197,10 +203,21 @@ def append_store(ds, path):
             whole[name].attrs = ds[name].attrs
         whole.attrs = ds.attrs
         return write_store(whole, path)
-    ds = mon.pad_probes(ds, width).assign_coords(probe=stored["probe"].values)
+    ds = mon.pad_probes(ds, width)
     ds = _for_zarr(ds)
     ds.drop_vars("probe").to_zarr(path, mode="a", append_dim="run", consolidated=True)
     return Path(path)
+
+
+def _refuse_stored_runs(path, runs):
+    """StoreError if any of ``runs`` is in the store at ``path`` already."""
+    import zarr
+
+    stored = zarr.open_consolidated(str(path), mode="r")["run"][:]
+    again = np.intersect1d(np.asarray(stored, dtype=object).astype(str), np.asarray(runs, dtype=object).astype(str))
+    if again.size:
+        raise StoreError(f"{path}: runs already stored: {', '.join(again[:5])}"
+                         f"{' ...' if again.size > 5 else ''}")
 
 
 def _hash_batch(directory, paths):
@@ -409,6 +426,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                                  f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
         if base is None and not rows:
             write_store(mon.validate_monitor(mon.empty(metadata, text)), out)
+        if base is not None and rows:
+            _refuse_stored_runs(out, [r.run for r in rows])     # once, for every wave below
         digest = mon.ManifestDigest(text)
         batches = mon.batches(in_time_order(rows))
         fragments = iter_batches(mon.read_batch, str(directory), batches, client=c)
@@ -424,7 +443,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
             if attrs is None and not is_store(out):
                 write_store(ds, out)
             else:
-                append_store(ds, out)
+                append_store(ds, out, checked=True)
             attrs = ds.attrs
             added += n
     _remember(out, directory, checked, rows)
