@@ -64,7 +64,7 @@ def set_campaigns(repo, names):
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, comparisons=None):
+def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, comparisons=None, monitors=None):
     """Create the project copy at ``repo`` and commit it.
 
     Parameters
@@ -79,9 +79,10 @@ def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, compar
         Keep every stage of the project (catalogue, comparisons, one stage per page, the
         site) with the notebooks, ``_quarto.yml`` and the published numbers; else only
         ``normalize`` and ``stats``.
-    studies, comparisons : optional
-        The ``studies`` list and ``comparisons`` mapping of ``params.yaml`` (default: the
-        project's).
+    studies, comparisons, monitors : optional
+        The ``studies`` list, ``comparisons`` mapping and ``monitors`` list of
+        ``params.yaml`` (default: the project's; the copy has no monitor campaign's raw
+        data, so a copy with the site needs ``monitors=[]``).
     """
     repo = Path(repo)
     (repo / ".dvc").mkdir(parents=True)
@@ -106,6 +107,8 @@ def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, compar
         params["studies"] = list(studies)
     if comparisons is not None:
         params["comparisons"] = dict(comparisons)
+    if monitors is not None:
+        params["monitors"] = list(monitors)
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     run(["git", "init", "-q", "-b", "main"], repo)
     for name in dvc_added:

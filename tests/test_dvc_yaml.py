@@ -9,6 +9,7 @@ import yaml
 
 from thruput.campaign.check import check_campaign
 from thruput import stats
+from thruput.stats import study_effects
 from thruput.site.config import load_config
 
 from .conftest import ROOT
@@ -25,7 +26,7 @@ def stage_bodies():
 
 def test_stages_and_params_sections():
     assert list(STAGES) == ["normalize", "stats", "normalize-monitor", "stats-monitor", "catalogue",
-                            "compare", "reproduce", "datapackage", "page-campaign", "page-monitor",
+                            "compare", "study-effects", "reproduce", "datapackage", "page-campaign", "page-monitor",
                             "page-study", "page-compare", "page-catalogue", "page-reproduction",
                             "page-methods", "page-data", "site"]
     for name in ("normalize", "stats", "page-campaign"):
@@ -33,8 +34,10 @@ def test_stages_and_params_sections():
     assert STAGES["compare"]["foreach"] == STAGES["page-compare"]["foreach"] == "${comparisons}"
     for name in ("normalize-monitor", "stats-monitor", "page-monitor"):
         assert STAGES[name]["foreach"] == "${monitors}"
-    assert set(PARAMS) == {"campaigns", "monitors", "studies", "comparisons", "stats", "monitor"}
+    assert set(PARAMS) == {"campaigns", "monitors", "studies", "comparisons", "stats", "study-effects", "monitor"}
     assert PARAMS["stats"] == stats.DEFAULTS               # one set of defaults
+    assert PARAMS["study-effects"] == study_effects.DEFAULTS
+    assert STAGES["study-effects"]["params"] == ["study-effects"]
 
 
 def test_every_page_of_the_site_is_one_stage():
@@ -51,6 +54,14 @@ def test_every_page_of_the_site_is_one_stage():
             for value in values:
                 outs += [o.replace("${item}", str(value)).replace("${key}", str(value)) for o in body["outs"]]
     assert sorted(outs) == sorted(f"build/pages/{p.output.as_posix()}" for p in config.pages)
+
+
+def test_study_pages_read_the_study_effects_product_not_every_campaign():
+    """So that a campaign added without changing a choice executes no study page."""
+    deps = STAGES["page-study"]["do"]["deps"]
+    assert "data/report/study-effects.nc" in deps and "data/processed/reproduction.csv" in deps
+    assert "data/processed" not in deps
+    assert "data/report/study-effects.nc" in STAGES["study-effects"]["outs"]
 
 
 def test_comparisons_name_listed_campaigns():

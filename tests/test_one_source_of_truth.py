@@ -12,10 +12,7 @@ import pytest
 from .conftest import ROOT
 
 REPORT = ROOT / "src" / "thruput" / "report"
-#: Modules of report/ not yet reading statistics products: studies.py (the study pages'
-#: side-by-side strength of an effect), which engineer `studies` is rewriting as data.
-NOT_YET = {"studies.py"}
-MODULES = sorted(p for p in REPORT.glob("*.py") if p.name not in NOT_YET)
+MODULES = sorted(REPORT.glob("*.py"))
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 

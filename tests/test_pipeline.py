@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 import yaml
@@ -117,6 +118,15 @@ def test_stats_tcp_sweep(mini_product):
     assert float(bound["rtt"]) == float(unloaded.median())
     assert float(bound["bound"].sel(window=65536, streams=2)) == pytest.approx(
         2 * 65536 * 8 / (float(unloaded.median()) / 1000), rel=1e-12)
+
+
+def test_open_product_reads_every_variable(mini_product):
+    # xarray's DataTree.load leaves lazy a variable named like a group (bound/rtt beside /rtt)
+    tree = open_product(mini_product[1])
+    assert "rtt" in tree.children and "rtt" in tree["bound"].variables
+    for node in tree.subtree:
+        for name, variable in node.variables.items():
+            assert isinstance(variable._data, (np.ndarray, pd.Index)) or name in node.indexes, (node.path, name)
 
 
 def test_stats_is_reproducible(mini_product, tmp_path):

@@ -2,7 +2,8 @@
 published numbers and the ledger, unchanged, and every chart is a valid Vega-Lite spec.
 
 The ledger is built here from data/published (thruput.reproduce.build_ledger), the bundled
-campaign is a synthetic sweep (tests/synthetic.py) with known shape.
+campaign is a synthetic sweep (tests/synthetic.py) with known shape, and the side-by-side
+panels read the study-effects product made from it as the pipeline's stage makes it.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from thruput.cli.pipeline import write_product
+from thruput.cli.pipeline import open_product, write_product
 from thruput.stats.product import campaign_product
+from thruput.stats.study_effects import study_effects_product
 from thruput import published, reproduce
 from thruput.report import studies
 
@@ -46,6 +48,22 @@ def processed(tmp_path_factory, ledger):
     # as the pipeline's stats stage leaves it beside the campaign: pages read it
     write_product(campaign_product(ds), folder / "shaped.stats.nc")
     return folder
+
+
+def effects_of(folder, **campaigns):
+    """``folder/study-effects.nc`` as the study-effects stage writes it for these campaigns."""
+    products = {name: campaign_product(ds) for name, ds in campaigns.items()}
+    write_product(study_effects_product(products, campaigns), folder / "study-effects.nc")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory, processed):
+    """The reports folder of the pipeline's study-effects stage over the shaped sweep."""
+    import xarray as xr
+
+    with xr.open_dataset(processed / "shaped.nc") as ds:
+        return effects_of(tmp_path_factory.mktemp("reports"), shaped=ds.load())
 
 
 @pytest.fixture
@@ -219,8 +237,8 @@ def test_seed_001_reno_points_sit_on_the_200_ms_line(processed, shown):
     assert np.allclose(10 ** at, points["y"], rtol=0.01)
 
 
-def test_side_by_side_marks_the_new_measurement(processed, shown):
-    studies.study_side_by_side(processed, "000", PUBLISHED)
+def test_side_by_side_marks_the_new_measurement(reports, processed, shown):
+    studies.study_side_by_side(reports, "000", PUBLISHED, processed)
     callouts = [o.data for o in shown if hasattr(o, "data") and "thruput-new" in str(o.data)]
     assert len(callouts) == 2                    # window plateau, RTT under load
     for text in callouts:
@@ -233,32 +251,24 @@ def test_side_by_side_marks_the_new_measurement(processed, shown):
         assert spec["hconcat"][1]["title"]["subtitle"].startswith("NEW measurement")
 
 
-def test_side_by_side_without_a_matching_campaign(processed, shown):
-    studies.study_side_by_side(processed, "001", PUBLISHED)   # needs a UDPmon campaign
+def test_side_by_side_without_a_matching_campaign(reports, processed, shown):
+    studies.study_side_by_side(reports, "001", PUBLISHED, processed)   # needs a UDPmon campaign
     assert len(shown) == 1 and "No bundled campaign" in shown[0].data
-
-
-def test_pick_prefers_a_shaped_path_over_loopback(tmp_path):
-    loop = dict(synthetic.METADATA, path={"source": "vm", "destination": "vm", "between": "loopback (lo)",
-                                          "capacity_bps": None})
-    for name, meta, streams in (("big-loop", loop, (1, 2, 4, 8, 16)), ("small-shaped", synthetic.METADATA, (1, 2))):
-        ds = synthetic.campaign(metadata=meta, streams=streams, repeats=2)
-        ds.attrs["campaign"] = name
-        ds.to_netcdf(tmp_path / f"{name}.nc")
-    assert studies._pick(tmp_path, "streams").attrs["campaign"] == "small-shaped"
-    assert studies._pick(tmp_path, "latency") is None
 
 
 def test_a_campaign_without_the_effect_is_not_shown(tmp_path, shown):
     # RTT 1 us: even 8 KiB per stream exceeds the capacity, so no window is limiting
     flat = synthetic.campaign(rtt_ms=0.001, repeats=2)
     flat.attrs["campaign"] = "flat"
-    flat.to_netcdf(tmp_path / "flat.nc")
-    assert studies._strength(flat, "window") < studies.MIN_STRENGTH
-    assert studies._pick(tmp_path, "window") is None
-    studies.study_side_by_side(tmp_path, "004", PUBLISHED)
+    studies.study_side_by_side(effects_of(tmp_path, flat=flat), "004", PUBLISHED)
     assert len(shown) == 1
     assert "No bundled campaign shows window-limited throughput and its plateau yet" in shown[0].data
+    assert "by at least 1.5 x" in shown[0].data
+
+
+def test_side_by_side_before_the_stage_ran(tmp_path, shown):
+    studies.study_side_by_side(tmp_path, "000", PUBLISHED)
+    assert len(shown) == 1 and "`thruput pipeline study-effects`" in shown[0].data
 
 
 def test_quotes_lose_markdown_bold_only(processed):
@@ -268,8 +278,8 @@ def test_quotes_lose_markdown_bold_only(processed):
     assert "Latency Slope 0.0286 μ s/byte" in page and "**" not in page
 
 
-def test_side_by_side_of_study_002(processed, shown):
-    studies.study_side_by_side(processed, "002", PUBLISHED)
+def test_side_by_side_of_study_002(reports, processed, shown):
+    studies.study_side_by_side(reports, "002", PUBLISHED, processed)
     callouts = [o.data for o in shown if hasattr(o, "data") and "thruput-new" in str(o.data)]
     assert len(callouts) == 2                    # streams (a pair), RTT under load (the campaign alone)
     assert "two charts" in callouts[0] and "two charts" not in callouts[1]
@@ -309,11 +319,11 @@ def processed_udp(tmp_path_factory, ledger):
     ds = open_campaign(ROOT / "data" / "raw" / "udpmon-veth-500m")
     write_netcdf(ds, folder / "udpmon-veth-500m.nc")
     write_product(campaign_product(ds), folder / "udpmon-veth-500m.stats.nc")
-    return folder
+    return effects_of(folder, **{"udpmon-veth-500m": ds})
 
 
 def test_side_by_side_of_study_001_with_the_udpmon_campaign(processed_udp, shown):
-    studies.study_side_by_side(processed_udp, "001", PUBLISHED)
+    studies.study_side_by_side(processed_udp, "001", PUBLISHED, processed_udp)
     callouts = [o.data for o in shown if hasattr(o, "data") and "thruput-new" in str(o.data)]
     assert len(callouts) == 2                    # latency vs frame size, UDP rate vs spacing
     assert all('href="campaign-udpmon-veth-500m.html"' in c for c in callouts)
@@ -325,4 +335,8 @@ def test_side_by_side_of_study_001_with_the_udpmon_campaign(processed_udp, shown
     assert len(slopes) == 8 and not slopes["board"].str.contains("campaign").any()
     assert sorted(slopes.loc[slopes["kind"].str.startswith("measured"), "slope"]) == [0.009, 0.0146, 0.0231, 0.0286]
     text = [o.data for o in shown if hasattr(o, "data") and "fitted slope" in str(o.data)][0]
-    assert re.search(r"fitted slope is 0\.\d{5} ± 0\.\d{5} us/byte", text)
+    # the campaign page's fit (the statistics product's latency_fit of the main scan), not a second one
+    fit = open_product(processed_udp / "udpmon-veth-500m.stats.nc")["latency_fit"]
+    assert f"fitted slope is {float(fit['slope']):.5f} ± {float(fit['slope_se']):.5f} us/byte" in text
+    assert f"(intercept {float(fit['intercept']):.1f} us)" in text
+    assert len(pair.hconcat[1].layer[0].data) == int(fit["n"]) == 23

@@ -16,6 +16,12 @@
     The catalogue: one row per campaign of ``campaigns:``, from ``DIR/<c>.stats.nc``.
 ``compare A.nc B.nc OUT.nc --name NAME --params params.yaml``
     One comparison of ``comparisons:`` (cells and set-up).
+``study-effects DIR OUT.nc --scores SCORES.nc --params params.yaml``
+    For each effect a study page shows beside a new measurement, the campaign of
+    ``campaigns:`` that shows it best and what its panel draws (from ``DIR/<c>.stats.nc``,
+    and ``DIR/<c>.nc`` for UDPmon rows), with the ``study-effects`` section of
+    ``params.yaml``; SCORES.nc records every campaign's assessment
+    (:mod:`thruput.stats.study_effects`).
 """
 
 from __future__ import annotations
@@ -38,7 +44,7 @@ STATS_SUFFIX = ".stats.nc"
 
 
 def add_parser(sub):
-    p = sub.add_parser("pipeline", help="the steps dvc.yaml runs (normalize, stats, catalogue, compare)",
+    p = sub.add_parser("pipeline", help="the steps dvc.yaml runs (normalize, stats, catalogue, compare, study-effects)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     verbs = p.add_subparsers(dest="verb", metavar="STEP", required=True)
     norm = verbs.add_parser("normalize", help="campaign directory -> one netCDF file or Zarr store",
@@ -77,6 +83,17 @@ def add_parser(sub):
     cmp.add_argument("--name", help="the comparison's name in params.yaml (`comparisons:`)")
     _params_option(cmp)
     cmp.set_defaults(func=run_compare)
+    eff = verbs.add_parser("study-effects", help="statistics products -> the campaign each study page shows",
+                           description="For each effect a study page shows beside a new measurement (window "
+                                       "plateau, streams, RTT under load, UDP latency, UDP spacing), choose the "
+                                       "campaign of `campaigns:` that shows it best and write what its panel "
+                                       "draws; see thruput.stats.study_effects.")
+    eff.add_argument("processed", metavar="DIR", help="folder of the <campaign>.stats.nc and <campaign>.nc files")
+    eff.add_argument("out", metavar="OUT.nc", help="the effects product the study pages read")
+    eff.add_argument("--scores", metavar="SCORES.nc", required=True,
+                     help="where to write every campaign's assessment of every effect")
+    _params_option(eff, "its `campaigns` list and `study-effects` section are used")
+    eff.set_defaults(func=run_study_effects)
 
 
 def _params_option(parser, what="its `stats` section is used"):
@@ -167,11 +184,19 @@ def _params_file(path):
 
 
 def open_product(path):
-    """A statistics product (``.stats.nc``, catalogue, comparison) as an in-memory DataTree."""
+    """A statistics product (``.stats.nc``, catalogue, comparison, study effects) as an
+    in-memory DataTree: every variable read, the file closed."""
     import xarray as xr
 
     with xr.open_datatree(path, engine=NETCDF_ENGINE) as tree:
-        return tree.load()
+        tree.load()
+        # DataTree.load (xarray 2026.9) skips a variable named like a group of the tree
+        # (``bound/rtt`` beside the group ``rtt``): it stayed lazy on the closed file, and
+        # reading it later reopened the file, which can crash HDF5 once the file was replaced.
+        for node in tree.subtree:
+            for variable in node.variables.values():
+                variable.load()
+        return tree
 
 
 def monitor_tree(ds, section):
@@ -258,4 +283,37 @@ def run_compare(args):
     write_product(tree, args.out)
     print(f"{args.out}: {tree.attrs['b']} - {tree.attrs['a']}, {tree['cells'].sizes.get('window', 0)} windows, "
           f"{tree['metadata'].sizes.get('entry', 0)} set-up differences")
+    return 0
+
+
+def run_study_effects(args):
+    import xarray as xr
+
+    from ..stats.study_effects import effect_scores, params_with_defaults, study_effects_product
+
+    params = _params_file(args.params)
+    try:
+        section = params_with_defaults(params.get("study-effects"))
+    except ValueError as exc:
+        print(f"thruput: {args.params}: {exc}", file=sys.stderr)
+        return 1
+    names = params.get("campaigns") or []
+    processed = Path(args.processed)
+    missing = [n for n in names if not (processed / f"{n}{STATS_SUFFIX}").exists()
+               or not (processed / f"{n}.nc").exists()]
+    if missing:
+        print(f"thruput: no normalized campaign or statistics product for {', '.join(missing)} in "
+              f"{processed} (run `thruput pipeline normalize` and `stats` first)", file=sys.stderr)
+        return 1
+    products = {n: open_product(processed / f"{n}{STATS_SUFFIX}") for n in names}
+    campaigns = {n: xr.open_dataset(processed / f"{n}.nc", engine=NETCDF_ENGINE) for n in names}
+    try:
+        tree = study_effects_product(products, campaigns, section)
+    finally:
+        for ds in campaigns.values():
+            ds.close()
+    write_product(tree, args.out)
+    write_product(effect_scores(products, section), args.scores)
+    shown = {e: tree[e].attrs["campaign"] or "-" for e in tree.children}
+    print(f"{args.out}: " + ", ".join(f"{e} {c}" for e, c in shown.items()))
     return 0

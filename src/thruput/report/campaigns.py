@@ -63,9 +63,6 @@ def read_processed(processed, name):
     return ds.assign_attrs(stats_product=str(project_path(processed) / f"{name}{STATS_SUFFIX}"))
 
 
-#: The name report/studies.py imports (kept until it reads the statistics product).
-load_campaign = read_processed
-
 
 def read_product(processed, name=None):
     """The statistics product of campaign ``name`` (``processed/<name>.stats.nc``).

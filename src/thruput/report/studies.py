@@ -8,17 +8,19 @@ measured (:data:`STUDIES`),
 its published tables as charts (:func:`study_charts`), the theory that explains them with
 the published figures on it (:func:`study_theory`), the reproduction ledger of the study
 (:func:`study_ledger`) and, where a bundled campaign shows the same effect, the two side
-by side, marked as a new measurement (:func:`study_side_by_side`). The reproduction page
+by side, marked as a new measurement (:func:`study_side_by_side`): which campaign shows
+each effect best, and every number of its panel, is the ``study-effects`` stage's product
+(``data/report/study-effects.nc``, :mod:`thruput.stats.study_effects`). The reproduction page
 shows counts by status (:func:`ledger_summary`, :func:`ledger_status_chart`), how far each
 differing figure is from its derivation (:func:`ledger_differences_chart`) and every
 ``differs`` and ``erratum`` with its reasoning (:func:`ledger_problems`), after what each
 status means (:func:`status_table`).
 
-Nothing here derives a published number: values come from :mod:`thruput.published`, the
-tidy per-seed tables and theory curves from :mod:`thruput.studies.tables`, the ledger from
-:mod:`thruput.reproduce`, and
-campaign statistics from :mod:`thruput.stats` (through :mod:`.campaigns`). This module
-picks rows, converts them to display units and arranges them.
+Nothing here derives a number: values come from :mod:`thruput.published`, the tidy
+per-seed tables and theory curves from :mod:`thruput.studies.tables`, the ledger from
+:mod:`thruput.reproduce`, and the campaigns' statistics from the pipeline's products
+(read as the campaign pages read them, :mod:`.campaigns`). This module picks rows,
+converts them to display units and arranges them.
 """
 
 from __future__ import annotations
@@ -30,12 +32,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from .. import charts, reproduce, stats, studies, units
+from .. import charts, reproduce, studies, units
 from ..project import project_path
 from ..studies import tables
 from .. import published as pub
-from ..stats import theory
-from .campaigns import _is_tcp, _unloaded_rtt_s, cell_summary, load_campaign, metadata
+from .campaigns import _group, _unloaded_rtt_s, cell_summary, metadata, read_product
 
 __all__ = ["STUDIES", "study_title", "study_charts", "study_theory", "study_ledger", "study_side_by_side",
            "ledger_summary", "ledger_status_chart", "ledger_differences_chart", "ledger_problems", "status_table",
@@ -411,12 +412,9 @@ def _theory_001(p, curves):
     page = studies.page("001")
     reno = tables.seed_001_reno(p)
     display(Markdown(_text("001", "mathis")))
-    loss = np.logspace(-11, -3, 81)
     spec = page["tables"]["reno"]
-    rtt = float(_ids(rows, [spec["rtt"]])["value_si"].iloc[0])
-    extra = pd.DataFrame({"x": loss, "y": theory.mathis_throughput(spec["mss"], rtt, loss) / MBIT,
-                          "label": _text("001", "mathis_label", rtt_ms=rtt * 1e3)})
-    mathis = pd.concat([curves[curves["curve"] == "mathis"][["x", "y", "label"]], extra], ignore_index=True)
+    mathis = pd.concat([curves[curves["curve"] == "mathis"][["x", "y", "label"]], tables.seed_001_reno_line(p)],
+                       ignore_index=True)
     mathis = mathis[(mathis["y"] <= 1e5) & (mathis["x"] >= 1e-11)]
     claim = lambda what: [spec["claim"].format(rate=k, what=what) for k in spec["rates"]]  # noqa: E731
     points = _points(_ids(rows, claim("loss")), reno["loss_rate"], reno["throughput_bps"] / MBIT,
@@ -457,14 +455,11 @@ def _theory_002(p, curves):
     display(charts.theory_points(curves[["x", "y", "label"]], _streams_point(rows, "002"), "parallel streams",
                                  "throughput (Mbit/s)", title=_text("002", "streams_title")))
     rtt = float(_ids(rows, [spec["rtt"]])["value_si"].iloc[0])
-    windows = np.geomspace(8, 1024, 29)
-    line = pd.DataFrame({"x": windows, "y": theory.window_limited_throughput(windows * 1024, rtt, 1) / MBIT,
-                         "label": _text("002", "scaling_label", rtt_ms=rtt * 1e3)})
+    line, limit = tables.seed_002_window_scaling(p)
     w = _ids(rows, spec["windows"])
     vrules = pd.DataFrame({"x": w["value_si"] / 1024, "label": spec["window_labels"]})
     run = _ids(rows, [spec["run"]])
     pts = _points(run, [spec["run_window_kib"]], run["value_si"] / MBIT, [spec["run_label"]])
-    limit = float(theory.window_limited_throughput(w["value_si"].iloc[1], rtt, 1)) / MBIT
     display(Markdown(_text("002", "scaling", rtt_ms=rtt * 1e3, limit=limit)))
     links = _ids(rows, spec["links"])
     hrules = pd.DataFrame({"y": links["value_si"] / MBIT, "label": spec["link_labels"]})
@@ -654,87 +649,20 @@ EFFECT_NAMES = {"window": "window-limited throughput and its plateau",
                 "udp": "UDP throughput and loss against packet spacing"}
 
 
-@functools.lru_cache(maxsize=32)
-def _campaign(processed, name, mtime):
-    return load_campaign(processed, name)
+#: The pipeline's choice of campaign per effect (``thruput pipeline study-effects``, in the
+#: reports folder): one group per effect, :mod:`thruput.stats.study_effects`.
+STUDY_EFFECTS = "study-effects.nc"
 
 
-def _campaigns(processed):
-    out = []
-    for nc in sorted(project_path(processed).glob("*.nc")):
-        try:
-            out.append(_campaign(str(processed), nc.stem, nc.stat().st_mtime))
-        except (OSError, ValueError):
-            continue
-    return out
+def _effects(reports):
+    """The ``study-effects`` stage's product, or None when it has not been built."""
+    path = project_path(reports) / STUDY_EFFECTS
+    return read_product(path) if path.exists() else None
 
 
-def _strength(ds, effect):
-    """How strongly a TCP campaign shows ``effect`` (a ratio >= 1; 1 for other effects).
-
-    - window: best / worst median throughput over windows, at the fewest streams;
-    - streams: median at the most / at the fewest streams, at the smallest window;
-    - rtt: highest loaded median RTT of a cell / unloaded median RTT of the campaign.
-    """
-    if effect in ("window", "streams"):
-        med = stats.describe(ds["throughput"], "repeat")["median"]
-        if effect == "window":
-            line = med.isel(streams=0)
-        else:
-            line = med.isel(window=0).isel(streams=[0, -1])
-            first, last = (float(v) for v in line.values)
-            return last / first if first > 0 and np.isfinite(last / first) else 0.0
-        lo, hi = float(line.min()), float(line.max())
-        return hi / lo if lo > 0 else 0.0
-    if effect == "rtt":
-        rtt = ds["rtt"].where(ds["rtt_status"] == "reply") if "rtt_status" in ds else ds["rtt"]
-        unloaded = float(rtt.sel(phase="unloaded").median(skipna=True))
-        loaded = rtt.sel(phase="loaded").median(dim=[d for d in ("repeat", "probe") if d in rtt.dims], skipna=True)
-        top = float(loaded.max(skipna=True))
-        return top / unloaded if unloaded > 0 and np.isfinite(top) else 0.0
-    return 1.0
-
-
-def _score(ds, effect):
-    """Prefer a shaped path (a known capacity) over loopback, then the campaign that shows
-    the effect most strongly (:func:`_strength`), then the larger sweep."""
-    meta = metadata(ds)
-    path = meta.get("path", {}) or {}
-    loop = "loopback" in str(path.get("between", "")).lower()
-    size = int(np.prod([ds.sizes.get(d, 1) for d in ("window", "streams")]))
-    return (path.get("capacity_bps") is not None, not loop, round(_strength(ds, effect), 1), size)
-
-
-#: A campaign "shows" an effect when its :func:`_strength` reaches this ratio (a 50 % change).
-MIN_STRENGTH = 1.5
-
-
-def _pick(processed, effect):
-    """The bundled campaign that shows ``effect`` best, or None if none shows it."""
-    found = []
-    for ds in _campaigns(processed):
-        if effect in ("window", "streams", "rtt"):
-            if not _is_tcp(ds):
-                continue
-            if effect == "window" and ds.sizes.get("window", 0) < 3:
-                continue
-            if effect == "streams" and ds.sizes.get("streams", 0) < 2:
-                continue
-            if effect == "rtt" and ("rtt" not in ds or "loaded" not in ds["phase"].values):
-                continue
-        elif effect == "latency" and "scan_latency_avg" not in ds:
-            continue
-        elif effect == "udp" and ("packet_size" not in ds or _is_tcp(ds)):
-            continue
-        if effect in ("window", "streams", "rtt") and _strength(ds, effect) < MIN_STRENGTH:
-            continue
-        found.append(ds)
-    return max(found, key=lambda ds: _score(ds, effect)) if found else None
-
-
-def _callout(ds, effect_text, pair=True):
-    meta = metadata(ds)
-    name = ds.attrs.get("campaign", "?")
+def _callout(node, effect_text, pair=True):
+    meta = metadata(node)
+    name = node.attrs.get("campaign", "?")
     path = meta.get("path", {}) or {}
     dates = meta.get("dates", {}) or {}
     where = ""
@@ -751,41 +679,56 @@ def _callout(ds, effect_text, pair=True):
            else "") + "</div>")
 
 
-def _cells(ds):
-    cells = cell_summary(ds).rename(columns={"p25": "q25", "p75": "q75"})
-    rtt_s = _unloaded_rtt_s(ds)
-    bound = None
-    if rtt_s:
-        bound = cells[["window", "streams"]].copy()
-        bound["bound"] = theory.window_limited_throughput(bound["window"].to_numpy(float), rtt_s,
-                                                          bound["streams"].to_numpy(float))
+def _cells(node):
+    """The chosen campaign's cells (throughput and loaded RTT), window bound and unloaded RTT (s),
+    as its campaign page shows them (:func:`.campaigns.cell_summary`)."""
+    cells = cell_summary(None, node).rename(columns={"p25": "q25", "p75": "q75"})
+    rtt_s = _unloaded_rtt_s(None, node)
+    bound = _group(node, "bound")["bound"].to_dataframe().reset_index() if rtt_s else None
     return cells, bound, rtt_s
 
 
-def study_side_by_side(processed, seed, published="data/published"):
+def study_side_by_side(reports, seed, published="data/published", processed=None):
     """Where a bundled campaign shows the effect the study reports, the published figure and
-    the new measurement side by side, marked as a new measurement. Displays; returns None."""
+    the new measurement side by side, marked as a new measurement. Displays; returns None.
+
+    Parameters
+    ----------
+    reports : path-like
+        Folder of the ``study-effects`` stage's ``study-effects.nc``: for each effect, the
+        campaign that shows it best and what its panel draws.
+    seed : str
+        The study.
+    published, processed : path-like
+        ``data/published``, and the folder of ``reproduction.csv`` (the ledger statuses of
+        the published points).
+    """
     seed = _seed(seed)
+    effects = _effects(reports)
+    if effects is None:
+        display(Markdown(f"The choice of campaigns for the study pages has not been built "
+                         f"(`thruput pipeline study-effects`, `{STUDY_EFFECTS}`)."))
+        return
     p = published_frame(published, processed)
     curves = tables.theory_curves(p)
     curves = curves[curves["seed"] == seed]
     missing = []
     for effect in EFFECTS.get(seed, ()):
-        ds = _pick(processed, effect)
-        if ds is None or not _SIDE[effect](p, seed, curves, ds):
+        node = effects[effect] if effect in effects.children else None
+        if node is None or not node.attrs.get("campaign") or not _SIDE[effect](p, seed, curves, node):
             missing.append(EFFECT_NAMES[effect])
     if missing:
         display(Markdown(f"No bundled campaign shows {' or '.join(missing)} yet. A TCP campaign counts when the "
-                         f"effect changes what it measures by at least {MIN_STRENGTH:g} x (the bundled campaigns are "
-                         "listed in `params.yaml` and on the catalogue page)."))
+                         f"effect changes what it measures by at least {float(effects.attrs['min_strength']):g} x "
+                         "(the bundled campaigns are listed in `params.yaml` and on the catalogue page)."))
 
 
-def _side_window(p, seed, curves, ds):
-    cells, bound, rtt_s = _cells(ds)
-    name = ds.attrs.get("campaign", "campaign")
-    capacity = metadata(ds).get("path", {}).get("capacity_bps")
+def _side_window(p, seed, curves, node):
+    cells, bound, rtt_s = _cells(node)
+    name = node.attrs["campaign"]
+    capacity = metadata(node).get("path", {}).get("capacity_bps")
     display(Markdown("### Window-limited throughput and its plateau"))
-    display(_callout(ds, "Throughput grows with the window until the window covers the bandwidth-delay "
+    display(_callout(node, "Throughput grows with the window until the window covers the bandwidth-delay "
                          "product, then stays on a plateau."))
     rows = _rows(p, seed)
     if seed == "004":
@@ -807,12 +750,12 @@ def _left_004(p, curves):
                                 x_scale="log", vrules=vr, hrules=hr, width=charts.PAIR_WIDTH)
 
 
-def _side_streams(p, seed, curves, ds):
-    cells, bound, _ = _cells(ds)
-    name = ds.attrs.get("campaign", "campaign")
+def _side_streams(p, seed, curves, node):
+    cells, bound, _ = _cells(node)
+    name = node.attrs["campaign"]
     rows = _rows(p, seed)
     display(Markdown("### Parallel streams compensate small windows"))
-    display(_callout(ds, "With a window too small for the path, n streams carry about n times as much, "
+    display(_callout(node, "With a window too small for the path, n streams carry about n times as much, "
                          "until the path is full."))
     pts = _streams_point(rows, seed)
     left = charts.theory_points(curves[["x", "y", "label"]], pts, "parallel streams", "throughput (Mbit/s)",
@@ -825,16 +768,16 @@ def _side_streams(p, seed, curves, ds):
     return 1
 
 
-def _side_rtt(p, seed, curves, ds):
-    cells, _, rtt_s = _cells(ds)
+def _side_rtt(p, seed, curves, node):
+    cells, _, rtt_s = _cells(node)
     if "rtt_median" not in cells or cells["rtt_median"].isna().all():
         return 0
-    name = ds.attrs.get("campaign", "campaign")
+    name = node.attrs["campaign"]
     display(Markdown("### RTT grows under load"))
-    display(_callout(ds, "While the path is busy, queues fill and ping RTT rises above its unloaded value.",
+    display(_callout(node, "While the path is busy, queues fill and ping RTT rises above its unloaded value.",
                      pair=seed != "002"))   # study 002 has no RTT figure to pair with
     unloaded = rtt_s * 1e3 if rtt_s else None
-    log = _strength(ds, "rtt") > 10   # loaded RTTs an order of magnitude above the unloaded one
+    log = float(node.attrs["strength"]) > 10   # loaded RTTs an order of magnitude above the unloaded one
     if seed == "002":
         claim = studies.page("002")["charts"]["srtt_factor"]
         factor = float(_ids(_rows(p, "002"), [claim])["value"].iloc[0])
@@ -861,12 +804,11 @@ def _side_rtt(p, seed, curves, ds):
     return 1
 
 
-def _side_latency(p, seed, curves, ds):
-    name = ds.attrs.get("campaign", "campaign")
-    pts = pd.DataFrame({"size": ds["scan_size"].values, "latency": ds["scan_latency_avg"].values}).dropna()
-    if len(pts) < 2:
-        return 0
-    fit = stats.fit_latency(pts["size"], pts["latency"])
+def _side_latency(p, seed, curves, node):
+    name = node.attrs["campaign"]
+    group = _group(node, "latency_fit")
+    pts = group[["size", "latency"]].to_dataframe().reset_index()[["size", "latency"]].dropna()
+    fit = {k: float(group[k]) for k in ("slope", "slope_se", "intercept")}
     lat = tables.seed_001_latency(p)
     labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
     slopes = pd.concat([
@@ -878,7 +820,7 @@ def _side_latency(p, seed, curves, ds):
     se = fit["slope_se"]
     where = "below" if fit["slope"] + se < low else "above" if fit["slope"] - se > high else "within"
     display(Markdown("### UDP latency vs frame size"))
-    display(_callout(ds, "UDPmon request–response latency grows linearly with the frame size; the slope is the "
+    display(_callout(node, "UDPmon request–response latency grows linearly with the frame size; the slope is the "
                          "time per byte of every copy and bus on the way."))
     display(Markdown(f"The campaign's fitted slope is {fit['slope']:.5f} ± {fit['slope_se']:.5f} us/byte (intercept "
                      f"{fit['intercept']:.1f} us), {where} the range of the published boards' measured slopes "
@@ -890,13 +832,13 @@ def _side_latency(p, seed, curves, ds):
     return 1
 
 
-def _side_udp(p, seed, curves, ds):
-    name = ds.attrs.get("campaign", "campaign")
+def _side_udp(p, seed, curves, node):
+    name = node.attrs["campaign"]
     display(Markdown("### UDP throughput vs packet spacing"))
-    display(_callout(ds, "Sending UDP frames closer together raises the rate until the slowest element (there a "
+    display(_callout(node, "Sending UDP frames closer together raises the rate until the slowest element (there a "
                          "PCI bus or NIC, here the path's shaper) saturates and frames are lost; compare the maximum "
                          "UDP throughput per board above.", pair=False))
-    rows = ds[["spacing", "recv_rate", "loss_fraction", "packet_size"]].to_dataframe().reset_index()
+    rows = _group(node, "udp_rows").to_dataframe().reset_index()
     display(charts.udp_vs_spacing(rows, title=f"Campaign {name}: UDP receive rate and loss vs spacing "
                                               "(new measurement)"))
     return 1

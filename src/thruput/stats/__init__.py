@@ -20,6 +20,8 @@ monitor         rolling_summary, buffer_curves, udp_tcp_ratio, compare_periods,
                 direction_asymmetry, gap_report (monitor campaigns)
 grouped         grouped_summary: per-group summaries, exact or by sketch on dask
 monitor_tables  monitor_product: every table of a monitor campaign's page
+study_effects   study_effects_product: the campaign each study page shows beside a
+                published effect (effect_applies, effect_strength, effect_scores)
 theory          bdp, gige_goodput, window_limited_throughput, mathis_throughput, ...
 jitter          ipdv, jitter_rfc3550, loss_bursts, jain_fairness
 defaults        DEFAULTS: the one set of defaults (params.yaml's stats section)
@@ -47,6 +49,7 @@ from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_r
                       rolling_summary, udp_tcp_ratio)
 from .periodic import daily_cycle, periodogram, time_series
 from .monitor_tables import monitor_product
+from .study_effects import effect_applies, effect_scores, effect_strength, study_effects_product
 from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
 from .tcp import (congestion_vs_throughput, counter_increments, counter_total, tcp_series,
@@ -78,6 +81,8 @@ __all__ = [
     # monitor campaigns
     "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
     "direction_asymmetry", "gap_report", "grouped_summary", "monitor_product",
+    # the campaigns the study pages show beside the published effects
+    "study_effects_product", "effect_applies", "effect_strength", "effect_scores",
     # theory
     "bdp", "bdp_packets", "gige_goodput", "window_limited_throughput", "mathis_throughput",
     "mathis_loss_rate", "reno_recovery_time", "bus_rate", "expected_latency_slope",

@@ -17,7 +17,8 @@ from ..stats import theory
 from . import StudyError, SEEDS, page
 from .formulas import CONSTANTS
 
-__all__ = ["seed_000_hosts", "seed_001_apps", "seed_001_reno", "seed_001_latency", "seed_004_ping", "theory_curves"]
+__all__ = ["seed_000_hosts", "seed_001_apps", "seed_001_reno", "seed_001_reno_line", "seed_001_latency",
+           "seed_002_window_scaling", "seed_004_ping", "theory_curves"]
 
 
 def _corrected(published, ledger):
@@ -125,6 +126,22 @@ def seed_001_reno(published):
     return pd.DataFrame(rows)
 
 
+def seed_001_reno_line(published):
+    """The Mathis line at the Reno table's RTT and MSS, over the table's loss rates.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``x`` (loss rate, 1, 10^-11 to 10^-3), ``y`` (Mbit/s, :func:`thruput.stats.theory.mathis_throughput`)
+        and ``label`` (``page.yaml``: ``text.mathis_label`` with the RTT it uses).
+    """
+    spec = page("001")["tables"]["reno"]
+    rtt = float(published.set_index("id").at[spec["rtt"], "value_si"])
+    loss = np.logspace(-11, -3, 81)
+    return pd.DataFrame({"x": loss, "y": theory.mathis_throughput(spec["mss"], rtt, loss) / 1e6,
+                         "label": page("001")["text"]["mathis_label"].format(rtt_ms=rtt * 1e3)})
+
+
 def seed_001_latency(published):
     """Seed 001's UDPmon latency slopes: measured, published expectation, and theory.
 
@@ -147,6 +164,27 @@ def seed_001_latency(published):
                      "intercept_us": pub.at[r["intercept"], "value"] if r.get("intercept") else np.nan,
                      "measured_claim": r["measured"], "expected_claim": r["expected"]})
     return pd.DataFrame(rows)
+
+
+def seed_002_window_scaling(published):
+    """Seed 002's one-stream window limit over the handshake RTT (``page.yaml``: ``charts.scaling``).
+
+    Returns
+    -------
+    line : pandas.DataFrame
+        ``x`` (window, KiB, 8 to 1024), ``y`` (window / RTT, Mbit/s, one stream) and ``label``
+        (``text.scaling_label``).
+    limit : float
+        The same limit at the second published window of ``windows`` (wscale 1), Mbit/s.
+    """
+    spec = page("002")["charts"]["scaling"]
+    pub = published.set_index("id")
+    rtt = float(pub.at[spec["rtt"], "value_si"])
+    windows = np.geomspace(8, 1024, 29)
+    line = pd.DataFrame({"x": windows, "y": theory.window_limited_throughput(windows * 1024, rtt, 1) / 1e6,
+                         "label": page("002")["text"]["scaling_label"].format(rtt_ms=rtt * 1e3)})
+    limit = float(theory.window_limited_throughput(pub.at[spec["windows"][1], "value_si"], rtt, 1)) / 1e6
+    return line, limit
 
 
 def seed_004_ping(published):
