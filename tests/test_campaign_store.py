@@ -161,7 +161,8 @@ def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
 def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
     from distributed import Client, LocalCluster, get_task_stream
 
-    monkeypatch.setattr(mon, "BATCH_ROWS", 3)        # 7 batches of the 20 rows
+    monkeypatch.setattr(mon, "BATCH_ROWS", 3)        # 7 batches of the 20 rows,
+    monkeypatch.setattr(store, "WAVE_BATCHES", 2)    # written in 4 waves (3 appends)
     here = tmp_path / "here.zarr"
     store.normalize_monitor(CAMPAIGN, here)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",

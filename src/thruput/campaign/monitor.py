@@ -148,8 +148,14 @@ def manifest_digest(text, rows):
     return ManifestDigest(text).upto(rows)
 
 
-#: Line breaks of ``str.splitlines`` other than "\n" and "\r\n".
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+#: Line breaks of ``str.splitlines`` other than "\n" (and "\r" in "\r\n").
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _other_breaks(text):
+    """True if ``splitlines`` would cut ``text`` elsewhere than after each "\n"."""
+    return (any(c in text for c in _OTHER_BREAKS)           # (``in``: no regex over the text)
+            or text.count("\r") != text.count("\r\n"))
 
 
 class ManifestDigest:
@@ -163,8 +169,7 @@ class ManifestDigest:
     def __init__(self, text):
         self._text, self._pos, self._lines, self._sha = text, 0, 0, hashlib.sha256()
         # lines as splitlines() cuts them; the usual "\n" ends are found directly
-        self._split = text.splitlines(keepends=True) if _OTHER_BREAKS.search(
-            text.replace("\r\n", "\n")) else None
+        self._split = text.splitlines(keepends=True) if _other_breaks(text) else None
 
     def upto(self, rows):
         """sha256 of the header and the first ``rows`` data lines."""

@@ -205,7 +205,7 @@ def append_store(ds, path, *, checked=False):
         return write_store(whole, path)
     ds = mon.pad_probes(ds, width)
     ds = _for_zarr(ds)
-    ds.drop_vars("probe").to_zarr(path, mode="a", append_dim="run", consolidated=True)
+    ds.drop_vars("probe", errors="ignore").to_zarr(path, mode="a", append_dim="run", consolidated=True)
     return Path(path)
 
 
@@ -241,10 +241,10 @@ def _stat(directory, sources):
     """``(size, mtime_ns)`` of each raw file, ``(-1, -1)`` where there is none."""
     size = np.full(len(sources), -1, dtype=np.int64)
     mtime = np.full(len(sources), -1, dtype=np.int64)
-    top = os.fspath(directory)
+    top = os.fspath(directory).rstrip("/") + "/"
     for i, rel in enumerate(sources):
         try:
-            st = os.stat(os.path.join(top, rel))       # (strings: pathlib costs 3x the stat)
+            st = os.stat(top + rel)         # (strings: pathlib and os.path.join cost more than the stat)
         except OSError:
             continue
         size[i], mtime[i] = st.st_size, st.st_mtime_ns
@@ -336,13 +336,19 @@ def _remember(out, directory, checked, rows):
     verified (``checked``) and the raw files of ``rows`` just read (their sha256 checked
     against runs.csv as they were read; their size and time taken now)."""
     known = _load_verified(verified_path(out), directory)
+    changed = False
     if checked is not None:
         for rel, h, n, t in zip(*(a.tolist() for a in checked)):
-            known[rel] = (n, t, h)
+            if n >= 0 and known.get(rel) != (n, t, h):
+                known[rel] = (n, t, h)
+                changed = True
     new = [r for r in rows if r.path and r.sha256]
     size, mtime = _stat(directory, [r.path for r in new])
     for r, n, t in zip(new, size.tolist(), mtime.tolist()):
         known[r.path] = (n, t, r.sha256)
+        changed = True
+    if not changed and verified_path(out).is_file():
+        return
     sources = list(known)
     save_verified(verified_path(out), directory, sources, [known[k][2] for k in sources],
                   np.array([known[k][0] for k in sources], dtype=np.int64),
