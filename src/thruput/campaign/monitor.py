@@ -190,7 +190,15 @@ class ManifestDigest:
         return self._sha.copy().hexdigest()
 
 
-def read_monitor_manifest(directory, start=0):
+def read_manifest_text(directory):
+    """The text of a monitor campaign's ``runs.csv`` (MonitorError if there is none)."""
+    path = Path(directory) / "runs.csv"
+    if not path.is_file():
+        raise MonitorError(f"{path}: missing")
+    return path.read_text(encoding="utf-8")
+
+
+def read_monitor_manifest(directory, start=0, text=None):
     """The rows of a monitor campaign's ``runs.csv`` from data row ``start`` on.
 
     Parameters
@@ -199,6 +207,8 @@ def read_monitor_manifest(directory, start=0):
         The campaign directory.
     start : int, default 0
         Number of data rows to pass over (those a store already holds).
+    text : str, optional
+        runs.csv's text, if the caller has read it already (read here otherwise).
 
     Returns
     -------
@@ -214,9 +224,8 @@ def read_monitor_manifest(directory, start=0):
         test, a number that is not one, a start that is not ISO 8601, a duplicate run id.
     """
     path = Path(directory) / "runs.csv"
-    if not path.is_file():
-        raise MonitorError(f"{path}: missing")
-    text = path.read_text(encoding="utf-8")
+    if text is None:
+        text = read_manifest_text(directory)
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != MONITOR_MANIFEST_COLUMNS:

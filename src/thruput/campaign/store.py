@@ -35,7 +35,7 @@ from ..errors import ThruputError
 from . import monitor as mon
 
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
-           "verify_sources", "verified_path", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
+           "verify_sources", "verified_path", "load_verified", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
 
 ZARR_FORMAT = 2
 #: Encoding of datetime64 variables: exact to the nanosecond whatever is appended later.
@@ -251,7 +251,7 @@ def _stat(directory, sources):
     return size, mtime
 
 
-def _load_verified(path, directory):
+def load_verified(path, directory):
     """``{source: (size, mtime_ns, sha256)}`` from a :func:`verified_path` file, or ``{}``
     if there is none, it is unreadable or it was written for another raw directory."""
     try:
@@ -278,9 +278,10 @@ def verify_sources(directory, stored, *, verified=None, **where):
     """Raw files of ``stored`` runs whose bytes changed or that are gone, as messages.
 
     Every file is hashed again (in batches, on the workers if ``where`` names a cluster),
-    except, given ``verified`` (a :func:`verified_path`), those whose size and
-    modification time (ns) are still the ones recorded there when the same sha256 was last
-    found: the way DVC and git decide what to hash again. A file altered in place changes
+    except, given ``verified`` (what :func:`load_verified` read from a
+    :func:`verified_path`), those whose size and modification time (ns) are still the ones
+    recorded there when the same sha256 was last found: the way DVC and git decide what to
+    hash again. A file altered in place changes
     its modification time and is hashed, and caught even where it still parses; only an
     edit that keeps size and time (``touch -r``) escapes, and ``verified=None`` (``thruput
     campaign check``, ``normalize --verify-all``) hashes every file.
@@ -299,7 +300,7 @@ def verify_sources(directory, stored, *, verified=None, **where):
     keep = source != ""
     source, sha = source[keep], sha[keep]
     size, mtime = _stat(directory, source)
-    known = _load_verified(verified, directory) if verified is not None else {}
+    known = verified or {}
     todo = [i for i, (rel, n, t, h) in enumerate(zip(source.tolist(), size.tolist(), mtime.tolist(), sha.tolist()))
             if n < 0 or known.get(rel) != (n, t, h)]
     paths = source[todo].tolist()
@@ -331,11 +332,11 @@ def in_time_order(rows):
     return rows if np.array_equal(order, np.arange(len(rows))) else [rows[i] for i in order]
 
 
-def _remember(out, directory, checked, rows):
-    """Update :func:`verified_path` of ``out``: what was recorded before, the files just
-    verified (``checked``) and the raw files of ``rows`` just read (their sha256 checked
-    against runs.csv as they were read; their size and time taken now)."""
-    known = _load_verified(verified_path(out), directory)
+def _remember(out, directory, known, checked, rows):
+    """Update :func:`verified_path` of ``out``: what was recorded before (``known``, from
+    :func:`load_verified`; updated in place), the files just verified (``checked``) and the
+    raw files of ``rows`` just read (their sha256 checked against runs.csv as they were
+    read; their size and time taken now)."""
     changed = False
     if checked is not None:
         for rel, h, n, t in zip(*(a.tolist() for a in checked)):
@@ -355,12 +356,12 @@ def _remember(out, directory, checked, rows):
                   np.array([known[k][1] for k in sources], dtype=np.int64))
 
 
-def _check_prefix(directory, out, stored):
-    """The rows the store holds must be the first rows of runs.csv, unchanged."""
+def _check_prefix(directory, out, stored, text, digest):
+    """The rows the store holds must be the first rows of runs.csv (``text``, whose
+    :class:`~thruput.campaign.monitor.ManifestDigest` is ``digest``), unchanged."""
     n = int(stored.attrs["manifest_rows"])
-    text = (Path(directory) / "runs.csv").read_text(encoding="utf-8")
-    if mon.manifest_digest(text, n) != stored.attrs["manifest_sha256"]:
-        rows, _ = mon.read_monitor_manifest(directory)      # only now: to say which rows
+    if digest.upto(n) != stored.attrs["manifest_sha256"]:
+        rows, _ = mon.read_monitor_manifest(directory, text=text)   # only now: to say which rows
         runs = stored["run"].values.astype(object).astype(str)
         shas = dict(zip(runs, stored["source_sha256"].values.astype(object).astype(str)))
         listed = {r.run: r for r in rows}
@@ -410,14 +411,17 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
 
     out = Path(out)
     metadata = load_metadata(directory)
+    text = mon.read_manifest_text(directory)        # read and hashed once, for all below
+    digest = mon.ManifestDigest(text)
     start, base = 0, None
     if is_store(out):
         base = xr.open_zarr(out, consolidated=True, chunks=None)
         if base.attrs.get("campaign") != metadata["name"]:
             raise StoreError(f"{out}: holds campaign {base.attrs.get('campaign')!r}, not {metadata['name']!r}")
-        _check_prefix(directory, out, base)
+        _check_prefix(directory, out, base, text, digest)
         start = int(base.attrs["manifest_rows"])
-    rows, text = mon.read_monitor_manifest(directory, start)
+    rows, _ = mon.read_monitor_manifest(directory, start, text=text)
+    known = load_verified(verified_path(out), directory)
     if client is None and len(mon.batches(rows)) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
     added = 0
@@ -426,7 +430,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         checked = None
         if base is not None and verify:
             problems, checked = verify_sources(
-                directory, base, verified=None if verify == "all" else verified_path(out), **where)
+                directory, base, verified=None if verify == "all" else known, **where)
             if problems:
                 raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
                                  f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
@@ -434,7 +438,6 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
             write_store(mon.validate_monitor(mon.empty(metadata, text)), out)
         if base is not None and rows:
             _refuse_stored_runs(out, [r.run for r in rows])     # once, for every wave below
-        digest = mon.ManifestDigest(text)
         batches = mon.batches(in_time_order(rows))
         fragments = iter_batches(mon.read_batch, str(directory), batches, client=c)
         attrs = dict(base.attrs) if base is not None else None
@@ -452,7 +455,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                 append_store(ds, out, checked=True)
             attrs = ds.attrs
             added += n
-    _remember(out, directory, checked, rows)
+    _remember(out, directory, known, checked, rows)
     total = xr.open_zarr(out, consolidated=True, chunks=None)
     return {"runs_added": added, "runs": int(total.sizes["run"]), "appended": base is not None,
             "files_read": int(total.attrs["files_read"])}
