@@ -172,11 +172,12 @@ def _best_of(n, fn):
 
 
 def _warm():
-    """Import what normalize uses (jsonschema takes seconds on a busy machine)."""
+    """Import what normalize uses (jsonschema takes seconds on a busy machine; xarray imports
+    dask.array on the first write)."""
     import importlib
 
     for name in ("thruput.campaign.monitor", "thruput.formats.iperf3_json", "thruput.formats.ping",
-                 "jsonschema"):
+                 "jsonschema", "dask.array", "zarr"):
         importlib.import_module(name)
 
 

@@ -192,6 +192,23 @@ def test_manifest_digests_grow_as_the_whole_prefix_hashed_again(text):
             mon.manifest_digest(text, rows)
 
 
+@pytest.mark.parametrize("quote", [False, True])
+def test_rows_after_a_start_are_those_of_the_whole_manifest(tmp_path, quote):
+    from .conftest import copy_campaign
+
+    target = copy_campaign(CAMPAIGN, tmp_path / "c")
+    text = (target / "runs.csv").read_text()
+    if quote:            # a quoted cell may hold a newline: the rows before are parsed again
+        header, first, rest = text.split("\n", 2)
+        run, cells = first.split(",", 1)
+        text = f'{header}\n"{run}",{cells}\n{rest}'
+    (target / "runs.csv").write_text(text)
+    rows, _ = mon.read_monitor_manifest(target)
+    for start in (0, 1, 7, len(rows) - 1, len(rows)):
+        assert mon.read_monitor_manifest(target, start)[0] == rows[start:]
+    assert (mon._row_offset(text, 3) is None) == quote
+
+
 @pytest.mark.parametrize("text", ["2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00Z", "2024-02-29T12:00:00.000001",
                                   "2026-01-01T23:59:59.123456789", "2026-11-22T18:03:00.5Z",
                                   "2026-11-22T18:03:00+02:00", "2026-11-22T18:03:00.250-04:00"])

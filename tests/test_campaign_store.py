@@ -96,6 +96,13 @@ def test_append_with_more_probes_or_earlier_runs_rewrites_the_store(full, tmp_pa
     late = store.open_store(out)
     assert (np.diff(late["time"].values.astype(np.int64)) >= 0).all()
     xr.testing.assert_identical(late.drop_attrs(), store.open_store(full).drop_attrs())
+    # the record of checked files follows the rewritten store's order, and is the store's
+    record = store.load_verified(store.verified_path(out), target)
+    again = store._index_of(xr.open_zarr(out, create_default_indexes=False))
+    assert record.matches(xr.open_zarr(out))
+    for name in ("run", "source", "time"):
+        assert getattr(record, name).tolist() == getattr(again, name).tolist()
+    assert (record.size[record.source != ""] > 0).all()
 
 
 def test_a_stored_file_changed_in_place_is_an_error(full, tmp_path, capsys):
@@ -153,6 +160,19 @@ def test_a_stored_row_changed_is_an_error(full, tmp_path):
         store.normalize_monitor(target, out)
 
 
+def test_a_new_row_with_a_stored_run_id_is_refused(tmp_path):
+    target = copy(tmp_path, rows=range(12))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    before = files(out)
+    lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
+    stored, new = lines[1].split(",", 1)[0], lines[13].split(",", 1)[0]
+    (target / "runs.csv").write_text("".join(lines[:13]) + lines[13].replace(new, stored, 1))
+    with pytest.raises(store.StoreError, match=f"runs already stored: {stored}$"):
+        store.normalize_monitor(target, out)
+    assert files(out) == before
+
+
 def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
     assert main(["pipeline", "normalize", str(CAMPAIGN), str(tmp_path / "m.nc")]) == 2
     assert "a monitor campaign is stored as Zarr" in capsys.readouterr().err
@@ -175,6 +195,25 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
     assert len(workers) == 2
     assert files(there) == files(here) == files(full)
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
+
+
+def test_on_a_cluster_a_changed_stored_file_stops_the_append_before_any_write(tmp_path, monkeypatch):
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setattr(mon, "BATCH_ROWS", 2)        # 4 batches to read: sent before the check
+    target = copy(tmp_path, rows=range(12))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    before = files(out)
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
+    raw = target / "runs/2026-11-22/000001-lo-forward-udp.json"
+    raw.write_text(raw.read_text().replace('"bytes":', '"bytes": ', 1))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        with pytest.raises(store.StoreError, match="000001-lo-forward-udp.json: changed since it was stored"):
+            store.normalize_monitor(target, out, client=client)
+        assert files(out) == before
+        assert not client.who_has()                  # the batches sent ahead were let go of
 
 
 def test_a_sweep_opens_the_same_from_netcdf_and_raw_lazily_too(tmp_path):
@@ -206,3 +245,8 @@ def test_check_against_a_store_names_a_changed_file(full, tmp_path, capsys):
     raw.write_bytes(raw.read_bytes() + b"\n")
     assert main(["campaign", "check", str(target), "--against", str(full)]) == 1
     assert "000003-lo-forward-udp.json: error: changed since the campaign was normalized" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("strings", [[], [""], ["a", "", "runs/é/x.txt"], ["a\0b", "c"], ["\udcff"]])
+def test_the_record_packs_strings_losslessly(strings):
+    assert store._unpack(store._pack(strings), len(strings)).tolist() == strings

@@ -112,39 +112,61 @@ def map_batches(func, first, batches, *, workers=None, scheduler=None, client=No
 def iter_batches(func, first, batches, *, client=None, ahead=None):
     """``func(first, batch)`` for each batch, yielded in order as they are ready.
 
-    With a ``client``, at most ``ahead`` batches are on the cluster at a time (default:
-    two per worker, so every worker has the next batch while the caller handles the one
-    before), and each result is let go of there once yielded: a caller that writes each
-    result out before asking for the next holds a bounded number of them, whatever the
-    number of batches. Without a client, in this process, one after the other.
+    With a ``client``, the first batches go to the cluster at once (so the caller can do
+    other work while they are read), at most ``ahead`` at a time (default: two per
+    worker, so every worker has the next batch while the caller handles the one before),
+    and each result is let go of there once yielded: a caller that writes each result out
+    before asking for the next holds a bounded number of them, whatever the number of
+    batches. ``close()`` cancels those still on the cluster. Without a client, in this
+    process, one after the other as they are asked for.
     """
     if client is None:
-        for batch in batches:
-            yield func(first, batch)
-        return
-    from collections import deque
+        return (func(first, batch) for batch in batches)
+    return _Ahead(func, first, batches, client,
+                  ahead or 2 * max(1, len(client.scheduler_info().get("workers", {}))))
 
-    ahead = ahead or 2 * max(1, len(client.scheduler_info().get("workers", {})))
-    todo = iter(batches)
-    pending = deque()
 
-    def submit():
-        for batch in todo:
-            pending.append(client.submit(func, first, batch, pure=False))
+class _Ahead:
+    """The iterator of :func:`iter_batches` on a cluster."""
+
+    def __init__(self, func, first, batches, client, ahead):
+        from collections import deque
+
+        self._submit = lambda batch: client.submit(func, first, batch, pure=False)
+        self._todo = iter(batches)
+        self._pending = deque()
+        for _ in range(ahead):
+            self._next_batch()
+
+    def _next_batch(self):
+        for batch in self._todo:
+            self._pending.append(self._submit(batch))
             return
 
-    for _ in range(ahead):
-        submit()
-    try:
-        while pending:
-            future = pending.popleft()
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if not self._pending:
+            raise StopIteration
+        future = self._pending.popleft()
+        try:
             result = future.result()
-            future.release()
-            submit()
-            yield result
-    finally:
-        for future in pending:
-            future.cancel()
+        except BaseException:
+            self.close()
+            raise
+        future.release()
+        self._next_batch()
+        return result
+
+    def close(self):
+        """Cancel the batches still on the cluster; no more are sent."""
+        self._todo = iter(())
+        while self._pending:
+            self._pending.popleft().cancel()
+
+    def __del__(self):
+        self.close()
 
 
 #: Files per batch of :func:`read_many`: large enough that a batch parser (iperf3 JSON's

@@ -26,6 +26,7 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import xarray as xr
@@ -35,7 +36,7 @@ from ..errors import ThruputError
 from . import monitor as mon
 
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
-           "verify_sources", "verified_path", "load_verified", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
+           "verify_sources", "verified_path", "Verified", "load_verified", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
 
 ZARR_FORMAT = 2
 #: Encoding of datetime64 variables: exact to the nanosecond whatever is appended later.
@@ -209,15 +210,18 @@ def append_store(ds, path, *, checked=False):
     return Path(path)
 
 
-def _refuse_stored_runs(path, runs):
-    """StoreError if any of ``runs`` is in the store at ``path`` already."""
+def _refuse_stored_runs(path, runs, stored=None):
+    """StoreError if any of ``runs`` is in the store at ``path`` already (``stored``: its
+    run ids, if the caller has them)."""
     import zarr
 
-    stored = zarr.open_consolidated(str(path), mode="r")["run"][:]
-    again = np.intersect1d(np.asarray(stored, dtype=object).astype(str), np.asarray(runs, dtype=object).astype(str))
-    if again.size:
+    if stored is None:
+        stored = zarr.open_consolidated(str(path), mode="r")["run"][:]
+    new = {str(r) for r in runs}
+    again = sorted(r for r in map(str, np.asarray(stored, dtype=object).tolist()) if r in new)
+    if again:
         raise StoreError(f"{path}: runs already stored: {', '.join(again[:5])}"
-                         f"{' ...' if again.size > 5 else ''}")
+                         f"{' ...' if len(again) > 5 else ''}")
 
 
 def _hash_batch(directory, paths):
@@ -237,12 +241,37 @@ def verified_path(out):
     return out.with_name(out.name + ".verified.npz")
 
 
+class Verified(NamedTuple):
+    """What :func:`verified_path` records of a store: per run, in the store's order, its
+    id, raw file, start time (ns) and the file's size and modification time (ns) when its
+    sha256 was last found to be the stored one (-1: never checked, or no file).
+
+    It belongs to the store whose ``manifest_sha256`` it names: the store's runs, files and
+    order follow from those runs.csv rows alone (sorted by start time, ties in row order),
+    so a store that names the same rows holds these runs in this order.
+    """
+
+    manifest_sha256: str
+    run: np.ndarray
+    source: np.ndarray
+    time: np.ndarray
+    size: np.ndarray
+    mtime: np.ndarray
+
+    def matches(self, stored):
+        """True if this records the store ``stored`` (its attrs and run count)."""
+        return (self.manifest_sha256 == stored.attrs.get("manifest_sha256")
+                and len(self.run) == stored.sizes.get("run", 0))
+
+
 def _stat(directory, sources):
     """``(size, mtime_ns)`` of each raw file, ``(-1, -1)`` where there is none."""
     size = np.full(len(sources), -1, dtype=np.int64)
     mtime = np.full(len(sources), -1, dtype=np.int64)
     top = os.fspath(directory).rstrip("/") + "/"
     for i, rel in enumerate(sources):
+        if not rel:
+            continue
         try:
             st = os.stat(top + rel)         # (strings: pathlib and os.path.join cost more than the stat)
         except OSError:
@@ -252,70 +281,96 @@ def _stat(directory, sources):
 
 
 def load_verified(path, directory):
-    """``{source: (size, mtime_ns, sha256)}`` from a :func:`verified_path` file, or ``{}``
-    if there is none, it is unreadable or it was written for another raw directory."""
+    """The :class:`Verified` record at ``path``, or None if there is none, it is
+    unreadable or it was written for another raw directory."""
     try:
         with np.load(path, allow_pickle=False) as f:
             if str(f["directory"]) != str(Path(directory).resolve()):
-                return {}
-            return {src: (int(n), int(t), str(h)) for src, n, t, h in
-                    zip(f["source"].tolist(), f["size"].tolist(), f["mtime_ns"].tolist(), f["sha256"].tolist())}
-    except (OSError, ValueError, KeyError, EOFError):
-        return {}
+                return None
+            n = len(f["time"])
+            return Verified(str(f["manifest_sha256"]), _unpack(f["run"], n), _unpack(f["source"], n),
+                            *(f[k] for k in Verified._fields[3:]))
+    except (OSError, ValueError, KeyError, EOFError, UnicodeDecodeError):
+        return None
 
 
-def save_verified(path, directory, sources, shas, size, mtime):
-    """Record that each file of ``sources`` had ``shas`` at ``size``/``mtime`` (atomic)."""
-    keep = size >= 0
+def save_verified(path, directory, verified):
+    """Write ``verified`` (:class:`Verified`) to ``path`` (atomically)."""
     tmp = Path(path).with_name(Path(path).name + ".part.npz")
     np.savez(tmp, directory=np.array(str(Path(directory).resolve())),
-             source=np.asarray(sources, dtype=str)[keep], size=size[keep], mtime_ns=mtime[keep],
-             sha256=np.asarray(shas, dtype=str)[keep])
+             manifest_sha256=np.array(verified.manifest_sha256),
+             run=_pack(verified.run), source=_pack(verified.source),
+             **{k: np.asarray(getattr(verified, k), dtype=np.int64) for k in Verified._fields[3:]})
     os.replace(tmp, path)
+
+
+def _pack(strings):
+    """Strings as the UTF-8 bytes of their NUL-joined text (a fourth of NumPy's ``<U``:
+    run ids and relative paths hold no NUL; a ``<U`` array if one does)."""
+    strings = [str(x) for x in strings]
+    text = "\0".join(strings)
+    if text.count("\0") != max(len(strings) - 1, 0):
+        return np.array(strings, dtype=str)
+    return np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+
+
+def _unpack(packed, n):
+    """The object array of ``n`` strings :func:`_pack` made."""
+    if packed.dtype.kind == "U":
+        return packed.astype(object)
+    out = np.empty(n, dtype=object)
+    if n:
+        out[:] = packed.tobytes().decode("utf-8", "surrogatepass").split("\0")
+    return out
+
+
+def _index_of(stored):
+    """A :class:`Verified` of the store ``stored`` with nothing checked yet (read from it)."""
+    n = stored.sizes.get("run", 0)
+    return Verified(str(stored.attrs["manifest_sha256"]), stored["run"].values.astype(object),
+                    stored["source"].values.astype(object),
+                    stored["time"].values.astype("datetime64[ns]").astype(np.int64),
+                    np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64))
 
 
 def verify_sources(directory, stored, *, verified=None, **where):
     """Raw files of ``stored`` runs whose bytes changed or that are gone, as messages.
 
     Every file is hashed again (in batches, on the workers if ``where`` names a cluster),
-    except, given ``verified`` (what :func:`load_verified` read from a
-    :func:`verified_path`), those whose size and modification time (ns) are still the ones
-    recorded there when the same sha256 was last found: the way DVC and git decide what to
-    hash again. A file altered in place changes
-    its modification time and is hashed, and caught even where it still parses; only an
-    edit that keeps size and time (``touch -r``) escapes, and ``verified=None`` (``thruput
-    campaign check``, ``normalize --verify-all``) hashes every file.
+    except, given ``verified`` (the :class:`Verified` record of this store, from
+    :func:`load_verified`), those whose size and modification time (ns) are still the ones
+    recorded there: the way DVC and git decide what to hash again. A file altered in place
+    changes its modification time and is hashed, and caught even where it still parses;
+    only an edit that keeps size and time (``touch -r``) escapes, and ``verified=None``
+    (``thruput campaign check``, ``normalize --verify-all``) hashes every file. A record
+    of another store (another ``manifest_sha256``) is not used.
 
     Returns
     -------
     problems : list of str
-    fingerprint : tuple
-        ``(sources, sha256s, sizes, mtimes)`` of the files as checked, for
-        :func:`save_verified`.
+    checked : Verified
+        The store's record with the sizes and times found now (for :func:`save_verified`).
     """
     from ..parallel import map_batches
 
-    source = stored["source"].values.astype(object).astype(str)
-    sha = stored["source_sha256"].values.astype(object).astype(str)
-    keep = source != ""
-    source, sha = source[keep], sha[keep]
-    size, mtime = _stat(directory, source)
-    known = verified or {}
-    todo = [i for i, (rel, n, t, h) in enumerate(zip(source.tolist(), size.tolist(), mtime.tolist(), sha.tolist()))
-            if n < 0 or known.get(rel) != (n, t, h)]
-    paths = source[todo].tolist()
-    chunks = [paths[i:i + 4096] for i in range(0, len(paths), 4096)]
-    now = sha.copy()
-    now[todo] = [h for part in map_batches(_hash_batch, str(directory), chunks, **where) for h in part]
+    index = verified if verified is not None and verified.matches(stored) else _index_of(stored)
+    size, mtime = _stat(directory, index.source.tolist())
+    todo = np.flatnonzero((index.source != "") & ((size < 0) | (size != index.size) | (mtime != index.mtime)))
     problems = []
-    for i in todo:
-        rel, was, is_ = source[i], sha[i], now[i]
-        if is_ == "":
-            problems.append(f"{Path(directory) / rel}: in the store but now missing")
-        elif is_ != was:
-            problems.append(f"{Path(directory) / rel}: changed since it was stored "
-                            f"(sha256 was {was[:12]}..., is {is_[:12]}...)")
-    return problems, (source, sha, size, mtime)
+    if todo.size:
+        paths = index.source[todo].tolist()
+        sha = stored["source_sha256"].values.astype(object).astype(str)[todo]
+        chunks = [paths[i:i + 4096] for i in range(0, len(paths), 4096)]
+        now = [h for part in map_batches(_hash_batch, str(directory), chunks, **where) for h in part]
+        for rel, was, is_ in zip(paths, sha, now):
+            if was == "":
+                continue                    # runs.csv recorded no sha256: nothing to hold it to
+            if is_ == "":
+                problems.append(f"{Path(directory) / rel}: in the store but now missing")
+            elif is_ != was:
+                problems.append(f"{Path(directory) / rel}: changed since it was stored "
+                                f"(sha256 was {was[:12]}..., is {is_[:12]}...)")
+    return problems, index._replace(size=size, mtime=mtime)
 
 
 def in_time_order(rows):
@@ -332,28 +387,26 @@ def in_time_order(rows):
     return rows if np.array_equal(order, np.arange(len(rows))) else [rows[i] for i in order]
 
 
-def _remember(out, directory, known, checked, rows):
-    """Update :func:`verified_path` of ``out``: what was recorded before (``known``, from
-    :func:`load_verified`; updated in place), the files just verified (``checked``) and the
-    raw files of ``rows`` just read (their sha256 checked against runs.csv as they were
-    read; their size and time taken now)."""
-    changed = False
-    if checked is not None:
-        for rel, h, n, t in zip(*(a.tolist() for a in checked)):
-            if n >= 0 and known.get(rel) != (n, t, h):
-                known[rel] = (n, t, h)
-                changed = True
-    new = [r for r in rows if r.path and r.sha256]
-    size, mtime = _stat(directory, [r.path for r in new])
-    for r, n, t in zip(new, size.tolist(), mtime.tolist()):
-        known[r.path] = (n, t, r.sha256)
-        changed = True
-    if not changed and verified_path(out).is_file():
+def _remember(out, directory, before, index, rows, manifest_sha256):
+    """Update :func:`verified_path` of ``out``: the stored runs' record (``index``, as
+    checked now, or None if not) followed by the runs of ``rows`` just read (in time
+    order; their sha256 checked against runs.csv as they were read, their size and time
+    taken now), in the store's order; ``before``: the record as loaded (not rewritten if
+    nothing changed)."""
+    new = Verified(manifest_sha256, np.array([r.run for r in rows], dtype=object),
+                   np.array([r.path for r in rows], dtype=object),
+                   np.array([mon._timestamp(r.started) for r in rows], dtype="datetime64[ns]").astype(np.int64),
+                   *_stat(directory, [r.path for r in rows]))
+    if index is not None and len(index.run):
+        joined = [np.concatenate([a, b]) for a, b in zip(index[1:], new[1:])]
+        order = np.argsort(joined[2], kind="stable")       # a store rewritten out of order
+        if not np.array_equal(order, np.arange(order.size)):
+            joined = [a[order] for a in joined]
+        new = Verified(manifest_sha256, *joined)
+    if before is not None and before.manifest_sha256 == manifest_sha256 and len(before.run) == len(new.run) \
+            and np.array_equal(before.size, new.size) and np.array_equal(before.mtime, new.mtime):
         return
-    sources = list(known)
-    save_verified(verified_path(out), directory, sources, [known[k][2] for k in sources],
-                  np.array([known[k][0] for k in sources], dtype=np.int64),
-                  np.array([known[k][1] for k in sources], dtype=np.int64))
+    save_verified(verified_path(out), directory, new)
 
 
 def _check_prefix(directory, out, stored, text, digest):
@@ -414,48 +467,64 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     text = mon.read_manifest_text(directory)        # read and hashed once, for all below
     digest = mon.ManifestDigest(text)
     start, base = 0, None
-    if is_store(out):
-        base = xr.open_zarr(out, consolidated=True, chunks=None)
+    if is_store(out):      # (no index of the run ids: only some arrays are read, lazily)
+        base = xr.open_zarr(out, consolidated=True, chunks=None, create_default_indexes=False)
         if base.attrs.get("campaign") != metadata["name"]:
             raise StoreError(f"{out}: holds campaign {base.attrs.get('campaign')!r}, not {metadata['name']!r}")
         _check_prefix(directory, out, base, text, digest)
         start = int(base.attrs["manifest_rows"])
     rows, _ = mon.read_monitor_manifest(directory, start, text=text)
+    rows = in_time_order(rows)
     known = load_verified(verified_path(out), directory)
+    index = known if base is not None and known is not None and known.matches(base) else None
     if client is None and len(mon.batches(rows)) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
-    added = 0
     with cluster(workers, scheduler, client) as c:
         where = {"client": c} if c is not None else {}
-        checked = None
-        if base is not None and verify:
-            problems, checked = verify_sources(
-                directory, base, verified=None if verify == "all" else known, **where)
-            if problems:
-                raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
-                                 f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
-        if base is None and not rows:
-            write_store(mon.validate_monitor(mon.empty(metadata, text)), out)
-        if base is not None and rows:
-            _refuse_stored_runs(out, [r.run for r in rows])     # once, for every wave below
-        batches = mon.batches(in_time_order(rows))
-        fragments = iter_batches(mon.read_batch, str(directory), batches, client=c)
-        attrs = dict(base.attrs) if base is not None else None
-        for wave in mon.batches(batches, WAVE_BATCHES):
-            joined = mon.combine([next(fragments) for _ in wave])
-            n = sum(len(b) for b in wave)
-            ds = mon.finish(joined, metadata, text, start + added + n, digest.upto(start + added + n))
-            del joined
-            if attrs is not None:
-                ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
-            mon.validate_monitor(ds)
-            if attrs is None and not is_store(out):
-                write_store(ds, out)
-            else:
-                append_store(ds, out, checked=True)
-            attrs = ds.attrs
-            added += n
-    _remember(out, directory, known, checked, rows)
-    total = xr.open_zarr(out, consolidated=True, chunks=None)
-    return {"runs_added": added, "runs": int(total.sizes["run"]), "appended": base is not None,
-            "files_read": int(total.attrs["files_read"])}
+        # on a cluster the first batches are read while the stored files are checked here;
+        # nothing is written before that check has passed
+        fragments = iter_batches(mon.read_batch, str(directory), mon.batches(rows), client=c)
+        try:
+            if base is not None and verify:
+                problems, index = verify_sources(
+                    directory, base, verified=None if verify == "all" else known, **where)
+                if problems:
+                    raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
+                                     f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
+            if base is not None and rows:                       # once, for every wave below
+                _refuse_stored_runs(out, [r.run for r in rows], None if index is None else index.run)
+            attrs = _write_waves(out, metadata, text, digest, base, start, rows, fragments)
+        finally:
+            getattr(fragments, "close", lambda: None)()
+    if base is not None and index is None:      # not verified now and no record of it
+        index = _index_of(base)
+    _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]))
+    stored = int(base.sizes.get("run", 0)) if base is not None else 0
+    return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
+            "files_read": int(attrs["files_read"])}
+
+
+def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
+    """Join the ``fragments`` of ``rows`` wave by wave and write or append them to the
+    store ``out`` (``base``: the store as it was, holding ``start`` rows, or None).
+    Returns the store's attrs after the last write."""
+    if base is None and not rows:
+        ds = mon.validate_monitor(mon.empty(metadata, text))
+        write_store(ds, out)
+        return ds.attrs
+    attrs, added = (dict(base.attrs) if base is not None else None), 0
+    for wave in mon.batches(mon.batches(rows), WAVE_BATCHES):
+        joined = mon.combine([next(fragments) for _ in wave])
+        n = start + added + sum(len(b) for b in wave)
+        ds = mon.finish(joined, metadata, text, n, digest.upto(n))
+        del joined
+        if attrs is not None:
+            ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
+        mon.validate_monitor(ds)
+        if attrs is None and not is_store(out):
+            write_store(ds, out)
+        else:
+            append_store(ds, out, checked=True)
+        attrs = ds.attrs
+        added = n - start
+    return attrs
