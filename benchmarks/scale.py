@@ -2,6 +2,7 @@
 
     python -m benchmarks.scale [--slots 100,1000,10000] [--paths 10] [--probes 100]
                                [--workers 1,2] [--out benchmarks/output]
+    python -m benchmarks.scale --large 100000      # one 10^8-probe point (~13 GB, 2 workers)
 
 For each size, :mod:`benchmarks.synthetic_monitor` writes (once) a SYNTHETIC archive of
 ``paths x slots`` iperf3 -J runs and as many ping logs of ``probes`` probes each (10 paths
@@ -257,10 +258,40 @@ def bench_append(directory, target, client, pids):
     (copy / "campaign.yaml").write_text(json.dumps(meta))
     first, _ = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
     (copy / "runs.csv").write_text("".join(text))
+    del text
     append, done = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
     return {"rows_first": keep - 1, "rows_appended": done["runs_added"],
             "seconds_99_percent": first["seconds"], "seconds_append_1_percent": append["seconds"],
+            "peak_rss_mb_99_percent": first["peak_rss_mb"], "peak_rss_mb_append": append["peak_rss_mb"],
             "load": [first["load_before"], append["load_after"]]}
+
+
+def bench_large(out, paths, slots, probes, n=2):
+    """One large point on ``n`` workers, cheaper than :func:`bench_size`: the normalize of
+    runs.csv's first 99 % (whose time / 0.99 stands for the full normalize's), the append
+    of the last 1 %, then the hourly percentiles of the store."""
+    from . import synthetic_monitor
+
+    t0 = time.perf_counter()
+    directory = synthetic_monitor.write_archive(out / "synthetic", paths, slots, probes)
+    generate = time.perf_counter() - t0
+    size = sum(p.stat().st_size for p in (directory / "runs").rglob("*") if p.is_file())
+    _warm()
+    cluster, client, pids = _cluster(n)
+    try:
+        appended = bench_append(directory, out / "synthetic-stores", client, pids + [os.getpid()])
+        store_path = out / "synthetic-stores" / (directory.name + "-append.zarr")
+        pct, _ = measure(lambda: hourly_percentiles(store_path), pids + [os.getpid()])
+    finally:
+        client.close()
+        cluster.close()
+    return {"archive": str(directory), "synthetic": True, "paths": paths, "slots": slots,
+            "iperf3_runs": paths * slots, "ping_probes": paths * slots * probes, "bytes": size,
+            "generate_seconds": generate, "workers": n, "append": appended,
+            "normalize_seconds_estimate": appended["seconds_99_percent"] / 0.99,
+            "append_fraction": appended["seconds_append_1_percent"] / (appended["seconds_99_percent"] / 0.99),
+            "percentiles_seconds": pct["seconds"],
+            "percentiles_worker_peak_rss_mb": max(v for k, v in pct["peak_rss_mb"].items() if k != os.getpid())}
 
 
 def summarize(result):
@@ -342,7 +373,18 @@ def main(argv=None):
     parser.add_argument("--probes", type=int, default=100)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--out", default=str(DEFAULT_OUT))
+    parser.add_argument("--large", type=int, metavar="SLOTS",
+                        help="instead: one point of SLOTS slots on 2 workers, 99 %% normalize + 1 %% "
+                             "append + percentiles (10^5 slots: 10^8 probes, ~13 GB of disk)")
     args = parser.parse_args(argv)
+    if args.large:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        large = {"load_start": _load(), **bench_large(out, args.paths, args.large, args.probes)}
+        large["load_end"] = _load()
+        (out / f"scale-large-{args.large}.json").write_text(json.dumps(large, indent=1, default=str) + "\n")
+        print(json.dumps(large, indent=1, default=str))
+        return 0
     result = run(args.out, [int(s) for s in args.slots.split(",")], args.paths, args.probes,
                  [int(w) for w in args.workers.split(",")])
     print(markdown(result))

@@ -62,8 +62,12 @@ def is_store(path):
 
 
 def run_chunk(n_probe):
-    """Runs per chunk for a ``probe`` dimension of ``n_probe``: about :data:`CHUNK_BYTES`."""
-    return int(max(1, min(MAX_RUN_CHUNK, CHUNK_BYTES // (8 * max(n_probe, 1)))))
+    """Runs per chunk for a ``probe`` dimension of ``n_probe``: a power of two, at most
+    :data:`CHUNK_BYTES` of the widest variable; so a normalize's waves of
+    :data:`WAVE_BATCHES` x 512 runs fill whole chunks and each append writes new chunks
+    without reading back and rewriting a partial one."""
+    runs = max(1, min(MAX_RUN_CHUNK, CHUNK_BYTES // (8 * max(n_probe, 1))))
+    return 1 << (int(runs).bit_length() - 1)
 
 
 #: Variables of a few known values stored as int8 codes, with the names in the attrs
