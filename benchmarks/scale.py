@@ -17,7 +17,8 @@ append
     (2 workers) runs.csv cut to its first 99 % of rows, normalized; then the whole
     runs.csv again: only the last 1 % is read and appended (the stored raw files are
     checked as by default: each one's size and modification time, and a hash of those that
-    changed). The cost is compared with the full normalize.
+    changed). Timed three times from copies of the 99 % store, the median compared with
+    the full normalize (the 99 % normalize's time / 0.99).
 percentiles
     The store opened lazily (``open_campaign(store, chunks={})``); per path and hour,
     the 10th/50th/90th percentiles of throughput (one value per run) and of every ping
@@ -53,6 +54,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = ROOT / "benchmarks" / "output"
 QUANTILES = (0.1, 0.5, 0.9)
+#: Timings of the 1 % append (the median is reported).
+APPEND_REPEATS = 3
 #: Targets of issue 11.
 TARGETS = {"rss_per_worker_mb_max": 1024, "speedup_2_over_1_min": 1.7, "append_fraction_max": 0.03,
            "rate_fraction_of_single_file_min": 0.5}
@@ -259,11 +262,27 @@ def bench_append(directory, target, client, pids):
     first, _ = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
     (copy / "runs.csv").write_text("".join(text))
     del text
-    append, done = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
+    # the append (a few seconds) is timed APPEND_REPEATS times from copies of the 99 % store
+    # and its record of checked files: one short timing on a shared machine is noise
+    saved = target / (directory.name + "-99.zarr")
+    record = store.verified_path(zarr_path)
+    shutil.rmtree(saved, ignore_errors=True)
+    shutil.copytree(zarr_path, saved)
+    shutil.copy(record, store.verified_path(saved))
+    appends = []
+    for _ in range(APPEND_REPEATS):
+        shutil.rmtree(zarr_path)
+        shutil.copytree(saved, zarr_path)
+        shutil.copy(store.verified_path(saved), record)
+        append, done = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
+        appends.append(append)
+    shutil.rmtree(saved)
+    seconds = sorted(a["seconds"] for a in appends)
     return {"rows_first": keep - 1, "rows_appended": done["runs_added"],
-            "seconds_99_percent": first["seconds"], "seconds_append_1_percent": append["seconds"],
-            "peak_rss_mb_99_percent": first["peak_rss_mb"], "peak_rss_mb_append": append["peak_rss_mb"],
-            "load": [first["load_before"], append["load_after"]]}
+            "seconds_99_percent": first["seconds"], "seconds_append_1_percent": seconds[len(seconds) // 2],
+            "seconds_append_1_percent_each": [a["seconds"] for a in appends],
+            "peak_rss_mb_99_percent": first["peak_rss_mb"], "peak_rss_mb_append": appends[-1]["peak_rss_mb"],
+            "load": [first["load_before"], appends[-1]["load_after"]]}
 
 
 def bench_large(out, paths, slots, probes, n=2):
