@@ -255,11 +255,12 @@ def test_resume_rerecords_a_run_with_missing_rows(tmp_path, iperf3_server):
 @needs_tools
 def test_interrupted_recording_leaves_no_complete_looking_file_and_resumes(tmp_path, iperf3_server):
     campaign = tmp_path / "interrupted"
-    # the thruput console script, as a user runs it
+    # the thruput console script, as a user runs it; runs of 5 s, so that the interrupt
+    # sent on seeing the second run begin still finds it running on a loaded machine
     argv = [sys.executable, "-c", "import sys; from thruput.cli import main; sys.exit(main())",
             "record", str(campaign), "--to", "127.0.0.1",
             "--port", str(iperf3_server), "--windows", "64K", "--streams", "1,2",
-            "--repeats", "1", "--duration", "2", "--pause", "1", "--no-progress"]
+            "--repeats", "1", "--duration", "5", "--pause", "1", "--no-progress"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     runs = campaign / "runs"
     deadline = time.monotonic() + 60
