@@ -252,16 +252,23 @@ def test_resume_rerecords_a_run_with_missing_rows(tmp_path, iperf3_server):
     assert not list((campaign / "runs").glob("*.part"))
 
 
+def _sigint_as_in_a_terminal():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @needs_tools
 def test_interrupted_recording_leaves_no_complete_looking_file_and_resumes(tmp_path, iperf3_server):
     campaign = tmp_path / "interrupted"
-    # the thruput console script, as a user runs it; runs of 5 s, so that the interrupt
-    # sent on seeing the second run begin still finds it running on a loaded machine
+    # the thruput console script, as a user runs it
     argv = [sys.executable, "-c", "import sys; from thruput.cli import main; sys.exit(main())",
             "record", str(campaign), "--to", "127.0.0.1",
             "--port", str(iperf3_server), "--windows", "64K", "--streams", "1,2",
-            "--repeats", "1", "--duration", "5", "--pause", "1", "--no-progress"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            "--repeats", "1", "--duration", "2", "--pause", "1", "--no-progress"]
+    # as from a terminal: Ctrl-C delivered (a test runner's worker may ignore or block
+    # SIGINT, and a child inherits that: it would then record to the end)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_sigint_as_in_a_terminal)
     runs = campaign / "runs"
     deadline = time.monotonic() + 60
     # wait until the first run is in runs.csv and the second one is being written
