@@ -265,8 +265,9 @@ def test_interrupted_recording_leaves_no_complete_looking_file_and_resumes(tmp_p
             "record", str(campaign), "--to", "127.0.0.1",
             "--port", str(iperf3_server), "--windows", "64K", "--streams", "1,2",
             "--repeats", "1", "--duration", "2", "--pause", "1", "--no-progress"]
-    # as from a terminal: Ctrl-C delivered (a test runner's worker may ignore or block
-    # SIGINT, and a child inherits that: it would then record to the end)
+    # as from a terminal: Ctrl-C delivered (a suite started in the background by a
+    # non-interactive shell ignores SIGINT, and a child inherits that: it would then
+    # record to the end)
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_sigint_as_in_a_terminal)
     runs = campaign / "runs"
