@@ -106,6 +106,21 @@ def test_append_with_more_probes_or_earlier_runs_rewrites_the_store(full, tmp_pa
     assert (record.size[record.source != ""] > 0).all()
 
 
+def test_unverified_out_of_order_append_without_a_record_records_the_store_as_written(full, tmp_path):
+    order = list(range(12, 20)) + list(range(12))        # slots 0-1 listed after slot 3
+    target = copy(tmp_path, rows=order[:8])
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    store.verified_path(out).unlink()                     # no record, and none made below
+    lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
+    (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in order]))
+    store.normalize_monitor(target, out, verify=False)    # rewrites the store in time order
+    record = store.load_verified(store.verified_path(out), target)
+    written = store._index_of(xr.open_zarr(out, create_default_indexes=False))
+    for name in ("run", "source", "time"):
+        assert getattr(record, name).tolist() == getattr(written, name).tolist()
+
+
 def test_a_stored_file_changed_in_place_is_an_error(full, tmp_path, capsys):
     target = copy(tmp_path)
     out = tmp_path / "m.zarr"

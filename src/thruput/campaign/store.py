@@ -481,6 +481,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     rows = in_time_order(rows)
     known = load_verified(verified_path(out), directory)
     index = known if base is not None and known is not None and known.matches(base) else None
+    if base is not None and index is None and not verify:
+        index = _index_of(base)     # read now: an append may rewrite the store whole below
     if client is None and len(mon.batches(rows)) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
     with cluster(workers, scheduler, client) as c:
@@ -496,12 +498,10 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                     raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
                                      f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
             if base is not None and rows:                       # once, for every wave below
-                _refuse_stored_runs(out, [r.run for r in rows], None if index is None else index.run)
+                _refuse_stored_runs(out, [r.run for r in rows], index.run)
             attrs = _write_waves(out, metadata, text, digest, base, start, rows, fragments)
         finally:
-            getattr(fragments, "close", lambda: None)()
-    if base is not None and index is None:      # not verified now and no record of it
-        index = _index_of(base)
+            fragments.close()
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]))
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
