@@ -36,6 +36,7 @@ import xarray as xr
 from ..errors import ContractError, ParseError, ThruputError
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
+from ..formats.ping import STATUS_NAMES
 from ..reader import LEDGER_TOTALS, read, read_many
 from .dataset import _LedgerTotals, _timestamp
 
@@ -353,7 +354,12 @@ def read_batch(directory, rows):
         for name in THROUGHPUT_FIELDS:
             if name in ds.variables:        # (variables: no DataArray built per value)
                 numbers[name][where] = ds.variables[name].values
-    for i in (i for i, r in enumerate(rows) if r.role == "ping" and r.path):
+    pings = [i for i, r in enumerate(rows) if r.role == "ping" and r.path]
+    plain, many = _read_plain_pings(directory, rows, pings)
+    for i in pings:
+        if i in plain:
+            _check_sha(directory, rows[i], plain[i])
+            continue
         found = _read_ping(directory, rows[i], ledger)
         if found is None:
             continue
@@ -361,7 +367,13 @@ def read_batch(directory, rows):
         for name, value in summary.items():
             numbers[name][i] = value
         probes[i] = probe
-    n_probe = max((len(p[0]) for p in probes.values()), default=0)
+    at = np.fromiter(plain, dtype=np.int64, count=len(plain))
+    if at.size:
+        ledger.add(many.ledger, files=at.size)
+        for name, values in _ping_summaries(many).items():
+            numbers[name][at] = values
+    lengths = np.diff(many.offsets)
+    n_probe = max([len(p[0]) for p in probes.values()] + [int(lengths.max(initial=0))])
     rtt = np.full((n, n_probe), np.nan)
     status = np.full((n, n_probe), "", dtype=object)
     when = np.full((n, n_probe), NAT)
@@ -369,6 +381,12 @@ def read_batch(directory, rows):
         rtt[i, : len(values)] = values
         status[i, : len(values)] = states
         when[i, : len(values)] = times
+    if at.size:                         # the plain logs' probes, row by row, in one go
+        row = np.repeat(at, lengths)
+        column = np.arange(row.size) - np.repeat(many.offsets[:-1], lengths)
+        rtt[row, column] = many.rtt
+        status[row, column] = STATUS_NAMES[many.status]
+        when[row, column] = _probe_times(many.timestamp)
     coords = {
         "run": ("run", np.array([r.run for r in rows], dtype=object)),
         "time": ("run", np.array([_timestamp(r.started) for r in rows], dtype="datetime64[ns]")),
@@ -499,6 +517,78 @@ def _read_ping(directory, row, ledger):
     return {name: values for name, (_, values) in run.probes.items()}, run.tool_summary
 
 
+def _read_plain_pings(directory, rows, indices):
+    """The plain ping logs of ``rows[indices]`` read at once (:func:`ping_many.scan_many`):
+    ``({row index: sha256 of its file}, Many)``, the dict in the order of ``Many.taken``.
+    The other logs (gzip, timestamp-prefixed, large, damaged, ...) are left to
+    :func:`_read_ping`."""
+    from ..formats import HEAD_BYTES, _prefix, ping_many
+    from ..reader import GZIP_MAGIC, STREAM_BYTES, decode
+
+    texts, where, shas = [], [], []
+    for i in indices:
+        path = Path(directory) / rows[i].path
+        try:
+            raw = path.read_bytes() if path.stat().st_size <= STREAM_BYTES else None
+        except OSError:
+            continue
+        if raw is None or raw[:2] == GZIP_MAGIC:
+            continue
+        text = decode(raw)
+        if _prefix.detect(text[:HEAD_BYTES]) is not None:
+            continue
+        texts.append(text)
+        where.append(i)
+        shas.append(raw)
+    many = ping_many.scan_many(texts)
+    return {where[k]: hashlib.sha256(shas[k]).hexdigest() for k in many.taken.tolist()}, many
+
+
+def _ping_summaries(many):
+    """:func:`_ping_summary` of every log of ``many`` (a :class:`ping_many.Many`), as
+    arrays, bit for bit: logs of equal reply count are summarised together, row by row
+    (NumPy reduces each row of a C-ordered matrix as it does a 1-D array)."""
+    sent = np.array([s["transmitted"] for s in many.tool_summary], dtype=float)
+    received = many.replies.astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        loss = np.where(sent != 0, 1.0 - received / np.where(sent != 0, sent, 1.0), np.nan)
+    out = {"ping_transmitted": sent, "ping_received": received, "ping_loss": loss}
+    stats = ("rtt_min", "rtt_p10", "rtt_median", "rtt_p90", "rtt_max", "rtt_mean", "rtt_mdev")
+    out.update({name: np.full(len(sent), np.nan) for name in stats})
+    for k in np.unique(many.replies[many.replies > 0]):
+        logs = np.flatnonzero(many.replies == k)
+        matrix = many.rtt[many.offsets[logs][:, None] + np.arange(k)]   # C order: row = log
+        ordered = np.sort(matrix, axis=1)
+        values = (ordered[:, 0], *_row_percentiles(ordered, (10, 50, 90)), ordered[:, -1],
+                  matrix.mean(axis=1), matrix.std(axis=1))
+        for name, value in zip(stats, values):
+            out[name][logs] = value
+    return out
+
+
+def _row_percentiles(ordered, q):
+    """:func:`percentiles` of each row of ``ordered`` (sorted rows of equal length): the
+    same IEEE operations in the same order, so the same bits."""
+    n = ordered.shape[1]
+    out = []
+    for p in q:
+        at = (n - 1) * (p / 100)
+        low = math.floor(at)
+        gamma = at - low
+        a, b = ordered[:, low], ordered[:, min(low + 1, n - 1)]
+        out.append(b - (b - a) * (1 - gamma) if gamma >= 0.5 else a + (b - a) * gamma)
+    return out
+
+
+def _probe_times(stamps):
+    """``ping -D`` Unix times (s) to datetime64[ns], NaT where absent: microseconds, as
+    ping prints them (no float rounding below that)."""
+    times = np.full(stamps.shape, NAT)
+    good = np.isfinite(stamps)
+    times[good] = (np.round(stamps[good] * 1e6).astype(np.int64) * 1000).astype("datetime64[ns]")
+    return times
+
+
 def _check_sha(directory, row, sha):
     if row.sha256 and sha != row.sha256:
         raise MonitorError(f"{_where(directory, row)}: sha256 is {sha[:12]}..., runs.csv "
@@ -528,12 +618,7 @@ def _ping_summary(probes, tool_summary):
         p10, median, p90 = percentiles(replies, (10, 50, 90))
         out.update(rtt_min=replies.min(), rtt_p10=p10, rtt_median=median, rtt_p90=p90,
                    rtt_max=replies.max(), rtt_mean=replies.mean(), rtt_mdev=replies.std())
-    stamps = probes["timestamp"].astype(float)
-    times = np.full(stamps.shape, NAT)
-    good = np.isfinite(stamps)
-    # microseconds, as ping -D prints them: no float rounding below that
-    times[good] = (np.round(stamps[good] * 1e6).astype(np.int64) * 1000).astype("datetime64[ns]")
-    return out, (rtt, status, times)
+    return out, (rtt, status, _probe_times(probes["timestamp"].astype(float)))
 
 
 def percentiles(values, q):

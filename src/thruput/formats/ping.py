@@ -810,25 +810,14 @@ class _OtherLines:
             self.summary_seen = True
             skip(line, "statistics header")
         elif (m := TRANSMITTED.match(text)):
-            keys = ("transmitted", "received", "duplicates", "corrupted", "errors")
-            if any(v is not None and len(v) > MAX_DIGITS for v in m.groups()):
+            totals = transmitted_totals(m)
+            if totals is None:
                 self.ledger.error(line, f"a count of more than {MAX_DIGITS} digits: not ping output")
                 return True
-            self.summary.update({k: int(v) for k, v in zip(keys, m.groups()) if v is not None})
-            self.summary["loss_percent"] = float(m.group(6))
-            if m.group(7):
-                self.summary["time_ms"] = float(m.group(7)) if len(m.group(7)) > MAX_DIGITS else int(m.group(7))
+            self.summary.update(totals)
             self.ledger.parsed(line)
         elif (m := RTT_STATS.match(text)):
-            dev = {"mdev": "rtt_mdev", "stddev": "rtt_stddev", "std-dev": "rtt_stddev"}
-            for key, value in zip(("rtt_min", "rtt_avg", "rtt_max"), m.group(2, 3, 4)):
-                self.summary[key] = float(value)
-            if m.group(5):
-                self.summary[dev[m.group(1)]] = float(m.group(5))
-            for key, value in zip(("pipe", "ipg", "ewma"), m.group(6, 7, 8)):
-                if value:
-                    self.summary[key] = int(value) if key == "pipe" and len(value) <= MAX_DIGITS \
-                        else float(value)
+            self.summary.update(rtt_statistics(m))
             self.ledger.parsed(line)
         elif (m := PIPE.match(text)) and len(m.group(1)) <= MAX_DIGITS:
             self.summary["pipe"] = int(m.group(1))
@@ -892,6 +881,31 @@ class _OtherLines:
         else:
             return False
         return True
+
+
+def transmitted_totals(match):
+    """``tool_summary`` entries of a :data:`TRANSMITTED` match, or None for a count of more
+    than :data:`MAX_DIGITS` digits (not ping output)."""
+    keys = ("transmitted", "received", "duplicates", "corrupted", "errors")
+    if any(v is not None and len(v) > MAX_DIGITS for v in match.groups()):
+        return None
+    out = {k: int(v) for k, v in zip(keys, match.groups()) if v is not None}
+    out["loss_percent"] = float(match.group(6))
+    if match.group(7):
+        out["time_ms"] = float(match.group(7)) if len(match.group(7)) > MAX_DIGITS else int(match.group(7))
+    return out
+
+
+def rtt_statistics(match):
+    """``tool_summary`` entries (ms) of an :data:`RTT_STATS` match."""
+    dev = {"mdev": "rtt_mdev", "stddev": "rtt_stddev", "std-dev": "rtt_stddev"}
+    out = {key: float(value) for key, value in zip(("rtt_min", "rtt_avg", "rtt_max"), match.group(2, 3, 4))}
+    if match.group(5):
+        out[dev[match.group(1)]] = float(match.group(5))
+    for key, value in zip(("pipe", "ipg", "ewma"), match.group(6, 7, 8)):
+        if value:
+            out[key] = int(value) if key == "pipe" and len(value) <= MAX_DIGITS else float(value)
+    return out
 
 
 def _status_of(message):
