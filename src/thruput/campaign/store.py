@@ -49,7 +49,7 @@ MAX_RUN_CHUNK = 8192
 #: Batches joined per write: the driver gathers this many batches' fragments (in order,
 #: while the workers read the next ones), joins and appends them, so its memory holds
 #: about ``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs whatever the archive's size.
-WAVE_BATCHES = 16
+WAVE_BATCHES = 32
 
 
 class StoreError(ThruputError):
@@ -489,7 +489,9 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         where = {"client": c} if c is not None else {}
         # on a cluster the first batches are read while the stored files are checked here;
         # nothing is written before that check has passed
-        fragments = iter_batches(mon.read_batch, str(directory), mon.batches(rows), client=c)
+        # (a wave ahead: the workers go on reading while this process joins and writes)
+        fragments = iter_batches(mon.read_batch, str(directory), mon.batches(rows), client=c,
+                                 ahead=WAVE_BATCHES)
         try:
             if base is not None and verify:
                 problems, index = verify_sources(
