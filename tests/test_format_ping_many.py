@@ -1,4 +1,4 @@
-"""Many small ping logs at once (:mod:`thruput.formats.ping_many`) against
+"""Many small ping logs at once (:mod:`thruput.formats._ping_many`) against
 :func:`thruput.formats.ping.scan`, its reference.
 
 Every log the batch takes must give ping.scan's probes, summary and line accounting, bit
@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from thruput.errors import ThruputError
-from thruput.formats import ping, ping_many
+from thruput.formats import _ping_many as ping_many, ping
 from thruput.reader import decode
 
 from .conftest import DATA

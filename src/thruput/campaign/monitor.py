@@ -528,11 +528,12 @@ def _read_ping(directory, row, ledger):
 
 
 def _read_plain_pings(directory, rows, indices):
-    """The plain ping logs of ``rows[indices]`` read at once (:func:`ping_many.scan_many`):
-    ``({row index: sha256 of its file}, Many)``, the dict in the order of ``Many.taken``.
-    The other logs (gzip, timestamp-prefixed, large, damaged, ...) are left to
-    :func:`_read_ping`."""
-    from ..formats import HEAD_BYTES, _prefix, ping_many
+    """The plain ping logs of ``rows[indices]`` read at once
+    (:func:`thruput.formats._ping_many.scan_many`): ``({row index: sha256 of its file},
+    Many)``, the dict in the order of ``Many.taken``. The other logs (gzip,
+    timestamp-prefixed, large, damaged, ...) are left to :func:`_read_ping`."""
+    from ..formats import HEAD_BYTES, _prefix
+    from ..formats import _ping_many as ping_many
     from ..reader import GZIP_MAGIC, STREAM_BYTES, decode
 
     texts, where, shas = [], [], []
@@ -555,9 +556,10 @@ def _read_plain_pings(directory, rows, indices):
 
 
 def _ping_summaries(many):
-    """:func:`_ping_summary` of every log of ``many`` (a :class:`ping_many.Many`), as
-    arrays, bit for bit: logs of equal reply count are summarised together, row by row
-    (NumPy reduces each row of a C-ordered matrix as it does a 1-D array)."""
+    """:func:`_ping_summary` of every log of ``many``
+    (:class:`thruput.formats._ping_many.Many`), as arrays, bit for bit: logs of equal reply
+    count are summarised together, row by row (NumPy reduces each row of a C-ordered
+    matrix as it does a 1-D array)."""
     sent = np.array([s["transmitted"] for s in many.tool_summary], dtype=float)
     received = many.replies.astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):

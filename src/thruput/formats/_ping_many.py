@@ -11,7 +11,7 @@ Windows, no C scanner) is left to :func:`~thruput.formats.ping.scan`: the caller
 it one by one, so its numbers, its records and its errors are exactly that reader's.
 
 For the logs it takes, the probes, ping's summary and the line accounting are those of
-:func:`~thruput.formats.ping.scan`, bit for bit (tests/test_ping_many.py compares both
+:func:`~thruput.formats.ping.scan`, bit for bit (tests/test_format_ping_many.py compares both
 on every recorded sample, corpus log and damaged variant).
 """
 
