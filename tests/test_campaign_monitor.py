@@ -171,8 +171,9 @@ def test_ping_runs_are_summarised_alike_with_and_without_their_dataset(corpus):
         want = mon._ping_summary({n: ds.variables[n].values for n in ("status", "rtt", "timestamp", "seq")},
                                  json.loads(ds.attrs["tool_summary"]))
         full.add(ds)
-        got = mon._ping_summary(*found)
+        got = mon._ping_summary(*found[:2])
         assert got[0] == pytest.approx(want[0], nan_ok=True, rel=0, abs=0), log
+        assert found[2] == sum(not c["ok"] for c in json.loads(ds.attrs["consistency"])), log
         for a, b in zip(got[1], want[1]):
             np.testing.assert_array_equal(a, b, err_msg=str(log))
         assert lean.attrs() == full.attrs(), log
@@ -221,3 +222,35 @@ def test_start_times_parse_as_pandas_parses_them(text):
     ts = ts.tz_convert("UTC").tz_localize(None) if ts.tzinfo is not None else ts
     assert _timestamp(text) == ts.to_datetime64().astype("datetime64[ns]")
     assert _timestamp(text).dtype == np.dtype("datetime64[ns]")
+
+
+def test_failed_checks_of_the_tools_own_totals_are_kept_per_run(tmp_path):
+    """A ping log whose summary miscounts its replies and an iperf3 log whose end sum
+    disagrees with its intervals keep their runs' numbers, and say so per run in
+    ``tool_checks_failed`` (0 for the others, NaN for a row without a log); in a pile of
+    iperf3 files (read_many) the failure goes to the right run."""
+    import dataclasses
+
+    from benchmarks import synthetic_monitor
+
+    from .damage import scale_json
+
+    directory = synthetic_monitor.write_archive(tmp_path / "a", paths=1, slots=4, probes=10)
+    rows = mon.read_monitor_manifest(directory)[0]
+    pings = [r for r in rows if r.role == "ping"]
+    iperfs = [r for r in rows if r.role == "iperf"]
+    log = directory / pings[1].path
+    log.write_text(re.sub(r"(\d+) received", lambda m: f"{int(m.group(1)) - 1} received", log.read_text()))
+    doc = directory / iperfs[2].path
+    doc.write_text(scale_json(doc.read_text(), ["end", "sum_sent", "bytes"], 1.5))
+    rows = [dataclasses.replace(r, sha256="") for r in rows]
+    rows.append(dataclasses.replace(iperfs[0], run="no-log", path="", outcome="failed",
+                                    reason="no route"))
+    ds = mon.read_batch(directory, rows)
+    failed = dict(zip(ds["run"].values.tolist(), ds["tool_checks_failed"].values.tolist()))
+    assert failed[pings[1].run] >= 1 and failed[iperfs[2].run] >= 1
+    assert np.isnan(failed.pop("no-log"))
+    assert {k: v for k, v in failed.items() if k not in (pings[1].run, iperfs[2].run)} == \
+        dict.fromkeys(set(failed) - {pings[1].run, iperfs[2].run}, 0.0)
+    one = thruput.read(doc)
+    assert failed[iperfs[2].run] == sum(not c["ok"] for c in json.loads(one.attrs["consistency"]))

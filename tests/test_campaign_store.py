@@ -270,3 +270,20 @@ def test_check_against_a_store_names_a_changed_file(full, tmp_path, capsys):
 @pytest.mark.parametrize("strings", [[], [""], ["a", "", "runs/é/x.txt"], ["a\0b", "c"], ["\udcff"]])
 def test_the_record_packs_strings_losslessly(strings):
     assert store._unpack(store._pack(strings), len(strings)).tolist() == strings
+
+
+def test_a_store_of_an_older_thruput_is_refused_by_name(tmp_path, capsys):
+    """A store written before a variable was added (here ``tool_checks_failed``) is not
+    appended to (its runs would lack it): the error names the variable and the way out."""
+    import zarr
+
+    target = copy(tmp_path, rows=range(12))
+    out = tmp_path / "m.zarr"
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    shutil.rmtree(out / "tool_checks_failed")
+    zarr.consolidate_metadata(str(out))
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
+    capsys.readouterr()
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "has no tool_checks_failed" in err and "older thruput" in err and "normalize again" in err

@@ -37,6 +37,7 @@ import xarray as xr
 from ..errors import ContractError, ParseError, ThruputError
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
+from ..formats import iperf3_json
 from ..formats.ping import STATUS_NAMES
 from ..reader import LEDGER_TOTALS, read, read_many
 from .dataset import _LedgerTotals, _timestamp
@@ -98,6 +99,8 @@ MONITOR_VARIABLES = {
     "rtt": (("run", "probe"), "ms", "ping round-trip time (NaN = lost or padding)"),
     "rtt_status": (("run", "probe"), "1", "ping probe outcome (\"\" = padding)"),
     "probe_time": (("run", "probe"), "", "time of the reply as printed (ping -D), UTC; NaT if not"),
+    "tool_checks_failed": (("run",), "count", "checks of the tool's own totals against its data "
+                           "that failed (docs/consistency.md); NaN: no log read"),
     "source": (("run",), "1", "raw file, relative to the campaign directory (\"\" = none)"),
     "source_sha256": (("run",), "1", "sha256 of the raw file"),
 }
@@ -106,6 +109,8 @@ THROUGHPUT_FIELDS = ("throughput", "throughput_sender", "retransmits", "window_a
                      "loss_fraction", "jitter", "duration")
 RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_p10",
               "rtt_median", "rtt_p90", "rtt_max", "rtt_mean", "rtt_mdev")
+#: The per-run numbers a batch fills in (NaN where a run has none).
+RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
                 "source_sha256", "rtt_status")
 NAT = np.datetime64("NaT", "ns")
@@ -353,7 +358,7 @@ def read_batch(directory, rows):
     """
     directory = Path(directory)
     n = len(rows)
-    numbers = {name: np.full(n, np.nan) for name in THROUGHPUT_FIELDS + RTT_FIELDS}
+    numbers = {name: np.full(n, np.nan) for name in RUN_NUMBERS}
     sources = np.array([r.path for r in rows], dtype=object)
     shas = np.array([r.sha256 for r in rows], dtype=object)
     probes = {}
@@ -363,6 +368,7 @@ def read_batch(directory, rows):
         for name in THROUGHPUT_FIELDS:
             if name in ds.variables:        # (variables: no DataArray built per value)
                 numbers[name][where] = ds.variables[name].values
+        numbers["tool_checks_failed"][where] = _failed_checks(ds, len(where))
     pings = [i for i, r in enumerate(rows) if r.role == "ping" and r.path]
     plain, many = _read_plain_pings(directory, rows, pings)
     for i in pings:
@@ -372,13 +378,15 @@ def read_batch(directory, rows):
         found = _read_ping(directory, rows[i], ledger)
         if found is None:
             continue
-        summary, probe = _ping_summary(*found)
+        values, tool_summary, numbers["tool_checks_failed"][i] = found
+        summary, probe = _ping_summary(values, tool_summary)
         for name, value in summary.items():
             numbers[name][i] = value
         probes[i] = probe
     at = np.fromiter(plain, dtype=np.int64, count=len(plain))
     if at.size:
         ledger.add(many.ledger, files=at.size)
+        numbers["tool_checks_failed"][at] = 0.0        # (a plain log agrees: ping_many)
         for name, values in _ping_summaries(many).items():
             numbers[name][at] = values
     lengths = np.diff(many.offsets)
@@ -487,8 +495,8 @@ def _read_one(directory, row, ledger):
 
 
 def _read_ping(directory, row, ledger):
-    """``(probe arrays, ping's own summary)`` of ``row``'s ping log, or None as
-    :func:`_read_one`.
+    """``(probe arrays, ping's own summary, failed consistency checks)`` of ``row``'s ping
+    log, or None as :func:`_read_one`.
 
     A plain log (neither gzip nor wrapped in a timestamping prefix nor large enough to be
     streamed) is scanned without building a Dataset (:func:`thruput.formats.ping.scan`):
@@ -518,13 +526,24 @@ def _read_ping(directory, row, ledger):
         if ds is None:
             return None
         return ({name: ds.variables[name].values for name in ("status", "rtt", "timestamp", "seq")},
-                json.loads(ds.attrs["tool_summary"]))
+                json.loads(ds.attrs["tool_summary"]), _failed_checks(ds, 1)[0])
     _check_sha(directory, row, hashlib.sha256(raw).hexdigest())
     if run.ledger["truncated"] and row.outcome == "ok":
         raise MonitorError(f"{_where(directory, row)}: cut off ({run.ledger['truncation']}) "
                            "but its outcome is ok")
     ledger.add(run.ledger)
-    return {name: values for name, (_, values) in run.probes.items()}, run.tool_summary
+    return ({name: values for name, (_, values) in run.probes.items()}, run.tool_summary,
+            float(sum(not c["ok"] for c in run.consistency)))
+
+
+def _failed_checks(ds, n_runs):
+    """Failed checks of the tool's own totals against the data (``attrs["consistency"]``)
+    for each of the ``n_runs`` runs of ``ds``: all of them for a single run, by the run
+    each names for an iperf3 pile (:func:`iperf3_json.failed_checks_per_run`)."""
+    checks = json.loads(ds.attrs.get("consistency", "[]"))
+    if n_runs == 1:
+        return np.array([float(sum(not c["ok"] for c in checks))])
+    return iperf3_json.failed_checks_per_run(checks, n_runs)
 
 
 def _read_plain_pings(directory, rows, indices):

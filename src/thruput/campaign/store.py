@@ -199,6 +199,10 @@ def append_store(ds, path, *, checked=False):
     if not checked:
         _refuse_stored_runs(path, ds["run"].values)
     group = zarr.open_consolidated(str(path), mode="r")
+    missing = sorted(name for name in ds.data_vars if name not in group)
+    if missing:
+        raise StoreError(f"{path}: has no {', '.join(missing)}: it was written by an older "
+                         f"thruput; delete it and normalize again (the raw files are the source)")
     n_runs, width = group["rtt"].shape
     last = np.datetime64(int(group["time"][n_runs - 1]), "ns") if n_runs else None
     if ds.sizes["probe"] > width or (last is not None and ds["time"].values[0] < last):
@@ -454,7 +458,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     -------
     dict
         ``runs_added`` (this call), ``runs`` and ``files_read`` (in the store now),
-        ``appended`` (False for a new store).
+        ``appended`` (False for a new store), ``runs_added_disagreeing`` (runs added with
+        a failed check of their tool's own totals: ``tool_checks_failed > 0``).
 
     Raises
     ------
@@ -501,24 +506,26 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                                      f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
             if base is not None and rows:                       # once, for every wave below
                 _refuse_stored_runs(out, [r.run for r in rows], index.run)
-            attrs = _write_waves(out, metadata, text, digest, base, start, rows, fragments)
+            attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows,
+                                              fragments)
         finally:
             fragments.close()
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]))
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
-            "files_read": int(attrs["files_read"])}
+            "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing}
 
 
 def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
     """Join the ``fragments`` of ``rows`` wave by wave and write or append them to the
     store ``out`` (``base``: the store as it was, holding ``start`` rows, or None).
-    Returns the store's attrs after the last write."""
+    Returns the store's attrs after the last write, and how many of the runs written have
+    a failed check of their tool's own totals."""
     if base is None and not rows:
         ds = mon.validate_monitor(mon.empty(metadata, text))
         write_store(ds, out)
-        return ds.attrs
-    attrs, added = (dict(base.attrs) if base is not None else None), 0
+        return ds.attrs, 0
+    attrs, added, disagreeing = (dict(base.attrs) if base is not None else None), 0, 0
     for wave in mon.batches(mon.batches(rows), WAVE_BATCHES):
         joined = mon.combine([next(fragments) for _ in wave])
         n = start + added + sum(len(b) for b in wave)
@@ -533,4 +540,5 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
             append_store(ds, out, checked=True)
         attrs = ds.attrs
         added = n - start
-    return attrs
+        disagreeing += int((ds["tool_checks_failed"].values > 0).sum())
+    return attrs, disagreeing
