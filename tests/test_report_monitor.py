@@ -7,6 +7,7 @@ import ast
 import json
 
 import nbformat
+import numpy as np
 import pytest
 
 from thruput import report
@@ -98,3 +99,14 @@ def test_the_site_makes_one_monitor_page_per_product():
     assert [(p.output.name, p.parameters, p.title) for p in pages] == [
         ("monitor-synthetic-monitor.ipynb", {"campaign": "synthetic-monitor"}, "Monitor: synthetic-monitor")]
     assert ("Monitoring", pages) in config.navbar
+
+
+def test_the_page_says_how_many_tests_disagree_with_their_tools_totals(tmp_path):
+    ds = syn.monitor_campaign()
+    failed = np.zeros(ds.sizes["run"])
+    failed[:5] = 1
+    product = monitor_product(ds.assign(tool_checks_failed=("run", failed)), {"n_boot": 20})
+    save_product(product, tmp_path / "m.stats.nc")
+    html = page.monitor_gaps(report.load_product(tmp_path, "m")).data
+    assert "Tests whose tool disagrees with its own data" in html
+    assert f"5 of {ds.sizes['run']} tests have a failed check" in html

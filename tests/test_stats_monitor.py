@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -139,3 +141,15 @@ def test_monitor_product_refuses_a_sweep_and_copes_with_short_series(ds):
     p = monitor_product(two, {"n_boot": 20})
     assert "periodogram" not in p or p["periodogram"].sizes.get("series", 0) == 0
     assert p["changes"].sizes.get("change", 0) == 0 and p["gaps"].sizes["gap"] == 0
+
+
+def test_gap_report_counts_the_tests_whose_tool_disagrees_with_its_data(ds):
+    assert "tests_disagreeing" not in gap_report(ds, syn.MONITOR_INTERVAL_S).attrs  # not recorded
+    failed = np.zeros(ds.sizes["run"])
+    failed[[3, 10, 11]] = [1, 2, 1]
+    failed[[4]] = np.nan                                                       # no log read
+    g = gap_report(ds.assign(tool_checks_failed=("run", failed)), syn.MONITOR_INTERVAL_S)
+    tests = np.asarray(ds["test"].values).astype(str)[[3, 10, 11]]
+    expected = {t: int((tests == t).sum()) for t in sorted(set(tests))}
+    assert g.attrs["tests_disagreeing"] == 3
+    assert json.loads(g.attrs["tests_disagreeing_by_test"]) == expected

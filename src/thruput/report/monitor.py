@@ -263,6 +263,16 @@ def monitor_gaps(product):
             gaps.to_html(index=False) if len(gaps) else "<p><em>None: every slot ran.</em></p>",
             "<h4>Tests that failed</h4>",
             failed.to_html(index=False) if len(failed) else "<p><em>None.</em></p>"]
+    if "tests_disagreeing" in g.attrs:
+        by_test = json.loads(g.attrs["tests_disagreeing_by_test"])
+        html += ["<h4>Tests whose tool disagrees with its own data</h4>",
+                 f"<p>{g.attrs['tests_disagreeing']} of {g.attrs['tests']} tests have a failed "
+                 "check of the tool's own totals against the rest of its output"
+                 + (" (" + ", ".join(f"{k}: {v}" for k, v in by_test.items()) + ")" if by_test else "")
+                 + ". Their numbers are kept as the tool printed them; the runs are those with "
+                 "<code>tool_checks_failed &gt; 0</code>, and <code>thruput inspect</code> of a "
+                 "run's file shows each check with its note (data in flight at the end of an "
+                 "iperf3 run over a long or lossy path is the usual one).</p>"]
     return HTML("\n".join(html))
 
 

@@ -32,6 +32,8 @@ References
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -365,7 +367,9 @@ def gap_report(ds, interval_s, explained=(), start=None, outcome="outcome", reas
         On ``failure`` (every test that ran but failed): ``failure_time``,
         ``failure_run``, ``failure_path``, ``failure_direction``, ``failure_test``,
         ``failure_outcome``, ``failure_reason``. Attrs: ``slots_expected``,
-        ``slots_run``, ``tests``, ``tests_failed`` (counts).
+        ``slots_run``, ``tests``, ``tests_failed`` (counts), and where ``ds`` has
+        ``tool_checks_failed``: ``tests_disagreeing`` (tests with a failed check of their
+        tool's own totals against their data) and ``tests_disagreeing_by_test`` (JSON).
 
     Notes
     -----
@@ -409,4 +413,14 @@ def gap_report(ds, interval_s, explained=(), start=None, outcome="outcome", reas
         "failure_outcome": ("failure", out[failed], {"units": "1", "long_name": "outcome"}),
         "failure_reason": ("failure", col(reason), {"units": "1", "long_name": "the tool's message"}),
     }, attrs={"interval_s": float(interval_s), "slots_expected": last + 1, "slots_run": int(seen.size),
-              "tests": int(out.size), "tests_failed": int(failed.size)})
+              "tests": int(out.size), "tests_failed": int(failed.size), **_disagreeing(ds)})
+
+
+def _disagreeing(ds):
+    """Counts of the runs whose tool's own totals disagree with their data, if recorded."""
+    if "tool_checks_failed" not in ds.variables:
+        return {}
+    bad = np.asarray(ds["tool_checks_failed"].values) > 0
+    tests, counts = np.unique(np.asarray(ds["test"].values).astype(str)[bad], return_counts=True)
+    return {"tests_disagreeing": int(bad.sum()),
+            "tests_disagreeing_by_test": json.dumps(dict(zip(tests.tolist(), counts.tolist())))}
