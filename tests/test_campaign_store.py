@@ -287,3 +287,24 @@ def test_a_store_of_an_older_thruput_is_refused_by_name(tmp_path, capsys):
     assert main(["pipeline", "normalize", str(target), str(out)]) == 1
     err = capsys.readouterr().err
     assert "has no tool_checks_failed" in err and "older thruput" in err and "normalize again" in err
+
+
+def test_a_store_of_another_reader_version_is_rebuilt_whole(full, tmp_path, capsys):
+    """A store written by another monitor reader version (a variable added, values read
+    otherwise) is read anew from every row, not appended to nor left as it was, even when
+    runs.csv has no new row: the result is the store a fresh normalize writes."""
+    import zarr
+
+    out = tmp_path / "m.zarr"
+    shutil.copytree(full, out)
+    group = zarr.open_group(str(out), mode="r+")
+    group.attrs["monitor_version"] = 1
+    del group["tool_checks_failed"]                   # (what version 1 did not have)
+    zarr.consolidate_metadata(str(out))
+    capsys.readouterr()
+    assert main(["pipeline", "normalize", str(CAMPAIGN), str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "rebuilt: the store was written by monitor reader version 1" in said and "wrote 20 runs" in said
+    assert files(out) == files(full)
+    assert main(["pipeline", "normalize", str(CAMPAIGN), str(out)]) == 0     # now current: a no-op
+    assert "rebuilt" not in capsys.readouterr().out

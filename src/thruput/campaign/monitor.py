@@ -109,6 +109,11 @@ THROUGHPUT_FIELDS = ("throughput", "throughput_sender", "retransmits", "window_a
                      "loss_fraction", "jitter", "duration")
 RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_p10",
               "rtt_median", "rtt_p90", "rtt_max", "rtt_mean", "rtt_mdev")
+#: Version of the monitor Dataset and of how its runs are read, in its attrs
+#: (``monitor_version``): raised whenever a variable is added or a stored value would
+#: change, so that ``normalize`` rebuilds a store written before instead of appending to
+#: it (or leaving it as it was). 2: ``tool_checks_failed``.
+MONITOR_VERSION = 2
 #: The per-run numbers a batch fills in (NaN where a run has none).
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
@@ -754,7 +759,8 @@ def finish(ds, metadata, text, n_rows, digest=None):
 def campaign_attrs(metadata):
     """The campaign attrs of a monitor Dataset (docs/design.md)."""
     return {"kind": "campaign", "campaign": metadata["name"], "campaign_kind": "monitor",
-            "title": metadata["title"], "metadata": json.dumps(metadata, sort_keys=True)}
+            "title": metadata["title"], "metadata": json.dumps(metadata, sort_keys=True),
+            "monitor_version": MONITOR_VERSION}
 
 
 def empty(metadata, text):

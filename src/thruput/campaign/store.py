@@ -459,7 +459,9 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     dict
         ``runs_added`` (this call), ``runs`` and ``files_read`` (in the store now),
         ``appended`` (False for a new store), ``runs_added_disagreeing`` (runs added with
-        a failed check of their tool's own totals: ``tool_checks_failed > 0``).
+        a failed check of their tool's own totals: ``tool_checks_failed > 0``),
+        ``rebuilt`` (why a store was written anew from every row, or ``""``: one written
+        by another :data:`monitor.MONITOR_VERSION`).
 
     Raises
     ------
@@ -475,11 +477,17 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     metadata = load_metadata(directory)
     text = mon.read_manifest_text(directory)        # read and hashed once, for all below
     digest = mon.ManifestDigest(text)
-    start, base = 0, None
+    start, base, rebuilt = 0, None, ""
     if is_store(out):      # (no index of the run ids: only some arrays are read, lazily)
         base = xr.open_zarr(out, consolidated=True, chunks=None, create_default_indexes=False)
         if base.attrs.get("campaign") != metadata["name"]:
             raise StoreError(f"{out}: holds campaign {base.attrs.get('campaign')!r}, not {metadata['name']!r}")
+        version = base.attrs.get("monitor_version", 1)
+        if version != mon.MONITOR_VERSION:      # read by another reader: read all anew
+            rebuilt = (f"the store was written by monitor reader version {version}, this is "
+                       f"version {mon.MONITOR_VERSION}: every run read again")
+            base = None
+    if base is not None:
         _check_prefix(directory, out, base, text, digest)
         start = int(base.attrs["manifest_rows"])
     rows, _ = mon.read_monitor_manifest(directory, start, text=text)
@@ -513,7 +521,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]))
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
-            "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing}
+            "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing,
+            "rebuilt": rebuilt}
 
 
 def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
@@ -534,7 +543,7 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
         if attrs is not None:
             ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
         mon.validate_monitor(ds)
-        if attrs is None and not is_store(out):
+        if attrs is None:                   # a new store (or one rebuilt: replaced)
             write_store(ds, out)
         else:
             append_store(ds, out, checked=True)

@@ -157,6 +157,8 @@ def _normalize_monitor(args):
     except ThruputError as exc:
         print(f"thruput: {exc}", file=sys.stderr)
         return 1
+    if done["rebuilt"]:
+        print(f"{args.out}: rebuilt: {done['rebuilt']}")
     verb = "appended" if done["appended"] else "wrote"
     print(f"{args.out}: {verb} {done['runs_added']} runs; {done['runs']} runs, "
           f"{done['files_read']} files in the store")
