@@ -375,12 +375,12 @@ def read_batch(directory, rows):
                 numbers[name][where] = ds.variables[name].values
         numbers["tool_checks_failed"][where] = _failed_checks(ds, len(where))
     pings = [i for i, r in enumerate(rows) if r.role == "ping" and r.path]
-    plain, many = _read_plain_pings(directory, rows, pings)
+    plain, many, loaded = _read_plain_pings(directory, rows, pings)
     for i in pings:
         if i in plain:
             _check_sha(directory, rows[i], plain[i])
             continue
-        found = _read_ping(directory, rows[i], ledger)
+        found = _read_ping(directory, rows[i], ledger, loaded[i])
         if found is None:
             continue
         values, tool_summary, numbers["tool_checks_failed"][i] = found
@@ -499,46 +499,65 @@ def _read_one(directory, row, ledger):
     return ds
 
 
-def _read_ping(directory, row, ledger):
+#: :func:`_read_ping`'s default: the log is read there.
+_UNREAD = object()
+
+
+def _read_ping(directory, row, ledger, plain=_UNREAD):
     """``(probe arrays, ping's own summary, failed consistency checks)`` of ``row``'s ping
     log, or None as :func:`_read_one`.
 
-    A plain log (neither gzip nor wrapped in a timestamping prefix nor large enough to be
-    streamed) is scanned without building a Dataset (:func:`thruput.formats.ping.scan`):
-    in a monitor archive of thousands of small logs that Dataset costs three times the
-    parse. Any other log, and every error, takes :func:`_read_one`'s way, so the numbers and
-    messages are those of :func:`thruput.read`.
+    A plain log (:func:`_plain_text`) is scanned without building a Dataset
+    (:func:`thruput.formats.ping.scan`): in a monitor archive of thousands of small logs
+    that Dataset costs three times the parse. Any other log, and every error, takes
+    :func:`_read_one`'s way, so the numbers and messages are those of :func:`thruput.read`.
+    ``plain``: what :func:`_plain_text` gave for this row, if the caller has it already.
     """
-    from ..formats import HEAD_BYTES, _prefix, ping
+    from ..formats import ping
+
+    if plain is _UNREAD:
+        plain = _plain_text(directory, row)
+    run = None
+    if plain is not None:
+        try:
+            run = ping.scan(plain[1])
+        except ParseError:
+            pass                            # read again below, for thruput.read's message
+    if run is None:
+        ds = _read_one(directory, row, ledger)
+        if ds is None:
+            return None
+        return ({name: ds.variables[name].values for name in ("status", "rtt", "timestamp", "seq")},
+                json.loads(ds.attrs["tool_summary"]), _failed_checks(ds, 1)[0])
+    _check_sha(directory, row, hashlib.sha256(plain[0]).hexdigest())
+    if run.ledger["truncated"] and row.outcome == "ok":
+        raise MonitorError(f"{_where(directory, row)}: cut off ({run.ledger['truncation']}) "
+                           "but its outcome is ok")
+    ledger.add(run.ledger)
+    return ({name: values for name, (_, values) in run.probes.items()}, run.tool_summary,
+            _count_failed(run.consistency))
+
+
+def _plain_text(directory, row):
+    """``(bytes, text)`` of ``row``'s ping log if it can be scanned as it is: neither gzip,
+    nor wrapped in a timestamping prefix, nor large enough to be streamed; else None."""
+    from ..formats import HEAD_BYTES, _prefix
     from ..reader import GZIP_MAGIC, STREAM_BYTES, decode
 
     path = Path(directory) / row.path
     try:
         raw = path.read_bytes() if path.stat().st_size <= STREAM_BYTES else None
     except OSError:
-        raw = None
-    plain = raw is not None and raw[:2] != GZIP_MAGIC
-    if plain:
-        text = decode(raw)
-        plain = _prefix.detect(text[:HEAD_BYTES]) is None
-    if plain:
-        try:
-            run = ping.scan(text)
-        except ParseError:
-            plain = False                   # read again below, for thruput.read's message
-    if not plain:
-        ds = _read_one(directory, row, ledger)
-        if ds is None:
-            return None
-        return ({name: ds.variables[name].values for name in ("status", "rtt", "timestamp", "seq")},
-                json.loads(ds.attrs["tool_summary"]), _failed_checks(ds, 1)[0])
-    _check_sha(directory, row, hashlib.sha256(raw).hexdigest())
-    if run.ledger["truncated"] and row.outcome == "ok":
-        raise MonitorError(f"{_where(directory, row)}: cut off ({run.ledger['truncation']}) "
-                           "but its outcome is ok")
-    ledger.add(run.ledger)
-    return ({name: values for name, (_, values) in run.probes.items()}, run.tool_summary,
-            float(sum(not c["ok"] for c in run.consistency)))
+        return None
+    if raw is None or raw[:2] == GZIP_MAGIC:
+        return None
+    text = decode(raw)
+    return (raw, text) if _prefix.detect(text[:HEAD_BYTES]) is None else None
+
+
+def _count_failed(checks):
+    """How many of the consistency records ``checks`` failed (a float: a monitor number)."""
+    return float(sum(not c["ok"] for c in checks))
 
 
 def _failed_checks(ds, n_runs):
@@ -547,36 +566,23 @@ def _failed_checks(ds, n_runs):
     each names for an iperf3 pile (:func:`iperf3_json.failed_checks_per_run`)."""
     checks = json.loads(ds.attrs.get("consistency", "[]"))
     if n_runs == 1:
-        return np.array([float(sum(not c["ok"] for c in checks))])
+        return np.array([_count_failed(checks)])
     return iperf3_json.failed_checks_per_run(checks, n_runs)
 
 
 def _read_plain_pings(directory, rows, indices):
-    """The plain ping logs of ``rows[indices]`` read at once
+    """The plain ping logs of ``rows[indices]`` (:func:`_plain_text`) read at once
     (:func:`thruput.formats._ping_many.scan_many`): ``({row index: sha256 of its file},
-    Many)``, the dict in the order of ``Many.taken``. The other logs (gzip,
-    timestamp-prefixed, large, damaged, ...) are left to :func:`_read_ping`."""
-    from ..formats import HEAD_BYTES, _prefix
+    Many, {row index: what _plain_text gave})``, the first dict in the order of
+    ``Many.taken``. The logs it did not take (gzip, timestamp-prefixed, large, damaged,
+    ...) are left to :func:`_read_ping`, with the text already read."""
     from ..formats import _ping_many as ping_many
-    from ..reader import GZIP_MAGIC, STREAM_BYTES, decode
 
-    texts, where, shas = [], [], []
-    for i in indices:
-        path = Path(directory) / rows[i].path
-        try:
-            raw = path.read_bytes() if path.stat().st_size <= STREAM_BYTES else None
-        except OSError:
-            continue
-        if raw is None or raw[:2] == GZIP_MAGIC:
-            continue
-        text = decode(raw)
-        if _prefix.detect(text[:HEAD_BYTES]) is not None:
-            continue
-        texts.append(text)
-        where.append(i)
-        shas.append(raw)
-    many = ping_many.scan_many(texts)
-    return {where[k]: hashlib.sha256(shas[k]).hexdigest() for k in many.taken.tolist()}, many
+    loaded = {i: _plain_text(directory, rows[i]) for i in indices}
+    where = [i for i in indices if loaded[i] is not None]
+    many = ping_many.scan_many([loaded[i][1] for i in where])
+    taken = {where[k]: hashlib.sha256(loaded[where[k]][0]).hexdigest() for k in many.taken.tolist()}
+    return taken, many, loaded
 
 
 def _ping_summaries(many):
@@ -586,8 +592,7 @@ def _ping_summaries(many):
     matrix as it does a 1-D array)."""
     sent = np.array([s["transmitted"] for s in many.tool_summary], dtype=float)
     received = many.replies.astype(float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        loss = np.where(sent != 0, 1.0 - received / np.where(sent != 0, sent, 1.0), np.nan)
+    loss = np.where(sent != 0, 1.0 - received / np.where(sent != 0, sent, 1.0), np.nan)
     out = {"ping_transmitted": sent, "ping_received": received, "ping_loss": loss}
     stats = ("rtt_min", "rtt_p10", "rtt_median", "rtt_p90", "rtt_max", "rtt_mean", "rtt_mdev")
     out.update({name: np.full(len(sent), np.nan) for name in stats})
@@ -603,8 +608,9 @@ def _ping_summaries(many):
 
 
 def _row_percentiles(ordered, q):
-    """:func:`percentiles` of each row of ``ordered`` (sorted rows of equal length): the
-    same IEEE operations in the same order, so the same bits."""
+    """:func:`percentiles` of each row of ``ordered`` (sorted rows of equal length): one
+    index and weight per ``q`` for all rows, then the same IEEE operations in the same
+    order as NumPy's ``_lerp``, so the same bits as ``np.percentile`` of each row."""
     n = ordered.shape[1]
     out = []
     for p in q:
@@ -660,21 +666,11 @@ def _ping_summary(probes, tool_summary):
 def percentiles(values, q):
     """``np.percentile(values, q)`` (method "linear"), bit for bit, for a short 1-D array.
 
-    One sort and three interpolations in Python floats (the same IEEE operations in the
-    same order as NumPy's ``_lerp``): 20x faster than NumPy's general machinery for the
-    hundred probes of a ping run, which a monitor archive summarises millions of times.
-    ``values`` must be non-empty and free of NaN.
+    One sort and :func:`_row_percentiles` of that one row: much faster than NumPy's
+    general machinery for the hundred probes of a ping run. ``values`` must be non-empty
+    and free of NaN.
     """
-    ordered = np.sort(values)
-    n = ordered.size
-    out = []
-    for p in q:
-        at = (n - 1) * (p / 100)
-        low = math.floor(at)
-        gamma = at - low
-        a, b = float(ordered[low]), float(ordered[min(low + 1, n - 1)])
-        out.append(b - (b - a) * (1 - gamma) if gamma >= 0.5 else a + (b - a) * gamma)
-    return out
+    return [float(v[0]) for v in _row_percentiles(np.sort(values)[None, :], q)]
 
 
 def _sent(seq, status):
