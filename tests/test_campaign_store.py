@@ -15,7 +15,7 @@ import xarray as xr
 
 import thruput
 from thruput.campaign import monitor as mon
-from thruput.campaign import store
+from thruput.campaign import regions, store
 from thruput.cli import main
 
 from .conftest import DATA, copy_campaign
@@ -195,10 +195,11 @@ def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
 
 
 def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
+    """Each worker writes the units it read into their regions of the store; the store is
+    the one this process writes alone, file for file."""
     from distributed import Client, LocalCluster, get_task_stream
 
-    monkeypatch.setattr(mon, "BATCH_ROWS", 3)        # 7 batches of the 20 rows,
-    monkeypatch.setattr(store, "WAVE_BATCHES", 2)    # written in 4 waves (3 appends)
+    monkeypatch.setattr(regions, "UNIT_ROWS", 8)     # 3 units of the 20 rows, 8-run chunks
     here = tmp_path / "here.zarr"
     store.normalize_monitor(CAMPAIGN, here)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
@@ -206,10 +207,13 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
         with get_task_stream(client) as tasks:
             there = tmp_path / "there.zarr"
             store.normalize_monitor(CAMPAIGN, there, client=client)
-        workers = {t["worker"] for t in tasks.data if "read_batch" in str(t["key"])}
-    assert len([t for t in tasks.data if "read_batch" in str(t["key"])]) == 7
-    assert len(workers) == 2
-    assert files(there) == files(here) == files(full)
+        units = [t for t in tasks.data if "write_unit" in str(t["key"])]
+    assert len(units) == 3
+    assert len({t["worker"] for t in units}) == 2
+    assert not [t for t in tasks.data if "read_batch" in str(t["key"])]    # no run came here
+    assert files(there) == files(here)
+    assert store.open_store(there)["rtt"].encoding["chunks"] == (8, store.open_store(full).sizes["probe"])
+    xr.testing.assert_identical(store.open_store(there), store.open_store(full))
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
 
 
@@ -250,12 +254,34 @@ def test_a_sweep_opens_the_same_from_netcdf_and_raw_lazily_too(tmp_path):
     assert isinstance(chunked["throughput"].data, dask.array.Array)
 
 
+def test_a_unit_with_longer_ping_runs_than_the_first_has_the_store_written_again(full, tmp_path,
+                                                                                monkeypatch):
+    """The store is as wide as its first unit's longest ping run; a later, longer one
+    makes every unit be read again into a store of the longest width (the first 4 runs
+    here are iperf tests: width 0)."""
+    monkeypatch.setattr(regions, "UNIT_ROWS", 4)
+    calls = []
+    write_unit = regions.write_unit
+    monkeypatch.setattr(regions, "write_unit", lambda target, unit: calls.append(
+        (unit.offset, target.width)) or write_unit(target, unit))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(CAMPAIGN, out)
+    widest = store.open_store(full).sizes["probe"]
+    assert calls[0] == (0, 0) and [w for _, w in calls[1:5]] == [0] * 4
+    assert calls[5:] == [(k, widest) for k in range(0, 20, 4)]
+    assert not out.with_name("m.zarr.part").exists()
+    xr.testing.assert_identical(store.open_store(out), store.open_store(full))
+
+
 def test_cli_workers_start_a_local_cluster(full, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(mon, "BATCH_ROWS", 4)        # 5 batches: enough to start the cluster
+    monkeypatch.setattr(regions, "UNIT_ROWS", 4)     # 5 units: enough to start the cluster
+    here = tmp_path / "here.zarr"
+    store.normalize_monitor(CAMPAIGN, here)
     out = tmp_path / "w.zarr"
     assert main(["pipeline", "normalize", str(CAMPAIGN), str(out), "--workers", "2"]) == 0
     assert "wrote 20 runs; 20 runs, 19 files in the store" in capsys.readouterr().out
-    assert files(out) == files(full)
+    assert files(out) == files(here)
+    xr.testing.assert_identical(store.open_store(out), store.open_store(full))
 
 
 def test_check_against_a_store_names_a_changed_file(full, tmp_path, capsys):

@@ -45,7 +45,7 @@ TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic
 #: Target size of one chunk of the widest (run, probe) variable, bytes.
 CHUNK_BYTES = 4 * 2**20
 #: Most runs in one chunk (a chunk of per-run numbers is then 64 KiB of float64).
-MAX_RUN_CHUNK = 8192
+MAX_RUN_CHUNK = 1024
 #: Batches joined per write: the driver gathers this many batches' fragments (in order,
 #: while the workers read the next ones), joins and appends them, so its memory holds
 #: about ``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs whatever the archive's size.
@@ -470,8 +470,9 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     thruput.errors.ThruputError
         For a bad campaign.yaml, runs.csv or raw file, naming file and line.
     """
-    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster, iter_batches
+    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster
     from .dataset import load_metadata
+    from .regions import units, write_new_store
 
     out = Path(out)
     metadata = load_metadata(directory)
@@ -496,33 +497,49 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     index = known if base is not None and known is not None and known.matches(base) else None
     if base is not None and index is None and not verify:
         index = _index_of(base)     # read now: an append may rewrite the store whole below
-    if client is None and len(mon.batches(rows)) < MIN_BATCHES_FOR_CLUSTER:
+    pieces = mon.batches(rows) if base is not None else units(rows)
+    if client is None and len(pieces) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
     with cluster(workers, scheduler, client) as c:
-        where = {"client": c} if c is not None else {}
-        # on a cluster the first batches are read while the stored files are checked here;
-        # nothing is written before that check has passed
-        # (a wave ahead: the workers go on reading while this process joins and writes)
-        fragments = iter_batches(mon.read_batch, str(directory), mon.batches(rows), client=c,
-                                 ahead=WAVE_BATCHES)
-        try:
-            if base is not None and verify:
-                problems, index = verify_sources(
-                    directory, base, verified=None if verify == "all" else known, **where)
-                if problems:
-                    raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
-                                     f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
-            if base is not None and rows:                       # once, for every wave below
-                _refuse_stored_runs(out, [r.run for r in rows], index.run)
-            attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows,
-                                              fragments)
-        finally:
-            fragments.close()
+        if base is None and rows:           # a new store: the workers write it (regions)
+            attrs, disagreeing = write_new_store(out, directory, metadata, text, digest, rows, c)
+        else:
+            attrs, disagreeing, index = _append(out, directory, metadata, text, digest, base,
+                                                start, rows, verify, known, index, c)
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]))
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
             "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing,
             "rebuilt": rebuilt}
+
+
+def _append(out, directory, metadata, text, digest, base, start, rows, verify, known, index, c):
+    """Append ``rows`` to the store ``base`` (or write the store of a campaign with no
+    rows), read on the client ``c`` or here, once the stored files are checked
+    (:func:`verify_sources`). Returns the attrs, the runs added with a failed check, and
+    the stored runs' :class:`Verified` record as checked (``index`` if not checked)."""
+    from ..parallel import iter_batches
+
+    where = {"client": c} if c is not None else {}
+    # on a cluster the first batches are read while the stored files are checked here;
+    # nothing is written before that check has passed
+    # (a wave ahead: the workers go on reading while this process joins and writes)
+    fragments = iter_batches(mon.read_batch, str(directory), mon.batches(rows), client=c,
+                             ahead=WAVE_BATCHES)
+    try:
+        if base is not None and verify:
+            problems, index = verify_sources(
+                directory, base, verified=None if verify == "all" else known, **where)
+            if problems:
+                raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
+                                 f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
+        if base is not None and rows:                       # once, for every wave below
+            _refuse_stored_runs(out, [r.run for r in rows], index.run)
+        attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows,
+                                          fragments)
+    finally:
+        fragments.close()
+    return attrs, disagreeing, index
 
 
 def _write_waves(out, metadata, text, digest, base, start, rows, fragments):

@@ -1,0 +1,212 @@
+"""A new monitor store written by the workers that read it, each its own region.
+
+:func:`thruput.campaign.store.normalize_monitor` writes a new store (or one rebuilt)
+this way; appends go through the process that calls it (a 1 % append is a few thousand
+runs). The runs, in the store's order (time order, ties in runs.csv order), are cut into
+units of :data:`UNIT_ROWS`; unit ``k`` holds runs ``k * UNIT_ROWS`` on, so it is known
+where each run goes before any file is read. Then:
+
+1. unit 0 is read and written as a new store at ``<out>.part``, not consolidated, its
+   ``run`` dimension sized for every run at once (``zarr`` resize);
+2. every other unit is read and written into its region of that store by the worker
+   that read it: a run chunk divides :data:`UNIT_ROWS`, so no two units share a chunk
+   and the workers never write the same file;
+3. this process adds up the units' line accounting, writes the attrs (campaign,
+   accounting, ``manifest_rows``/``manifest_sha256``), consolidates the metadata and
+   renames ``<out>.part`` to ``<out>``.
+
+No run passes through this process: it sends rows and receives a few numbers per unit,
+so the cluster's speed is the workers' (docs/scale.md). The store is the one a single
+process writes, file for file (a test checks).
+
+The store's ``probe`` dimension is unit 0's longest ping run. A later unit with a longer
+one does not write; it says how long, and once every unit has reported the store is
+written again, from the raw files, at the longest width: every unit read twice, but
+memory stays one unit per worker (a campaign whose first runs hold no ping, say).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+
+from . import monitor as mon
+from . import store
+
+__all__ = ["UNIT_ROWS", "write_new_store"]
+
+#: Runs per unit of work: one worker reads and writes them. A multiple of every run chunk
+#: (:func:`thruput.campaign.store.run_chunk` is a power of two, at most this).
+UNIT_ROWS = store.MAX_RUN_CHUNK
+
+
+class Target(NamedTuple):
+    """What every unit shares: the campaign, the store being written and its shape."""
+
+    directory: str
+    path: str
+    n_runs: int
+    width: int
+    metadata: dict
+    unit_rows: int
+
+
+class Unit(NamedTuple):
+    """Rows of runs.csv (in store order) and where the first of them goes."""
+
+    offset: int
+    rows: list
+
+
+class Written(NamedTuple):
+    """What a unit reports: its line accounting, how many of its runs have a failed check
+    of their tool's own totals, its longest ping run, and whether it was written."""
+
+    ledger: dict
+    disagreeing: int
+    width: int
+    written: bool
+
+
+def units(rows, size=None):
+    """``rows`` cut into :class:`Unit` of ``size`` rows (default :data:`UNIT_ROWS`)."""
+    size = size or UNIT_ROWS
+    return [Unit(i, rows[i:i + size]) for i in range(0, len(rows), size)]
+
+
+def chunk_of(width, unit_rows):
+    """Runs per chunk of a store ``width`` probes wide: a power of two that divides
+    ``unit_rows`` (a power of two), so that a chunk never spans two units."""
+    return min(store.run_chunk(width), unit_rows)
+
+
+def write_unit(target, unit):
+    """Read ``unit`` and write it into its region of the store ``target.path`` (unit 0
+    creates the store). A pure function of the files and the target: the same bytes
+    whichever worker runs it."""
+    ds = mon.combine([mon.read_batch(target.directory, unit.rows)])
+    ledger = {k: ds.attrs[k] for k in ds.attrs}
+    width = ds.sizes["probe"]
+    disagreeing = int((ds["tool_checks_failed"].values > 0).sum())
+    if unit.offset and width > target.width:
+        return Written(ledger, disagreeing, width, False)
+    ds = mon.finish(mon.pad_probes(ds, max(width, target.width)), target.metadata, None, 0, "")
+    mon.validate_monitor(ds)
+    if unit.offset == 0:
+        _create(ds, target.path, target.n_runs, chunk_of(ds.sizes["probe"], target.unit_rows))
+    else:
+        _write_region(ds, target.path, unit.offset)
+    return Written(ledger, disagreeing, width, True)
+
+
+def _create(ds, path, n_runs, chunk):
+    """Write ``ds`` (unit 0) as a new store at ``path`` with ``chunk`` runs a chunk, its
+    runs resized to ``n_runs``."""
+    import zarr
+
+    shutil.rmtree(path, ignore_errors=True)
+    store._for_zarr(ds.drop_encoding()).to_zarr(
+        path, mode="w", zarr_format=store.ZARR_FORMAT, consolidated=False,
+        encoding=store._encoding(ds, chunk))
+    group = zarr.open_group(str(path), mode="r+", use_consolidated=False)
+    for name, var in ds.variables.items():
+        if var.dims[:1] == ("run",):
+            group[name].resize((n_runs,) + var.shape[1:])
+
+
+def _region_values(ds):
+    """The values of ``ds``'s run variables as the store holds them: strings as objects,
+    :data:`~thruput.campaign.store.CODED` ones as codes, times as int64 ns
+    (:data:`~thruput.campaign.store.TIME_ENCODING`)."""
+    out = {}
+    for name, var in store._for_zarr(ds).variables.items():
+        if var.dims[:1] != ("run",):
+            continue
+        values = var.values
+        if values.dtype.kind == "M":
+            values = values.astype("datetime64[ns]").view(np.int64)
+        out[name] = values
+    return out
+
+
+def _write_region(ds, path, offset):
+    """Write the runs of ``ds`` into rows ``offset`` on of the store at ``path``; every
+    array at once (zarr's asynchronous API: one array at a time costs about twice the
+    CPU)."""
+    import asyncio
+
+    import zarr.api.asynchronous as zasync
+    from zarr.core.sync import sync
+
+    values = _region_values(ds)
+    end = offset + ds.sizes["run"]
+
+    async def write():
+        group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
+        arrays = await asyncio.gather(*(group.getitem(name) for name in values))
+        for array, (name, value) in zip(arrays, values.items()):
+            if array.shape[0] < end or array.shape[1:] != value.shape[1:]:
+                raise store.StoreError(f"{path}: {name} is {array.shape}, cannot hold runs "
+                                       f"{offset}-{end} of shape {value.shape}")
+        await asyncio.gather(*(array.setitem(slice(offset, end), value)
+                               for array, value in zip(arrays, values.values())))
+
+    sync(write())
+
+
+def write_new_store(out, directory, metadata, text, digest, rows, client=None):
+    """Write the store ``out`` of ``rows`` (in store order), unit by unit on the
+    ``client``'s workers (or here, one after the other).
+
+    Returns
+    -------
+    attrs : dict
+        The store's attrs.
+    disagreeing : int
+        Runs with a failed check of their tool's own totals.
+    """
+    import zarr
+
+    out = Path(out)
+    tmp = out.with_name(out.name + ".part")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    size = UNIT_ROWS        # (read here, not on the workers: they must cut the same chunks)
+    if size & (size - 1):
+        raise ValueError(f"UNIT_ROWS must be a power of two, not {size}")
+    target = Target(str(directory), str(tmp), len(rows), 0, metadata, size)
+    todo = units(rows, size)
+    reports = _run(target, todo, client)
+    widest = max(r.width for r in reports)
+    if not all(r.written for r in reports):     # a unit longer than unit 0: all again
+        target = target._replace(width=widest)
+        reports = _run(target, todo, client)
+    attrs = mon.merge_ledgers([r.ledger for r in reports])
+    attrs.update(mon.campaign_attrs(metadata))
+    attrs.update(manifest_rows=len(rows), manifest_sha256=digest.upto(len(rows)))
+    group = zarr.open_group(str(tmp), mode="r+", use_consolidated=False)
+    group.attrs.put(attrs)
+    zarr.consolidate_metadata(str(tmp))
+    if out.exists():
+        shutil.rmtree(out)
+    tmp.replace(out)
+    return attrs, sum(r.disagreeing for r in reports)
+
+
+def _run(target, todo, client):
+    """:func:`write_unit` of every unit: unit 0 first (it creates the store, as wide as
+    ``target.width`` or its own longest ping run), then the others, on the cluster if
+    there is one. The first error is raised, the rest let go."""
+    first = write_unit(target, todo[0]) if client is None else client.submit(
+        write_unit, target, todo[0], pure=False).result()
+    target = target._replace(width=max(target.width, first.width))
+    if client is None:
+        return [first] + [write_unit(target, unit) for unit in todo[1:]]
+    futures = client.map(write_unit, [target] * (len(todo) - 1), todo[1:], pure=False)
+    try:
+        return [first] + client.gather(futures)
+    finally:
+        for future in futures:
+            future.cancel()
