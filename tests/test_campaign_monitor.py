@@ -229,7 +229,6 @@ def test_failed_checks_of_the_tools_own_totals_are_kept_per_run(tmp_path):
     disagrees with its intervals keep their runs' numbers, and say so per run in
     ``tool_checks_failed`` (0 for the others, NaN for a row without a log); in a pile of
     iperf3 files (read_many) the failure goes to the right run."""
-    import dataclasses
 
     from benchmarks import synthetic_monitor
 
@@ -243,8 +242,8 @@ def test_failed_checks_of_the_tools_own_totals_are_kept_per_run(tmp_path):
     log.write_text(re.sub(r"(\d+) received", lambda m: f"{int(m.group(1)) - 1} received", log.read_text()))
     doc = directory / iperfs[2].path
     doc.write_text(scale_json(doc.read_text(), ["end", "sum_sent", "bytes"], 1.5))
-    rows = [dataclasses.replace(r, sha256="") for r in rows]
-    rows.append(dataclasses.replace(iperfs[0], run="no-log", path="", outcome="failed",
+    rows = [r._replace(sha256="") for r in rows]
+    rows.append(iperfs[0]._replace(run="no-log", path="", outcome="failed",
                                     reason="no route"))
     ds = mon.read_batch(directory, rows)
     failed = dict(zip(ds["run"].values.tolist(), ds["tool_checks_failed"].values.tolist()))

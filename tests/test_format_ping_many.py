@@ -11,7 +11,6 @@ the same fragment with and without the batch.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import numpy as np
@@ -170,7 +169,7 @@ def test_monitor_batch_reads_as_one_by_one(tmp_path, monkeypatch):
                                  GENERATED["no replies at all"][0], GENERATED["a wrap"][0],
                                  GENERATED["duplicate sequence number"][0])):
         (directory / row.path).write_text(text)
-    rows = [dataclasses.replace(r, sha256="") for r in rows]     # (logs rewritten above)
+    rows = [r._replace(sha256="") for r in rows]     # (logs rewritten above)
     batched = monitor.read_batch(directory, rows)
     real = ping_many.scan_many
     monkeypatch.setattr(ping_many, "scan_many", lambda texts: real([]))

@@ -27,8 +27,8 @@ import io
 import json
 import re
 import math
-import operator
-from dataclasses import dataclass, fields
+import os
+from typing import NamedTuple
 from pathlib import Path
 
 import numpy as np
@@ -129,9 +129,12 @@ class MonitorError(ThruputError):
     """A monitor campaign is not usable as it stands (the message names file and line)."""
 
 
-@dataclass(frozen=True, slots=True)
-class MonitorRow:
-    """One row of a monitor campaign's ``runs.csv``, typed; ``line`` is 1-based."""
+class MonitorRow(NamedTuple):
+    """One row of a monitor campaign's ``runs.csv``, typed; ``line`` is 1-based.
+
+    A named tuple: a normalize makes one per row (hundreds of thousands) and sends them
+    to the workers by the thousand, which a tuple makes cheapest.
+    """
 
     run: str
     role: str
@@ -149,14 +152,6 @@ class MonitorRow:
     outcome: str
     reason: str
     line: int
-
-    def __reduce__(self):
-        # rows go to the workers by the thousand: one C-made tuple each (5x faster than
-        # pickling a slotted dataclass's state)
-        return MonitorRow, _row_values(self)
-
-
-_row_values = operator.attrgetter(*(f.name for f in fields(MonitorRow)))
 
 
 def manifest_digest(text, rows):
@@ -269,11 +264,12 @@ def read_monitor_manifest(directory, start=0, text=None):
         if len(cells) != len(MONITOR_MANIFEST_COLUMNS):
             errors.append((line, f"expected {len(MONITOR_MANIFEST_COLUMNS)} cells, found {len(cells)}"))
             continue
-        row, problems = _row(dict(zip(MONITOR_MANIFEST_COLUMNS, cells)), line)
+        row, problems = _row(cells, line)
         if row is not None and row.run in seen:
             problems.append(f"run {row.run} already listed on line {seen[row.run]}")
-        errors.extend((line, p) for p in problems)
-        if not problems:
+        if problems:
+            errors.extend((line, p) for p in problems)
+        else:
             seen[row.run] = line
             rows.append(row)
     if errors:
@@ -296,8 +292,7 @@ def _row_offset(text, start):
     return pos
 
 
-def _number(cells, key, problems):
-    value = cells[key]
+def _number(value, key, problems):
     if value == "":
         return np.nan
     try:
@@ -308,41 +303,40 @@ def _number(cells, key, problems):
 
 
 def _row(cells, line):
+    """The :class:`MonitorRow` of one row's stripped ``cells`` (in
+    :data:`MONITOR_MANIFEST_COLUMNS` order), or None and what is wrong with it."""
+    (run, role, path, sha256, slot, started, path_name, direction, test, tool,
+     socket_buffer, size, rate, outcome, reason) = cells
     problems = []
-    test = cells["test"]
     if test not in TESTS:
         problems.append(f"test {test!r} is not one of {', '.join(TESTS)}")
     else:
-        role, tools = TESTS[test]
-        if cells["role"] != role:
-            problems.append(f"role {cells['role']!r} does not go with test {test} ({role} expected)")
-        if cells["tool"] not in tools:
-            problems.append(f"tool {cells['tool']!r} does not run test {test} ({', '.join(tools)})")
-    if cells["direction"] not in DIRECTIONS:
-        problems.append(f"direction {cells['direction']!r} is not forward or reverse")
-    if cells["outcome"] not in OUTCOMES:
-        problems.append(f"outcome {cells['outcome']!r} is not one of {', '.join(OUTCOMES)}")
-    elif cells["outcome"] == "ok" and not cells["path"]:
+        want, tools = TESTS[test]
+        if role != want:
+            problems.append(f"role {role!r} does not go with test {test} ({want} expected)")
+        if tool not in tools:
+            problems.append(f"tool {tool!r} does not run test {test} ({', '.join(tools)})")
+    if direction not in DIRECTIONS:
+        problems.append(f"direction {direction!r} is not forward or reverse")
+    if outcome not in OUTCOMES:
+        problems.append(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
+    elif outcome == "ok" and not path:
         problems.append("an ok test needs its raw file (path is empty)")
-    if not cells["run"] or not cells["path_name"]:
+    if not run or not path_name:
         problems.append("empty run or path_name")
-    slot = cells["slot"]
     if slot and not slot.isdigit():
         problems.append(f"slot {slot!r} is not a non-negative integer")
     try:
-        started = _timestamp(cells["started"])
-        if np.isnat(started):
+        if np.isnat(_timestamp(started)):
             problems.append("started is empty (every test has a start time)")
     except ValueError:
-        problems.append(f"started {cells['started']!r} is not an ISO 8601 time")
-    numbers = {k: _number(cells, k, problems) for k in ("socket_buffer", "size", "rate")}
+        problems.append(f"started {started!r} is not an ISO 8601 time")
+    numbers = [_number(v, k, problems) for v, k in ((socket_buffer, "socket_buffer"),
+                                                    (size, "size"), (rate, "rate"))]
     if problems:
         return None, problems
-    return MonitorRow(cells["run"], cells["role"], cells["path"], cells["sha256"],
-                      int(slot) if slot else -1, cells["started"], cells["path_name"],
-                      cells["direction"], test, cells["tool"], numbers["socket_buffer"],
-                      numbers["size"], numbers["rate"], cells["outcome"], cells["reason"],
-                      line), []
+    return MonitorRow(run, role, path, sha256, int(slot) if slot else -1, started, path_name,
+                      direction, test, tool, *numbers, outcome, reason, line), problems
 
 
 # -- one batch of rows -> one Dataset fragment ------------------------------------------
@@ -450,7 +444,8 @@ def _read_throughput(directory, rows, indices, ledger):
     tools = {rows[i].tool for i in ok}
     if len(ok) > 1 and tools == {"iperf3"}:
         try:
-            many = read_many([Path(directory) / rows[i].path for i in ok])
+            top = os.path.join(directory, "")           # (strings: a Path per file costs more)
+            many = read_many([top + rows[i].path for i in ok])
         except (ThruputError, OSError):
             many = None                 # read them one by one: the error names the file
         if many is not None and many.sizes["run"] == len(ok):
@@ -544,9 +539,10 @@ def _plain_text(directory, row):
     from ..formats import HEAD_BYTES, _prefix
     from ..reader import GZIP_MAGIC, STREAM_BYTES, decode
 
-    path = Path(directory) / row.path
+    path = os.path.join(directory, row.path)
     try:
-        raw = path.read_bytes() if path.stat().st_size <= STREAM_BYTES else None
+        with open(path, "rb") as f:
+            raw = f.read() if os.fstat(f.fileno()).st_size <= STREAM_BYTES else None
     except OSError:
         return None
     if raw is None or raw[:2] == GZIP_MAGIC:
@@ -732,20 +728,23 @@ def pad_probes(ds, width):
     return ds.drop_vars(list(PROBE_PADDING) + ["probe"], errors="ignore").assign(wide)
 
 
-def finish(ds, metadata, text, n_rows, digest=None):
+def finish(ds, metadata, text, n_rows, digest=None, *, fixed_width=True):
     """Give a combined Dataset its coordinates, attributes and campaign attrs.
 
     ``text``/``n_rows``: runs.csv and how many of its rows ``ds`` holds (recorded as
     ``manifest_rows`` and ``manifest_sha256`` for appends); ``digest``: that
     :func:`manifest_digest` if the caller has it (:class:`ManifestDigest`).
+    ``fixed_width``: strings as NumPy ``<U`` (as :func:`thruput.open_campaign` gives
+    them); False keeps them Python objects (what a Zarr store writes).
     """
-    ds = ds.assign_coords(probe=np.arange(ds.sizes["probe"]))
-    for name in STRING_NAMES:
-        ds[name] = ds[name].astype(str)
+    strings = {name: ds.variables[name].astype(str if fixed_width else object) for name in STRING_NAMES}
+    ds = ds.assign_coords(probe=np.arange(ds.sizes["probe"]),
+                          **{n: v for n, v in strings.items() if n in ds.coords})
+    ds = ds.assign({n: v for n, v in strings.items() if n not in ds.coords})
     for name, (units, long_name) in MONITOR_COORDS.items():
-        ds[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
+        ds.variables[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
     for name, (_, units, long_name) in MONITOR_VARIABLES.items():
-        ds[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
+        ds.variables[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
     ds.attrs.update(campaign_attrs(metadata))
     ds.attrs.update(manifest_rows=int(n_rows),
                     manifest_sha256=digest if digest is not None else manifest_digest(text, n_rows))

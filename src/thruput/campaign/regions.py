@@ -63,12 +63,15 @@ class Unit(NamedTuple):
 
 class Written(NamedTuple):
     """What a unit reports: its line accounting, how many of its runs have a failed check
-    of their tool's own totals, its longest ping run, and whether it was written."""
+    of their tool's own totals, its longest ping run, whether it was written, and the size
+    and modification time of its raw files once read (for
+    :func:`thruput.campaign.store.verified_path`)."""
 
     ledger: dict
     disagreeing: int
     width: int
     written: bool
+    stats: tuple = None
 
 
 def units(rows, size=None):
@@ -93,13 +96,15 @@ def write_unit(target, unit):
     disagreeing = int((ds["tool_checks_failed"].values > 0).sum())
     if unit.offset and width > target.width:
         return Written(ledger, disagreeing, width, False)
-    ds = mon.finish(mon.pad_probes(ds, max(width, target.width)), target.metadata, None, 0, "")
+    ds = mon.finish(mon.pad_probes(ds, max(width, target.width)), target.metadata, None, 0, "",
+                    fixed_width=False)
     mon.validate_monitor(ds)
     if unit.offset == 0:
         _create(ds, target.path, target.n_runs, chunk_of(ds.sizes["probe"], target.unit_rows))
     else:
         _write_region(ds, target.path, unit.offset)
-    return Written(ledger, disagreeing, width, True)
+    return Written(ledger, disagreeing, width, True,
+                   store._stat(target.directory, [r.path for r in unit.rows]))
 
 
 def _create(ds, path, n_runs, chunk):
@@ -167,6 +172,9 @@ def write_new_store(out, directory, metadata, text, digest, rows, client=None):
         The store's attrs.
     disagreeing : int
         Runs with a failed check of their tool's own totals.
+    stats : tuple of numpy.ndarray
+        Size and modification time (ns) of each row's raw file, taken by the worker that
+        read it (:func:`thruput.campaign.store._stat`).
     """
     import zarr
 
@@ -192,7 +200,8 @@ def write_new_store(out, directory, metadata, text, digest, rows, client=None):
     if out.exists():
         shutil.rmtree(out)
     tmp.replace(out)
-    return attrs, sum(r.disagreeing for r in reports)
+    stats = tuple(np.concatenate([r.stats[k] for r in reports]) for k in (0, 1))
+    return attrs, sum(r.disagreeing for r in reports), stats
 
 
 def _run(target, todo, client):

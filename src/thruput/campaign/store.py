@@ -395,16 +395,17 @@ def in_time_order(rows):
     return rows if np.array_equal(order, np.arange(len(rows))) else [rows[i] for i in order]
 
 
-def _remember(out, directory, before, index, rows, manifest_sha256):
+def _remember(out, directory, before, index, rows, manifest_sha256, stats=None):
     """Update :func:`verified_path` of ``out``: the stored runs' record (``index``, as
     checked now, or None if not) followed by the runs of ``rows`` just read (in time
     order; their sha256 checked against runs.csv as they were read, their size and time
-    taken now), in the store's order; ``before``: the record as loaded (not rewritten if
+    taken now, or ``stats``: :func:`_stat` of them as the workers took it right after
+    reading), in the store's order; ``before``: the record as loaded (not rewritten if
     nothing changed)."""
     new = Verified(manifest_sha256, np.array([r.run for r in rows], dtype=object),
                    np.array([r.path for r in rows], dtype=object),
                    np.array([mon._timestamp(r.started) for r in rows], dtype="datetime64[ns]").astype(np.int64),
-                   *_stat(directory, [r.path for r in rows]))
+                   *(stats if stats is not None else _stat(directory, [r.path for r in rows])))
     if index is not None and len(index.run):
         joined = [np.concatenate([a, b]) for a, b in zip(index[1:], new[1:])]
         order = np.argsort(joined[2], kind="stable")       # a store rewritten out of order
@@ -501,12 +502,14 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     if client is None and len(pieces) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
     with cluster(workers, scheduler, client) as c:
+        stats = None
         if base is None and rows:           # a new store: the workers write it (regions)
-            attrs, disagreeing = write_new_store(out, directory, metadata, text, digest, rows, c)
+            attrs, disagreeing, stats = write_new_store(out, directory, metadata, text, digest,
+                                                        rows, c)
         else:
             attrs, disagreeing, index = _append(out, directory, metadata, text, digest, base,
                                                 start, rows, verify, known, index, c)
-    _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]))
+    _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]), stats)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
             "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing,
