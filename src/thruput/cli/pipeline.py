@@ -163,7 +163,8 @@ def _normalize_monitor(args):
     print(f"{args.out}: {verb} {done['runs_added']} runs; {done['runs']} runs, "
           f"{done['files_read']} files in the store")
     if done["runs_added_disagreeing"]:
-        print(f"{args.out}: {done['runs_added_disagreeing']} of the runs {verb} have a failed "
+        print(f"{args.out}: {done['runs_added_disagreeing']} of the {done['runs_added']} runs "
+              f"{'appended' if done['appended'] else 'written'} have a failed "
               "check of their tool's own totals against their data (tool_checks_failed; "
               "docs/consistency.md)")
     return 0
