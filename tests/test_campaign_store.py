@@ -207,9 +207,10 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
         with get_task_stream(client) as tasks:
             there = tmp_path / "there.zarr"
             store.normalize_monitor(CAMPAIGN, there, client=client)
-        units = [t for t in tasks.data if "write_unit" in str(t["key"])]
-    assert len(units) == 3
-    assert len({t["worker"] for t in units}) == 2
+        reads = [t for t in tasks.data if "read_unit" in str(t["key"])]
+        writes = [t for t in tasks.data if "write_read" in str(t["key"])]
+    assert len(reads) == len(writes) == 3
+    assert len({t["worker"] for t in writes}) == 2
     assert not [t for t in tasks.data if "read_batch" in str(t["key"])]    # no run came here
     assert files(there) == files(here)
     assert store.open_store(there)["rtt"].encoding["chunks"] == (8, store.open_store(full).sizes["probe"])

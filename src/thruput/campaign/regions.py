@@ -90,21 +90,36 @@ def write_unit(target, unit):
     """Read ``unit`` and write it into its region of the store ``target.path`` (unit 0
     creates the store). A pure function of the files and the target: the same bytes
     whichever worker runs it."""
+    return write_read(read_unit(target, unit), target, unit)
+
+
+def read_unit(target, unit):
+    """The runs of ``unit``, read and joined in store order, and the size and modification
+    time of their files once read."""
     ds = mon.combine([mon.read_batch(target.directory, unit.rows)])
+    return ds, store._stat(target.directory, [r.path for r in unit.rows])
+
+
+def write_read(read, target, unit, first=None):
+    """Write the runs ``read`` of ``unit`` (:func:`read_unit`) into their region of the
+    store: unit 0 creates it, ``target.width`` wide or as wide as its longest ping run;
+    any other is written into it if no wider, given ``first``, unit 0's
+    :class:`Written` (the store is then as wide as ``first.width`` at least)."""
+    ds, stats = read
     ledger = {k: ds.attrs[k] for k in ds.attrs}
     width = ds.sizes["probe"]
     disagreeing = int((ds["tool_checks_failed"].values > 0).sum())
-    if unit.offset and width > target.width:
+    wide = max(target.width, first.width if first is not None else 0)
+    if unit.offset and width > wide:
         return Written(ledger, disagreeing, width, False)
-    ds = mon.finish(mon.pad_probes(ds, max(width, target.width)), target.metadata, None, 0, "",
+    ds = mon.finish(mon.pad_probes(ds, max(width, wide)), target.metadata, None, 0, "",
                     fixed_width=False)
     mon.validate_monitor(ds)
     if unit.offset == 0:
         _create(ds, target.path, target.n_runs, chunk_of(ds.sizes["probe"], target.unit_rows))
     else:
         _write_region(ds, target.path, unit.offset)
-    return Written(ledger, disagreeing, width, True,
-                   store._stat(target.directory, [r.path for r in unit.rows]))
+    return Written(ledger, disagreeing, width, True, stats)
 
 
 def _create(ds, path, n_runs, chunk):
@@ -205,17 +220,24 @@ def write_new_store(out, directory, metadata, text, digest, rows, client=None):
 
 
 def _run(target, todo, client):
-    """:func:`write_unit` of every unit: unit 0 first (it creates the store, as wide as
-    ``target.width`` or its own longest ping run), then the others, on the cluster if
-    there is one. The first error is raised, the rest let go."""
-    first = write_unit(target, todo[0]) if client is None else client.submit(
-        write_unit, target, todo[0], pure=False).result()
-    target = target._replace(width=max(target.width, first.width))
+    """:func:`write_unit` of every unit: unit 0 creates the store (as wide as
+    ``target.width`` or its own longest ping run), the others write into it once it is
+    there. On a cluster the other units are read meanwhile (:func:`read_unit`, then
+    :func:`write_read` on the worker that read it, once unit 0 is written; each write
+    submitted right after its read goes first, so a worker holds a few units read ahead
+    at most). The first error is raised, the rest let go."""
     if client is None:
+        first = write_unit(target, todo[0])
+        target = target._replace(width=max(target.width, first.width))
         return [first] + [write_unit(target, unit) for unit in todo[1:]]
-    futures = client.map(write_unit, [target] * (len(todo) - 1), todo[1:], pure=False)
+    futures = []
     try:
-        return [first] + client.gather(futures)
+        for unit in todo:
+            read = client.submit(read_unit, target, unit, pure=False)
+            futures.append(client.submit(write_read, read, target, unit,
+                                         futures[0] if futures else None, pure=False))
+            del read                        # (let go of once written)
+        return client.gather(futures)
     finally:
         for future in futures:
             future.cancel()
