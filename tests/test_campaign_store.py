@@ -17,6 +17,7 @@ import thruput
 from thruput.campaign import monitor as mon
 from thruput.campaign import regions, store
 from thruput.cli import main
+from thruput.errors import ThruputError
 
 from .conftest import DATA, copy_campaign
 
@@ -253,6 +254,27 @@ def test_a_sweep_opens_the_same_from_netcdf_and_raw_lazily_too(tmp_path):
     xr.testing.assert_identical(lazy.load(), built)
     chunked = thruput.open_campaign(mini, chunks={"window": 1})     # built from raw, then chunked
     assert isinstance(chunked["throughput"].data, dask.array.Array)
+
+
+def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_path, monkeypatch):
+    """A unit's error reaches the caller as the reader raised it (file and runs.csv line);
+    no store is left, the units still out are let go of."""
+    from distributed import Client, LocalCluster
+
+    monkeypatch.setattr(regions, "UNIT_ROWS", 4)     # 5 units: the bad file is in the last
+    target = copy(tmp_path)
+    raw = target / "runs/2026-11-22/000003-lo-forward-tcp-b1048576.json"
+    raw.write_bytes(raw.read_bytes() + b"\n")
+    out = tmp_path / "m.zarr"
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        with pytest.raises(ThruputError, match="000003-lo-forward-tcp-b1048576.json.*runs.csv line 20"):
+            store.normalize_monitor(target, out, client=client)
+        deadline = time.monotonic() + 30
+        while client.who_has() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not client.who_has()
+    assert not out.exists()
 
 
 def test_a_unit_with_longer_ping_runs_than_the_first_has_the_store_written_again(full, tmp_path,

@@ -38,6 +38,9 @@ from . import store
 
 __all__ = ["UNIT_ROWS", "write_new_store"]
 
+#: Units sent ahead per worker: enough that none waits for the next, few enough that the
+#: cluster holds a bounded number of rows (a unit's task keeps its rows until let go of).
+AHEAD_PER_WORKER = 4
 #: Runs per unit of work: one worker reads and writes them. A multiple of every run chunk
 #: (:func:`thruput.campaign.store.run_chunk` is a power of two, at most this).
 UNIT_ROWS = store.MAX_RUN_CHUNK
@@ -223,21 +226,40 @@ def _run(target, todo, client):
     """:func:`write_unit` of every unit: unit 0 creates the store (as wide as
     ``target.width`` or its own longest ping run), the others write into it once it is
     there. On a cluster the other units are read meanwhile (:func:`read_unit`, then
-    :func:`write_read` on the worker that read it, once unit 0 is written; each write
-    submitted right after its read goes first, so a worker holds a few units read ahead
-    at most). The first error is raised, the rest let go."""
+    :func:`write_read` on the worker that read it, once unit 0 is written), at most
+    :data:`AHEAD_PER_WORKER` per worker at a time, each let go of as soon as it has
+    reported: the cluster holds a few units' rows whatever the archive's size. The first
+    error is raised, the rest let go."""
     if client is None:
         first = write_unit(target, todo[0])
         target = target._replace(width=max(target.width, first.width))
         return [first] + [write_unit(target, unit) for unit in todo[1:]]
-    futures = []
-    try:
-        for unit in todo:
+    from distributed import as_completed
+
+    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    reports, where, first = [None] * len(todo), {}, None
+    pending = as_completed()
+    units_left = iter(enumerate(todo))
+
+    def send():
+        nonlocal first
+        for k, unit in units_left:
             read = client.submit(read_unit, target, unit, pure=False)
-            futures.append(client.submit(write_read, read, target, unit,
-                                         futures[0] if futures else None, pure=False))
-            del read                        # (let go of once written)
-        return client.gather(futures)
+            written = client.submit(write_read, read, target, unit, first, pure=False)
+            first = first if first is not None else written      # (unit 0's, held to the end)
+            where[written.key] = k
+            pending.add(written)
+            return
+
+    try:
+        for _ in range(AHEAD_PER_WORKER * workers):
+            send()
+        for future in pending:
+            reports[where.pop(future.key)] = future.result()
+            if future is not first:
+                future.release()
+            send()
+        return reports
     finally:
-        for future in futures:
+        for future in [*pending.futures] + ([first] if first is not None else []):
             future.cancel()
