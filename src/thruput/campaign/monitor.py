@@ -16,7 +16,8 @@ The runs are read in batches of :data:`BATCH_ROWS` manifest rows, each batch int
 Dataset fragment (:func:`read_batch`), and the fragments are joined by :func:`combine`.
 The batches are the same whether they run one after the other here or on the workers of
 a ``dask.distributed`` cluster (:mod:`thruput.parallel`), so both give the same Dataset,
-bit for bit. :mod:`thruput.campaign.store` appends new batches to a Zarr store.
+bit for bit. :mod:`thruput.campaign.regions` writes a new Zarr store from them, each
+worker the runs it read; :mod:`thruput.campaign.store` appends new batches to one.
 """
 
 from __future__ import annotations

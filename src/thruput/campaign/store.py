@@ -10,9 +10,10 @@ int64 nanoseconds since 1970-01-01 (:data:`TIME_ENCODING`), so appends never rou
 The store records in its attrs how many rows of ``runs.csv`` it holds
 (``manifest_rows``) and the sha256 of those rows (``manifest_sha256``), and per run the
 raw file and its sha256 (``source``, ``source_sha256``). :func:`normalize_monitor`
-reads only the rows after ``manifest_rows`` and appends them with
-``to_zarr(append_dim="run")``; a changed row or raw file already in the store is an
-error (:class:`StoreError`), never a silent rewrite.
+writes a new store with the workers, each unit of runs into its own region
+(:mod:`thruput.campaign.regions`), and to an existing one reads only the rows after
+``manifest_rows`` and appends them with ``to_zarr(append_dim="run")``; a changed row or
+raw file already in the store is an error (:class:`StoreError`), never a silent rewrite.
 
 Appends keep the Dataset exactly what a full normalize would give (same values, same
 chunks; a test checks): runs that arrive out of time order, or ping runs with more probes
@@ -44,9 +45,11 @@ TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic
                  "dtype": "int64"}
 #: Target size of one chunk of the widest (run, probe) variable, bytes.
 CHUNK_BYTES = 4 * 2**20
-#: Most runs in one chunk (a chunk of per-run numbers is then 64 KiB of float64).
+#: Most runs in one chunk (a chunk of per-run numbers is then 8 KiB of float64): the
+#: units the workers write a new store in (:data:`thruput.campaign.regions.UNIT_ROWS`)
+#: are this long, so that no two of them share a chunk.
 MAX_RUN_CHUNK = 1024
-#: Batches joined per write: the driver gathers this many batches' fragments (in order,
+#: Batches joined per append: the driver gathers this many batches' fragments (in order,
 #: while the workers read the next ones), joins and appends them, so its memory holds
 #: about ``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs whatever the archive's size.
 WAVE_BATCHES = 32
@@ -63,9 +66,9 @@ def is_store(path):
 
 def run_chunk(n_probe):
     """Runs per chunk for a ``probe`` dimension of ``n_probe``: a power of two, at most
-    :data:`CHUNK_BYTES` of the widest variable; so a normalize's waves of
-    :data:`WAVE_BATCHES` x 512 runs fill whole chunks and each append writes new chunks
-    without reading back and rewriting a partial one."""
+    :data:`CHUNK_BYTES` of the widest variable and :data:`MAX_RUN_CHUNK` runs; so it
+    divides the units a new store is written in, and an append's waves of
+    :data:`WAVE_BATCHES` x 512 runs fill whole chunks."""
     runs = max(1, min(MAX_RUN_CHUNK, CHUNK_BYTES // (8 * max(n_probe, 1))))
     return 1 << (int(runs).bit_length() - 1)
 
