@@ -116,8 +116,9 @@ def measure(fn, pids):
 def hourly_percentiles(store):
     """Per path and hour: percentiles of throughput (per run) and of every probe's RTT."""
     import thruput
+    from thruput.campaign.store import compute_chunks
 
-    ds = thruput.open_campaign(store, chunks={})
+    ds = thruput.open_campaign(store, chunks=compute_chunks(store))
     # the group labels (one per run) in memory, the data lazy
     hour = ds["time"].compute().dt.floor("1h")
     labels = {"hour": hour, "path": ds["path"].compute().astype(object).astype(str),

@@ -51,6 +51,9 @@ def test_store_opens_as_the_campaign_built_from_raw(full):
     assert lazy["rtt"].data.chunksize == (20, 5)           # all runs in one chunk, whole probe
     xr.testing.assert_identical(lazy.load(), built)
     assert float(lazy["rtt_median"].max().compute()) == float(built["rtt_median"].max())
+    assert store.compute_chunks(full) == {"run": 8 * 1024}     # 8 stored chunks a task
+    xr.testing.assert_identical(thruput.open_campaign(full, chunks=store.compute_chunks(full)).load(),
+                                built)
 
 
 @pytest.mark.filterwarnings("ignore:The specified chunks separate")

@@ -37,7 +37,7 @@ from ..errors import ThruputError
 from . import monitor as mon
 
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
-           "verify_sources", "verified_path", "Verified", "load_verified", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "is_store"]
+           "verify_sources", "verified_path", "Verified", "load_verified", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store"]
 
 ZARR_FORMAT = 2
 #: Encoding of datetime64 variables: exact to the nanosecond whatever is appended later.
@@ -55,6 +55,12 @@ MAX_RUN_CHUNK = 1024
 WAVE_BATCHES = 32
 
 
+#: Stored chunks per dask chunk when a store is opened to compute on it
+#: (:func:`compute_chunks`): fewer, larger tasks than one per stored chunk (a chunk is at
+#: most 1024 runs, so that the workers can write it), each reading whole chunks.
+COMPUTE_CHUNKS_PER_TASK = 8
+
+
 class StoreError(ThruputError):
     """A store does not match its campaign (changed rows or files), or cannot be appended."""
 
@@ -62,6 +68,16 @@ class StoreError(ThruputError):
 def is_store(path):
     """True if ``path`` is a Zarr store (a directory with ``.zmetadata``)."""
     return (Path(path) / ".zmetadata").is_file()
+
+
+def compute_chunks(path):
+    """``chunks=`` for opening the store at ``path`` to compute on it (``thruput
+    pipeline stats``): :data:`COMPUTE_CHUNKS_PER_TASK` of its run chunks per dask chunk
+    (8192 runs of 100 probes: about 6.5 MB of the widest array)."""
+    import zarr
+
+    group = zarr.open_consolidated(str(path), mode="r")
+    return {"run": COMPUTE_CHUNKS_PER_TASK * int(group["time"].chunks[0])}
 
 
 def run_chunk(n_probe):

@@ -247,8 +247,9 @@ def run_stats(args):
         return 1
     if Path(args.input).suffix == ".zarr":  # a monitor campaign: read lazily, chunk by chunk
         from ..campaign.dataset import open_stored
+        from ..campaign.store import compute_chunks
 
-        ds = open_stored(args.input, chunks={})
+        ds = open_stored(args.input, chunks=compute_chunks(args.input))
     else:
         ds = _open_campaign_nc(args.input)
     if ds.attrs.get("campaign_kind") == "monitor":
