@@ -180,9 +180,10 @@ def _write_region(ds, path, offset):
     sync(write())
 
 
-def write_new_store(out, directory, metadata, text, digest, rows, client=None):
+def write_new_store(out, directory, metadata, digest, rows, client=None):
     """Write the store ``out`` of ``rows`` (in store order), unit by unit on the
-    ``client``'s workers (or here, one after the other).
+    ``client``'s workers (or here, one after the other); ``digest``: runs.csv's
+    :class:`~thruput.campaign.monitor.ManifestDigest`.
 
     Returns
     -------

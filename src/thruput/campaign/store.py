@@ -523,7 +523,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     with cluster(workers, scheduler, client) as c:
         stats = None
         if base is None and rows:           # a new store: the workers write it (regions)
-            attrs, disagreeing, stats = write_new_store(out, directory, metadata, text, digest,
+            attrs, disagreeing, stats = write_new_store(out, directory, metadata, digest,
                                                         rows, c)
         else:
             attrs, disagreeing, index = _append(out, directory, metadata, text, digest, base,
