@@ -126,7 +126,11 @@ def test_tc_rate_change_mid_run_is_in_the_data(tmp_path, pair):
     _finish(proc, 14)
     rows = read_rows(str(directory))
     assert [r.outcome for r in rows] == ["ok"] * len(rows)
-    assert [int(r.slot) for r in rows] == list(range(len(rows)))
+    slots = [int(r.slot) for r in rows]
+    # every slot from the first ran; the first is slot 0, or 1 when the monitor's own start
+    # on a loaded machine (CI beside other work) came after slot 0 was due: a slot already
+    # due when the monitor starts is a gap, not a late test (monitor.schedule.next_slot)
+    assert slots == list(range(slots[0], slots[0] + len(slots))) and slots[0] <= 1
     before = [_throughput(directory, r) for r in rows if r.run in done_before]
     after = [_throughput(directory, r) for r in rows if parse_time(r.started) > changed]
     assert len(before) >= 2 and len(after) >= 2
