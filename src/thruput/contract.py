@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import re
 
 import numpy as np
 import xarray as xr
@@ -405,6 +406,23 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
     ds.attrs.update(ledger_attrs)
     ds.attrs.update(attrs or {})
     return ds
+
+
+#: A consistency check named by the run it is about (``"run N: ..."``), as the parsers of
+#: logs holding several runs name them: group 1 the run's index, group 2 the rest.
+RUN_CHECK = re.compile(r"^run ([0-9]+):(.*)$", re.S)
+
+
+def failed_checks_per_run(checks, n_runs):
+    """Failed checks (``attrs["consistency"]`` records) of each of ``n_runs`` runs, by the
+    run each names (:data:`RUN_CHECK`); float counts, 0.0 where every check passed or none
+    applied."""
+    out = np.zeros(n_runs)
+    for check in checks:
+        m = RUN_CHECK.match(check["check"])
+        if m and not check["ok"] and int(m.group(1)) < n_runs:
+            out[int(m.group(1))] += 1
+    return out
 
 
 def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):

@@ -25,15 +25,11 @@ they come.
 
 from __future__ import annotations
 
-import re
-
 from contextlib import contextmanager
 from pathlib import Path
 
 __all__ = ["map_batches", "iter_batches", "cluster", "read_many", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
 
-#: A consistency check named by the run it is about, as batch parsers write them.
-_RUN_CHECK = re.compile(r"^run ([0-9]+):(.*)$", re.S)
 
 #: Fewer batches than this are read in this process even when workers are asked for:
 #: a LocalCluster takes 2-5 s to start, more than a few batches take to read.
@@ -199,7 +195,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     import xarray as xr
 
     from . import formats
-    from .contract import validate
+    from .contract import RUN_CHECK, validate
     from .reader import GZIP_MAGIC, RECORD_DIMS, _gunzip, added_ledgers, decode
 
     paths = [str(p) for p in paths]
@@ -233,7 +229,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     checks, offset = [], 0
     for p in parts:
         for c in json.loads(p.attrs["consistency"]):
-            m = _RUN_CHECK.match(c["check"]) if dim == "run" else None
+            m = RUN_CHECK.match(c["check"]) if dim == "run" else None
             checks.append({**c, "check": f"run {int(m[1]) + offset}:{m[2]}"} if m else c)
         offset += p.sizes.get(dim, 0)
     ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)

@@ -35,10 +35,10 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ..contract import failed_checks_per_run
 from ..errors import ContractError, ParseError, ThruputError
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
-from ..formats import iperf3_json
 from ..formats.ping import STATUS_NAMES
 from ..reader import LEDGER_TOTALS, read, read_many
 from .dataset import _LedgerTotals, _timestamp
@@ -560,11 +560,11 @@ def _count_failed(checks):
 def _failed_checks(ds, n_runs):
     """Failed checks of the tool's own totals against the data (``attrs["consistency"]``)
     for each of the ``n_runs`` runs of ``ds``: all of them for a single run, by the run
-    each names for an iperf3 pile (:func:`iperf3_json.failed_checks_per_run`)."""
+    each names for an iperf3 pile (:func:`thruput.contract.failed_checks_per_run`)."""
     checks = json.loads(ds.attrs.get("consistency", "[]"))
     if n_runs == 1:
         return np.array([_count_failed(checks)])
-    return iperf3_json.failed_checks_per_run(checks, n_runs)
+    return failed_checks_per_run(checks, n_runs)
 
 
 def _read_plain_pings(directory, rows, indices):

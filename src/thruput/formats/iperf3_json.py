@@ -742,21 +742,6 @@ def _all_streams_printed(values, n_streams):
     return (np.asarray(n_streams) > 0) & ~(np.isnan(values) & own).any(axis=1)
 
 
-#: How :func:`_consistency` names the run a check is about.
-_CHECK_RUN = re.compile(r"run (\d+): ")
-
-
-def failed_checks_per_run(checks, n_runs):
-    """Failed checks (``attrs["consistency"]`` records) of each of ``n_runs`` runs (float
-    counts: 0.0 where every check passed or none applied)."""
-    out = np.zeros(n_runs)
-    for check in checks:
-        m = _CHECK_RUN.match(check["check"])
-        if m and not check["ok"] and int(m.group(1)) < n_runs:
-            out[int(m.group(1))] += 1
-    return out
-
-
 def _consistency(sent, received, iv_bytes, host_sends, stream_sent, stream_check, truncated, n_int):
     """Checks of iperf3's end sums against its intervals and streams, per complete run.
 
