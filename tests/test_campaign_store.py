@@ -288,8 +288,9 @@ def test_a_unit_with_longer_ping_runs_than_the_first_has_the_store_written_again
     monkeypatch.setattr(regions, "UNIT_ROWS", 4)
     calls = []
     write_unit = regions.write_unit
-    monkeypatch.setattr(regions, "write_unit", lambda target, unit: calls.append(
-        (unit.offset, target.width)) or write_unit(target, unit))
+    monkeypatch.setattr(regions, "write_unit", lambda target, unit, first=None: calls.append(
+        (unit.offset, max(target.width, first.width if first else 0)))
+        or write_unit(target, unit, first))
     out = tmp_path / "m.zarr"
     store.normalize_monitor(CAMPAIGN, out)
     widest = store.open_store(full).sizes["probe"]

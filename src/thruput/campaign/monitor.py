@@ -552,6 +552,12 @@ def _plain_text(directory, row):
     return (raw, text) if _prefix.detect(text[:HEAD_BYTES]) is None else None
 
 
+def disagreeing(ds):
+    """How many runs of ``ds`` have a failed check of their tool's own totals against
+    their data (``tool_checks_failed > 0``)."""
+    return int((np.asarray(ds["tool_checks_failed"].values) > 0).sum())
+
+
 def _count_failed(checks):
     """How many of the consistency records ``checks`` failed (a float: a monitor number)."""
     return float(sum(not c["ok"] for c in checks))

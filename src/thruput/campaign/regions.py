@@ -89,11 +89,11 @@ def chunk_of(width, unit_rows):
     return min(store.run_chunk(width), unit_rows)
 
 
-def write_unit(target, unit):
+def write_unit(target, unit, first=None):
     """Read ``unit`` and write it into its region of the store ``target.path`` (unit 0
-    creates the store). A pure function of the files and the target: the same bytes
-    whichever worker runs it."""
-    return write_read(read_unit(target, unit), target, unit)
+    creates the store; ``first``: its report, for any other). A pure function of the files
+    and its arguments: the same bytes whichever worker runs it."""
+    return write_read(read_unit(target, unit), target, unit, first)
 
 
 def read_unit(target, unit):
@@ -109,9 +109,9 @@ def write_read(read, target, unit, first=None):
     any other is written into it if no wider, given ``first``, unit 0's
     :class:`Written` (the store is then as wide as ``first.width`` at least)."""
     ds, stats = read
-    ledger = {k: ds.attrs[k] for k in ds.attrs}
+    ledger = dict(ds.attrs)
     width = ds.sizes["probe"]
-    disagreeing = int((ds["tool_checks_failed"].values > 0).sum())
+    disagreeing = mon.disagreeing(ds)
     wide = max(target.width, first.width if first is not None else 0)
     if unit.offset and width > wide:
         return Written(ledger, disagreeing, width, False)
@@ -233,8 +233,7 @@ def _run(target, todo, client):
     error is raised, the rest let go."""
     if client is None:
         first = write_unit(target, todo[0])
-        target = target._replace(width=max(target.width, first.width))
-        return [first] + [write_unit(target, unit) for unit in todo[1:]]
+        return [first] + [write_unit(target, unit, first) for unit in todo[1:]]
     from distributed import as_completed
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))

@@ -588,5 +588,5 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
             append_store(ds, out, checked=True)
         attrs = ds.attrs
         added = n - start
-        disagreeing += int((ds["tool_checks_failed"].values > 0).sum())
+        disagreeing += mon.disagreeing(ds)
     return attrs, disagreeing
