@@ -28,7 +28,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["map_batches", "iter_batches", "cluster", "read_many", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
+__all__ = ["map_batches", "iter_batches", "cluster", "read_many", "submit", "Parcel",
+           "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
 
 
 #: Fewer batches than this are read in this process even when workers are asked for:
@@ -66,6 +67,39 @@ def cluster(workers=None, scheduler=None, client=None):
         yield c
 
 
+class Parcel:
+    """An argument sent to the workers as it is, pickled once (:func:`submit`).
+
+    dask looks through every list, tuple and dict of a task's arguments for the keys of
+    other tasks, item by item: about 45 µs a runs.csv row (a ``MonitorRow`` is a tuple of
+    16) in the process that submits, against about 5 µs to pickle the row. At 2 x 10^5
+    rows that was 10-20 s of the driver's time, taken from the workers on a small machine
+    (docs/scale.md). A parcel must hold no future: dask would not see it.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+    def __reduce__(self):
+        return Parcel, (self.value,)
+
+
+def submit(client, func, *args):
+    """``client.submit(func, *args)`` with every :class:`Parcel` of ``args`` opened on
+    the worker; the task's key is named after ``func`` (as dask names its own), and never
+    reused (the readers are pure, but a file may change between two calls)."""
+    import uuid
+
+    return client.submit(_opened, func, *args, key=f"{func.__name__}-{uuid.uuid4().hex}",
+                         pure=False)
+
+
+def _opened(func, *args):
+    return func(*(a.value if isinstance(a, Parcel) else a for a in args))
+
+
 def map_batches(func, first, batches, *, workers=None, scheduler=None, client=None):
     """``[func(first, batch) for batch in batches]``, here or on a dask cluster.
 
@@ -97,7 +131,7 @@ def map_batches(func, first, batches, *, workers=None, scheduler=None, client=No
     with cluster(workers, scheduler, client) as c:
         if c is None:
             return [func(first, batch) for batch in batches]
-        futures = c.map(func, [first] * len(batches), batches, pure=False)
+        futures = [submit(c, func, first, Parcel(batch)) for batch in batches]
         try:
             return c.gather(futures)
         finally:
@@ -128,7 +162,7 @@ class _Ahead:
     def __init__(self, func, first, batches, client, ahead):
         from collections import deque
 
-        self._submit = lambda batch: client.submit(func, first, batch, pure=False)
+        self._submit = lambda batch: submit(client, func, first, Parcel(batch))
         self._todo = iter(batches)
         self._pending = deque()
         for _ in range(ahead):

@@ -207,6 +207,12 @@ class ManifestDigest:
         self._pos, self._lines = pos, lines
         return self._sha.copy().hexdigest()
 
+    @property
+    def end(self):
+        """Where the rows hashed so far end in the text (the next row's first character),
+        if every line ends in "\n"; else None."""
+        return self._pos if self._split is None else None
+
 
 def read_manifest_text(directory):
     """The text of a monitor campaign's ``runs.csv`` (MonitorError if there is none)."""
@@ -216,7 +222,7 @@ def read_manifest_text(directory):
     return path.read_text(encoding="utf-8")
 
 
-def read_monitor_manifest(directory, start=0, text=None):
+def read_monitor_manifest(directory, start=0, text=None, at=None):
     """The rows of a monitor campaign's ``runs.csv`` from data row ``start`` on.
 
     Parameters
@@ -227,6 +233,9 @@ def read_monitor_manifest(directory, start=0, text=None):
         Number of data rows to pass over (those a store already holds).
     text : str, optional
         runs.csv's text, if the caller has read it already (read here otherwise).
+    at : int, optional
+        Where data row ``start`` begins in ``text``, if the caller knows
+        (:attr:`ManifestDigest.end`: the rows before it are not walked again).
 
     Returns
     -------
@@ -244,12 +253,13 @@ def read_monitor_manifest(directory, start=0, text=None):
     path = Path(directory) / "runs.csv"
     if text is None:
         text = read_manifest_text(directory)
-    reader = csv.reader(io.StringIO(text))
+    skip = _row_offset(text, start, at) if start else None
+    # (the header alone, if the rows before ``start`` are passed over: not a copy of the text)
+    reader = csv.reader(io.StringIO(text if skip is None else text[:text.find("\n") + 1]))
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != MONITOR_MANIFEST_COLUMNS:
         raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not {header}",
                          line=1, path=str(path))
-    skip = _row_offset(text, start) if start else None
     first = 0
     if skip is not None:            # the rows a store holds are not parsed again
         reader, first = csv.reader(io.StringIO(text[skip:])), start
@@ -278,15 +288,19 @@ def read_monitor_manifest(directory, start=0, text=None):
     return rows, text
 
 
-def _row_offset(text, start):
+def _row_offset(text, start, at=None):
     """Where data row ``start`` of runs.csv ``text`` begins, if every row before it is one
-    line (no quote, no lone carriage return: how thruput writes them), else None."""
+    line (no quote, no lone carriage return: how thruput writes them), else None; ``at``:
+    where line ``start + 2`` begins, if known."""
     find, size, pos = text.find, len(text), 0
-    for _ in range(start + 1):
-        end = find("\n", pos)
-        if end < 0:
-            return None
-        pos = end + 1
+    if at is not None:
+        pos = at
+    else:
+        for _ in range(start + 1):
+            end = find("\n", pos)
+            if end < 0:
+                return None
+            pos = end + 1
     if find('"', 0, pos) >= 0 or (find("\r", 0, pos) >= 0
                                   and text.count("\r", 0, pos) != text.count("\r\n", 0, pos)):
         return None

@@ -93,7 +93,7 @@ def write_unit(target, unit, first=None):
     """Read ``unit`` and write it into its region of the store ``target.path`` (unit 0
     creates the store; ``first``: its report, for any other). A pure function of the files
     and its arguments: the same bytes whichever worker runs it."""
-    return write_read(read_unit(target, unit), target, unit, first)
+    return write_read(read_unit(target, unit), target, unit.offset, first)
 
 
 def read_unit(target, unit):
@@ -103,9 +103,9 @@ def read_unit(target, unit):
     return ds, store._stat(target.directory, [r.path for r in unit.rows])
 
 
-def write_read(read, target, unit, first=None):
-    """Write the runs ``read`` of ``unit`` (:func:`read_unit`) into their region of the
-    store: unit 0 creates it, ``target.width`` wide or as wide as its longest ping run;
+def write_read(read, target, offset, first=None):
+    """Write the runs ``read`` (:func:`read_unit`) of the unit whose first run goes to
+    row ``offset`` into their region of the store: unit 0 creates it, ``target.width`` wide or as wide as its longest ping run;
     any other is written into it if no wider, given ``first``, unit 0's
     :class:`Written` (the store is then as wide as ``first.width`` at least)."""
     ds, stats = read
@@ -113,15 +113,15 @@ def write_read(read, target, unit, first=None):
     width = ds.sizes["probe"]
     disagreeing = mon.disagreeing(ds)
     wide = max(target.width, first.width if first is not None else 0)
-    if unit.offset and width > wide:
+    if offset and width > wide:
         return Written(ledger, disagreeing, width, False)
     ds = mon.finish(mon.pad_probes(ds, max(width, wide)), target.metadata, None, 0, "",
                     fixed_width=False)
     mon.validate_monitor(ds)
-    if unit.offset == 0:
+    if offset == 0:
         _create(ds, target.path, target.n_runs, chunk_of(ds.sizes["probe"], target.unit_rows))
     else:
-        _write_region(ds, target.path, unit.offset)
+        store.write_region(ds, target.path, offset)
     return Written(ledger, disagreeing, width, True, stats)
 
 
@@ -138,46 +138,6 @@ def _create(ds, path, n_runs, chunk):
     for name, var in ds.variables.items():
         if var.dims[:1] == ("run",):
             group[name].resize((n_runs,) + var.shape[1:])
-
-
-def _region_values(ds):
-    """The values of ``ds``'s run variables as the store holds them: strings as objects,
-    :data:`~thruput.campaign.store.CODED` ones as codes, times as int64 ns
-    (:data:`~thruput.campaign.store.TIME_ENCODING`)."""
-    out = {}
-    for name, var in store._for_zarr(ds).variables.items():
-        if var.dims[:1] != ("run",):
-            continue
-        values = var.values
-        if values.dtype.kind == "M":
-            values = values.astype("datetime64[ns]").view(np.int64)
-        out[name] = values
-    return out
-
-
-def _write_region(ds, path, offset):
-    """Write the runs of ``ds`` into rows ``offset`` on of the store at ``path``; every
-    array at once (zarr's asynchronous API: one array at a time costs about twice the
-    CPU)."""
-    import asyncio
-
-    import zarr.api.asynchronous as zasync
-    from zarr.core.sync import sync
-
-    values = _region_values(ds)
-    end = offset + ds.sizes["run"]
-
-    async def write():
-        group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
-        arrays = await asyncio.gather(*(group.getitem(name) for name in values))
-        for array, (name, value) in zip(arrays, values.items()):
-            if array.shape[0] < end or array.shape[1:] != value.shape[1:]:
-                raise store.StoreError(f"{path}: {name} is {array.shape}, cannot hold runs "
-                                       f"{offset}-{end} of shape {value.shape}")
-        await asyncio.gather(*(array.setitem(slice(offset, end), value)
-                               for array, value in zip(arrays, values.values())))
-
-    sync(write())
 
 
 def write_new_store(out, directory, metadata, digest, rows, client=None):
@@ -236,6 +196,8 @@ def _run(target, todo, client):
         return [first] + [write_unit(target, unit, first) for unit in todo[1:]]
     from distributed import as_completed
 
+    from ..parallel import Parcel, submit
+
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     reports, where, first = [None] * len(todo), {}, None
     pending = as_completed()
@@ -244,8 +206,8 @@ def _run(target, todo, client):
     def send():
         nonlocal first
         for k, unit in units_left:
-            read = client.submit(read_unit, target, unit, pure=False)
-            written = client.submit(write_read, read, target, unit, first, pure=False)
+            read = submit(client, read_unit, target, Parcel(unit))      # (rows pickled once)
+            written = submit(client, write_read, read, target, unit.offset, first)
             first = first if first is not None else written      # (unit 0's, held to the end)
             where[written.key] = k
             pending.add(written)
