@@ -193,6 +193,25 @@ def test_manifest_digests_grow_as_the_whole_prefix_hashed_again(text):
             mon.manifest_digest(text, rows)
 
 
+def test_manifest_digests_of_long_texts_found_a_block_at_a_time(monkeypatch):
+    """The ASCII path (:func:`monitor._after_lines`) with blocks of 37 characters: lines
+    across blocks, longer than a block, a last line with no end, a non-ASCII text."""
+    import hashlib
+    import random
+
+    monkeypatch.setattr(mon, "_BLOCK_CHARS", 37)
+    rng = random.Random(1)
+    for _ in range(100):
+        text = "h\n" + "".join("x" * rng.randint(0, 80) + "\n" for _ in range(rng.randint(0, 400)))
+        text += rng.choice(["", "no end"])
+        text = rng.choice(["", "é"]) + text
+        lines, digest, rows = text.splitlines(keepends=True), mon.ManifestDigest(text), 0
+        for _ in range(5):
+            rows += rng.randint(0, 150)
+            assert digest.upto(rows) == hashlib.sha256("".join(lines[:rows + 1]).encode()).hexdigest()
+            assert digest.end == len("".join(lines[:rows + 1]))
+
+
 @pytest.mark.parametrize("quote", [False, True])
 def test_rows_after_a_start_are_those_of_the_whole_manifest(tmp_path, quote):
     from .conftest import copy_campaign

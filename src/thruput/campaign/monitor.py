@@ -174,6 +174,33 @@ def _other_breaks(text):
             or text.count("\r") != text.count("\r\n"))
 
 
+#: Characters of an ASCII runs.csv searched for line ends at once (:func:`_after_lines`).
+_BLOCK_CHARS = 1 << 20
+
+
+def _after_lines(text, pos, count):
+    """Where the ``count`` lines from ``pos`` in ``text`` end (a last line without "\n"
+    ends with the text), and how many lines that is (fewer at the end of the text). An
+    ASCII text is searched a block at a time with NumPy (hundreds of thousands of rows:
+    ``str.find`` per line took a fifth of a second)."""
+    size, passed = len(text), 0
+    if text.isascii():
+        while count - passed > 64 and pos < size:
+            block = np.frombuffer(text[pos:pos + _BLOCK_CHARS].encode("ascii"), dtype=np.uint8)
+            ends = np.flatnonzero(block == 10)
+            if not len(ends):
+                break
+            if len(ends) >= count - passed:
+                return pos + int(ends[count - passed - 1]) + 1, count
+            pos, passed = pos + int(ends[-1]) + 1, passed + len(ends)
+    find = text.find
+    while passed < count and pos < size:
+        end = find("\n", pos)
+        pos = size if end < 0 else end + 1
+        passed += 1
+    return pos, passed
+
+
 class ManifestDigest:
     """:func:`manifest_digest` of one runs.csv ``text`` for growing row counts, in one pass.
 
@@ -198,11 +225,8 @@ class ManifestDigest:
                 pos += len(self._split[lines])
                 lines += 1
         else:
-            find, size = text.find, len(text)
-            while lines < want and pos < size:
-                end = find("\n", pos)
-                pos = size if end < 0 else end + 1
-                lines += 1
+            pos, passed = _after_lines(text, pos, want - lines)
+            lines += passed
         self._sha.update(text[self._pos:pos].encode("utf-8"))     # (one update: the same digest)
         self._pos, self._lines = pos, lines
         return self._sha.copy().hexdigest()
