@@ -81,6 +81,39 @@ def test_append_gives_the_full_store_byte_for_byte(full, tmp_path, capsys):
     assert files(out) == files(full)
 
 
+@pytest.mark.parametrize("step", ["attrs", "consolidation"])
+def test_an_append_cut_short_is_done_again_or_refused(full, tmp_path, monkeypatch, step):
+    """Killed before its attrs, an append has lengthened the arrays and written the new
+    runs, but readers see the consolidated shapes and the old attrs: the store before the
+    append, and the next normalize writes the same runs again. Killed between the attrs
+    and the consolidation (zarr reads a group's attrs from .zattrs), it is refused."""
+    import zarr
+    from zarr.core.attributes import Attributes
+
+    target = copy(tmp_path, rows=range(12))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    before = store.open_store(out)
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m:
+        m.setattr(*((Attributes, "put") if step == "attrs" else (zarr, "consolidate_metadata")), killed)
+        with pytest.raises(KeyboardInterrupt):
+            store.normalize_monitor(target, out)
+    assert zarr.open_group(str(out), mode="r", use_consolidated=False)["rtt"].shape[0] == 20
+    if step == "consolidation":
+        with pytest.raises(store.StoreError, match="holds 12 runs but records 20 rows of runs.csv: "
+                                                   "an append was cut short"):
+            store.normalize_monitor(target, out)
+        return
+    xr.testing.assert_identical(store.open_store(out), before)
+    assert store.normalize_monitor(target, out)["runs_added"] == 8
+    assert files(out) == files(full)
+
+
 def test_append_with_more_probes_or_earlier_runs_rewrites_the_store(full, tmp_path):
     # rows 0-3 are TCP/UDP only (no probes): the ping rows that follow widen `probe`
     target = copy(tmp_path, rows=range(4))

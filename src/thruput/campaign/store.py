@@ -232,10 +232,11 @@ def append_store(ds, path, *, checked=False):
         whole.attrs = ds.attrs
         return write_store(whole, path)
     ds = mon.pad_probes(ds, width)
-    # what xarray's to_zarr(append_dim="run") does, for a tenth of its time: lengthen the
+    # what xarray's to_zarr(append_dim="run") does, in a third of its time: lengthen the
     # run arrays, write the new runs into their rows (every array at once), replace the
-    # attrs, consolidate. A crash before the consolidation leaves the old metadata
-    # (``manifest_rows``): the next append writes the same rows again
+    # attrs, consolidate. Cut short before the attrs, the store reads as it was (the
+    # consolidated shapes) and the next append writes the same rows again; between the
+    # attrs and the consolidation, normalize_monitor refuses it (runs != manifest_rows)
     write_region(ds, path, n_runs, grow=True)
     zarr.open_group(str(path), mode="r+", use_consolidated=False).attrs.put(ds.attrs)
     zarr.consolidate_metadata(str(path))
@@ -550,6 +551,10 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         base = xr.open_zarr(out, consolidated=True, chunks=None, create_default_indexes=False)
         if base.attrs.get("campaign") != metadata["name"]:
             raise StoreError(f"{out}: holds campaign {base.attrs.get('campaign')!r}, not {metadata['name']!r}")
+        if base.sizes.get("run", 0) != int(base.attrs.get("manifest_rows", -1)):
+            raise StoreError(f"{out}: holds {base.sizes.get('run', 0)} runs but records "
+                             f"{base.attrs.get('manifest_rows')} rows of runs.csv: an append was "
+                             f"cut short after its attrs were written. Delete {out} to normalize anew")
         version = base.attrs.get("monitor_version", 1)
         if version != mon.MONITOR_VERSION:      # read by another reader: read all anew
             rebuilt = (f"the store was written by monitor reader version {version}, this is "
