@@ -23,14 +23,11 @@ worker the runs it read; :mod:`thruput.campaign.store` appends new batches to on
 from __future__ import annotations
 
 import csv
-import gc
 import hashlib
 import io
 import json
-import re
 import math
 import os
-from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -41,7 +38,7 @@ from ..contract import failed_checks_per_run
 from ..errors import ContractError, ParseError, ThruputError
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
-from ..formats.ping import STATUS_NAMES
+from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read, read_many
 from .dataset import _LedgerTotals, _timestamp
 
@@ -290,7 +287,7 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     if skip is not None:            # the rows a store holds are not parsed again
         reader, first = csv.reader(io.StringIO(text[skip:])), start
     rows, errors, seen = [], [], {}
-    with _collector_paused():
+    with paused_gc():      # (the rows are tuples of strings and numbers: no cycles)
         for index, cells in enumerate(reader, first):
             line = index + 2
             if index < start:
@@ -315,33 +312,16 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     return rows, text
 
 
-@contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector off for the block: the rows of runs.csv (tuples of
-    strings and numbers, no cycles) made it run again and again over every row already
-    made, 3-8 µs of the 9-17 µs a row took to parse at 2 x 10^5 rows."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def _row_offset(text, start, at=None):
     """Where data row ``start`` of runs.csv ``text`` begins, if every row before it is one
     line (no quote, no lone carriage return: how thruput writes them), else None; ``at``:
     where line ``start + 2`` begins, if known."""
-    find, size, pos = text.find, len(text), 0
-    if at is not None:
-        pos = at
-    else:
-        for _ in range(start + 1):
-            end = find("\n", pos)
-            if end < 0:
-                return None
-            pos = end + 1
+    pos = at
+    if pos is None:
+        pos, passed = _after_lines(text, 0, start + 1)
+        if passed < start + 1 or not text.endswith("\n", 0, pos):
+            return None         # (fewer lines, or the last without its "\n")
+    find = text.find
     if find('"', 0, pos) >= 0 or (find("\r", 0, pos) >= 0
                                   and text.count("\r", 0, pos) != text.count("\r\n", 0, pos)):
         return None

@@ -105,9 +105,10 @@ def read_unit(target, unit):
 
 def write_read(read, target, offset, first=None):
     """Write the runs ``read`` (:func:`read_unit`) of the unit whose first run goes to
-    row ``offset`` into their region of the store: unit 0 creates it, ``target.width`` wide or as wide as its longest ping run;
-    any other is written into it if no wider, given ``first``, unit 0's
-    :class:`Written` (the store is then as wide as ``first.width`` at least)."""
+    row ``offset`` into their region of the store: unit 0 creates it, ``target.width``
+    wide or as wide as its longest ping run; any other is written into it if no wider,
+    given ``first``, unit 0's :class:`Written` (the store is then as wide as
+    ``first.width`` at least)."""
     ds, stats = read
     ledger = dict(ds.attrs)
     width = ds.sizes["probe"]

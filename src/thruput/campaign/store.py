@@ -563,8 +563,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     if base is not None:
         _check_prefix(directory, out, base, text, digest)
         start = int(base.attrs["manifest_rows"])
-    rows, _ = mon.read_monitor_manifest(directory, start, text=text,
-                                        at=digest.end if base is not None else None)
+    # (``digest`` has hashed the ``start`` rows a store holds: the new ones begin where it stopped)
+    rows, _ = mon.read_monitor_manifest(directory, start, text=text, at=digest.end)
     rows = in_time_order(rows)
     known = load_verified(verified_path(out), directory)
     index = known if base is not None and known is not None and known.matches(base) else None
