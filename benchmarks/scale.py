@@ -180,13 +180,13 @@ def _best_of(n, fn):
 
 
 def _warm():
-    """Import what normalize uses (jsonschema takes seconds on a busy machine; xarray imports
-    dask.array on the first write)."""
+    """Import what normalize uses (xarray imports dask.array on the first write)."""
     import importlib
 
     for name in ("thruput.campaign.monitor", "thruput.formats.iperf3_json", "thruput.formats.ping",
-                 "jsonschema", "dask.array", "zarr"):
+                 "dask.array", "zarr"):
         importlib.import_module(name)
+    importlib.import_module("thruput.campaign.dataset").schema_validator()
 
 
 def warm_page_cache(directory):
@@ -250,7 +250,7 @@ def bench_size(out, paths, slots, probes, workers):
               "generate_seconds": time.perf_counter() - t0, "workers": {}}
     target = out / "synthetic-stores"
     target.mkdir(exist_ok=True)
-    _warm()                      # the driver's imports (jsonschema takes seconds) likewise
+    _warm()                      # the driver's imports likewise
     for n in workers:
         cluster, client, pids = _cluster(n)
         try:

@@ -157,6 +157,27 @@ def test_schema_error_names_file_and_line(mini):
     assert "hosts/vm/cpu_count: 'two' is not of type 'integer', 'null'" in info.value.message
 
 
+def test_schema_validator_leaves_out_the_iri_grammars_and_checks_as_before(tmp_path):
+    """In a fresh process: campaign.yaml is checked without importing rfc3987_syntax (its
+    lark grammars take seconds), which still imports afterwards for whoever wants it."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from thruput.campaign import load_metadata\n"
+            "from thruput.campaign.dataset import schema_validator\n"
+            f"load_metadata({str(UDPMON)!r})\n"
+            "assert 'rfc3987_syntax' not in sys.modules\n"
+            "errors = list(schema_validator().iter_errors({'name': 1}))\n"
+            "assert errors, 'a bad campaign.yaml passed'\n"
+            "import importlib.util\n"
+            "if importlib.util.find_spec('rfc3987_syntax'): import rfc3987_syntax\n"
+            "print('ok', len(errors))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("ok ")
+
+
 def test_yaml_syntax_error_names_line(mini):
     (mini / "campaign.yaml").write_text("name: x\ntitle: [unclosed\n")
     with pytest.raises(ParseError) as info:

@@ -85,12 +85,10 @@ def validate(campaign_dir, data):
     thruput.errors.ParseError
         Naming campaign.yaml, the line of the first problem, and every problem.
     """
-    from jsonschema import Draft202012Validator
-
-    from ..campaign.dataset import node_line, schema
+    from ..campaign.dataset import node_line, schema_validator
 
     _data, node = _read(campaign_dir)
-    errors = sorted(Draft202012Validator(schema()).iter_errors(data), key=lambda e: list(e.path))
+    errors = sorted(schema_validator().iter_errors(data), key=lambda e: list(e.path))
     if errors:
         listed = [(node_line(node, list(e.path)),
                    f"{'/'.join(map(str, e.path)) or '(top level)'}: {e.message}") for e in errors]
