@@ -88,7 +88,7 @@ def test_corrupted_raw_file_is_detected_never_analysed(origin):
     assert "normalize@loopback-mini:" in status and "modified:           data/raw/loopback-mini" in status
     check = run(["thruput", "campaign", "check", "data/raw/loopback-mini"], work, check=False)
     assert check.returncode == 1
-    assert check.stdout.startswith(f"data/raw/loopback-mini/runs/w65536-s2-r1.iperf3.json:")
+    assert check.stdout.startswith("data/raw/loopback-mini/runs/w65536-s2-r1.iperf3.json:")
     repro = run(["dvc", "repro"], work, check=False)
     assert repro.returncode != 0
     assert "w65536-s2-r1.iperf3.json" in repro.stdout

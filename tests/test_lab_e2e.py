@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest

@@ -4,7 +4,6 @@ and no page reads its parameters from the working directory or the environment."
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import nbformat
 import pytest

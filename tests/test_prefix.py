@@ -19,7 +19,7 @@ import pytest
 import thruput
 from thruput.reader import decode, read_bytes
 from thruput.errors import ParseError, UnknownFormatError
-from thruput.formats import _prefix, ping
+from thruput.formats import _prefix
 
 from .conftest import DATA
 

@@ -34,7 +34,7 @@ import yaml
 from ..errors import ParseError, ThruputError
 from ..reader import read
 from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
-                     RUN_ID, parse_run_id, run_id)
+                     parse_run_id, run_id)
 
 __all__ = [
     "open_campaign", "resolve", "load_metadata", "read_manifest", "parse_manifest", "planned_runs",
@@ -132,12 +132,13 @@ def schema_validator():
     1.3-2.5 s of every fresh ``thruput`` process here (python-jsonschema/jsonschema#1428),
     and thruput's schema uses no ``format``. Anything importing it later gets it as usual.
     """
+    import importlib
     import sys
 
     if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
         sys.modules["rfc3987_syntax"] = None        # an ImportError, which jsonschema skips
         try:
-            import jsonschema
+            importlib.import_module("jsonschema")
         finally:
             del sys.modules["rfc3987_syntax"]
     from jsonschema import Draft202012Validator

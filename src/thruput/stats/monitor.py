@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._util import labelled, units_of
+from ._util import units_of
 from .compare import compare
 from .grouped import aligned_chunks, grouped_summary, is_lazy
 
