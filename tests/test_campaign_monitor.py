@@ -272,3 +272,79 @@ def test_failed_checks_of_the_tools_own_totals_are_kept_per_run(tmp_path):
         dict.fromkeys(set(failed) - {pings[1].run, iperfs[2].run}, 0.0)
     one = thruput.read(doc)
     assert failed[iperfs[2].run] == sum(not c["ok"] for c in json.loads(one.attrs["consistency"]))
+
+
+def _row_by_row(monkeypatch):
+    """read_monitor_manifest without its column-wise reading (:func:`mon._split_rows`)."""
+    monkeypatch.setattr(mon, "_split_rows", lambda body, first_line: None)
+
+
+@pytest.mark.parametrize("campaign", [CAMPAIGN, DATA.parents[1] / "data" / "raw" / "netns-wan-monitor"])
+def test_rows_read_column_wise_are_those_read_row_by_row(campaign, monkeypatch):
+    text = (campaign / "runs.csv").read_text()
+    n = text.count("\n") - 1
+    body = text.split("\n", 1)[1]
+    assert mon._split_rows(body, 2) is not None          # (the bundled rows take that way)
+    fast = {start: mon.read_monitor_manifest(campaign, start)[0] for start in (0, 1, n // 2, n)}
+    _row_by_row(monkeypatch)
+    for start, rows in fast.items():
+        slow = mon.read_monitor_manifest(campaign, start)[0]
+        assert [tuple(map(str, r)) for r in rows] == [tuple(map(str, r)) for r in slow]
+        assert all(type(a) is type(b) for r, s in zip(rows, slow) for a, b in zip(r, s))
+
+
+#: One row of CAMPAIGN's runs.csv changed (cell index -> text), or the line replaced.
+ODD_ROWS = {
+    "bad role": {1: "pong"}, "bad test": {8: "sctp"}, "bad tool": {9: "nuttcp"},
+    "bad direction": {7: "up"}, "bad outcome": {13: "fine"}, "empty run": {0: ""},
+    "ok without a file": {2: ""}, "slot not decimal": {4: "²"}, "negative slot": {4: "-1"},
+    "started now": {5: "now"}, "no such month": {5: "2026-13-01T00:00:00Z"},
+    "started with an offset": {5: "2026-11-22T18:03:00+02:00"}, "empty start": {5: ""}, "NaT": {5: "NaT"},
+    "rate not a number": {12: "fast"}, "spaces around cells": {0: "  x1  ", 12: " 5e6 "},
+    "a quoted cell": {0: '"quoted"'}, "a comma in quotes": {14: '"a, b"'},
+    "a newline in quotes": {14: '"a\nb"'}, "non-ASCII": {14: "naïve"},
+    "an em space": {14: "\u2003x\u2003"}, "a vertical tab": {0: "\x0bx"}, "a stray quote": {14: 'a"b'}, "duplicate run": "duplicate", "empty line": "",
+    "14 cells": "a,b,c,d,e,f,g,h,i,j,k,l,m,n", "carriage return": "crlf",
+}
+
+
+@pytest.mark.parametrize("case", ODD_ROWS)
+def test_odd_rows_are_read_or_refused_as_row_by_row(case, tmp_path, monkeypatch):
+    """Any row the column-wise reading does not take goes row by row: the same rows, or
+    the same error naming the same lines."""
+    target = copy_campaign(CAMPAIGN, tmp_path / "c")
+    lines = (target / "runs.csv").read_text().split("\n")
+    change = ODD_ROWS[case]
+    if isinstance(change, dict):
+        cells = lines[3].split(",")
+        for k, v in change.items():
+            cells[k] = v
+        lines[3] = ",".join(cells)
+    elif change == "duplicate":
+        lines[5] = lines[3]
+    elif change == "crlf":
+        lines = [line + "\r" for line in lines[:-1]] + [lines[-1]]
+    else:
+        lines[3] = change
+    (target / "runs.csv").write_text("\n".join(lines))
+
+    def outcome():
+        try:
+            return mon.read_monitor_manifest(target)[0]
+        except ParseError as exc:
+            return str(exc), exc.errors if hasattr(exc, "errors") else None
+
+    column_wise = outcome()
+    _row_by_row(monkeypatch)
+    assert column_wise == outcome()
+
+
+def test_start_times_are_those_parsed_one_by_one():
+    from thruput.campaign.dataset import _timestamp
+
+    texts = ["2026-01-01T00:00:00.000000Z", "2024-02-29T12:00:00.000001", "2026-11-22T18:03:00+02:00"]
+    for some in (texts[:2], texts):         # all NumPy's, and one pandas' among them
+        assert np.array_equal(mon.start_times(some), np.array([_timestamp(t) for t in some]))
+        assert mon.start_times(some).dtype == np.dtype("datetime64[ns]")
+    with pytest.raises(ValueError):
+        mon.start_times(["2026-13-01T00:00:00Z"])

@@ -13,7 +13,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from thruput.site import NotebookError, build
 from thruput.site.config import load_config
-from thruput.site.execute import inject_parameters
+from thruput.site.execute import execute, inject_parameters
 from thruput.site.quarto import staging_config
 
 QUARTO_YML = textwrap.dedent("""\
@@ -75,6 +75,18 @@ def test_inject_parameters_goes_after_the_parameters_cell():
     inject_parameters(nb, {"x": "two"})
     assert nb.cells[1].source.endswith("x = 'two'\n")
     assert nb.cells[1].metadata["tags"] == ["injected-parameters"]
+
+
+def test_a_page_executed_twice_is_the_same_bytes(tmp_path):
+    """dvc.lock records each executed page's md5: a fresh clone's ``dvc repro`` must give
+    the same one (no cell timings, no random id for the injected cell)."""
+    project = _project(tmp_path)
+    pages = [tmp_path / f"item-{k}.ipynb" for k in (1, 2)]
+    for page in pages:
+        execute(project / "notebooks" / "item.ipynb", page, {"name": "a"}, cwd=project)
+    assert pages[0].read_bytes() == pages[1].read_bytes()
+    cells = nbformat.read(pages[0], as_version=4).cells
+    assert cells[1].id == "injected-parameters" and cells[2].outputs[0]["text"] == "item a\n"
 
 
 def test_nbconvert_build_makes_offline_pages(tmp_path):

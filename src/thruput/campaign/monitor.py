@@ -28,6 +28,7 @@ import io
 import json
 import math
 import os
+from itertools import repeat
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,7 +41,7 @@ from ..errors import ContractError, ParseError, ThruputError
 from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read, read_many
-from .dataset import _LedgerTotals, _timestamp
+from .dataset import _ISO_UTC, _LedgerTotals, _timestamp
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
@@ -286,6 +287,12 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     first = 0
     if skip is not None:            # the rows a store holds are not parsed again
         reader, first = csv.reader(io.StringIO(text[skip:])), start
+    if skip is not None or start == 0:
+        header_end = text.find("\n")
+        body = text[skip:] if skip is not None else ("" if header_end < 0 else text[header_end + 1:])
+        rows = _split_rows(body, first + 2)
+        if rows is not None:
+            return rows, text
     rows, errors, seen = [], [], {}
     with paused_gc():      # (the rows are tuples of strings and numbers: no cycles)
         for index, cells in enumerate(reader, first):
@@ -310,6 +317,82 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     if errors:
         raise ParseError(errors[0][1], line=errors[0][0], path=str(path), errors=errors)
     return rows, text
+
+
+#: (test, role, tool) of a valid row, from :data:`TESTS`.
+_TEST_ROLE_TOOL = {(test, role, tool) for test, (role, tools) in TESTS.items() for tool in tools}
+#: The ASCII characters ``str.strip`` takes off besides line ends.
+_ASCII_BLANKS = " \t\x0b\x0c\x1c\x1d\x1e\x1f"
+
+
+def start_times(started):
+    """The start times ``started`` (ISO 8601 texts, as in runs.csv) as a datetime64[ns]
+    array, naive UTC: :func:`~thruput.campaign.dataset._timestamp` of each, the usual
+    ``...Z`` ones parsed by NumPy at once (a tenth of a second per 10^5 rows less).
+
+    Raises
+    ------
+    ValueError
+        For a text that is not a time.
+    """
+    started = list(started)
+    if all(map(_ISO_UTC.fullmatch, started)):
+        return np.array([t[:-1] if t.endswith("Z") else t for t in started], dtype="datetime64[ns]")
+    return np.array([_timestamp(t) for t in started], dtype="datetime64[ns]")
+
+
+def _split_rows(body, first_line):
+    """The rows of ``body`` (data lines of runs.csv, the first on line ``first_line``), as
+    :func:`read_monitor_manifest` makes them, when every line is one valid row (no carriage
+    return, no quoted cell going on past its line, an ISO 8601 UTC start): cut on commas
+    (lines with a quote by the csv module) and checked column by column, three to four
+    times faster than the row-by-row loop. None for anything else: then that loop reads
+    the rows, and names the line of each problem."""
+    if "\r" in body or "\0" in body:
+        return None
+    lines = body.split("\n")
+    if lines[-1] == "":
+        lines.pop()                         # (the last row's line end)
+    if not lines:
+        return []
+    width = len(MONITOR_MANIFEST_COLUMNS)
+    with paused_gc():
+        if '"' not in body and all(c == width - 1 for c in map(str.count, lines, repeat(","))):
+            cells = ",".join(lines).split(",")          # (one list: no list per row)
+            columns = [cells[k::width] for k in range(width)]
+        else:
+            cells = [line.split(",") for line in lines]
+            for k, line in enumerate(lines):    # (a failed test's reason, quoted)
+                if '"' in line:
+                    if line.count('"') % 2:
+                        return None         # a quoted cell may go on on the next line
+                    cells[k] = next(csv.reader((line,)))
+            if any(len(c) != width for c in cells):
+                return None
+            columns = [list(column) for column in zip(*cells)]
+        del cells
+        if not body.isascii() or any(c in body for c in _ASCII_BLANKS):
+            columns = [list(map(str.strip, column)) for column in columns]
+        (run, role, path, _sha256, slot, started, path_name, direction, test, tool,
+         socket_buffer, size, rate, outcome, _reason) = columns
+        if (not set(zip(test, role, tool)) <= _TEST_ROLE_TOOL
+                or not set(direction) <= set(DIRECTIONS) or not set(outcome) <= set(OUTCOMES)
+                or "" in run or "" in path_name or len(set(run)) != len(run)
+                or any(o == "ok" and not p for o, p in zip(outcome, path))
+                or not all(v == "" or v.isdecimal() for v in slot)):
+            return None
+        try:
+            if np.isnat(start_times(started)).any():
+                return None
+            numbers = [[float(v) if v else np.nan for v in column]
+                       for column in (socket_buffer, size, rate)]
+        except ValueError:
+            return None
+        columns[4] = [int(v) if v else -1 for v in slot]
+        columns[10:13] = numbers
+        # (tuple.__new__ at C speed: MonitorRow(...) runs its Python __new__ per row)
+        return list(map(tuple.__new__, repeat(MonitorRow),
+                        zip(*columns, range(first_line, first_line + len(lines)))))
 
 
 def _row_offset(text, start, at=None):
@@ -360,7 +443,7 @@ def _row(cells, line):
         problems.append("an ok test needs its raw file (path is empty)")
     if not run or not path_name:
         problems.append("empty run or path_name")
-    if slot and not slot.isdigit():
+    if slot and not slot.isdecimal():      # (what int() takes: isdigit() also holds "²")
         problems.append(f"slot {slot!r} is not a non-negative integer")
     try:
         if np.isnat(_timestamp(started)):
@@ -441,7 +524,7 @@ def read_batch(directory, rows):
         when[row, column] = _probe_times(many.timestamp)
     coords = {
         "run": ("run", np.array([r.run for r in rows], dtype=object)),
-        "time": ("run", np.array([_timestamp(r.started) for r in rows], dtype="datetime64[ns]")),
+        "time": ("run", start_times(r.started for r in rows)),
         "slot": ("run", np.array([r.slot for r in rows], dtype=np.int64)),
         "path": ("run", np.array([r.path_name for r in rows], dtype=object)),
         "direction": ("run", np.array([r.direction for r in rows], dtype=object)),

