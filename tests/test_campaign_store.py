@@ -81,6 +81,34 @@ def test_append_gives_the_full_store_byte_for_byte(full, tmp_path, capsys):
     assert files(out) == files(full)
 
 
+def test_a_changed_campaign_yaml_reaches_the_store_without_new_runs(full, tmp_path, capsys):
+    """campaign.yaml is the store's too (title, description, events the statistics split
+    periods at): edited with no new row, the next normalize replaces the store's copy and
+    says so; unedited, it writes nothing."""
+    import json
+
+    target = copy(tmp_path)
+    out = tmp_path / "m.zarr"
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    yaml_text = (target / "campaign.yaml").read_text()
+    (target / "campaign.yaml").write_text(yaml_text.replace('title: "Loopback monitor (test fixture)"',
+                                                            'title: "Loopback monitor, renamed"'))
+    capsys.readouterr()
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "campaign.yaml changed since the store was written" in said and "appended 0 runs" in said
+    ds = thruput.open_campaign(out)
+    assert ds.attrs["title"] == "Loopback monitor, renamed"
+    assert json.loads(ds.attrs["metadata"])["title"] == "Loopback monitor, renamed"
+    before = files(out)
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    assert "campaign.yaml changed" not in capsys.readouterr().out
+    assert files(out) == before
+    (target / "campaign.yaml").write_text(yaml_text)             # back as it was: as written whole
+    assert main(["pipeline", "normalize", str(target), str(out)]) == 0
+    assert files(out) == files(full)
+
+
 @pytest.mark.parametrize("step", ["attrs", "consolidation"])
 def test_an_append_cut_short_is_done_again_or_refused(full, tmp_path, monkeypatch, step):
     """Killed before its attrs, an append has lengthened the arrays and written the new

@@ -87,6 +87,21 @@ def test_site_has_every_kind_of_page(site):
     assert (site / "data" / "datapackage.json").exists()
 
 
+def test_no_page_shows_a_bare_python_value(site):
+    """The site hides the code, so a cell whose last line is a call (``'thruput-site'``
+    from ``charts.enable_offline_renderer()``, say) shows its value on the page with no
+    context: every result on a page is a table, a chart or Markdown."""
+    import json
+
+    bare = []
+    for page in sorted((ROOT / "build" / "pages" / "notebooks").glob("*.ipynb")):
+        for k, cell in enumerate(json.loads(page.read_text())["cells"]):
+            for out in cell.get("outputs", []):
+                if out.get("output_type") == "execute_result" and list(out.get("data", {})) == ["text/plain"]:
+                    bare.append(f"{page.name} cell {k}: {''.join(out['data']['text/plain'])[:60]}")
+    assert not bare
+
+
 def test_every_page_in_a_browser(site, server, browser, output_dir):
     shots = output_dir / "screenshots"
     shots.mkdir(parents=True, exist_ok=True)

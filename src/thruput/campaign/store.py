@@ -544,7 +544,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         ``appended`` (False for a new store), ``runs_added_disagreeing`` (runs added with
         a failed check of their tool's own totals: ``tool_checks_failed > 0``),
         ``rebuilt`` (why a store was written anew from every row, or ``""``: one written
-        by another :data:`monitor.MONITOR_VERSION`).
+        by another :data:`monitor.MONITOR_VERSION`), ``metadata_updated`` (the store's
+        copy of campaign.yaml replaced by the one there now, with or without new rows).
 
     Raises
     ------
@@ -598,9 +599,10 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                                                 start, rows, verify, known, index, c)
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]), stats)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
+    metadata_updated = base is not None and base.attrs.get("metadata") != attrs.get("metadata")
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
             "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing,
-            "rebuilt": rebuilt}
+            "rebuilt": rebuilt, "metadata_updated": metadata_updated}
 
 
 def _append(out, directory, metadata, text, digest, base, start, rows, verify, known, index, c):
@@ -632,6 +634,21 @@ def _append(out, directory, metadata, text, digest, base, start, rows, verify, k
     return attrs, disagreeing, index
 
 
+def _refresh_campaign_attrs(out, base, metadata):
+    """The attrs of the store ``out`` (``base``) with those that come from campaign.yaml
+    (``metadata``: its name, title and the whole of it, which the statistics read: events,
+    periods) as they are now, written if any differs. Returns the attrs."""
+    import zarr
+
+    attrs, fresh = dict(base.attrs), mon.campaign_attrs(metadata)
+    if all(attrs.get(k) == v for k, v in fresh.items()):
+        return attrs
+    attrs.update(fresh)
+    zarr.open_group(str(out), mode="r+", use_consolidated=False).attrs.put(attrs)
+    zarr.consolidate_metadata(str(out))
+    return attrs
+
+
 def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
     """Join the ``fragments`` of ``rows`` wave by wave and write or append them to the
     store ``out`` (``base``: the store as it was, holding ``start`` rows, or None).
@@ -641,6 +658,8 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
         ds = mon.validate_monitor(mon.empty(metadata, text))
         write_store(ds, out)
         return ds.attrs, 0
+    if not rows:        # no run to add, but campaign.yaml may have changed (its events, say)
+        return _refresh_campaign_attrs(out, base, metadata), 0
     attrs, added, disagreeing = (dict(base.attrs) if base is not None else None), 0, 0
     for wave in mon.batches(mon.batches(rows), WAVE_BATCHES):
         joined = mon.combine([next(fragments) for _ in wave])
