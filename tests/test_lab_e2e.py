@@ -100,7 +100,12 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
             # Run > Run All Cells; a click that lands before the kernel is connected runs
             # nothing (no prompt shows a number), so it is made again, up to three times
+            # a modal JupyterLab raises meanwhile (once, in CI on a loaded machine, a dialog
+            # took every click) is recorded, then dismissed as a user would: if it told of a
+            # real failure, no cell runs and the asserts below fail, naming it
+            dialogs = []
             for _ in range(3):
+                _dismiss_dialogs(page, dialogs)
                 page.locator(".jp-Notebook .jp-Cell").first.click()  # focus the notebook
                 page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
                 page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
@@ -122,10 +127,21 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
                 marks.first.scroll_into_view_if_needed()
             page.screenshot(path=str(shots / "jupyterlab-explore.png"))
             assert errors.count() == 0, errors.first.inner_text()
-            assert marks.count() >= CHARTS, f"{marks.count()} charts drawn"
+            assert marks.count() >= CHARTS, f"{marks.count()} charts drawn; dialogs: {dialogs}"
             for i in range(marks.count()):
                 assert marks.nth(i).locator("path, rect, circle").count() > 0
         finally:
             context.close()
     outside = {urlparse(u).hostname for u in requests if urlparse(u).scheme in ("http", "https", "ws", "wss")}
     assert outside <= LOCAL_HOSTS, f"requests left the machine: {sorted(outside - LOCAL_HOSTS)}"
+
+
+def _dismiss_dialogs(page, seen):
+    """Close any modal JupyterLab dialog (Escape), keeping its text in ``seen``."""
+    dialog = page.locator(".jp-Dialog")
+    for _ in range(3):
+        if not dialog.count():
+            return
+        seen.append(dialog.first.inner_text().strip()[:300])
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(500)
