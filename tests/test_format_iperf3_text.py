@@ -8,6 +8,7 @@ import json
 import math
 import shutil
 import subprocess
+from decimal import Decimal
 
 import numpy as np
 import pytest
@@ -280,8 +281,10 @@ def test_live_text_and_json_of_one_server_agree_to_print_precision(tmp_path):
         server.stdout.close()
     ds = iperf3_text.parse(text)
     receiver = next(line for line in text.split("\n") if line.endswith("receiver")).split()
-    scale = {"Gbits/sec": 1e9, "Mbits/sec": 1e6}[receiver[7]]
-    assert float(ds.throughput[0]) == float(receiver[6]) * scale
+    # the printed decimal times the prefix, rounded once (as the reader does): 16.6 Gbits/sec is
+    # 1.66e10, where float("16.6") * 1e9 rounds twice to 16599999999.999998
+    scale = {"Gbits/sec": 10**9, "Mbits/sec": 10**6}[receiver[7]]
+    assert float(ds.throughput[0]) == float(Decimal(receiver[6]) * scale)
     assert not iperf3_json.sniff(text)
 
 

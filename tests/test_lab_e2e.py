@@ -100,9 +100,9 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
             # Run > Run All Cells; a click that lands before the kernel is connected runs
             # nothing (no prompt shows a number), so it is made again. A modal JupyterLab
-            # raises meanwhile takes every click (seen in fresh-clone CI runs, at random:
-            # `.jp-Dialog` intercepted the clicks for 30 s); it is recorded and dismissed as
-            # a user would, and named below if no chart then draws
+            # raises meanwhile takes every click ("Select Kernel", in fresh-clone CI runs at
+            # random); it is recorded and answered as a user would, and named below if no
+            # chart then draws
             dialogs = []
             for _ in range(5):
                 _dismiss_dialogs(page, dialogs)
@@ -140,8 +140,10 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
 
 
 def _dismiss_dialogs(page, seen):
-    """Close any modal JupyterLab dialog (Escape), keeping its text in ``seen`` and a
-    screenshot of the first in tests/output/screenshots/."""
+    """Answer any modal JupyterLab dialog as a user would (its accept button, else Escape),
+    keeping its text in ``seen`` and a screenshot of the first in tests/output/screenshots/.
+    The one seen: "Select Kernel" for a notebook whose kernelspec (python3) JupyterLab had
+    not matched yet, at random on a loaded machine."""
     dialog = page.locator(".jp-Dialog")
     for _ in range(3):
         if not dialog.count():
@@ -151,5 +153,9 @@ def _dismiss_dialogs(page, seen):
             shots = ROOT / "tests" / "output" / "screenshots"
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / "jupyterlab-dialog.png"))
-        page.keyboard.press("Escape")
+        accept = dialog.first.locator(".jp-Dialog-button.jp-mod-accept")
+        if accept.count():          # "Select Kernel" (Python 3 preselected): Select
+            accept.first.click()
+        else:
+            page.keyboard.press("Escape")
         page.wait_for_timeout(500)
