@@ -278,21 +278,20 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     if text is None:
         text = read_manifest_text(directory)
     skip = _row_offset(text, start, at) if start else None
+    header_end = text.find("\n") + 1 or len(text)
     # (the header alone, if the rows before ``start`` are passed over: not a copy of the text)
-    reader = csv.reader(io.StringIO(text if skip is None else text[:text.find("\n") + 1]))
+    reader = csv.reader(io.StringIO(text if skip is None else text[:header_end]))
     header = next(reader, None)
     if header is None or tuple(h.strip() for h in header) != MONITOR_MANIFEST_COLUMNS:
         raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not {header}",
                          line=1, path=str(path))
-    first = 0
-    if skip is not None:            # the rows a store holds are not parsed again
-        reader, first = csv.reader(io.StringIO(text[skip:])), start
+    first = start if skip is not None else 0    # (the rows a store holds are not parsed again)
     if skip is not None or start == 0:
-        header_end = text.find("\n")
-        body = text[skip:] if skip is not None else ("" if header_end < 0 else text[header_end + 1:])
-        rows = _split_rows(body, first + 2)
+        rows = _split_rows(text[skip if skip is not None else header_end:], first + 2)
         if rows is not None:
             return rows, text
+    if skip is not None:
+        reader = csv.reader(io.StringIO(text[skip:]))
     rows, errors, seen = [], [], {}
     with paused_gc():      # (the rows are tuples of strings and numbers: no cycles)
         for index, cells in enumerate(reader, first):

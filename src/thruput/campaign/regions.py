@@ -156,8 +156,6 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
         Size and modification time (ns) of each row's raw file, taken by the worker that
         read it (:func:`thruput.campaign.store._stat`).
     """
-    import zarr
-
     out = Path(out)
     tmp = out.with_name(out.name + ".part")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -174,9 +172,7 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
     attrs = mon.merge_ledgers([r.ledger for r in reports])
     attrs.update(mon.campaign_attrs(metadata))
     attrs.update(manifest_rows=len(rows), manifest_sha256=digest.upto(len(rows)))
-    group = zarr.open_group(str(tmp), mode="r+", use_consolidated=False)
-    group.attrs.put(attrs)
-    zarr.consolidate_metadata(str(tmp))
+    store.put_attrs(tmp, attrs)
     if out.exists():
         shutil.rmtree(out)
     tmp.replace(out)

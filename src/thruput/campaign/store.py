@@ -238,9 +238,17 @@ def append_store(ds, path, *, checked=False):
     # consolidated shapes) and the next append writes the same rows again; between the
     # attrs and the consolidation, normalize_monitor refuses it (runs != manifest_rows)
     write_region(ds, path, n_runs, grow=True)
-    zarr.open_group(str(path), mode="r+", use_consolidated=False).attrs.put(ds.attrs)
-    zarr.consolidate_metadata(str(path))
+    put_attrs(path, ds.attrs)
     return Path(path)
+
+
+def put_attrs(path, attrs):
+    """Replace the attrs of the store at ``path`` with ``attrs``, then consolidate its
+    metadata: the last step of every write, the one that shows it to readers."""
+    import zarr
+
+    zarr.open_group(str(path), mode="r+", use_consolidated=False).attrs.put(attrs)
+    zarr.consolidate_metadata(str(path))
 
 
 def _region_values(ds):
@@ -638,14 +646,11 @@ def _refresh_campaign_attrs(out, base, metadata):
     """The attrs of the store ``out`` (``base``) with those that come from campaign.yaml
     (``metadata``: its name, title and the whole of it, which the statistics read: events,
     periods) as they are now, written if any differs. Returns the attrs."""
-    import zarr
-
     attrs, fresh = dict(base.attrs), mon.campaign_attrs(metadata)
     if all(attrs.get(k) == v for k, v in fresh.items()):
         return attrs
     attrs.update(fresh)
-    zarr.open_group(str(out), mode="r+", use_consolidated=False).attrs.put(attrs)
-    zarr.consolidate_metadata(str(out))
+    put_attrs(out, attrs)
     return attrs
 
 
