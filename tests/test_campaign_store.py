@@ -3,6 +3,7 @@ the same store from a 2-worker dask LocalCluster as from this process."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -283,10 +284,41 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
 
 
+@pytest.mark.parametrize("on_cluster", [False, True])
+def test_an_append_is_written_unit_by_unit_into_regions(tmp_path, monkeypatch, on_cluster):
+    """New rows after the store's last run are read and written by units, each into its
+    region by the worker that read it (none through this process); the first unit fills
+    the store's last, partly written chunk, so no two units share a chunk. The store is
+    the one written whole, file for file, and so is the record of checked files."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    monkeypatch.setattr(regions, "UNIT_ROWS", 4)     # 4-run chunks: 10 rows end mid-chunk
+    whole = tmp_path / "whole.zarr"
+    store.normalize_monitor(CAMPAIGN, whole)
+    target = copy(tmp_path, rows=range(10))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")     # 10 more: units of 2, 4 and 4
+    if not on_cluster:
+        assert store.normalize_monitor(target, out)["runs_added"] == 10
+    else:
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                          silence_logs=40) as cluster, Client(cluster) as client:
+            with get_task_stream(client) as tasks:
+                assert store.normalize_monitor(target, out, client=client)["runs_added"] == 10
+        writes = [t for t in tasks.data if "write_read" in str(t["key"])]
+        assert len(writes) == 3 and len({t["worker"] for t in writes}) == 2
+        assert not [t for t in tasks.data if "read_batch" in str(t["key"])]     # no run came here
+    assert files(out) == files(whole)
+    record = store.load_verified(store.verified_path(out), target)
+    assert record.matches(xr.open_zarr(out)) and (record.size[record.source != ""] > 0).all()
+    assert record.run.tolist() == store.load_verified(store.verified_path(whole), CAMPAIGN).run.tolist()
+
+
 def test_on_a_cluster_a_changed_stored_file_stops_the_append_before_any_write(tmp_path, monkeypatch):
     from distributed import Client, LocalCluster
 
-    monkeypatch.setattr(mon, "BATCH_ROWS", 2)        # 4 batches to read: sent before the check
+    monkeypatch.setattr(regions, "UNIT_ROWS", 2)     # 4 units to read: sent before the check
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
     store.normalize_monitor(target, out)
@@ -422,3 +454,50 @@ def test_a_store_of_another_reader_version_is_rebuilt_whole(full, tmp_path, caps
     assert files(out) == files(full)
     assert main(["pipeline", "normalize", str(CAMPAIGN), str(out)]) == 0     # now current: a no-op
     assert "rebuilt" not in capsys.readouterr().out
+
+
+def test_the_c_stat_of_stored_files_gives_the_python_numbers(tmp_path):
+    """store._stat in C (where built) and in Python: the same size and modification time
+    (ns) for files in the top folder, in folders met again later, through a symlink, a
+    folder, a name that is not valid UTF-8, and -1 for an empty path, a missing file or
+    folder and a NUL."""
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "c").mkdir()
+    for i, rel in enumerate(["top.json", "a/one.txt", "a/b/two.txt", "c/three.txt", "c/é.txt"]):
+        (tmp_path / rel).write_bytes(b"x" * (i * 7 + 1))
+    os.utime(tmp_path / "a/one.txt", ns=(1, 1_234_567_891))
+    (tmp_path / "c" / "link.txt").symlink_to(tmp_path / "a" / "one.txt")
+    (tmp_path / os.fsdecode(b"c/bad\xff.txt")).write_bytes(b"yy")
+    paths = ["top.json", "a/one.txt", "c/three.txt", "", "a/b/two.txt", "a/one.txt", "c/link.txt",
+             "c/é.txt", "nowhere/x.txt", "a/missing.txt", "a/b", "a/n\0ul.txt", os.fsdecode(b"c/bad\xff.txt")]
+    python = store._stat_python(tmp_path, paths)
+    assert python[0].tolist() == [1, 8, 22, -1, 15, 8, 8, 29, -1, -1, python[0][10], -1, 2]
+    assert python[1][1] == python[1][5] == python[1][6] == 1_234_567_891 and python[1][3] == -1
+    if store._statmany is None:
+        pytest.skip("the C extension is not built here")
+    c = store._stat(tmp_path, paths)
+    assert [x.tolist() for x in c] == [x.tolist() for x in python]
+    assert [x.tolist() for x in store._stat(str(tmp_path) + "/", paths)] == [x.tolist() for x in python]
+    assert [x.tolist() for x in store._stat(tmp_path / "nowhere", paths[:2])] == [[-1, -1], [-1, -1]]
+
+
+def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_path):
+    """The arrays a write opened are used again by the next write into the same store
+    only while their metadata files are the same bytes: a store written anew at the
+    same path (here narrower: no probes) or lengthened is opened again."""
+    out = tmp_path / "m.zarr"
+    shutil.copytree(full, out)
+    ds = store.open_store(full).isel(run=slice(0, 4))
+    ds = mon.finish(ds, json.loads(ds.attrs["metadata"]), None, 0, "", fixed_width=False)
+    store.write_region(ds, out, 0)
+    opened = store._OPENED[str(out)][1]
+    store.write_region(ds, out, 4)
+    assert store._OPENED[str(out)][1] is opened                     # the same arrays
+    store.write_region(ds, out, 20, grow=True)                      # lengthened: opened again
+    store.write_region(ds, out, 8)
+    assert store._OPENED[str(out)][1] is not opened
+    narrow = ds.isel(probe=slice(0, 0))
+    store.write_store(narrow, out)                                  # anew, 0 probes wide
+    store.write_region(narrow.isel(run=slice(0, 2)), out, 2)
+    assert store.open_store(out).sizes["probe"] == 0
+    assert store.open_store(out)["run"].values.tolist() == ds["run"].values[[0, 1, 0, 1]].tolist()

@@ -36,7 +36,7 @@ import numpy as np
 from . import monitor as mon
 from . import store
 
-__all__ = ["UNIT_ROWS", "write_new_store"]
+__all__ = ["UNIT_ROWS", "write_new_store", "append_units"]
 
 #: Units sent ahead per worker: enough that none waits for the next, few enough that the
 #: cluster holds a bounded number of rows (a unit's task keeps its rows until let go of).
@@ -180,45 +180,105 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
     return attrs, sum(r.disagreeing for r in reports), stats
 
 
-def _run(target, todo, client):
+def append_units(out, directory, metadata, digest, base_attrs, start, width, chunk, rows,
+                 client=None, ready=None):
+    """Append ``rows`` (in store order, none before the store's last run) to the store
+    ``out``, which holds ``start`` runs, ``width`` probes wide, ``chunk`` runs a chunk:
+    unit by unit, each read and written into its region by one worker, as a new store
+    is. The units are cut at multiples of the chunk, so that no two share one (the first
+    fills the store's last chunk). ``ready`` is called once before anything is written
+    (the caller's check of the stored files); then the run arrays are lengthened; then
+    the units are written, the attrs replaced and the metadata consolidated. Cut short
+    anywhere before that, the store reads as it was (its consolidated shapes) and the next
+    append writes the same rows again.
+
+    Returns
+    -------
+    (attrs, disagreeing, stats) as :func:`write_new_store`, or None if a unit holds a
+    ping run longer than the store is wide: nothing is consolidated, and the caller
+    writes the store anew (:func:`thruput.campaign.store.append_store`).
+    """
+    size = max(UNIT_ROWS, chunk)            # (both powers of two: a multiple of the chunk)
+    end = start + len(rows)
+    cuts = [start, *range(-(-start // size) * size or size, end, size), end]
+    todo = [Unit(a, rows[a - start:b - start]) for a, b in zip(cuts, cuts[1:]) if b > a]
+    target = Target(str(directory), str(out), end, width, metadata, size)
+
+    def lengthen():
+        if ready is not None:
+            ready()
+        store.grow_runs(out, end)
+
+    reports = _run(target, todo, client, Written({}, 0, width, True), lengthen)
+    if not all(r.written for r in reports):
+        return None
+    attrs = mon.merge_ledgers([base_attrs] + [r.ledger for r in reports])
+    attrs.update(mon.campaign_attrs(metadata))
+    attrs.update(manifest_rows=end, manifest_sha256=digest.upto(end))
+    store.put_attrs(out, attrs)
+    stats = tuple(np.concatenate([r.stats[k] for r in reports]) for k in (0, 1))
+    return attrs, sum(r.disagreeing for r in reports), stats
+
+
+def _run(target, todo, client, first=None, ready=None):
     """:func:`write_unit` of every unit: unit 0 creates the store (as wide as
     ``target.width`` or its own longest ping run), the others write into it once it is
-    there. On a cluster the other units are read meanwhile (:func:`read_unit`, then
+    there; given ``first`` (a :class:`Written` standing for a store already there: an
+    append), every unit writes into it. ``ready``: called once before anything is
+    written (an append's check of the stored files, then its lengthening of the store).
+
+    On a cluster the units are read meanwhile (:func:`read_unit`, then
     :func:`write_read` on the worker that read it, once unit 0 is written), at most
     :data:`AHEAD_PER_WORKER` per worker at a time, each let go of as soon as it has
     reported: the cluster holds a few units' rows whatever the archive's size. The first
     error is raised, the rest let go."""
     if client is None:
-        first = write_unit(target, todo[0])
-        return [first] + [write_unit(target, unit, first) for unit in todo[1:]]
-    from distributed import as_completed
+        if ready is not None:
+            ready()
+        reports = [] if first is not None else [write_unit(target, todo[0])]
+        first = first if first is not None else reports[0]
+        return reports + [write_unit(target, unit, first) for unit in todo[len(reports):]]
+    from collections import deque
+
+    from distributed import Future, as_completed
 
     from ..parallel import Parcel, submit
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
-    reports, where, first = [None] * len(todo), {}, None
+    reports, where = [None] * len(todo), {}
     pending = as_completed()
     units_left = iter(enumerate(todo))
+    reading = deque()
 
-    def send():
-        nonlocal first
+    def read():
         for k, unit in units_left:
-            read = submit(client, read_unit, target, Parcel(unit))      # (rows pickled once)
-            written = submit(client, write_read, read, target, unit.offset, first)
+            reading.append((k, unit.offset, submit(client, read_unit, target, Parcel(unit))))
+            return      # (rows pickled once)
+
+    def write():
+        nonlocal first
+        if reading:
+            k, offset, rows = reading.popleft()
+            written = submit(client, write_read, rows, target, offset, first)
             first = first if first is not None else written      # (unit 0's, held to the end)
             where[written.key] = k
             pending.add(written)
-            return
 
     try:
         for _ in range(AHEAD_PER_WORKER * workers):
-            send()
+            read()
+        if ready is not None:
+            ready()
+        while reading:
+            write()
         for future in pending:
             reports[where.pop(future.key)] = future.result()
             if future is not first:
                 future.release()
-            send()
+            read()
+            write()
         return reports
     finally:
-        for future in [*pending.futures] + ([first] if first is not None else []):
-            future.cancel()
+        for future in [*pending.futures, first, *(f for _, _, f in reading)]:
+            if isinstance(future, Future):
+                future.cancel()

@@ -36,6 +36,11 @@ from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from . import monitor as mon
 
+try:        # optional (pyproject.toml): the C stat of many files
+    from . import _statmany
+except ImportError:     # pragma: no cover - no compiler at install time
+    _statmany = None
+
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
            "verify_sources", "verified_path", "Verified", "load_verified", "save_verified", "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store"]
 
@@ -218,10 +223,7 @@ def append_store(ds, path, *, checked=False):
     if not checked:
         _refuse_stored_runs(path, ds["run"].values)
     group = zarr.open_consolidated(str(path), mode="r")
-    missing = sorted(name for name in ds.data_vars if name not in group)
-    if missing:
-        raise StoreError(f"{path}: has no {', '.join(missing)}: it was written by an older "
-                         f"thruput; delete it and normalize again (the raw files are the source)")
+    _refuse_older(path, group, ds.data_vars)
     n_runs, width = group["rtt"].shape
     last = np.datetime64(int(group["time"][n_runs - 1]), "ns") if n_runs else None
     if ds.sizes["probe"] > width or (last is not None and ds["time"].values[0] < last):
@@ -240,6 +242,15 @@ def append_store(ds, path, *, checked=False):
     write_region(ds, path, n_runs, grow=True)
     put_attrs(path, ds.attrs)
     return Path(path)
+
+
+def _refuse_older(path, stored, names):
+    """StoreError if any of the variables ``names`` is not among ``stored`` (the names the
+    store at ``path`` holds): a store written by an older thruput, whose runs lack it."""
+    missing = sorted(name for name in names if name not in stored)
+    if missing:
+        raise StoreError(f"{path}: has no {', '.join(missing)}: it was written by an older "
+                         f"thruput; delete it and normalize again (the raw files are the source)")
 
 
 def put_attrs(path, attrs):
@@ -277,10 +288,17 @@ def write_region(ds, path, offset, grow=False):
 
     values = _region_values(ds)
     end = offset + ds.sizes["run"]
+    # the arrays opened by the last write here, if their metadata files are unchanged
+    # (a worker writes unit after unit into one store: opening it is a third of a write)
+    signature = None if grow else _metadata_files(path, values)
+    cached = _OPENED.get(str(path))
+    arrays = cached[1] if signature is not None and cached is not None and cached[0] == signature else None
 
     async def write():
-        group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
-        arrays = await asyncio.gather(*(group.getitem(name) for name in values))
+        nonlocal arrays
+        if arrays is None:
+            group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
+            arrays = await asyncio.gather(*(group.getitem(name) for name in values))
         if grow:            # (in place: zarr's asynchronous resize returns nothing)
             await asyncio.gather(*(array.resize((end,) + array.shape[1:]) for array in arrays))
         for array, (name, value) in zip(arrays, values.items()):
@@ -291,6 +309,42 @@ def write_region(ds, path, offset, grow=False):
                                for array, value in zip(arrays, values.values())))
 
     sync(write())
+    _OPENED.clear()
+    if signature is not None:
+        _OPENED[str(path)] = (signature, arrays)
+
+
+#: :func:`write_region`'s arrays of the store it wrote last, by path: ``(the bytes of
+#: their metadata files, the arrays)``; used again only while those bytes are the same.
+_OPENED = {}
+
+
+def _metadata_files(path, names):
+    """The bytes of the metadata file of each array ``names`` of the store at ``path``
+    (shape, chunks, dtype: all that an opened array holds), or None if one is missing."""
+    leaf = ".zarray" if ZARR_FORMAT == 2 else "zarr.json"
+    try:
+        return tuple(Path(path, name, leaf).read_bytes() for name in names)
+    except OSError:
+        return None
+
+
+def grow_runs(path, n_runs):
+    """Lengthen every run array of the store at ``path`` to ``n_runs`` runs (in place, all
+    at once), the consolidated metadata left as it was: readers see the new runs once
+    :func:`put_attrs` has consolidated it."""
+    import asyncio
+
+    import zarr.api.asynchronous as zasync
+    from zarr.core.sync import sync
+
+    async def grow():
+        group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
+        arrays = [a async for _, a in group.arrays()
+                  if a.metadata.attributes.get("_ARRAY_DIMENSIONS", [None])[:1] == ["run"]]
+        await asyncio.gather(*(a.resize((n_runs,) + a.shape[1:]) for a in arrays))
+
+    sync(grow())
 
 
 def _refuse_stored_runs(path, runs, stored=None):
@@ -352,10 +406,20 @@ def _stat(directory, sources):
 
     Files are looked up folder by folder, by name in an open folder (``fstatat``): the
     kernel then walks one path component per file, not the whole path (a third less time
-    per file here, where an append's check is one call per stored file)."""
+    per file here, where an append's check is one call per stored file). In C
+    (:mod:`thruput.campaign._statmany`) where it is built: no Python object per file."""
+    sources = sources if isinstance(sources, list) else list(sources)
+    if _statmany is not None:
+        size, mtime = _statmany.stat_many(os.fspath(directory) or ".", sources)
+        return np.frombuffer(size, dtype=np.int64).copy(), np.frombuffer(mtime, dtype=np.int64).copy()
+    return _stat_python(directory, sources)
+
+
+def _stat_python(directory, sources):
+    """:func:`_stat` without the C extension (the reference: the same numbers)."""
     size = np.full(len(sources), -1, dtype=np.int64)
     mtime = np.full(len(sources), -1, dtype=np.int64)
-    top = os.fspath(directory).rstrip("/") + "/"
+    top = (os.fspath(directory) or ".").rstrip("/") + "/"
     folders = {}
     for i, rel in enumerate(sources):
         if rel:
@@ -364,13 +428,13 @@ def _stat(directory, sources):
     for head, files in folders.items():
         try:
             fd = os.open(top + head, os.O_RDONLY | os.O_DIRECTORY)
-        except OSError:
+        except (OSError, ValueError):
             continue                        # no folder: no file in it
         try:
             for i, name in files:
                 try:
                     st = os.stat(name, dir_fd=fd)
-                except OSError:
+                except (OSError, ValueError):        # (ValueError: a NUL in the name)
                     continue
                 size[i], mtime[i] = st.st_size, st.st_mtime_ns
         finally:
@@ -603,8 +667,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
             attrs, disagreeing, stats = write_new_store(out, directory, metadata, digest,
                                                         rows, c)
         else:
-            attrs, disagreeing, index = _append(out, directory, metadata, text, digest, base,
-                                                start, rows, verify, known, index, c)
+            attrs, disagreeing, index, stats = _append(out, directory, metadata, text, digest,
+                                                       base, start, rows, verify, known, index, c)
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]), stats)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     metadata_updated = base is not None and base.attrs.get("metadata") != attrs.get("metadata")
@@ -616,30 +680,65 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
 def _append(out, directory, metadata, text, digest, base, start, rows, verify, known, index, c):
     """Append ``rows`` to the store ``base`` (or write the store of a campaign with no
     rows), read on the client ``c`` or here, once the stored files are checked
-    (:func:`verify_sources`). Returns the attrs, the runs added with a failed check, and
-    the stored runs' :class:`Verified` record as checked (``index`` if not checked)."""
+    (:func:`verify_sources`). Returns the attrs, the runs added with a failed check, the
+    stored runs' :class:`Verified` record as checked (``index`` if not checked), and the
+    size and modification time of the new runs' files as the workers found them (or None).
+
+    Rows that follow the store's last run go unit by unit, each written into its region by
+    the worker that read it (:func:`thruput.campaign.regions.append_units`); rows that
+    start earlier, or a ping run wider than the store, make the store be written anew
+    from itself and the new runs, wave by wave through this process (:func:`append_store`).
+    """
     from ..parallel import iter_batches
+    from .regions import append_units
 
     where = {"client": c} if c is not None else {}
-    # on a cluster the first batches are read while the stored files are checked here;
-    # nothing is written before that check has passed
-    # (a wave ahead: the workers go on reading while this process joins and writes)
-    fragments = iter_batches(mon.read_batch, str(directory), mon.batches(rows), client=c,
-                             ahead=WAVE_BATCHES)
-    try:
+    checked = False
+
+    def check():
+        """Nothing is written before the stored files are found unchanged."""
+        nonlocal index, checked
+        if checked:
+            return
         if base is not None and verify:
             problems, index = verify_sources(
                 directory, base, verified=None if verify == "all" else known, **where)
             if problems:
                 raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
                                  f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
-        if base is not None and rows:                       # once, for every wave below
+        if base is not None and rows:                       # once, for every unit or wave
             _refuse_stored_runs(out, [r.run for r in rows], index.run)
+        checked = True
+
+    if rows and start and _follows(base, rows):
+        _refuse_older(out, base.variables, mon.MONITOR_VARIABLES)
+        chunk = max(int(v.encoding["chunks"][0]) for v in base.variables.values() if v.dims[:1] == ("run",))
+        # (on a cluster the first units are read while the stored files are checked here)
+        done = append_units(out, directory, metadata, digest, base.attrs, start, base.sizes["probe"],
+                            chunk, rows, c, check)
+        if done is not None:
+            attrs, disagreeing, stats = done
+            return attrs, disagreeing, index, stats
+    # on a cluster the first batches are read while the stored files are checked here;
+    # nothing is written before that check has passed
+    # (a wave ahead: the workers go on reading while this process joins and writes)
+    fragments = iter_batches(mon.read_batch, str(directory), mon.batches(rows), client=c,
+                             ahead=WAVE_BATCHES)
+    try:
+        check()
         attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows,
                                           fragments)
     finally:
         fragments.close()
-    return attrs, disagreeing, index
+    return attrs, disagreeing, index, None
+
+
+def _follows(base, rows):
+    """True if the first of ``rows`` (in time order) starts no earlier than the last run
+    of the store ``base`` (its time read from the store's last chunk only)."""
+    last = base["time"].isel(run=-1).values
+    first = mon.start_times([rows[0].started])[0]
+    return not first < last
 
 
 def _refresh_campaign_attrs(out, base, metadata):
