@@ -171,7 +171,7 @@ _OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 def _other_breaks(text):
     """True if ``splitlines`` would cut ``text`` elsewhere than after each "\n"."""
     return (any(c in text for c in _OTHER_BREAKS)           # (``in``: no regex over the text)
-            or text.count("\r") != text.count("\r\n"))
+            or ("\r" in text and text.count("\r") != text.count("\r\n")))   # (counts: 0.06 s at 44 MB)
 
 
 #: Characters of an ASCII runs.csv searched for line ends at once (:func:`_after_lines`).

@@ -1,10 +1,10 @@
-"""A new monitor store written by the workers that read it, each its own region.
+"""A monitor store written by the workers that read it, each its own region.
 
-:func:`thruput.campaign.store.normalize_monitor` writes a new store (or one rebuilt)
-this way; appends go through the process that calls it (a 1 % append is a few thousand
-runs). The runs, in the store's order (time order, ties in runs.csv order), are cut into
-units of :data:`UNIT_ROWS`; unit ``k`` holds runs ``k * UNIT_ROWS`` on, so it is known
-where each run goes before any file is read. Then:
+:func:`thruput.campaign.store.normalize_monitor` writes a new store (or one rebuilt) this
+way (:func:`write_new_store`), and appends the rows that follow a store's last run
+(:func:`append_units`). The runs, in the store's order (time order, ties in runs.csv
+order), are cut into units of :data:`UNIT_ROWS`; unit ``k`` holds runs ``k * UNIT_ROWS``
+on, so it is known where each run goes before any file is read. Then:
 
 1. unit 0 is read and written as a new store at ``<out>.part``, not consolidated, its
    ``run`` dimension sized for every run at once (``zarr`` resize);
@@ -14,6 +14,11 @@ where each run goes before any file is read. Then:
 3. this process adds up the units' line accounting, writes the attrs (campaign,
    accounting, ``manifest_rows``/``manifest_sha256``), consolidates the metadata and
    renames ``<out>.part`` to ``<out>``.
+
+An append (:func:`append_units`) goes the same way into the store that is there: its
+units are cut at multiples of the store's run chunk (the first fills the last, partly
+written one), read while the caller checks the stored files, and written once the run
+arrays are lengthened; then step 3 in place, with no rename.
 
 No run passes through this process: it sends rows and receives a few numbers per unit,
 so the cluster's speed is the workers' (docs/scale.md). The store is the one a single
