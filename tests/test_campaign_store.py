@@ -212,6 +212,15 @@ def test_an_append_hashes_only_the_files_whose_size_or_time_changed(tmp_path, mo
     shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
     assert store.normalize_monitor(target, out)["runs_added"] == 8
     assert hashed == []                         # nothing stored changed: stat only
+    # the stat started ahead, in threads, gives what the stat here gives
+    stored = xr.open_zarr(out, create_default_indexes=False)
+    record = store.load_verified(store.verified_path(out), target)
+    for threads in (1, 3, 40):
+        ahead = store.stat_ahead(target, stored, record, threads=threads)
+        assert ahead[0] is record
+        found = ahead[1].result()
+        assert [x.tolist() for x in found] == [x.tolist() for x in store._stat(target, record.source.tolist())]
+        assert (found[0][record.source != ""] > 0).all()
     # an edit in place that still parses changes the file's time: hashed, and refused
     raw = target / "runs/2026-11-22/000001-lo-forward-udp.json"
     raw.write_text(raw.read_text().replace('"bytes":', '"bytes": ', 1))

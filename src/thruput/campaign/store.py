@@ -709,10 +709,15 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     text = mon.read_manifest_text(directory)        # read and hashed once, for all below
     digest = mon.ManifestDigest(text)
     if base is not None:
-        _check_prefix(directory, out, base, text, digest)
         start = int(base.attrs["manifest_rows"])
-    # (``digest`` has hashed the ``start`` rows a store holds: the new ones begin where it stopped)
-    rows, _ = mon.read_monitor_manifest(directory, start, text=text, at=digest.end)
+    # (the stored rows are checked against the store's ``manifest_sha256`` later, while the
+    # workers read the new ones; a new row's error is said after a stored row's change)
+    try:
+        rows, _ = mon.read_monitor_manifest(directory, start, text=text)
+    except ThruputError:
+        if base is not None:
+            _check_prefix(directory, out, base, text, digest)
+        raise
     rows = in_time_order(rows)
     index = known if base is not None and known is not None and known.matches(base) else None
     if base is not None and index is None and not verify:
@@ -740,11 +745,12 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
 def _append(out, directory, metadata, text, digest, base, start, rows, verify, known, index, c,
             ahead=None):
     """Append ``rows`` to the store ``base`` (or write the store of a campaign with no
-    rows), read on the client ``c`` or here, once the stored files are checked
-    (:func:`verify_sources`; ``ahead``: its :func:`stat_ahead`, if started). Returns the
-    attrs, the runs added with a failed check, the stored runs' :class:`Verified` record
-    as checked (``index`` if not checked), and the size and modification time of the new
-    runs' files as the workers found them (or None).
+    rows), read on the client ``c`` or here, once the stored rows of runs.csv
+    (:func:`_check_prefix`) and files (:func:`verify_sources`; ``ahead``: its
+    :func:`stat_ahead`, if started) are found unchanged. Returns the attrs, the runs
+    added with a failed check, the stored runs' :class:`Verified` record as checked
+    (``index`` if not checked), and the size and modification time of the new runs'
+    files as the workers found them (or None).
 
     Rows that follow the store's last run go unit by unit, each written into its region by
     the worker that read it (:func:`thruput.campaign.regions.append_units`); rows that
@@ -762,6 +768,8 @@ def _append(out, directory, metadata, text, digest, base, start, rows, verify, k
         nonlocal index, checked
         if checked:
             return
+        if base is not None:
+            _check_prefix(directory, out, base, text, digest)
         if base is not None and rows:       # once, for every unit or wave (while `ahead` runs)
             record = ahead[0] if ahead is not None else index
             _refuse_stored_runs(out, [r.run for r in rows], record.run if record is not None else None)
