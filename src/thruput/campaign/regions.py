@@ -17,8 +17,8 @@ on, so it is known where each run goes before any file is read. Then:
 
 An append (:func:`append_units`) goes the same way into the store that is there: its
 units are cut at multiples of the store's run chunk (the first fills the last, partly
-written one), read while the caller checks the stored files, and written once the run
-arrays are lengthened; then step 3 in place, with no rename.
+written one), read while the caller checks the stored rows and files, and written once
+the run arrays are lengthened; then step 3 in place, with no rename.
 
 No run passes through this process: it sends rows and receives a few numbers per unit,
 so the cluster's speed is the workers' (docs/scale.md). The store is the one a single
@@ -192,7 +192,8 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     unit by unit, each read and written into its region by one worker, as a new store
     is. The units are cut at multiples of the chunk, so that no two share one (the first
     fills the store's last chunk). ``ready`` is called once before anything is written
-    (the caller's check of the stored files); then the run arrays are lengthened; then
+    (the caller's checks of the stored rows and files, while the first units are read);
+    then the run arrays are lengthened; then
     the units are written, the attrs replaced and the metadata consolidated. Cut short
     anywhere before that, the store reads as it was (its consolidated shapes) and the next
     append writes the same rows again.
