@@ -218,7 +218,7 @@ def test_rows_after_a_start_are_those_of_the_whole_manifest(tmp_path, quote):
 
     target = copy_campaign(CAMPAIGN, tmp_path / "c")
     text = (target / "runs.csv").read_text()
-    if quote:            # a quoted cell may hold a newline: the rows before are parsed again
+    if quote:            # a quoted cell that ends on its line: the rows before are passed over
         header, first, rest = text.split("\n", 2)
         run, cells = first.split(",", 1)
         text = f'{header}\n"{run}",{cells}\n{rest}'
@@ -226,7 +226,7 @@ def test_rows_after_a_start_are_those_of_the_whole_manifest(tmp_path, quote):
     rows, _ = mon.read_monitor_manifest(target)
     for start in (0, 1, 7, len(rows) - 1, len(rows)):
         assert mon.read_monitor_manifest(target, start)[0] == rows[start:]
-    assert (mon._row_offset(text, 3) is None) == quote
+    assert mon._row_offset(text, 3) == len("".join(text.splitlines(keepends=True)[:4]))
 
 
 @pytest.mark.parametrize("text", ["2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00Z", "2024-02-29T12:00:00.000001",
@@ -303,7 +303,9 @@ ODD_ROWS = {
     "rate not a number": {12: "fast"}, "spaces around cells": {0: "  x1  ", 12: " 5e6 "},
     "a quoted cell": {0: '"quoted"'}, "a comma in quotes": {14: '"a, b"'},
     "a newline in quotes": {14: '"a\nb"'}, "non-ASCII": {14: "naïve"},
-    "an em space": {14: "\u2003x\u2003"}, "a vertical tab": {0: "\x0bx"}, "a stray quote": {14: 'a"b'}, "duplicate run": "duplicate", "empty line": "",
+    "an em space": {14: "\u2003x\u2003"}, "a vertical tab": {0: "\x0bx"}, "a stray quote": {14: 'a"b'},
+    "a stray quote, then a quoted cell left open": {6: 'l"o', 14: '"open'},
+    "duplicate run": "duplicate", "empty line": "",
     "14 cells": "a,b,c,d,e,f,g,h,i,j,k,l,m,n", "carriage return": "crlf",
 }
 
@@ -337,6 +339,27 @@ def test_odd_rows_are_read_or_refused_as_row_by_row(case, tmp_path, monkeypatch)
     column_wise = outcome()
     _row_by_row(monkeypatch)
     assert column_wise == outcome()
+
+
+@pytest.mark.parametrize("reason", ['"refused, twice"', '"a\nb"', 'a"b', '"open', '"a ""quoted"" word"'])
+def test_rows_after_quoted_stored_rows_are_found_without_parsing_those(reason, tmp_path, monkeypatch):
+    """The rows after the ones a store holds are where the whole file's csv reading puts
+    them, when a stored row has a quote in it: a quoted reason that ends on its line is
+    passed over by lines (not parsed again), one that goes on past it by records."""
+    target = copy_campaign(CAMPAIGN, tmp_path / "c")
+    lines = (target / "runs.csv").read_text().split("\n")
+    cells = lines[3].split(",")
+    cells[6], cells[14] = 'l"o', reason
+    lines[3] = ",".join(cells)
+    (target / "runs.csv").write_text("\n".join(lines))
+    text = (target / "runs.csv").read_text()
+    closed = "\n" not in reason and reason != '"open'
+    assert (mon._row_offset(text, 5) is not None) is closed
+    every = mon.read_monitor_manifest(target)[0]
+    for start in (0, 2, 3, 5, len(every)):
+        assert mon.read_monitor_manifest(target, start)[0] == every[start:]
+    _row_by_row(monkeypatch)
+    assert mon.read_monitor_manifest(target)[0] == every
 
 
 def test_start_times_are_those_parsed_one_by_one():

@@ -363,8 +363,8 @@ def _split_rows(body, first_line):
             cells = [line.split(",") for line in lines]
             for k, line in enumerate(lines):    # (a failed test's reason, quoted)
                 if '"' in line:
-                    if line.count('"') % 2:
-                        return None         # a quoted cell may go on on the next line
+                    if not _closed(line):
+                        return None         # a quoted cell goes on on the next line
                     cells[k] = next(csv.reader((line,)))
             if any(len(c) != width for c in cells):
                 return None
@@ -394,19 +394,31 @@ def _split_rows(body, first_line):
                         zip(*columns, range(first_line, first_line + len(lines)))))
 
 
+def _closed(line):
+    """True if the csv record that ``line`` (one line, no line end) begins ends with it:
+    no quoted cell left open (a cell may hold a quote without being quoted: ``a"b``)."""
+    return len(list(csv.reader((line + "\n", "\n")))) == 2
+
+
 def _row_offset(text, start, at=None):
     """Where data row ``start`` of runs.csv ``text`` begins, if every row before it is one
-    line (no quote, no lone carriage return: how thruput writes them), else None; ``at``:
-    where line ``start + 2`` begins, if known."""
+    line (no quoted cell going on past its line, no lone carriage return: how thruput
+    writes them), else None; ``at``: where line ``start + 2`` begins, if known. Only the
+    lines with a quote (a failed test's reason, say) are parsed to tell."""
     pos = at
     if pos is None:
         pos, passed = _after_lines(text, 0, start + 1)
         if passed < start + 1 or not text.endswith("\n", 0, pos):
             return None         # (fewer lines, or the last without its "\n")
     find = text.find
-    if find('"', 0, pos) >= 0 or (find("\r", 0, pos) >= 0
-                                  and text.count("\r", 0, pos) != text.count("\r\n", 0, pos)):
+    if find("\r", 0, pos) >= 0 and text.count("\r", 0, pos) != text.count("\r\n", 0, pos):
         return None
+    quote = find('"', 0, pos)
+    while quote >= 0:
+        begin, end = text.rfind("\n", 0, quote) + 1, find("\n", quote, pos)
+        if not _closed(text[begin:end].rstrip("\r")):
+            return None
+        quote = find('"', end, pos)
     return pos
 
 
