@@ -210,6 +210,29 @@ def test_manifest_digests_of_long_texts_found_a_block_at_a_time(monkeypatch):
             rows += rng.randint(0, 150)
             assert digest.upto(rows) == hashlib.sha256("".join(lines[:rows + 1]).encode()).hexdigest()
             assert digest.end == len("".join(lines[:rows + 1]))
+            assert digest.attrs(rows)["manifest_bytes"] == len("".join(lines[:rows + 1]).encode())
+
+
+@pytest.mark.parametrize("head", ["h\n", "hé\n"])
+def test_runs_csv_after_the_stored_bytes_goes_on_as_the_whole_text(tmp_path, head):
+    """read_manifest_after: where the next row begins (characters, for a non-ASCII text
+    too), the hash of the bytes before, and a digest resumed from them that gives what
+    the whole text's digest gives; None where the bytes cannot tell."""
+    text = head + "".join(f"row {k} ü\n" if k % 3 else f"row {k}\n" for k in range(40))
+    (tmp_path / "runs.csv").write_text(text)
+    whole = mon.ManifestDigest(text)
+    stored = whole.attrs(10)
+    after = mon.read_manifest_after(tmp_path, stored["manifest_bytes"])
+    assert after.text == text and text[:after.at] == "".join(text.splitlines(True)[:11])
+    sha = after.prefix.result()
+    assert sha.hexdigest() == stored["manifest_sha256"]
+    resumed = mon.ManifestDigest(after.text)
+    resumed.resume(10, after.at, stored["manifest_bytes"], sha)
+    assert resumed.attrs(25) == whole.attrs(25) and resumed.attrs(40) == whole.attrs(40)
+    for size in (0, stored["manifest_bytes"] - 1, len(text.encode()) + 1):
+        assert mon.read_manifest_after(tmp_path, size) is None            # not after a line end
+    (tmp_path / "runs.csv").write_text(text.replace("row 30", "row\r30"))
+    assert mon.read_manifest_after(tmp_path, stored["manifest_bytes"]) is None    # a carriage return
 
 
 @pytest.mark.parametrize("quote", [False, True])

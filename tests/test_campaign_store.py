@@ -510,3 +510,63 @@ def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_pa
     store.write_region(narrow.isel(run=slice(0, 2)), out, 2)
     assert store.open_store(out).sizes["probe"] == 0
     assert store.open_store(out)["run"].values.tolist() == ds["run"].values[[0, 1, 0, 1]].tolist()
+
+
+@pytest.mark.parametrize("variant", ["plain", "non-ASCII stored row", "CRLF", "older store"])
+def test_an_append_finds_the_new_rows_by_the_stored_bytes(tmp_path, monkeypatch, variant):
+    """An append reads runs.csv's new rows from where the stored ones end
+    (``manifest_bytes``), and hashes the bytes before them meanwhile; runs.csv with a
+    carriage return, or a store written before ``manifest_bytes``, are read whole as
+    before (the older store gets it). Either way the store is the one written whole."""
+    import zarr
+
+    def edit(target):
+        text = (target / "runs.csv").read_text()
+        if variant == "non-ASCII stored row":
+            lines = text.split("\n")
+            cells = lines[2].split(",")
+            cells[6] = "lö"
+            lines[2] = ",".join(cells)
+            text = "\n".join(lines)
+        newline = "\r\n" if variant == "CRLF" else "\n"
+        (target / "runs.csv").write_bytes(text.replace("\n", newline).encode())
+
+    whole_dir = copy(tmp_path, name="whole")
+    edit(whole_dir)
+    whole = tmp_path / "whole.zarr"
+    store.normalize_monitor(whole_dir, whole)
+    assert store.open_store(whole).attrs["manifest_bytes"] > 0
+    target = copy(tmp_path, rows=range(12))
+    edit(target)
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    if variant == "older store":
+        group = zarr.open_group(str(out), mode="r+", use_consolidated=False)
+        group.attrs.put({k: v for k, v in group.attrs.asdict().items() if k != "manifest_bytes"})
+        zarr.consolidate_metadata(str(out))
+        assert store.normalize_monitor(target, out)["runs_added"] == 0     # given it, no more
+        assert store.open_store(out).attrs["manifest_bytes"] > 0
+        group.attrs.put({k: v for k, v in group.attrs.asdict().items() if k != "manifest_bytes"})
+        zarr.consolidate_metadata(str(out))
+    (target / "runs.csv").write_bytes((whole_dir / "runs.csv").read_bytes())
+    whole_text = []
+    real = mon.read_manifest_text
+    monkeypatch.setattr(mon, "read_manifest_text", lambda d: whole_text.append(d) or real(d))
+    assert store.normalize_monitor(target, out)["runs_added"] == 8
+    assert bool(whole_text) == (variant in ("CRLF", "older store"))
+    assert files(out) == files(whole)
+
+
+def test_a_changed_stored_row_is_found_by_the_stored_bytes_too(full, tmp_path):
+    """The hash of the bytes before the new rows is the check: a stored row changed in
+    place, even to the same length, is refused before anything is written, naming it."""
+    target = copy(tmp_path, rows=range(12))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    before = files(out)
+    text = (CAMPAIGN / "runs.csv").read_text()
+    row = mon.read_monitor_manifest(target)[0][5]
+    (target / "runs.csv").write_text(text.replace(row.sha256, "f" * 64))
+    with pytest.raises(store.StoreError, match=rf"runs.csv line 7: {row.run}: sha256 ffffffffffff..."):
+        store.normalize_monitor(target, out)
+    assert files(out) == before

@@ -211,6 +211,7 @@ class ManifestDigest:
 
     def __init__(self, text):
         self._text, self._pos, self._lines, self._sha = text, 0, 0, hashlib.sha256()
+        self._bytes = 0                     # (the UTF-8 bytes hashed so far)
         # lines as splitlines() cuts them; the usual "\n" ends are found directly
         self._split = text.splitlines(keepends=True) if _other_breaks(text) else None
 
@@ -227,15 +228,73 @@ class ManifestDigest:
         else:
             pos, passed = _after_lines(text, pos, want - lines)
             lines += passed
-        self._sha.update(text[self._pos:pos].encode("utf-8"))     # (one update: the same digest)
-        self._pos, self._lines = pos, lines
+        chunk = text[self._pos:pos].encode("utf-8")
+        self._sha.update(chunk)             # (one update: the same digest)
+        self._pos, self._lines, self._bytes = pos, lines, self._bytes + len(chunk)
         return self._sha.copy().hexdigest()
+
+    def attrs(self, rows):
+        """What a store records of the header and first ``rows`` data rows of runs.csv:
+        ``manifest_rows``, ``manifest_sha256`` (:meth:`upto`) and ``manifest_bytes``, how
+        many bytes of the file they are when its lines end in "\n" (where an append
+        finds the first new row: :func:`read_manifest_after`)."""
+        sha = self.upto(rows)
+        return {"manifest_rows": int(rows), "manifest_sha256": sha, "manifest_bytes": self._bytes}
+
+    def resume(self, rows, pos, size, sha):
+        """Go on after the header and first ``rows`` data rows, hashed elsewhere
+        (:func:`read_manifest_after`): they end at ``pos`` in the text, after ``size``
+        bytes, and ``sha`` is their hash object."""
+        if self._split is not None or self._lines:
+            raise ValueError("ManifestDigest.resume: only a new digest of a text with \\n line ends")
+        self._pos, self._lines, self._bytes, self._sha = pos, rows + 1, size, sha
 
     @property
     def end(self):
         """Where the rows hashed so far end in the text (the next row's first character),
         if every line ends in "\n"; else None."""
         return self._pos if self._split is None else None
+
+
+class After(NamedTuple):
+    """runs.csv read for an append (:func:`read_manifest_after`)."""
+
+    #: The whole text.
+    text: str
+    #: Where the first row after the stored ones begins in ``text``.
+    at: int
+    #: A future of the sha256 hash object of the bytes before it (computed in a thread).
+    prefix: object
+
+
+def read_manifest_after(directory, size):
+    """runs.csv of an append whose store's rows take its first ``size`` bytes
+    (``manifest_bytes``): its text, where the next row begins, and the hash of the bytes
+    before, computed in a thread (hashlib lets go of the GIL) while the caller parses and
+    sends the new rows. None where the bytes cannot tell (a carriage return, a byte
+    before ``size`` that is not a line end, a line break other than "\n"): then the text
+    is read and hashed as :class:`ManifestDigest` does. The caller must compare that hash
+    with the store's before writing anything (the rows before may have changed)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = Path(directory) / "runs.csv"
+    if not path.is_file():
+        raise MonitorError(f"{path}: missing")
+    raw = path.read_bytes()
+    if not 0 < size <= len(raw) or raw[size - 1:size] != b"\n" or b"\r" in raw:
+        return None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None                         # (read_text's error, from the usual way)
+    if _other_breaks(text):
+        return None
+    at = size if raw.isascii() else len(raw[:size].decode("utf-8"))
+    pool = ThreadPoolExecutor(1, thread_name_prefix="thruput-runs-csv")
+    try:
+        return After(text, at, pool.submit(hashlib.sha256, memoryview(raw)[:size]))
+    finally:
+        pool.shutdown(wait=False)
 
 
 def read_manifest_text(directory):
@@ -867,9 +926,10 @@ def pad_probes(ds, width):
 def finish(ds, metadata, text, n_rows, digest=None, *, fixed_width=True):
     """Give a combined Dataset its coordinates, attributes and campaign attrs.
 
-    ``text``/``n_rows``: runs.csv and how many of its rows ``ds`` holds (recorded as
-    ``manifest_rows`` and ``manifest_sha256`` for appends); ``digest``: that
-    :func:`manifest_digest` if the caller has it (:class:`ManifestDigest`).
+    ``text``/``n_rows``: runs.csv and how many of its rows ``ds`` holds (recorded for
+    appends: :meth:`ManifestDigest.attrs`); ``digest``: the :class:`ManifestDigest` of
+    ``text`` if the caller has one, or a string standing for ``manifest_sha256`` (a unit
+    of a store whose attrs are written at the end).
     ``fixed_width``: strings as NumPy ``<U`` (as :func:`thruput.open_campaign` gives
     them); False keeps them Python objects (what a Zarr store writes).
     """
@@ -882,8 +942,10 @@ def finish(ds, metadata, text, n_rows, digest=None, *, fixed_width=True):
     for name, (_, units, long_name) in MONITOR_VARIABLES.items():
         ds.variables[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
     ds.attrs.update(campaign_attrs(metadata))
-    ds.attrs.update(manifest_rows=int(n_rows),
-                    manifest_sha256=digest if digest is not None else manifest_digest(text, n_rows))
+    if isinstance(digest, str):         # (a unit's: the store's attrs are written at the end)
+        ds.attrs.update(manifest_rows=int(n_rows), manifest_sha256=digest)
+    else:
+        ds.attrs.update((digest if digest is not None else ManifestDigest(text)).attrs(n_rows))
     return ds
 
 

@@ -12,7 +12,7 @@ on, so it is known where each run goes before any file is read. Then:
    that read it: a run chunk divides :data:`UNIT_ROWS`, so no two units share a chunk
    and the workers never write the same file;
 3. this process adds up the units' line accounting, writes the attrs (campaign,
-   accounting, ``manifest_rows``/``manifest_sha256``), consolidates the metadata and
+   accounting, ``manifest_rows``/``_sha256``/``_bytes``), consolidates the metadata and
    renames ``<out>.part`` to ``<out>``.
 
 An append (:func:`append_units`) goes the same way into the store that is there: its
@@ -176,7 +176,7 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
         reports = _run(target, todo, client)
     attrs = mon.merge_ledgers([r.ledger for r in reports])
     attrs.update(mon.campaign_attrs(metadata))
-    attrs.update(manifest_rows=len(rows), manifest_sha256=digest.upto(len(rows)))
+    attrs.update(digest.attrs(len(rows)))
     store.put_attrs(tmp, attrs)
     if out.exists():
         shutil.rmtree(out)
@@ -220,7 +220,7 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
         return None
     attrs = mon.merge_ledgers([base_attrs] + [r.ledger for r in reports])
     attrs.update(mon.campaign_attrs(metadata))
-    attrs.update(manifest_rows=end, manifest_sha256=digest.upto(end))
+    attrs.update(digest.attrs(end))
     store.put_attrs(out, attrs)
     stats = tuple(np.concatenate([r.stats[k] for r in reports]) for k in (0, 1))
     return attrs, sum(r.disagreeing for r in reports), stats

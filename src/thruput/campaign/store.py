@@ -626,10 +626,18 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None):
     save_verified(verified_path(out), directory, new)
 
 
-def _check_prefix(directory, out, stored, text, digest):
+def _check_prefix(directory, out, stored, text, digest, after=None):
     """The rows the store holds must be the first rows of runs.csv (``text``, whose
-    :class:`~thruput.campaign.monitor.ManifestDigest` is ``digest``), unchanged."""
+    :class:`~thruput.campaign.monitor.ManifestDigest` is ``digest``), unchanged; given
+    ``after`` (:func:`~thruput.campaign.monitor.read_manifest_after`), by the hash of the
+    bytes before the new rows, which ``digest`` then goes on from."""
     n = int(stored.attrs["manifest_rows"])
+    if after is not None:
+        sha = after.prefix.result()
+        if sha.hexdigest() == stored.attrs["manifest_sha256"]:
+            digest.resume(n, after.at, int(stored.attrs["manifest_bytes"]), sha)
+            return
+        digest = mon.ManifestDigest(text)       # changed: said row by row below
     if digest.upto(n) != stored.attrs["manifest_sha256"]:
         rows, _ = mon.read_monitor_manifest(directory, text=text)   # only now: to say which rows
         runs = stored["run"].values.astype(object).astype(str)
@@ -642,6 +650,10 @@ def _check_prefix(directory, out, stored, text, digest):
                          "since they were stored (rows are only ever appended); "
                          + ("; ".join(problems[:5]) or "rows were edited or reordered")
                          + f". Delete {out} to normalize anew")
+    if after is not None:       # the rows as stored, but not in the bytes the store says
+        raise StoreError(f"{out}: its {n} rows of runs.csv do not end after "
+                         f"{stored.attrs['manifest_bytes']} bytes (manifest_bytes), as it "
+                         f"records. Delete {out} to normalize anew")
 
 
 def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=None,
@@ -706,17 +718,21 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     known = load_verified(verified_path(out), directory)
     if base is not None and verify:     # the stored files stat-ed while runs.csv is read below
         ahead = stat_ahead(directory, base, None if verify == "all" else known)
-    text = mon.read_manifest_text(directory)        # read and hashed once, for all below
-    digest = mon.ManifestDigest(text)
+    after = None
     if base is not None:
         start = int(base.attrs["manifest_rows"])
+        if "manifest_bytes" in base.attrs:      # the new rows found by where the stored end
+            after = mon.read_manifest_after(directory, int(base.attrs["manifest_bytes"]))
+    text = after.text if after is not None else mon.read_manifest_text(directory)
+    digest = mon.ManifestDigest(text)           # (read and hashed once, for all below)
     # (the stored rows are checked against the store's ``manifest_sha256`` later, while the
     # workers read the new ones; a new row's error is said after a stored row's change)
     try:
-        rows, _ = mon.read_monitor_manifest(directory, start, text=text)
+        rows, _ = mon.read_monitor_manifest(directory, start, text=text,
+                                            at=after.at if after is not None else None)
     except ThruputError:
         if base is not None:
-            _check_prefix(directory, out, base, text, digest)
+            _check_prefix(directory, out, base, text, mon.ManifestDigest(text))
         raise
     rows = in_time_order(rows)
     index = known if base is not None and known is not None and known.matches(base) else None
@@ -733,7 +749,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         else:
             attrs, disagreeing, index, stats = _append(out, directory, metadata, text, digest,
                                                        base, start, rows, verify, known, index, c,
-                                                       ahead)
+                                                       ahead, after)
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]), stats)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     metadata_updated = base is not None and base.attrs.get("metadata") != attrs.get("metadata")
@@ -743,10 +759,11 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
 
 
 def _append(out, directory, metadata, text, digest, base, start, rows, verify, known, index, c,
-            ahead=None):
+            ahead=None, after=None):
     """Append ``rows`` to the store ``base`` (or write the store of a campaign with no
     rows), read on the client ``c`` or here, once the stored rows of runs.csv
-    (:func:`_check_prefix`) and files (:func:`verify_sources`; ``ahead``: its
+    (:func:`_check_prefix`; ``after``: :func:`thruput.campaign.monitor.read_manifest_after`,
+    if runs.csv was read that way) and files (:func:`verify_sources`; ``ahead``: its
     :func:`stat_ahead`, if started) are found unchanged. Returns the attrs, the runs
     added with a failed check, the stored runs' :class:`Verified` record as checked
     (``index`` if not checked), and the size and modification time of the new runs'
@@ -769,7 +786,7 @@ def _append(out, directory, metadata, text, digest, base, start, rows, verify, k
         if checked:
             return
         if base is not None:
-            _check_prefix(directory, out, base, text, digest)
+            _check_prefix(directory, out, base, text, digest, after)
         if base is not None and rows:       # once, for every unit or wave (while `ahead` runs)
             record = ahead[0] if ahead is not None else index
             _refuse_stored_runs(out, [r.run for r in rows], record.run if record is not None else None)
@@ -812,11 +829,13 @@ def _follows(base, rows):
     return not first < last
 
 
-def _refresh_campaign_attrs(out, base, metadata):
+def _refresh_campaign_attrs(out, base, metadata, manifest):
     """The attrs of the store ``out`` (``base``) with those that come from campaign.yaml
     (``metadata``: its name, title and the whole of it, which the statistics read: events,
-    periods) as they are now, written if any differs. Returns the attrs."""
-    attrs, fresh = dict(base.attrs), mon.campaign_attrs(metadata)
+    periods) as they are now, and those of runs.csv (``manifest``:
+    :meth:`~thruput.campaign.monitor.ManifestDigest.attrs`; a store written before
+    ``manifest_bytes`` gets it), written if any differs. Returns the attrs."""
+    attrs, fresh = dict(base.attrs), mon.campaign_attrs(metadata) | manifest
     if all(attrs.get(k) == v for k, v in fresh.items()):
         return attrs
     attrs.update(fresh)
@@ -834,12 +853,12 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
         write_store(ds, out)
         return ds.attrs, 0
     if not rows:        # no run to add, but campaign.yaml may have changed (its events, say)
-        return _refresh_campaign_attrs(out, base, metadata), 0
+        return _refresh_campaign_attrs(out, base, metadata, digest.attrs(start)), 0
     attrs, added, disagreeing = (dict(base.attrs) if base is not None else None), 0, 0
     for wave in mon.batches(mon.batches(rows), WAVE_BATCHES):
         joined = mon.combine([next(fragments) for _ in wave])
         n = start + added + sum(len(b) for b in wave)
-        ds = mon.finish(joined, metadata, text, n, digest.upto(n))
+        ds = mon.finish(joined, metadata, text, n, digest)
         del joined
         if attrs is not None:
             ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
