@@ -215,7 +215,7 @@ def test_manifest_digests_of_long_texts_found_a_block_at_a_time(monkeypatch):
 
 @pytest.mark.parametrize("head", ["h\n", "hé\n"])
 def test_runs_csv_after_the_stored_bytes_goes_on_as_the_whole_text(tmp_path, head):
-    """read_manifest_after: where the next row begins (characters, for a non-ASCII text
+    """read_manifest_after: the header and the rows after the stored ones (non-ASCII
     too), the hash of the bytes before, and a digest resumed from them that gives what
     the whole text's digest gives; None where the bytes cannot tell."""
     text = head + "".join(f"row {k} ü\n" if k % 3 else f"row {k}\n" for k in range(40))
@@ -223,7 +223,8 @@ def test_runs_csv_after_the_stored_bytes_goes_on_as_the_whole_text(tmp_path, hea
     whole = mon.ManifestDigest(text)
     stored = whole.attrs(10)
     after = mon.read_manifest_after(tmp_path, stored["manifest_bytes"])
-    assert after.text == text and text[:after.at] == "".join(text.splitlines(True)[:11])
+    lines = text.splitlines(True)
+    assert after.text == lines[0] + "".join(lines[11:]) and after.text[:after.at] == lines[0]
     sha = after.prefix.result()
     assert sha.hexdigest() == stored["manifest_sha256"]
     resumed = mon.ManifestDigest(after.text)
@@ -231,8 +232,13 @@ def test_runs_csv_after_the_stored_bytes_goes_on_as_the_whole_text(tmp_path, hea
     assert resumed.attrs(25) == whole.attrs(25) and resumed.attrs(40) == whole.attrs(40)
     for size in (0, stored["manifest_bytes"] - 1, len(text.encode()) + 1):
         assert mon.read_manifest_after(tmp_path, size) is None            # not after a line end
-    (tmp_path / "runs.csv").write_text(text.replace("row 30", "row\r30"))
-    assert mon.read_manifest_after(tmp_path, stored["manifest_bytes"]) is None    # a carriage return
+    for odd in ("row\r30", "row\x0b30", "row\u202830"):     # a carriage return, other breaks
+        (tmp_path / "runs.csv").write_text(text.replace("row 30", odd))
+        assert mon.read_manifest_after(tmp_path, stored["manifest_bytes"]) is None
+    for reason, taken in (('"a, b"', True), ('"a', False)):     # a stored quoted cell: closed, open
+        (tmp_path / "runs.csv").write_text(text.replace("row 3\n", f"row 3,{reason}\n"))
+        size = mon.ManifestDigest((tmp_path / "runs.csv").read_text()).attrs(10)["manifest_bytes"]
+        assert (mon.read_manifest_after(tmp_path, size) is not None) is taken
 
 
 @pytest.mark.parametrize("quote", [False, True])

@@ -512,7 +512,8 @@ def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_pa
     assert store.open_store(out)["run"].values.tolist() == ds["run"].values[[0, 1, 0, 1]].tolist()
 
 
-@pytest.mark.parametrize("variant", ["plain", "non-ASCII stored row", "CRLF", "older store"])
+@pytest.mark.parametrize("variant", ["plain", "non-ASCII stored row", "quoted stored cell", "CRLF",
+                                     "older store"])
 def test_an_append_finds_the_new_rows_by_the_stored_bytes(tmp_path, monkeypatch, variant):
     """An append reads runs.csv's new rows from where the stored ones end
     (``manifest_bytes``), and hashes the bytes before them meanwhile; runs.csv with a
@@ -522,10 +523,10 @@ def test_an_append_finds_the_new_rows_by_the_stored_bytes(tmp_path, monkeypatch,
 
     def edit(target):
         text = (target / "runs.csv").read_text()
-        if variant == "non-ASCII stored row":
+        if variant in ("non-ASCII stored row", "quoted stored cell"):
             lines = text.split("\n")
             cells = lines[2].split(",")
-            cells[6] = "lö"
+            cells[6 if variant.startswith("non") else 14] = "lö" if variant.startswith("non") else '"x, y"'
             lines[2] = ",".join(cells)
             text = "\n".join(lines)
         newline = "\r\n" if variant == "CRLF" else "\n"

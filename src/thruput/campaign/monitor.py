@@ -259,7 +259,7 @@ class ManifestDigest:
 class After(NamedTuple):
     """runs.csv read for an append (:func:`read_manifest_after`)."""
 
-    #: The whole text.
+    #: The header line and the rows after the stored ones (the stored rows left out).
     text: str
     #: Where the first row after the stored ones begins in ``text``.
     at: int
@@ -267,32 +267,46 @@ class After(NamedTuple):
     prefix: object
 
 
+#: "\r" and :data:`_OTHER_BREAKS` as UTF-8 bytes, and those an ASCII text may hold.
+_BREAK_BYTES = tuple(c.encode("utf-8") for c in "\r" + _OTHER_BREAKS)
+_ASCII_BREAK_BYTES = tuple(c for c in _BREAK_BYTES if len(c) == 1)
+
+
 def read_manifest_after(directory, size):
     """runs.csv of an append whose store's rows take its first ``size`` bytes
-    (``manifest_bytes``): its text, where the next row begins, and the hash of the bytes
-    before, computed in a thread (hashlib lets go of the GIL) while the caller parses and
-    sends the new rows. None where the bytes cannot tell (a carriage return, a byte
-    before ``size`` that is not a line end, a line break other than "\n"): then the text
-    is read and hashed as :class:`ManifestDigest` does. The caller must compare that hash
-    with the store's before writing anything (the rows before may have changed)."""
+    (``manifest_bytes``): its header and the rows after them (not the stored rows, which
+    are neither decoded nor parsed), where the first of those begins, and the hash of the
+    bytes before, computed in a thread (hashlib lets go of the GIL) while the caller
+    parses and sends the new rows. The caller must compare that hash with the store's
+    before writing anything: the rows before may have changed.
+
+    None where the bytes cannot tell: a carriage return or another line break than "\n"
+    anywhere, a byte before ``size`` that is not a line end, or a stored row with a
+    quoted cell that goes on past its line (rows would not be lines). Then the whole text
+    is read and hashed as :class:`ManifestDigest` does."""
     from concurrent.futures import ThreadPoolExecutor
 
     path = Path(directory) / "runs.csv"
     if not path.is_file():
         raise MonitorError(f"{path}: missing")
     raw = path.read_bytes()
-    if not 0 < size <= len(raw) or raw[size - 1:size] != b"\n" or b"\r" in raw:
-        return None
+    header = raw.find(b"\n") + 1
+    if (not 0 < header <= size <= len(raw) or raw[size - 1:size] != b"\n"
+            or any(c in raw for c in (_ASCII_BREAK_BYTES if raw.isascii() else _BREAK_BYTES))):
+        return None                 # (searching for a multi-byte one costs 0.03 s at 44 MB)
+    quote = raw.find(b'"', 0, size)
+    while quote >= 0:                   # (the stored rows with a quote: a few, if any)
+        begin, end = raw.rfind(b"\n", 0, quote) + 1, raw.find(b"\n", quote, size)
+        if not _closed(raw[begin:end].decode("utf-8", "replace")):
+            return None
+        quote = raw.find(b'"', end, size)
     try:
-        text = raw.decode("utf-8")
+        head, tail = raw[:header].decode("utf-8"), raw[size:].decode("utf-8")
     except UnicodeDecodeError:
         return None                         # (read_text's error, from the usual way)
-    if _other_breaks(text):
-        return None
-    at = size if raw.isascii() else len(raw[:size].decode("utf-8"))
     pool = ThreadPoolExecutor(1, thread_name_prefix="thruput-runs-csv")
     try:
-        return After(text, at, pool.submit(hashlib.sha256, memoryview(raw)[:size]))
+        return After(head + tail, len(head), pool.submit(hashlib.sha256, memoryview(raw)[:size]))
     finally:
         pool.shutdown(wait=False)
 

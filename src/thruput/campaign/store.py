@@ -629,15 +629,17 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None):
 def _check_prefix(directory, out, stored, text, digest, after=None):
     """The rows the store holds must be the first rows of runs.csv (``text``, whose
     :class:`~thruput.campaign.monitor.ManifestDigest` is ``digest``), unchanged; given
-    ``after`` (:func:`~thruput.campaign.monitor.read_manifest_after`), by the hash of the
-    bytes before the new rows, which ``digest`` then goes on from."""
+    ``after`` (:func:`~thruput.campaign.monitor.read_manifest_after`: ``text`` is then
+    its header and new rows), by the hash of the bytes before the new rows, which
+    ``digest`` then goes on from."""
     n = int(stored.attrs["manifest_rows"])
     if after is not None:
         sha = after.prefix.result()
         if sha.hexdigest() == stored.attrs["manifest_sha256"]:
             digest.resume(n, after.at, int(stored.attrs["manifest_bytes"]), sha)
             return
-        digest = mon.ManifestDigest(text)       # changed: said row by row below
+        text = mon.read_manifest_text(directory)    # changed: said row by row below
+        digest = mon.ManifestDigest(text)
     if digest.upto(n) != stored.attrs["manifest_sha256"]:
         rows, _ = mon.read_monitor_manifest(directory, text=text)   # only now: to say which rows
         runs = stored["run"].values.astype(object).astype(str)
@@ -731,8 +733,9 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         rows, _ = mon.read_monitor_manifest(directory, start, text=text,
                                             at=after.at if after is not None else None)
     except ThruputError:
-        if base is not None:
-            _check_prefix(directory, out, base, text, mon.ManifestDigest(text))
+        if base is not None:                # (the whole text: ``after`` holds the new rows only)
+            whole = mon.read_manifest_text(directory)
+            _check_prefix(directory, out, base, whole, mon.ManifestDigest(whole))
         raise
     rows = in_time_order(rows)
     index = known if base is not None and known is not None and known.matches(base) else None
