@@ -53,6 +53,12 @@ def lab(tmp_path):
     env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
            "IPYTHONDIR": str(home / "ipython")}
+    # "Always start the preferred kernel" ticked, as a user does once: opened cold in a
+    # fresh clone, JupyterLab asked "Select Kernel" again and again, and Run All ran
+    # nothing (two fresh-clone CI runs of the tenth stop; its log: a new kernel for each)
+    tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text(json.dumps({"autoStartDefaultKernel": True}))
     port, token = _free_port(), secrets.token_hex(16)
     log = (tmp_path / "lab.log").open("w")
     proc = subprocess.Popen(
@@ -96,7 +102,6 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
         try:
             page = context.new_page()
             page.on("request", lambda r: requests.append(r.url))
-            _start_kernel(base, token)
             page.goto(f"{base}/lab/tree/{NOTEBOOK}?token={token}")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
@@ -141,28 +146,6 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
     assert outside <= LOCAL_HOSTS, f"requests left the machine: {sorted(outside - LOCAL_HOSTS)}"
 
 
-def _api(base, token, path, body=None):
-    """A JSON request to the Jupyter server's REST API (token in the header: no XSRF)."""
-    request = urllib.request.Request(
-        f"{base}/api/{path}", method="POST" if body is not None else "GET",
-        data=json.dumps(body).encode() if body is not None else None,
-        headers={"Authorization": f"token {token}", "Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as response:
-        return json.loads(response.read())
-
-
-def _start_kernel(base, token):
-    """The notebook's session and its python3 kernel, started through the REST API before
-    the page opens, as when a notebook is opened again with its kernel still running:
-    JupyterLab attaches to it (the page then waits for it to be idle). Opened cold on a
-    loaded machine, JupyterLab sometimes had not matched the notebook's kernelspec yet and
-    kept asking for a kernel ("Select Kernel"), so that Run All ran nothing (fresh-clone
-    CI runs, at random)."""
-    session = _api(base, token, "sessions", {"path": NOTEBOOK, "name": os.path.basename(NOTEBOOK),
-                                             "type": "notebook", "kernel": {"name": "python3"}})
-    assert session["kernel"]["name"] == "python3"
-
-
 def _dismiss_dialogs(page, seen):
     """Answer any modal JupyterLab dialog as a user would (its accept button, else Escape),
     keeping its text in ``seen`` and a screenshot of the first in tests/output/screenshots/.
@@ -177,16 +160,8 @@ def _dismiss_dialogs(page, seen):
             shots = ROOT / "tests" / "output" / "screenshots"
             shots.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(shots / "jupyterlab-dialog.png"))
-        choice = dialog.first.locator("select")
-        if choice.count():          # "Select Kernel": Python 3, whatever is preselected
-            from playwright.sync_api import Error
-
-            try:
-                choice.first.select_option(label="Python 3 (ipykernel)", timeout=5_000)
-            except Error:           # no such option: the preselected one is kept
-                pass
         accept = dialog.first.locator(".jp-Dialog-button.jp-mod-accept")
-        if accept.count():          # "Select Kernel": Select
+        if accept.count():          # "Select Kernel" (Python 3 preselected): Select
             accept.first.click()
         else:
             page.keyboard.press("Escape")
