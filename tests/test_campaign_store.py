@@ -502,7 +502,8 @@ def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_pa
     opened = store._OPENED[str(out)][1]
     store.write_region(ds, out, 4)
     assert store._OPENED[str(out)][1] is opened                     # the same arrays
-    store.write_region(ds, out, 20, grow=True)                      # lengthened: opened again
+    store.grow_runs(out, 24)                                        # lengthened: opened again
+    store.write_region(ds, out, 20)
     store.write_region(ds, out, 8)
     assert store._OPENED[str(out)][1] is not opened
     narrow = ds.isel(probe=slice(0, 0))

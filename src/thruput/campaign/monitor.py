@@ -294,12 +294,8 @@ def read_manifest_after(directory, size):
     if (not 0 < header <= size <= len(raw) or raw[size - 1:size] != b"\n"
             or any(c in raw for c in (_ASCII_BREAK_BYTES if raw.isascii() else _BREAK_BYTES))):
         return None                 # (searching for a multi-byte one costs 0.03 s at 44 MB)
-    quote = raw.find(b'"', 0, size)
-    while quote >= 0:                   # (the stored rows with a quote: a few, if any)
-        begin, end = raw.rfind(b"\n", 0, quote) + 1, raw.find(b"\n", quote, size)
-        if not _closed(raw[begin:end].decode("utf-8", "replace")):
-            return None
-        quote = raw.find(b'"', end, size)
+    if not _rows_are_lines(raw, size):
+        return None
     try:
         head, tail = raw[:header].decode("utf-8"), raw[size:].decode("utf-8")
     except UnicodeDecodeError:
@@ -473,26 +469,34 @@ def _closed(line):
     return len(list(csv.reader((line + "\n", "\n")))) == 2
 
 
+def _rows_are_lines(text, end):
+    """True if no line of ``text[:end]`` (str, or UTF-8 bytes; ``end`` after a line end)
+    has a quoted cell going on past it: each line is one csv row. Only the lines with a
+    quote (a failed test's reason, say) are parsed to tell."""
+    line_end, mark = ("\n", '"') if isinstance(text, str) else (b"\n", b'"')
+    quote = text.find(mark, 0, end)
+    while quote >= 0:
+        begin, stop = text.rfind(line_end, 0, quote) + 1, text.find(line_end, quote, end)
+        line = text[begin:stop]
+        if not _closed(line.rstrip("\r") if isinstance(line, str) else line.decode("utf-8", "replace")):
+            return False
+        quote = text.find(mark, stop, end)
+    return True
+
+
 def _row_offset(text, start, at=None):
     """Where data row ``start`` of runs.csv ``text`` begins, if every row before it is one
     line (no quoted cell going on past its line, no lone carriage return: how thruput
-    writes them), else None; ``at``: where line ``start + 2`` begins, if known. Only the
-    lines with a quote (a failed test's reason, say) are parsed to tell."""
+    writes them: :func:`_rows_are_lines`), else None; ``at``: where line ``start + 2``
+    begins, if known."""
     pos = at
     if pos is None:
         pos, passed = _after_lines(text, 0, start + 1)
         if passed < start + 1 or not text.endswith("\n", 0, pos):
             return None         # (fewer lines, or the last without its "\n")
-    find = text.find
-    if find("\r", 0, pos) >= 0 and text.count("\r", 0, pos) != text.count("\r\n", 0, pos):
+    if text.find("\r", 0, pos) >= 0 and text.count("\r", 0, pos) != text.count("\r\n", 0, pos):
         return None
-    quote = find('"', 0, pos)
-    while quote >= 0:
-        begin, end = text.rfind("\n", 0, quote) + 1, find("\n", quote, pos)
-        if not _closed(text[begin:end].rstrip("\r")):
-            return None
-        quote = find('"', end, pos)
-    return pos
+    return pos if _rows_are_lines(text, pos) else None
 
 
 def _number(value, key, problems):

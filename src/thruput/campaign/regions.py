@@ -134,16 +134,11 @@ def write_read(read, target, offset, first=None):
 def _create(ds, path, n_runs, chunk):
     """Write ``ds`` (unit 0) as a new store at ``path`` with ``chunk`` runs a chunk, its
     runs resized to ``n_runs``."""
-    import zarr
-
     shutil.rmtree(path, ignore_errors=True)
     store._for_zarr(ds.drop_encoding()).to_zarr(
         path, mode="w", zarr_format=store.ZARR_FORMAT, consolidated=False,
         encoding=store._encoding(ds, chunk))
-    group = zarr.open_group(str(path), mode="r+", use_consolidated=False)
-    for name, var in ds.variables.items():
-        if var.dims[:1] == ("run",):
-            group[name].resize((n_runs,) + var.shape[1:])
+    store.grow_runs(path, n_runs)
 
 
 def write_new_store(out, directory, metadata, digest, rows, client=None):

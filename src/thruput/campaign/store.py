@@ -240,7 +240,8 @@ def append_store(ds, path, *, checked=False):
     # attrs, consolidate. Cut short before the attrs, the store reads as it was (the
     # consolidated shapes) and the next append writes the same rows again; between the
     # attrs and the consolidation, normalize_monitor refuses it (runs != manifest_rows)
-    write_region(ds, path, n_runs, grow=True)
+    grow_runs(path, n_runs + ds.sizes["run"])
+    write_region(ds, path, n_runs)
     put_attrs(path, ds.attrs)
     return Path(path)
 
@@ -277,11 +278,10 @@ def _region_values(ds):
     return out
 
 
-def write_region(ds, path, offset, grow=False):
+def write_region(ds, path, offset):
     """Write the runs of ``ds`` into rows ``offset`` on of the store at ``path`` (its
-    ``probe`` as wide; its run arrays that long, or lengthened to end with these runs if
-    ``grow``): every array at once (zarr's asynchronous API: one array at a time costs
-    about twice the CPU)."""
+    ``probe`` as wide, its run arrays that long: :func:`grow_runs`): every array at once
+    (zarr's asynchronous API: one array at a time costs about twice the CPU)."""
     import asyncio
 
     import zarr.api.asynchronous as zasync
@@ -291,7 +291,7 @@ def write_region(ds, path, offset, grow=False):
     end = offset + ds.sizes["run"]
     # the arrays opened by the last write here, if their metadata files are unchanged
     # (a worker writes unit after unit into one store: opening it is a third of a write)
-    signature = None if grow else _metadata_files(path, values)
+    signature = _metadata_files(path, values)
     cached = _OPENED.get(str(path))
     arrays = cached[1] if signature is not None and cached is not None and cached[0] == signature else None
 
@@ -300,8 +300,6 @@ def write_region(ds, path, offset, grow=False):
         if arrays is None:
             group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
             arrays = await asyncio.gather(*(group.getitem(name) for name in values))
-        if grow:            # (in place: zarr's asynchronous resize returns nothing)
-            await asyncio.gather(*(array.resize((end,) + array.shape[1:]) for array in arrays))
         for array, (name, value) in zip(arrays, values.items()):
             if array.shape[0] < end or array.shape[1:] != value.shape[1:]:
                 raise StoreError(f"{path}: {name} is {array.shape}, cannot hold runs "
@@ -339,7 +337,7 @@ def grow_runs(path, n_runs):
     import zarr.api.asynchronous as zasync
     from zarr.core.sync import sync
 
-    async def grow():
+    async def grow():       # (in place: zarr's asynchronous resize returns nothing)
         group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
         arrays = [a async for _, a in group.arrays()
                   if a.metadata.attributes.get("_ARRAY_DIMENSIONS", [None])[:1] == ["run"]]
