@@ -228,11 +228,12 @@ def _run(target, todo, client, first=None, ready=None):
     append), every unit writes into it. ``ready``: called once before anything is
     written (an append's check of the stored files, then its lengthening of the store).
 
-    On a cluster the units are read meanwhile (:func:`read_unit`, then
-    :func:`write_read` on the worker that read it, once unit 0 is written), at most
-    :data:`AHEAD_PER_WORKER` per worker at a time, each let go of as soon as it has
-    reported: the cluster holds a few units' rows whatever the archive's size. The first
-    error is raised, the rest let go."""
+    On a cluster the first units are read meanwhile (:func:`read_unit`, then
+    :func:`write_read` on the worker that read it, once unit 0 is written); every later
+    unit is one task (:func:`write_unit`: a task of its own costs a unit about a tenth of
+    its time). At most :data:`AHEAD_PER_WORKER` units per worker are in flight, each let
+    go of as soon as it has reported: the cluster holds a few units' rows whatever the
+    archive's size. The first error is raised, the rest let go."""
     if client is None:
         if ready is not None:
             ready()
@@ -249,12 +250,17 @@ def _run(target, todo, client, first=None, ready=None):
     reports, where = [None] * len(todo), {}
     pending = as_completed()
     units_left = iter(enumerate(todo))
-    reading = deque()
+    reading, writing = deque(), False
 
     def read():
         for k, unit in units_left:
-            reading.append((k, unit.offset, submit(client, read_unit, target, Parcel(unit))))
-            return      # (rows pickled once)
+            if writing:     # one task reads and writes it (rows pickled once)
+                written = submit(client, write_unit, target, Parcel(unit), first)
+                where[written.key] = k
+                pending.add(written)
+            else:
+                reading.append((k, unit.offset, submit(client, read_unit, target, Parcel(unit))))
+            return
 
     def write():
         nonlocal first
@@ -272,6 +278,7 @@ def _run(target, todo, client, first=None, ready=None):
             ready()
         while reading:
             write()
+        writing = True
         for future in pending:
             reports[where.pop(future.key)] = future.result()
             if future is not first:

@@ -34,6 +34,7 @@ import xarray as xr
 
 from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
+from . import chunks
 from . import monitor as mon
 
 try:        # optional (pyproject.toml): the C stat of many files
@@ -280,14 +281,17 @@ def _region_values(ds):
 
 def write_region(ds, path, offset):
     """Write the runs of ``ds`` into rows ``offset`` on of the store at ``path`` (its
-    ``probe`` as wide, its run arrays that long: :func:`grow_runs`): every array at once
-    (zarr's asynchronous API: one array at a time costs about twice the CPU)."""
+    ``probe`` as wide, its run arrays that long: :func:`grow_runs`): the chunks the
+    region covers whole straight to their files (:mod:`thruput.campaign.chunks`), any
+    other through zarr, every array at once (its asynchronous API: one array at a time
+    costs about twice the CPU)."""
     import asyncio
 
     import zarr.api.asynchronous as zasync
     from zarr.core.sync import sync
 
     values = _region_values(ds)
+    path = os.fspath(path)
     end = offset + ds.sizes["run"]
     # the arrays opened by the last write here, if their metadata files are unchanged
     # (a worker writes unit after unit into one store: opening it is a third of a write)
@@ -295,19 +299,24 @@ def write_region(ds, path, offset):
     cached = _OPENED.get(str(path))
     arrays = cached[1] if signature is not None and cached is not None and cached[0] == signature else None
 
-    async def write():
-        nonlocal arrays
-        if arrays is None:
-            group = await zasync.open_group(str(path), mode="r+", use_consolidated=False)
-            arrays = await asyncio.gather(*(group.getitem(name) for name in values))
-        for array, (name, value) in zip(arrays, values.items()):
-            if array.shape[0] < end or array.shape[1:] != value.shape[1:]:
-                raise StoreError(f"{path}: {name} is {array.shape}, cannot hold runs "
-                                 f"{offset}-{end} of shape {value.shape}")
-        await asyncio.gather(*(array.setitem(slice(offset, end), value)
-                               for array, value in zip(arrays, values.values())))
+    async def opened():
+        group = await zasync.open_group(path, mode="r+", use_consolidated=False)
+        return await asyncio.gather(*(group.getitem(name) for name in values))
 
-    sync(write())
+    if arrays is None:
+        arrays = sync(opened())
+    for array, (name, value) in zip(arrays, values.items()):
+        if array.shape[0] < end or array.shape[1:] != value.shape[1:]:
+            raise StoreError(f"{path}: {name} is {array.shape}, cannot hold runs "
+                             f"{offset}-{end} of shape {value.shape}")
+    # whole chunks straight to their files (chunks.write_rows), the rest through zarr
+    rest = [(array, value) for array, (name, value) in zip(arrays, values.items())
+            if not chunks.write_rows(array, os.path.join(path, name), value, offset)]
+    if rest:
+        async def write():
+            await asyncio.gather(*(array.setitem(slice(offset, end), value) for array, value in rest))
+
+        sync(write())
     _OPENED.clear()
     if signature is not None:
         _OPENED[str(path)] = (signature, arrays)

@@ -1,0 +1,60 @@
+"""Whole chunks written straight to their files are the files zarr writes."""
+
+from pathlib import Path
+
+import numcodecs
+import numpy as np
+import pytest
+import zarr
+
+from thruput.campaign import chunks
+
+CASES = {      # dtype, fill value, values with an all-fill chunk among them
+    "float": ("<f8", np.nan, np.r_[1.5, -0.0, np.nan, 2.0, np.full(4, np.nan), 7.0, 8.0]),
+    "float zero fill": ("<f8", 0.0, np.r_[1.0, 2.0, 3.0, 4.0, -0.0, 0.0, -0.0, 0.0, 9.0, 0.0]),
+    "int": ("<i8", None, np.r_[3, 1, 4, 1, 0, 0, 0, 0, 5, 9]),
+    "int8 codes": ("|i1", None, np.array([[1, 0, 2], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0],
+                                          [0, 0, 0], [0, 0, 0], [0, 0, 0], [3, 3, 3], [1, 2, 3]],
+                                         dtype=np.int8)),
+    "strings": (str, None, np.array(["a", "", "ü-€", "d", "", "", "", "", "long" * 20, ""], dtype=object)),
+}
+
+
+def _array(path, dtype, fill, shape):
+    """A Zarr format 2 array of 4-row chunks, compressed as a monitor store's are."""
+    return zarr.create_array(str(path), shape=shape, chunks=(4, *shape[1:]), dtype=dtype,
+                             fill_value=fill, zarr_format=2,
+                             compressors=numcodecs.Blosc(cname="lz4", clevel=5, shuffle=1))
+
+
+def _files(path):
+    return {p.name: p.read_bytes() for p in Path(path).iterdir() if not p.name.startswith(".")}
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("offset, n", [(0, 10), (4, 4), (4, 6), (0, 8)])
+def test_whole_chunks_are_zarrs_bytes(tmp_path, case, offset, n):
+    dtype, fill, values = CASES[case]
+    by_zarr = _array(tmp_path / "zarr", dtype, fill, values.shape)
+    direct = _array(tmp_path / "direct", dtype, fill, values.shape)
+    for array in (by_zarr, direct):         # a chunk written before, then with its fill only
+        array[4:8] = values[:4]
+    part = values[offset:offset + n]
+    by_zarr[offset:offset + n] = part
+    assert chunks.write_rows(direct._async_array, str(tmp_path / "direct"), part, offset)
+    assert _files(tmp_path / "direct") == _files(tmp_path / "zarr")
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "direct"), mode="r")[:],
+                                  by_zarr[:])
+
+
+@pytest.mark.parametrize("offset, n", [(2, 4), (0, 6), (6, 4)])
+def test_a_chunk_covered_in_part_is_left_to_zarr(tmp_path, offset, n):
+    dtype, fill, values = CASES["float"]
+    direct = _array(tmp_path / "direct", dtype, fill, values.shape)
+    if offset == 6:
+        direct[8:10] = values[8:10]     # the last chunk's file is there: zarr keeps its bytes
+        offset, n = 8, 2
+    before = _files(tmp_path / "direct")
+    assert not chunks.write_rows(direct._async_array, str(tmp_path / "direct"),
+                                 values[offset:offset + n], offset)
+    assert _files(tmp_path / "direct") == before
