@@ -12,7 +12,9 @@ processes each:
 
 normalize
     ``thruput.campaign.store.normalize_monitor`` (what ``thruput pipeline normalize
-    --workers N`` runs) of the whole archive into a new Zarr store.
+    --workers N`` runs) of the whole archive into a new Zarr store, twice
+    (:data:`NORMALIZE_REPEATS`); the shorter is reported (both are kept), as the
+    reference rates are the best of 3.
 append
     (2 workers) runs.csv cut to its first 99 % of rows, normalized; then the whole
     runs.csv again: only the last 1 % is read and appended (the stored raw files are
@@ -59,6 +61,9 @@ DEFAULT_OUT = ROOT / "benchmarks" / "output"
 QUANTILES = (0.1, 0.5, 0.9)
 #: Timings of the 1 % append (the median is reported).
 APPEND_REPEATS = 3
+#: Timings of each normalize (the shortest is reported, as for the reference rates: on a
+#: shared VM a run is sometimes slowed by a third, see docs/scale.md).
+NORMALIZE_REPEATS = 2
 #: Targets of issue 11.
 TARGETS = {"rss_per_worker_mb_max": 1024, "speedup_2_over_1_min": 1.7, "append_fraction_max": 0.03,
            "rate_fraction_of_single_file_min": 0.5}
@@ -257,10 +262,15 @@ def bench_size(out, paths, slots, probes, workers):
             zarr_path = target / f"{directory.name}-{n}w.zarr"
             shutil.rmtree(zarr_path, ignore_errors=True)
             row = {"page_cache_warm_seconds": warm_page_cache(directory)}
-            with _busy(client) as busy:
-                row["normalize"], _ = measure(
-                    lambda: store.normalize_monitor(directory, zarr_path, client=client), pids + [os.getpid()])
-            row["normalize"]["worker_busy_seconds"] = busy()
+            runs = []
+            for _ in range(NORMALIZE_REPEATS):      # each into a new store
+                shutil.rmtree(zarr_path, ignore_errors=True)
+                with _busy(client) as busy:
+                    run, _ = measure(lambda: store.normalize_monitor(directory, zarr_path, client=client),
+                                     pids + [os.getpid()])
+                run["worker_busy_seconds"] = busy()
+                runs.append(run)
+            row["normalize"] = best_run(runs)
             row["percentiles"], row["percentile_result"] = measure(lambda: hourly_percentiles(zarr_path),
                                                                    pids + [os.getpid()])
             if n == max(workers):
@@ -276,6 +286,15 @@ def bench_size(out, paths, slots, probes, workers):
             client.close()
             cluster.close()
     return result
+
+
+def best_run(runs):
+    """The shortest of ``runs`` (:func:`measure`'s dicts), with every run's wall time
+    (``seconds_each``) and the highest peak RSS of each process over all of them."""
+    best = dict(min(runs, key=lambda r: r["seconds"]))
+    best["seconds_each"] = [r["seconds"] for r in runs]
+    best["peak_rss_mb"] = {pid: max(r["peak_rss_mb"][pid] for r in runs) for pid in best["peak_rss_mb"]}
+    return best
 
 
 def bench_append(directory, target, client, pids):
@@ -388,19 +407,25 @@ def summarize(result):
     return out
 
 
+def _each(run):
+    """A normalize's shortest time, and every time when it was run more than once (s)."""
+    each = run.get("seconds_each", [run["seconds"]])
+    return f"{run['seconds']:.1f}" + (f" ({', '.join(f'{t:.1f}' for t in each)})" if len(each) > 1 else "")
+
+
 def markdown(result):
     lines = ["# Scale benchmark (SYNTHETIC archives)", "",
              f"Machine: {result['machine']['platform']}, {result['machine']['cpus']} CPUs, shared with "
              f"other work (load average {result['load_start']:.1f} at the start, "
              f"{result['load_end']:.1f} at the end); figures are noisy.", "",
-             "| iperf3 runs | ping probes | MB | workers | normalize s | MB/s per worker | worker peak RSS MB "
+             "| iperf3 runs | ping probes | MB | workers | normalize s (each run) | MB/s per worker | worker peak RSS MB "
              "| driver peak RSS MB | hourly percentiles s | percentiles worker RSS MB |",
              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in result["sizes"]:
         for n, w in sorted(s["workers"].items(), key=lambda kv: int(kv[0])):
             nz, pc = w["normalize"], w["percentiles"]
             lines.append(f"| {s['iperf3_runs']:,} | {s['ping_probes']:,} | {s['bytes'] / 1e6:,.0f} | {n} "
-                         f"| {nz['seconds']:.1f} | {nz['mb_per_s_per_worker']:.2f} | {nz['worker_peak_rss_mb']:.0f} "
+                         f"| {_each(nz)} | {nz['mb_per_s_per_worker']:.2f} | {nz['worker_peak_rss_mb']:.0f} "
                          f"| {nz['driver_peak_rss_mb']:.0f} | {pc['seconds']:.1f} | {pc['worker_peak_rss_mb']:.0f} |")
     lines += ["", "| iperf3 runs | 2 workers vs 1 | append 1 % / full | the same, --no-verify "
               "| per-worker rate / single-file rate | the same, by the worker's busy time |",

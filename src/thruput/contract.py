@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import json
+import math
 import re
 
 import numpy as np
@@ -419,8 +420,8 @@ def failed_checks_per_run(checks, n_runs):
     applied."""
     out = np.zeros(n_runs)
     for check in checks:
-        m = RUN_CHECK.match(check["check"])
-        if m and not check["ok"] and int(m.group(1)) < n_runs:
+        m = None if check["ok"] else RUN_CHECK.match(check["check"])
+        if m and int(m.group(1)) < n_runs:
             out[int(m.group(1))] += 1
     return out
 
@@ -445,16 +446,12 @@ def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):
     dict
         ``{"check", "tool", "data", "ok", "note"}``, JSON-serialisable (NaN becomes None).
     """
-    t = float(tool) if tool is not None else float("nan")
-    d = float(data) if data is not None else float("nan")
-    if np.isnan(t) and np.isnan(d):
-        ok = True
-    elif np.isnan(t) or np.isnan(d):
-        ok = False
-    else:
-        ok = bool(abs(t - d) <= atol + rtol * abs(t))
-    return {"check": check, "tool": None if np.isnan(t) else t, "data": None if np.isnan(d) else d,
-            "ok": ok, "note": note}
+    t = float(tool) if tool is not None else math.nan
+    d = float(data) if data is not None else math.nan
+    t_nan, d_nan = math.isnan(t), math.isnan(d)
+    ok = (t_nan and d_nan) if t_nan or d_nan else abs(t - d) <= atol + rtol * abs(t)
+    return {"check": check, "tool": None if t_nan else t, "data": None if d_nan else d,
+            "ok": bool(ok), "note": note}
 
 
 def validate(ds):

@@ -107,6 +107,13 @@ _NONE = "none"
 
 def _encode_codes(var, names):
     """``var`` (strings) as int8 codes into ``names``; a value not among them is an error."""
+    attrs = dict(var.attrs, flag_values=list(range(len(names))),
+                 flag_meanings=" ".join(n or _NONE for n in names))
+    return xr.Variable(var.dims, _codes(var, names), attrs)
+
+
+def _codes(var, names):
+    """The int8 codes into ``names`` of the strings of ``var`` (a Variable)."""
     values = np.asarray(var.values)
     codes = np.zeros(values.shape, dtype=np.int8)
     known = np.zeros(values.shape, dtype=bool)
@@ -117,9 +124,7 @@ def _encode_codes(var, names):
     if not known.all():
         raise StoreError(f"{var.attrs.get('long_name', '?')}: values other than {list(names)}: "
                          f"{sorted(set(values[~known].tolist()))[:5]}")
-    attrs = dict(var.attrs, flag_values=list(range(len(names))),
-                 flag_meanings=" ".join(n or _NONE for n in names))
-    return xr.Variable(var.dims, codes, attrs)
+    return codes
 
 
 def _decode_codes(ds):
@@ -269,11 +274,13 @@ def _region_values(ds):
     """The values of ``ds``'s run variables as the store holds them: strings as objects,
     :data:`CODED` ones as codes, times as int64 ns (:data:`TIME_ENCODING`)."""
     out = {}
-    for name, var in _for_zarr(ds).variables.items():
+    for name, var in ds.variables.items():      # (as _for_zarr, without a Dataset copy)
         if var.dims[:1] != ("run",):
             continue
-        values = var.values
-        if values.dtype.kind == "M":
+        values = _codes(var, CODED[name]) if name in CODED else var.values
+        if values.dtype.kind in "UT":
+            values = values.astype(object)
+        elif values.dtype.kind == "M":
             values = values.astype("datetime64[ns]").view(np.int64)
         out[name] = values
     return out
