@@ -20,7 +20,10 @@ append
     runs.csv again: only the last 1 % is read and appended (the stored raw files are
     checked as by default: each one's size and modification time, and a hash of those that
     changed). Timed three times from copies of the 99 % store, the median compared with
-    the full normalize (the 99 % normalize's time / 0.99).
+    the full normalize (the 99 % normalize's time / 0.99). Each copy (some 6000 files)
+    is written back to disk (``os.sync``) before the append starts, as is a deleted store
+    before a normalize: the kernel's writeback of the harness's own files otherwise lands
+    in the timing (the load average went to 3.4 during the appends of one run).
 percentiles
     The store opened lazily (``open_campaign(store, chunks={})``); per path and hour,
     the 10th/50th/90th percentiles of throughput (one value per run) and of every ping
@@ -265,6 +268,7 @@ def bench_size(out, paths, slots, probes, workers):
             runs = []
             for _ in range(NORMALIZE_REPEATS):      # each into a new store
                 shutil.rmtree(zarr_path, ignore_errors=True)
+                os.sync()
                 with _busy(client) as busy:
                     run, _ = measure(lambda: store.normalize_monitor(directory, zarr_path, client=client),
                                      pids + [os.getpid()])
@@ -330,6 +334,7 @@ def bench_append(directory, target, client, pids):
             shutil.rmtree(zarr_path)
             shutil.copytree(saved, zarr_path)
             shutil.copy(store.verified_path(saved), record)
+            os.sync()       # the copy's 6000 files written back now, not during the append
             append, done = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client,
                                                                    verify=verify), pids)
             times.append(append)

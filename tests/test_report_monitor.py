@@ -9,6 +9,7 @@ import json
 import nbformat
 import numpy as np
 import pytest
+import xarray as xr
 
 from thruput import report
 from thruput.report import monitor as page
@@ -110,3 +111,19 @@ def test_the_page_says_how_many_tests_disagree_with_their_tools_totals(tmp_path)
     html = page.monitor_gaps(report.load_product(tmp_path, "m")).data
     assert "Tests whose tool disagrees with its own data" in html
     assert f"5 of {ds.sizes['run']} tests have a failed check" in html
+
+
+def test_the_catalogue_row_of_a_monitor_gives_its_best_median_and_dates():
+    from thruput.cli.pipeline import monitor_tree
+    from thruput.report.campaigns import _dates
+    from thruput.stats.product import catalogue_product
+
+    tree = monitor_tree(syn.monitor_campaign(), {"n_boot": 100})
+    row = catalogue_product({"m": tree}).sel(campaign="m")
+    assert row["kind"].item() == "monitor"
+    assert float(row["best_median"]) == float(tree["summary_tcp"]["median"].max())
+    start, end = str(tree["campaign"].attrs["start"])[:10], str(tree["campaign"].attrs["end"])[:10]
+    assert row["end"].item() == end and _dates(row) == start == end      # (one day)
+    weeks = xr.Dataset({"start": ((), "2026-03-01"), "end": ((), "2026-04-15")})
+    assert _dates(weeks) == "2026-03-01 → 2026-04-15"
+    assert _dates(xr.Dataset({"start": ((), "2026-03-01T10:00")})) == "2026-03-01 10:00"   # a sweep

@@ -395,7 +395,7 @@ def catalogue(reports):
         page = "monitor" if c["kind"].item() == "monitor" else "campaign"
         row = {"campaign": f'<a href="{page}-{name}.html">{name}</a>',
                "path": _nowrap(f"{c['source'].item()} → {c['destination'].item()}"),
-               "dates": _nowrap(str(c["start"].item())[:16].replace("T", " ")), "kind": c["kind"].item()}
+               "dates": _nowrap(_dates(c)), "kind": c["kind"].item()}
         best = float(c["best_median"])
         if np.isfinite(best):
             row["best median (Mbit/s)"] = f"{best / MBIT:.1f}"
@@ -407,6 +407,14 @@ def catalogue(reports):
                     f"{float(c['rtt_unloaded']):.3f} / {float(c['rtt_loaded']):.3f}")
         rows.append(row)
     return HTML(pd.DataFrame(rows).fillna("–").to_html(escape=False, index=False))
+
+
+def _dates(row):
+    """A catalogue row's dates: its start, and the day of its last run if another
+    (a monitor campaign; catalogues written before ``end`` have none)."""
+    start = str(row["start"].item())[:16].replace("T", " ")
+    end = str(row["end"].item()) if "end" in row else ""
+    return f"{start} → {end}" if end and end != start[:10] else start
 
 
 def comparison(reports, name):

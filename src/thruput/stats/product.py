@@ -231,8 +231,11 @@ def catalogue_product(products):
     -------
     xarray.Dataset
         On ``campaign``: ``kind``, ``source``, ``destination``, ``start`` (text, as in
-        ``campaign.yaml``), ``best_median`` (bit/s: the best cell's median over repeats
-        for a TCP sweep, the highest receive rate for a UDPmon campaign),
+        ``campaign.yaml``; a monitor's first run's day if it gives none), ``end`` (text:
+        the day of a monitor's last run, empty for a sweep),
+        ``best_median`` (bit/s: the best cell's median over repeats for a TCP sweep, the
+        highest receive rate for a UDPmon campaign, the highest median TCP throughput of
+        a path, direction and socket buffer over a whole monitor campaign),
         ``plateau_onset`` (byte, with one stream; NaN without single-stream runs) with
         ``plateau_onset_low``/``_high`` (its bootstrap interval), and
         ``rtt_unloaded``/``rtt_loaded`` (ms, median over the whole campaign).
@@ -243,13 +246,13 @@ def catalogue_product(products):
     data = {k: xr.DataArray(np.asarray(v, dtype=object if _CATALOGUE_UNITS[k] is None else float),
                             dims="campaign", attrs={"units": _CATALOGUE_UNITS[k]} if _CATALOGUE_UNITS[k] else {})
             for k, v in columns.items()}
-    for k in ("kind", "source", "destination", "start"):
+    for k in ("kind", "source", "destination", "start", "end"):
         data[k] = data[k].astype(str)
     return xr.Dataset(data, coords={"campaign": np.asarray(names, dtype=str)})
 
 
 #: Catalogue columns and their units (None: text).
-_CATALOGUE_UNITS = {"kind": None, "source": None, "destination": None, "start": None,
+_CATALOGUE_UNITS = {"kind": None, "source": None, "destination": None, "start": None, "end": None,
                     "best_median": "bit/s", "plateau_onset": "byte", "plateau_onset_low": "byte",
                     "plateau_onset_high": "byte", "rtt_unloaded": "ms", "rtt_loaded": "ms"}
 
@@ -260,7 +263,12 @@ def _catalogue_row(product):
     start = (meta.get("dates", {}) or {}).get("start")
     row = {"kind": product.attrs["campaign_kind"],
            "source": str(path.get("source", "?")), "destination": str(path.get("destination", "?")),
-           "start": "" if start is None else str(start)[:10]}
+           "start": "" if start is None else str(start)[:10], "end": ""}
+    if "summary_tcp" in product:          # a monitor campaign
+        medians = product["summary_tcp"]["median"].values
+        row["best_median"] = float(np.nanmax(medians)) if np.isfinite(medians).any() else np.nan
+        first, last = (str(product["campaign"].attrs.get(k, ""))[:10] for k in ("start", "end"))
+        row.update(start=row["start"] or first, end=last)       # (campaign.yaml's start first)
     if "cells" in product:
         row["best_median"] = float(product["cells"]["median"].max())
         p = product["plateau"].to_dataset()
