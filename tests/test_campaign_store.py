@@ -572,3 +572,27 @@ def test_a_changed_stored_row_is_found_by_the_stored_bytes_too(full, tmp_path):
     with pytest.raises(store.StoreError, match=rf"runs.csv line 7: {row.run}: sha256 ffffffffffff..."):
         store.normalize_monitor(target, out)
     assert files(out) == before
+
+
+def test_the_data_package_gives_a_monitor_campaigns_runs_as_csv(full, tmp_path):
+    import hashlib
+
+    import pandas as pd
+
+    from thruput.site import datapackage
+
+    processed = tmp_path / "processed"
+    processed.mkdir()
+    shutil.copytree(full, processed / "m.zarr")
+    package = datapackage.export(processed, tmp_path / "site-data")
+    (resource,) = [r for r in package["resources"] if r["name"] == "m-runs-csv"]
+    path = tmp_path / "site-data" / resource["path"]
+    assert resource["hash"] == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    assert "data/processed/m.zarr" in resource["description"]
+    table = pd.read_csv(path)
+    ds = thruput.open_campaign(full)
+    assert table["run"].tolist() == ds["run"].values.tolist()
+    np.testing.assert_allclose(table["throughput"], ds["throughput"].values, rtol=1e-15)
+    assert table["outcome"].fillna("").tolist() == ds["outcome"].values.tolist()
+    assert table["source_sha256"].tolist() == ds["source_sha256"].values.tolist()
+    assert {f["name"] for f in resource["schema"]["fields"]} >= {"time", "path", "direction", "rtt_median"}

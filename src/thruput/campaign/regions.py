@@ -230,8 +230,8 @@ def _run(target, todo, client, first=None, ready=None):
 
     On a cluster the first units are read meanwhile (:func:`read_unit`, then
     :func:`write_read` on the worker that read it, once unit 0 is written); every later
-    unit is one task (:func:`write_unit`: a task of its own costs a unit about a tenth of
-    its time). At most :data:`AHEAD_PER_WORKER` units per worker are in flight, each let
+    unit is one task (:func:`write_unit`: no second task to schedule, no Dataset kept as
+    a task's result). At most :data:`AHEAD_PER_WORKER` units per worker are in flight, each let
     go of as soon as it has reported: the cluster holds a few units' rows whatever the
     archive's size. The first error is raised, the rest let go."""
     if client is None:

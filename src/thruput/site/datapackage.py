@@ -1,5 +1,6 @@
-"""The site's data page files: each campaign's normalized data (netCDF, CSV), the
-reproduction ledger, a Frictionless ``datapackage.json`` and ``CITATION.cff``."""
+"""The site's data page files: each campaign's normalized data (netCDF, CSV; a monitor
+campaign's runs as CSV), the reproduction ledger, a Frictionless ``datapackage.json`` and
+``CITATION.cff``."""
 
 from __future__ import annotations
 
@@ -50,7 +51,8 @@ def export(processed, out, project_root="."):
     Parameters
     ----------
     processed : path-like
-        ``data/processed``: ``<campaign>.nc`` files and ``reproduction.csv``.
+        ``data/processed``: ``<campaign>.nc`` files, monitor stores ``<campaign>.zarr``
+        and ``reproduction.csv``.
     out : path-like
         The site's ``data/`` folder.
     """
@@ -81,6 +83,8 @@ def export(processed, out, project_root="."):
         resources.append({"name": f"{name}-csv", "path": csv.name, "format": "csv", "mediatype": "text/csv",
                           "hash": f"sha256:{_sha256(csv)}", "bytes": csv.stat().st_size,
                           "schema": {"fields": _fields(table)}, **common})
+    for store in sorted(processed.glob("*.zarr")):
+        resources.append(_monitor_runs(store, out))
     ledger = processed / "reproduction.csv"
     if ledger.exists():
         shutil.copy2(ledger, out / ledger.name)
@@ -96,6 +100,29 @@ def export(processed, out, project_root="."):
                "resources": resources}
     (out / DESCRIPTOR).write_text(json.dumps(package, indent=1) + "\n")
     return package
+
+
+def _monitor_runs(store, out):
+    """A monitor campaign's runs as a CSV resource, one row per run (its probes stay in
+    the Zarr store, ``data/processed/<name>.zarr``, which is too large to copy whole)."""
+    from ..campaign.store import open_store
+
+    name = store.name[:-len(".zarr")]
+    ds = open_store(store, chunks={})
+    ds = ds.drop_dims([d for d in ds.dims if d != "run"]).load()
+    table = campaign_table(ds)
+    for column in ("outcome", "reason", "source", "source_sha256"):     # what failed, and provenance
+        if column in ds:
+            table[column] = ds[column].values.astype(str)
+    csv = out / f"{name}-runs.csv"
+    table.to_csv(csv, index=False)
+    sources = sorted(set(_flat_strings(ds, "source")))
+    return {"name": f"{name}-runs-csv", "path": csv.name, "format": "csv", "mediatype": "text/csv",
+            "hash": f"sha256:{_sha256(csv)}", "bytes": csv.stat().st_size, "schema": {"fields": _fields(table)},
+            "title": ds.attrs.get("title", name),
+            "description": f"one row per run; every probe is in the Zarr store data/processed/{store.name} "
+                           f"(thruput.open_campaign('{name}'))",
+            "sources": [{"title": s, "path": f"data/raw/{name}/{s}"} for s in sources[:2000]]}
 
 
 def _flat_strings(ds, name):
