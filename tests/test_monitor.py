@@ -253,6 +253,31 @@ def test_edits_made_while_it_runs_are_kept(tmp_path):
     assert [int(r.slot) for r in rows] == list(range(len(rows)))
 
 
+def test_a_new_campaigns_slot_0_runs_however_long_its_set_up_took(tmp_path, monkeypatch):
+    """Slot 0 of a new campaign is due once it is set up; writing campaign.yaml slowly (a
+    busy machine) must not make it a gap (a fresh-clone CI run started at slot 1)."""
+    import time
+
+    from thruput.monitor import campaign
+
+    directory = tmp_path / "lo"
+    new_campaign(str(directory), to="127.0.0.1", source="here", destination="here",
+                 path_name="lo", directions=("forward",), interval_s=1.0,
+                 ping_sizes=[56], ping_count=1, description="loopback")
+    write_yaml = campaign.write_yaml
+    calls = []
+
+    def slow(*args, **kwargs):          # the first write: after slot 0's time was set
+        calls.append(1)
+        if len(calls) == 1:
+            time.sleep(1.5)
+        return write_yaml(*args, **kwargs)
+
+    monkeypatch.setattr(campaign, "write_yaml", slow)
+    campaign.monitor(str(directory), duration_s=3.5)
+    assert [int(r.slot) for r in read_rows(str(directory))][:1] == [0]
+
+
 def test_reverse_udp_with_iperf2_is_refused(tmp_path):
     with pytest.raises(ValueError, match="path 'a-b' runs reverse, and iperf 2.1 -u -R "
                                          "measured nothing"):

@@ -197,7 +197,9 @@ def monitor(campaign_dir, duration_s=None, until=None, netns=None, progress=None
             write_yaml(campaign_dir, data)
             sched = config.schedule
             last = max((int(r.slot) for r in read_rows(campaign_dir)), default=-1)
-            slot = next_slot(sched, config.start, clock(), after=last)
+            # a new campaign's slot 0 runs even if writing campaign.yaml took it past its
+            # time (start is rounded up to the second: on a busy machine it was skipped)
+            slot = last + 1 if new else next_slot(sched, config.start, clock(), after=last)
             say(f"monitoring {campaign_dir}: next slot {slot} at "
                 f"{utc_iso(slot_due(sched, config.start, slot))}, stop at "
                 f"{'SIGINT/SIGTERM' if end == math.inf else utc_iso(end)}")
