@@ -107,13 +107,6 @@ _NONE = "none"
 
 def _encode_codes(var, names):
     """``var`` (strings) as int8 codes into ``names``; a value not among them is an error."""
-    attrs = dict(var.attrs, flag_values=list(range(len(names))),
-                 flag_meanings=" ".join(n or _NONE for n in names))
-    return xr.Variable(var.dims, _codes(var, names), attrs)
-
-
-def _codes(var, names):
-    """The int8 codes into ``names`` of the strings of ``var`` (a Variable)."""
     values = np.asarray(var.values)
     codes = np.zeros(values.shape, dtype=np.int8)
     known = np.zeros(values.shape, dtype=bool)
@@ -124,7 +117,9 @@ def _codes(var, names):
     if not known.all():
         raise StoreError(f"{var.attrs.get('long_name', '?')}: values other than {list(names)}: "
                          f"{sorted(set(values[~known].tolist()))[:5]}")
-    return codes
+    attrs = dict(var.attrs, flag_values=list(range(len(names))),
+                 flag_meanings=" ".join(n or _NONE for n in names))
+    return xr.Variable(var.dims, codes, attrs)
 
 
 def _decode_codes(ds):
@@ -144,15 +139,21 @@ def _decode_codes(ds):
 
 
 def _for_zarr(ds):
-    """Strings as object arrays (Zarr variable-length strings, not fixed-width ``<U``),
-    :data:`CODED` ones as codes."""
+    """``ds`` as a store holds it (:func:`_as_stored`)."""
     out = ds.copy()
     for name, var in ds.variables.items():
-        if name in CODED:
-            out[name] = _encode_codes(var, CODED[name])
-        elif var.dtype.kind in "UT":
-            out[name] = var.astype(object)
+        stored = _as_stored(name, var)
+        if stored is not var:
+            out[name] = stored
     return out
+
+
+def _as_stored(name, var):
+    """The variable ``name`` (``var``) as a store holds it: strings as object arrays (Zarr
+    variable-length strings, not fixed-width ``<U``), :data:`CODED` ones as codes."""
+    if name in CODED:
+        return _encode_codes(var, CODED[name])
+    return var.astype(object) if var.dtype.kind in "UT" else var
 
 
 def _encoding(ds, chunk):
@@ -277,10 +278,8 @@ def _region_values(ds):
     for name, var in ds.variables.items():      # (as _for_zarr, without a Dataset copy)
         if var.dims[:1] != ("run",):
             continue
-        values = _codes(var, CODED[name]) if name in CODED else var.values
-        if values.dtype.kind in "UT":
-            values = values.astype(object)
-        elif values.dtype.kind == "M":
+        values = _as_stored(name, var).values
+        if values.dtype.kind == "M":
             values = values.astype("datetime64[ns]").view(np.int64)
         out[name] = values
     return out
@@ -303,7 +302,7 @@ def write_region(ds, path, offset):
     # the arrays opened by the last write here, if their metadata files are unchanged
     # (a worker writes unit after unit into one store: opening it is a third of a write)
     signature = _metadata_files(path, values)
-    cached = _OPENED.get(str(path))
+    cached = _OPENED.get(path)
     arrays = cached[1] if signature is not None and cached is not None and cached[0] == signature else None
 
     async def opened():
@@ -326,7 +325,7 @@ def write_region(ds, path, offset):
         sync(write())
     _OPENED.clear()
     if signature is not None:
-        _OPENED[str(path)] = (signature, arrays)
+        _OPENED[path] = (signature, arrays)
 
 
 #: :func:`write_region`'s arrays of the store it wrote last, by path: ``(the bytes of
@@ -747,9 +746,11 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         rows, _ = mon.read_monitor_manifest(directory, start, text=text,
                                             at=after.at if after is not None else None)
     except ThruputError:
-        if base is not None:                # (the whole text: ``after`` holds the new rows only)
-            whole = mon.read_manifest_text(directory)
-            _check_prefix(directory, out, base, whole, mon.ManifestDigest(whole))
+        if base is not None:
+            if after is not None:           # (``after`` holds the new rows only)
+                text = mon.read_manifest_text(directory)
+                digest = mon.ManifestDigest(text)
+            _check_prefix(directory, out, base, text, digest)
         raise
     rows = in_time_order(rows)
     index = known if base is not None and known is not None and known.matches(base) else None

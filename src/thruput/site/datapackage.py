@@ -71,18 +71,12 @@ def export(processed, out, project_root="."):
             ds.load()
         name = nc.stem
         shutil.copy2(nc, out / nc.name)
-        table = campaign_table(ds)
-        csv = out / f"{name}.csv"
-        table.to_csv(csv, index=False)
-        sources = sorted(set(_flat_strings(ds, "source")) | set(_flat_strings(ds, "ping_source")))
         common = {"title": ds.attrs.get("title", name),
-                  "sources": [{"title": s, "path": f"data/raw/{name}/{s}"} for s in sources[:2000]]}
+                  "sources": _sources(name, _flat_strings(ds, "source") + _flat_strings(ds, "ping_source"))}
         resources.append({"name": f"{name}-netcdf", "path": nc.name, "format": "netcdf",
                           "mediatype": "application/x-netcdf", "hash": f"sha256:{_sha256(out / nc.name)}",
                           "bytes": (out / nc.name).stat().st_size, **common})
-        resources.append({"name": f"{name}-csv", "path": csv.name, "format": "csv", "mediatype": "text/csv",
-                          "hash": f"sha256:{_sha256(csv)}", "bytes": csv.stat().st_size,
-                          "schema": {"fields": _fields(table)}, **common})
+        resources.append(_csv_resource(f"{name}-csv", out / f"{name}.csv", campaign_table(ds), **common))
     for store in sorted(processed.glob("*.zarr")):
         resources.append(_monitor_runs(store, out))
     ledger = processed / "reproduction.csv"
@@ -114,15 +108,24 @@ def _monitor_runs(store, out):
     for column in ("outcome", "reason", "source", "source_sha256"):     # what failed, and provenance
         if column in ds:
             table[column] = ds[column].values.astype(str)
-    csv = out / f"{name}-runs.csv"
+    return _csv_resource(f"{name}-runs-csv", out / f"{name}-runs.csv", table,
+                         title=ds.attrs.get("title", name),
+                         description=f"one row per run; every probe is in the Zarr store "
+                                     f"data/processed/{store.name} (thruput.open_campaign('{name}'))",
+                         sources=_sources(name, _flat_strings(ds, "source")))
+
+
+def _csv_resource(name, csv, table, **about):
+    """Write ``table`` to ``csv``; its resource ``name`` with its schema and ``about`` it."""
     table.to_csv(csv, index=False)
-    sources = sorted(set(_flat_strings(ds, "source")))
-    return {"name": f"{name}-runs-csv", "path": csv.name, "format": "csv", "mediatype": "text/csv",
-            "hash": f"sha256:{_sha256(csv)}", "bytes": csv.stat().st_size, "schema": {"fields": _fields(table)},
-            "title": ds.attrs.get("title", name),
-            "description": f"one row per run; every probe is in the Zarr store data/processed/{store.name} "
-                           f"(thruput.open_campaign('{name}'))",
-            "sources": [{"title": s, "path": f"data/raw/{name}/{s}"} for s in sources[:2000]]}
+    return {"name": name, "path": csv.name, "format": "csv", "mediatype": "text/csv",
+            "hash": f"sha256:{_sha256(csv)}", "bytes": csv.stat().st_size,
+            "schema": {"fields": _fields(table)}, **about}
+
+
+def _sources(name, files):
+    """The raw files of campaign ``name`` a resource comes from (the first 2000, sorted)."""
+    return [{"title": s, "path": f"data/raw/{name}/{s}"} for s in sorted(set(files))[:2000]]
 
 
 def _flat_strings(ds, name):
