@@ -422,11 +422,6 @@ def test_check_against_a_store_names_a_changed_file(full, tmp_path, capsys):
     assert "000003-lo-forward-udp.json: error: changed since the campaign was normalized" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("strings", [[], [""], ["a", "", "runs/é/x.txt"], ["a\0b", "c"], ["\udcff"]])
-def test_the_record_packs_strings_losslessly(strings):
-    assert store._unpack(store._pack(strings), len(strings)).tolist() == strings
-
-
 def test_a_store_of_an_older_thruput_is_refused_by_name(tmp_path, capsys):
     """A store written before a variable was added (here ``tool_checks_failed``) is not
     appended to (its runs would lack it): the error names the variable and the way out."""
@@ -511,6 +506,31 @@ def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_pa
     store.write_region(narrow.isel(run=slice(0, 2)), out, 2)
     assert store.open_store(out).sizes["probe"] == 0
     assert store.open_store(out)["run"].values.tolist() == ds["run"].values[[0, 1, 0, 1]].tolist()
+
+
+def test_grow_runs_writes_the_metadata_zarrs_resize_writes(full, tmp_path, monkeypatch):
+    """The run arrays' ``.zarray`` rewritten here are zarr's bytes for the new shape (the
+    other files untouched); a file zarr would not write so, or an array that would get
+    shorter, is left to zarr."""
+    ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
+    shutil.copytree(full, ours)
+    shutil.copytree(full, theirs)
+    n = xr.open_zarr(full).sizes["run"]
+    assert store._grow_zarray(ours, n + 1000)
+    monkeypatch.setattr(store, "_grow_zarray", lambda path, n_runs: False)
+    store.grow_runs(theirs, n + 1000)
+    assert files(ours) == files(theirs) != files(full)
+    changed = {k for k, v in files(ours).items() if files(full)[k] != v}
+    assert changed and all(k.endswith(".zarray") for k in changed)
+    assert {k.split("/")[0] for k in changed} == {k for k, v in xr.open_zarr(full).variables.items()
+                                                  if v.dims[:1] == ("run",)}
+    monkeypatch.undo()
+    before = files(ours)
+    assert not store._grow_zarray(ours, n)                  # shorter: zarr's (it deletes chunks)
+    zarray = ours / "time" / ".zarray"
+    zarray.write_bytes(zarray.read_bytes().replace(b"\n  ", b"\n    "))       # not zarr's indent
+    assert not store._grow_zarray(ours, n + 2000)
+    assert files(ours) == {**before, "time/.zarray": zarray.read_bytes()}
 
 
 @pytest.mark.parametrize("variant", ["plain", "non-ASCII stored row", "quoted stored cell", "CRLF",

@@ -1,0 +1,134 @@
+"""The record of a store's checked raw files (thruput.campaign.verified): written whole,
+added to block by block, and read back the same; anything cut short or foreign is not used."""
+
+from __future__ import annotations
+
+import shutil
+import struct
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from thruput.campaign import store, verified
+from thruput.campaign.verified import Verified
+
+from .test_campaign_store import CAMPAIGN, copy
+
+
+def record(runs, sources, start=0, sha="a" * 64):
+    n = len(runs)
+    return Verified(sha, np.array(runs, dtype=object), np.array(sources, dtype=object),
+                    np.arange(start, start + n, dtype=np.int64) * 10**9,
+                    np.arange(n, dtype=np.int64) + 100, np.full(n, -1, dtype=np.int64))
+
+
+def same(a, b):
+    assert a.manifest_sha256 == b.manifest_sha256
+    for k in ("run", "source", "time", "size", "mtime"):
+        assert getattr(a, k).tolist() == getattr(b, k).tolist(), k
+        assert getattr(a, k).dtype == getattr(b, k).dtype, k
+
+
+@pytest.mark.parametrize("strings", [[], [""], ["a", "", "runs/é/x.txt"], ["a\0b", "c"], ["\udcff", "x"]])
+def test_a_record_is_read_back_as_written(tmp_path, strings):
+    path = tmp_path / "s.zarr.verified"
+    written = record(strings, list(reversed(strings)))
+    verified.save_verified(path, tmp_path, written)
+    back = verified.load_verified(path, tmp_path)
+    same(back, written)
+    assert back.on_disk == (path.stat().st_size, 1)
+
+
+def test_an_append_adds_a_block_and_reads_as_one_record(tmp_path):
+    path = tmp_path / "s.zarr.verified"
+    first, second = record(["r0", "r1"], ["a/0", "a/1"]), record(["r2"], ["a/é"], start=2, sha="b" * 64)
+    verified.save_verified(path, tmp_path, first)
+    before = verified.load_verified(path, tmp_path)
+    data = path.read_bytes()
+    assert verified.append_verified(path, before, second, "b" * 64)
+    assert path.read_bytes()[:len(data)] == data            # only added to
+    back = verified.load_verified(path, tmp_path)
+    whole = tmp_path / "whole.verified"
+    joined = Verified("b" * 64, *(np.concatenate([getattr(first, k), getattr(second, k)])
+                                  for k in ("run", "source", "time", "size", "mtime")))
+    verified.save_verified(whole, tmp_path, joined)
+    same(back, verified.load_verified(whole, tmp_path))
+    assert back.on_disk == (path.stat().st_size, 2)
+    # strings with a NUL in a later block (JSON), after NUL-joined ones
+    assert verified.append_verified(path, back, record(["x\0y"], ["z"], start=3), "c" * 64)
+    assert verified.load_verified(path, tmp_path).run.tolist() == ["r0", "r1", "r2", "x\0y"]
+
+
+def test_an_append_to_a_file_that_changed_writes_nothing(tmp_path):
+    path = tmp_path / "s.zarr.verified"
+    verified.save_verified(path, tmp_path, record(["r0"], ["a"]))
+    before = verified.load_verified(path, tmp_path)
+    verified.save_verified(path, tmp_path, record(["r0", "r1"], ["a", "b"]))      # rewritten since
+    data = path.read_bytes()
+    assert not verified.append_verified(path, before, record(["r2"], ["c"]), "b" * 64)
+    assert path.read_bytes() == data
+    assert not verified.append_verified(path, None, record(["r2"], ["c"]), "b" * 64)
+    assert not verified.append_verified(path, record(["r0"], ["a"]), record(["r2"], ["c"]), "b" * 64)
+    # a record holding MAX_BLOCKS blocks is written whole by the caller
+    assert not verified.append_verified(path, before._replace(on_disk=(len(data), verified.MAX_BLOCKS)),
+                                        record(["r2"], ["c"]), "b" * 64)
+
+
+def test_a_block_cut_short_ends_the_record_and_the_next_append_rewrites_it(tmp_path):
+    path = tmp_path / "s.zarr.verified"
+    verified.save_verified(path, tmp_path, record(["r0", "r1"], ["a", "b"]))
+    before = verified.load_verified(path, tmp_path)
+    assert verified.append_verified(path, before, record(["r2"], ["c"], start=2), "b" * 64)
+    whole = path.read_bytes()
+    for cut in range(before.on_disk[0] + 1, len(whole)):
+        path.write_bytes(whole[:cut])
+        back = verified.load_verified(path, tmp_path)
+        assert back.manifest_sha256 == "a" * 64 and back.run.tolist() == ["r0", "r1"]
+        assert back.on_disk == (before.on_disk[0], 1)
+        assert not verified.append_verified(path, back, record(["r2"], ["c"]), "b" * 64)
+
+
+def test_a_foreign_damaged_or_lying_file_is_no_record(tmp_path):
+    path = tmp_path / "s.zarr.verified"
+    assert verified.load_verified(path, tmp_path) is None                 # none
+    verified.save_verified(path, tmp_path, record(["r0"], ["a"]))
+    assert verified.load_verified(path, tmp_path / "other") is None       # another raw directory
+    data = path.read_bytes()
+    for bad in (b"", data[:10], b"PK\x03\x04" + data[4:], data[:len(verified.MAGIC) + 2]):
+        path.write_bytes(bad)
+        assert verified.load_verified(path, tmp_path) is None
+    # lengths no file could hold: read as a block cut short, nothing allocated for them
+    head = len(verified.MAGIC) + 4 + len(str(tmp_path.resolve()).encode())
+    for fields in ((b"B", 2**62, 0, 0, 0, 64), (b"B", 1, 2**63, 0, 0, 64), (b"B", 1, 1, 1, 0, 2**31),
+                   (b"B", 1, 1, 1, 7, 64), (b"X", 1, 1, 1, 0, 64)):
+        path.write_bytes(data[:head] + struct.pack("<cQQQBI", *fields) + data[head + verified._BLOCK.size:])
+        assert verified.load_verified(path, tmp_path) is None
+    # a string count that does not match the runs
+    path.write_bytes(data.replace(b"r0", b"r\0"))
+    assert verified.load_verified(path, tmp_path) is None
+
+
+def test_appends_to_a_store_add_blocks_to_its_record(tmp_path):
+    """Three appends: the record gains a block each and reads as the record of the store
+    written at once; a stored file touched (size kept) makes it be written whole again."""
+    target = copy(tmp_path, rows=range(8))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
+    for rows, blocks in ((12, 2), (16, 3)):
+        (target / "runs.csv").write_text("".join(lines[:1 + rows]))
+        store.normalize_monitor(target, out)
+        back = store.load_verified(store.verified_path(out), target)
+        assert back.on_disk[1] == blocks and back.matches(xr.open_zarr(out))
+    again = store._index_of(xr.open_zarr(out, create_default_indexes=False))
+    for name in ("run", "source", "time"):
+        assert getattr(back, name).tolist() == getattr(again, name).tolist()
+    assert (back.size[back.source != ""] > 0).all()
+    raw = target / back.source[0]
+    raw.write_bytes(raw.read_bytes())          # same bytes, a new modification time
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
+    store.normalize_monitor(target, out)
+    rewritten = store.load_verified(store.verified_path(out), target)
+    assert rewritten.on_disk[1] == 1 and rewritten.mtime[0] == raw.stat().st_mtime_ns
+    assert rewritten.run.tolist() == store._index_of(xr.open_zarr(out, create_default_indexes=False)).run.tolist()
