@@ -744,12 +744,10 @@ def _plain_text(directory, row):
     """``(bytes, text)`` of ``row``'s ping log if it can be scanned as it is: neither gzip,
     nor wrapped in a timestamping prefix, nor large enough to be streamed; else None."""
     from ..formats import HEAD_BYTES, _prefix
-    from ..reader import GZIP_MAGIC, STREAM_BYTES, decode
+    from ..reader import GZIP_MAGIC, STREAM_BYTES, decode, file_bytes
 
-    path = os.path.join(directory, row.path)
     try:
-        with open(path, "rb") as f:
-            raw = f.read() if os.fstat(f.fileno()).st_size <= STREAM_BYTES else None
+        raw = file_bytes(os.path.join(directory, row.path), STREAM_BYTES)
     except OSError:
         return None
     if raw is None or raw[:2] == GZIP_MAGIC:
