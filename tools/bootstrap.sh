@@ -43,4 +43,15 @@ else
 fi
 "$PY" -m pip install -q --upgrade pip
 "$PY" -m pip install -q -e ".[dev]"
+# JupyterLab asks on its first start whether to fetch Jupyter's news from the web: thruput is
+# used offline, so this env's JupyterLab is told not to (fetchNews "false": neither fetch nor
+# ask); a setting the user already made there is kept
+"$PY" - <<'PY'
+import json, pathlib, sys
+path = pathlib.Path(sys.prefix, "share", "jupyter", "lab", "settings", "overrides.json")
+settings = json.loads(path.read_text()) if path.is_file() else {}
+settings.setdefault("@jupyterlab/apputils-extension:notification", {}).setdefault("fetchNews", "false")
+path.parent.mkdir(parents=True, exist_ok=True)
+path.write_text(json.dumps(settings, indent=2) + "\n")
+PY
 echo "bootstrap: thruput installed for $("$PY" -c 'import sys; print(sys.executable)')"
