@@ -531,6 +531,9 @@ def test_grow_runs_writes_the_metadata_zarrs_resize_writes(full, tmp_path, monke
     zarray.write_bytes(zarray.read_bytes().replace(b"\n  ", b"\n    "))       # not zarr's indent
     assert not store._grow_zarray(ours, n + 2000)
     assert files(ours) == {**before, "time/.zarray": zarray.read_bytes()}
+    shutil.copy(theirs / "time" / ".zarray", zarray)
+    (ours / "time" / ".zattrs").write_text("[]")                  # not what zarr writes either
+    assert not store._grow_zarray(ours, n + 2000)
 
 
 @pytest.mark.parametrize("variant", ["plain", "non-ASCII stored row", "quoted stored cell", "CRLF",

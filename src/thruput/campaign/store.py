@@ -381,13 +381,21 @@ def _grow_zarray(path, n_runs):
     for folder in folders:
         try:
             meta_bytes = Path(folder, ".zarray").read_bytes()
-            dims = json.loads(Path(folder, ".zattrs").read_bytes()).get("_ARRAY_DIMENSIONS", [None])
+            attrs = json.loads(Path(folder, ".zattrs").read_bytes())
         except (OSError, ValueError):
             continue                        # not an array (a group, say): zarr skips it too
-        if dims[:1] != ["run"]:
+        if not isinstance(attrs, dict) or not isinstance(attrs.get("_ARRAY_DIMENSIONS", []), list):
+            return False
+        if attrs.get("_ARRAY_DIMENSIONS", [None])[:1] != ["run"]:
             continue
-        meta = json.loads(meta_bytes)
-        if json.dumps(meta, indent=indent, allow_nan=True).encode() != meta_bytes or meta["shape"][0] > n_runs:
+        try:
+            meta = json.loads(meta_bytes)
+            shape = meta["shape"]
+        except (ValueError, TypeError, KeyError):
+            return False
+        if (json.dumps(meta, indent=indent, allow_nan=True).encode() != meta_bytes
+                or not isinstance(shape, list) or not shape or not isinstance(shape[0], int)
+                or shape[0] > n_runs):
             return False
         meta["shape"][0] = n_runs
         writes.append((folder, json.dumps(meta, indent=indent, allow_nan=True).encode()))
