@@ -40,6 +40,14 @@ def test_a_record_is_read_back_as_written(tmp_path, strings):
     assert back.on_disk == (path.stat().st_size, 1)
 
 
+def test_writing_a_record_removes_one_of_its_older_name(tmp_path):
+    path = tmp_path / "s.zarr.verified"
+    old = tmp_path / "s.zarr.verified.npz"
+    old.write_bytes(b"PK")
+    verified.save_verified(path, tmp_path, record(["r0"], ["a"]))
+    assert not old.exists() and verified.load_verified(path, tmp_path).run.tolist() == ["r0"]
+
+
 def test_an_append_adds_a_block_and_reads_as_one_record(tmp_path):
     path = tmp_path / "s.zarr.verified"
     first, second = record(["r0", "r1"], ["a/0", "a/1"]), record(["r2"], ["a/é"], start=2, sha="b" * 64)

@@ -189,6 +189,7 @@ def save_verified(path, directory, verified):
     tmp.write_bytes(b"".join([MAGIC, _DIRECTORY.pack(len(name)), name,
                               _block(verified, verified.manifest_sha256)]))
     os.replace(tmp, path)
+    path.with_name(path.name + ".npz").unlink(missing_ok=True)     # the record's older name
 
 
 def append_verified(path, before, added, manifest_sha256):
