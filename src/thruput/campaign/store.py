@@ -34,7 +34,7 @@ from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from . import chunks
 from . import monitor as mon
-from .verified import Verified, append_verified, load_verified, save_verified, verified_path
+from .verified import PER_RUN, Verified, append_verified, load_verified, save_verified, verified_path
 
 try:        # optional (pyproject.toml): the C stat of many files
     from . import _statmany
@@ -597,8 +597,7 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None):
                      *(stats if stats is not None else _stat(directory, [r.path for r in rows])))
     new, only_added = added, False
     if index is not None and len(index.run):
-        fields = ("run", "source", "time", "size", "mtime")
-        joined = [np.concatenate([getattr(index, k), getattr(added, k)]) for k in fields]
+        joined = [np.concatenate([getattr(index, k), getattr(added, k)]) for k in PER_RUN]
         order = np.argsort(joined[2], kind="stable")       # a store rewritten out of order
         in_order = np.array_equal(order, np.arange(order.size))
         if not in_order:

@@ -34,7 +34,7 @@ from typing import NamedTuple
 import numpy as np
 
 __all__ = ["Verified", "verified_path", "load_verified", "save_verified", "append_verified",
-           "MAX_BLOCKS"]
+           "MAX_BLOCKS", "PER_RUN"]
 
 #: The file's first bytes (the format's version is its last digit).
 MAGIC = b"thruput verified record 1\n"
@@ -44,6 +44,8 @@ _BLOCK = struct.Struct("<cQQQBI")      # b"B", runs, run-id bytes, source bytes,
 #: stays one read and a few joins however many appends a monitor campaign has had.
 MAX_BLOCKS = 256
 _NUMBERS = ("time", "size", "mtime")
+#: The per-run fields of a :class:`Verified`, in its order.
+PER_RUN = ("run", "source", *_NUMBERS)
 
 
 class Verified(NamedTuple):
@@ -107,7 +109,7 @@ def load_verified(path, directory):
     if not blocks:
         return None
     sha = blocks[-1]["manifest_sha256"]
-    joined = {k: np.concatenate([b[k] for b in blocks]) for k in ("run", "source", *_NUMBERS)}
+    joined = {k: np.concatenate([b[k] for b in blocks]) for k in PER_RUN}
     return Verified(sha, **joined, on_disk=(end, len(blocks)))
 
 
@@ -159,8 +161,12 @@ def _pack(*columns):
     """``(bytes of each column, how)``: each column of strings NUL-joined in UTF-8 (0), or
     every one as a JSON list (1) when a string holds a NUL (run ids and relative paths
     never do)."""
-    columns = [[str(s) for s in (c.tolist() if isinstance(c, np.ndarray) else c)] for c in columns]
-    texts = ["\0".join(c) for c in columns]
+    columns = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in columns]
+    try:
+        texts = ["\0".join(c) for c in columns]
+    except TypeError:                   # (not all str: converted only then)
+        columns = [[str(s) for s in c] for c in columns]
+        texts = ["\0".join(c) for c in columns]
     if all(t.count("\0") == max(len(c) - 1, 0) for t, c in zip(texts, columns)):
         return [t.encode("utf-8", "surrogatepass") for t in texts], 0
     return [json.dumps(c).encode("ascii") for c in columns], 1
