@@ -303,6 +303,25 @@ def test_failed_checks_of_the_tools_own_totals_are_kept_per_run(tmp_path):
     assert failed[iperfs[2].run] == sum(not c["ok"] for c in json.loads(one.attrs["consistency"]))
 
 
+
+@pytest.mark.parametrize("alone", [False, True], ids=["in a pile", "alone"])
+def test_a_cut_off_iperf3_log_of_an_ok_test_is_an_error_read_in_a_pile_or_alone(tmp_path, alone):
+    """The iperf3 logs of a batch are parsed as one pile (read_many); a log cut off in an
+    interval, of a test whose outcome is ok, is the error it is when read alone (a pile
+    once took it, with NaN numbers), naming the file and its runs.csv line."""
+    from benchmarks import synthetic_monitor
+
+    directory = synthetic_monitor.write_archive(tmp_path / "a", paths=1, slots=4, probes=10)
+    rows = [r._replace(sha256="") for r in mon.read_monitor_manifest(directory)[0]]
+    cut = [r for r in rows if r.role == "iperf"][2]
+    doc = directory / cut.path
+    text = doc.read_text()
+    doc.write_text(text[: len(text) * 2 // 3])
+    with pytest.raises(ThruputError, match=re.escape(f"{cut.path} (runs.csv line {cut.line}): cut off (")
+                       + r".*\) but its outcome is ok"):
+        mon.read_batch(directory, [cut] if alone else rows)
+
+
 def _row_by_row(monkeypatch):
     """read_monitor_manifest without its column-wise reading (:func:`mon._split_rows`)."""
     monkeypatch.setattr(mon, "_split_rows", lambda body, first_line: None)

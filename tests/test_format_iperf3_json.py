@@ -17,7 +17,7 @@ import pytest
 import thruput
 from thruput.contract import validate
 from thruput.errors import ParseError
-from thruput.formats import iperf3_json
+from thruput.formats import _iperf3_server, iperf3_json
 
 from .conftest import DATA
 
@@ -268,6 +268,33 @@ def test_parse_many_concatenates_runs():
     np.testing.assert_array_equal(ds.interval_bytes[1, :2, :2], singles[1].interval_bytes[0])
     assert ds.attrs["lines_total"] == sum(s.attrs["lines_total"] for s in singles)
     assert ds.attrs["truncated"] == 1
+
+
+
+def test_parse_many_keeps_the_servers_view_of_each_file():
+    """A pile with --get-server-output logs (JSON and text) among plain ones: each run has
+    the server's numbers and check it has read alone (a pile once dropped them), the
+    others none; a failed check stays with its run."""
+    names = ["tcp", "get-server-output-json", "two-runs", "get-server-output-text",
+             "get-server-output-json-udp-R"]
+    texts = [(HERE / f"3.12--{n}.json").read_text() for n in names]
+    ds = iperf3_json.parse_many(texts)
+    validate(ds)
+    singles = [_read(n) for n in names]
+    at = 0
+    checks = json.loads(ds.attrs["consistency"])
+    for single in singles:
+        for r in range(single.sizes["run"]):
+            for name in _iperf3_server.EXTRAS:
+                expected = single[name].values[r] if name in single else (
+                    "" if name == "iperf3_server_output" else np.nan)
+                np.testing.assert_array_equal(ds[name].values[at + r], expected)
+            own = [c for c in json.loads(single.attrs["consistency"]) if c["check"].startswith(f"run {r}:")]
+            mine = [c for c in checks if c["check"].startswith(f"run {at + r}:")]
+            strip = lambda cs: sorted((c["check"].split(":", 1)[1], c["tool"], c["data"], c["ok"]) for c in cs)  # noqa: E731
+            assert strip(mine) == strip(own)
+        at += single.sizes["run"]
+    assert ds.iperf3_server_output.values.tolist() == ["", "json", "", "", "text", "json"]
 
 
 def test_parse_many_names_the_bad_file():

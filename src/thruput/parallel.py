@@ -250,6 +250,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
         files += part.sizes["file"]
         shifted.append(part)
     widths = {d: max(p.sizes.get(d, 0) for p in shifted) for p in shifted for d in p.dims}
+    shifted = _with_every_variable(shifted)
     records = [_pad(p.drop_dims("file"), widths, dim) for p in shifted]
     ds = xr.concat(records, dim=dim, data_vars="minimal", coords="minimal", compat="override",
                    join="override", combine_attrs="override")
@@ -286,6 +287,28 @@ def _padding(name, dtype):
     if dtype.kind in "UOT":
         return ""
     return False
+
+
+def _with_every_variable(parts):
+    """``parts`` each with every data variable of any of them: one a part lacks (the
+    server's view of ``--get-server-output``, which only some batches hold) filled with
+    what a reader writes where there is none (:func:`_padding`), as one read of every
+    file gives it."""
+    import numpy as np
+    import xarray as xr
+
+    model = {}
+    for part in parts:
+        for name, var in part.data_vars.items():
+            model.setdefault(name, var.variable)
+    out = []
+    for part in parts:
+        missing = {name: xr.Variable(var.dims, np.full(tuple(part.sizes.get(d, 0) for d in var.dims),
+                                                       _padding(name, var.dtype), dtype=var.dtype),
+                                     var.attrs)
+                   for name, var in model.items() if name not in part.variables}
+        out.append(part.assign(missing) if missing else part)
+    return out
 
 
 def _pad(ds, widths, record_dim):

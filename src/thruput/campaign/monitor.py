@@ -113,8 +113,10 @@ RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_
 #: Version of the monitor Dataset and of how its runs are read, in its attrs
 #: (``monitor_version``): raised whenever a variable is added or a stored value would
 #: change, so that ``normalize`` rebuilds a store written before instead of appending to
-#: it (or leaving it as it was). 2: ``tool_checks_failed``.
-MONITOR_VERSION = 2
+#: it (or leaving it as it was). 2: ``tool_checks_failed``. 3: in a pile of iperf3 logs,
+#: the ``--get-server-output`` check is counted there and an ok test's cut-off log is
+#: refused, as when each log is read alone.
+MONITOR_VERSION = 3
 #: The per-run numbers a batch fills in (NaN where a run has none).
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
@@ -645,7 +647,9 @@ def _read_throughput(directory, rows, indices, ledger):
     """``(row indices, Dataset of their runs)`` for the iperf rows with a file.
 
     ``read_many`` parses a pile of iperf3 JSON files at once (80x faster than one by one);
-    a pile holding a failed test's log (which the reader refuses) is read file by file.
+    a pile holding a failed test's log (which the reader refuses) or a cut-off one (an
+    error for a test whose outcome is ok) is read file by file, so that the error names
+    the file as it does for a file read alone.
     """
     ok = [i for i in indices if rows[i].outcome == "ok"]
     tools = {rows[i].tool for i in ok}
@@ -655,7 +659,7 @@ def _read_throughput(directory, rows, indices, ledger):
             many = read_many([top + rows[i].path for i in ok])
         except (ThruputError, OSError):
             many = None                 # read them one by one: the error names the file
-        if many is not None and many.sizes["run"] == len(ok):
+        if many is not None and many.sizes["run"] == len(ok) and not int(many.attrs["truncated"]):
             shas = many.variables["file_sha256"].values
             for k, i in enumerate(ok):
                 _check_sha(directory, rows[i], str(shas[k]))

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..contract import consistency_check
 
-__all__ = ["server_view", "attach", "add", "EXTRAS", "STREAM_EVENT"]
+__all__ = ["server_view", "views_of", "has_server_output", "attach", "add", "EXTRAS", "STREAM_EVENT"]
 
 #: extras this module adds: name -> (units, long_name)
 EXTRAS = {
@@ -118,8 +118,19 @@ def attach(ds, text):
     (extras added, ``consistency``/``consistent`` updated), unchanged if no document
     has server output.
     """
-    if '"server_output_' not in text:
+    if not has_server_output(text):
         return ds
+    return add(ds, views_of(text, ds.sizes["run"]))
+
+
+def has_server_output(text):
+    """True if ``text`` may hold a server's output (a quick test before decoding)."""
+    return '"server_output_' in text
+
+
+def views_of(text, n_runs):
+    """:func:`server_view` of each of the ``n_runs`` runs read from ``text``, matched to
+    its documents holding a ``"start"`` in order (none for runs past them)."""
     docs = []
     pos = 0
     n = len(text)
@@ -135,9 +146,7 @@ def attach(ds, text):
         if isinstance(doc, dict) and "start" in doc:
             docs.append(doc)
     views = [server_view(d) for d in docs]
-    n_runs = ds.sizes["run"]
-    views = (views + [("", _NAN, _NAN, _NAN)] * n_runs)[:n_runs]
-    return add(ds, views)
+    return (views + [("", _NAN, _NAN, _NAN)] * n_runs)[:n_runs]
 
 
 def add(ds, views):

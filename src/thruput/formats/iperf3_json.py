@@ -89,7 +89,7 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build, consistency_check
+from ..contract import RUN_CHECK, Ledger, build, consistency_check
 from ..errors import ParseError
 from . import _iperf3_server
 from ._json import is_cut_off
@@ -192,6 +192,9 @@ def parse_many(texts, names=None):
     xarray.Dataset
         Like :func:`parse`, with ``iperf3_file`` (run) the index of the text each run came
         from; the line accounting adds up over all texts and ``tool_summary`` is empty.
+        Where a text holds a server's output (``--get-server-output``), every run gets the
+        server's extras (``""``/NaN for runs without one) and those runs its check, as
+        :func:`parse` gives them.
 
     Raises
     ------
@@ -207,6 +210,7 @@ def parse_many(texts, names=None):
     totals = [_line_count(t) for t in texts]
     ledger = Ledger(sum(totals))
     offset = 0
+    served = []            # (index, text) of the texts with a server's output
     for i, text in enumerate(texts):
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8", errors="replace")
@@ -215,7 +219,31 @@ def parse_many(texts, names=None):
         except ParseError as exc:
             raise exc.with_path(names[i]) from None
         offset += totals[i]
-    return _assemble(rows, ledger, tool_summary={}, names=names)
+        if _iperf3_server.has_server_output(text):
+            served.append((i, text))
+    ds = _assemble(rows, ledger, tool_summary={}, names=names)
+    if not served:
+        return ds
+    # --get-server-output: each file's runs get its server's view and check, as in parse
+    views = [("", _NAN, _NAN, _NAN)] * ds.sizes["run"]
+    file = ds["iperf3_file"].values
+    for i, text in served:
+        runs = np.flatnonzero(file == i).tolist()
+        for r, view in zip(runs, _iperf3_server.views_of(text, len(runs))):
+            views[r] = view
+    ds = _iperf3_server.add(ds, views)
+    # each run's checks together, in run order (so the checks of texts read in batches
+    # and joined are in the same order: thruput.parallel.read_many)
+    checks = json.loads(ds.attrs["consistency"])
+    checks.sort(key=_run_of)
+    ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)
+    return ds
+
+
+def _run_of(check):
+    """The run a consistency record names ("run 3: ..."), -1 for none."""
+    m = RUN_CHECK.match(check["check"])
+    return int(m.group(1)) if m else -1
 
 
 # --- extraction: documents -> plain rows -------------------------------------------------------
