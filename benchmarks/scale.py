@@ -228,10 +228,11 @@ class _busy:
 
 
 def _cluster(n):
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
-    cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0",
-                           silence_logs=40)
+    from thruput.parallel import local_cluster
+
+    cluster = local_cluster(n)          # (as `thruput pipeline normalize --workers n` starts it)
     client = Client(cluster)
     client.wait_for_workers(n)
     client.run(_warm)            # imports on every worker: start-up, not normalize

@@ -18,11 +18,23 @@ PING = sorted(p for p in (DATA / "ping").glob("iputils--*.out") if not any(w in 
 
 @pytest.fixture(scope="module")
 def client():
-    from distributed import Client, LocalCluster
+    """A 2-worker cluster as ``workers=2`` starts it (:func:`thruput.parallel.local_cluster`)."""
+    from distributed import Client
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=40) as cluster, Client(cluster) as c:
+    with parallel.local_cluster(2) as cluster, Client(cluster) as c:
         yield c
+
+
+def test_local_workers_run_without_dask_profiler(client):
+    """The workers thruput starts take no stack samples (``parallel.WORKER_CONFIG``): the
+    setting reaches each worker process and its profiling callback is not there."""
+    import dask
+
+    def profiling(dask_worker):
+        return (dask.config.get("distributed.worker.profile.enabled"),
+                "profile" in dask_worker.periodic_callbacks)
+
+    assert list(client.run(profiling).values()) == [(False, False)] * 2
 
 
 def same_bits(a, b):

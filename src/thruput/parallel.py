@@ -28,13 +28,19 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["map_batches", "iter_batches", "cluster", "read_many", "submit", "Parcel",
+__all__ = ["map_batches", "iter_batches", "cluster", "local_cluster", "read_many", "submit", "Parcel",
            "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
 
 
 #: Fewer batches than this are read in this process even when workers are asked for:
 #: a LocalCluster takes 2-5 s to start, more than a few batches take to read.
 MIN_BATCHES_FOR_CLUSTER = 4
+#: What the LocalCluster started here changes of dask's configuration for its workers:
+#: dask's statistical profiler off. For the dashboard it takes a sample of the task
+#: thread's stack every 10 ms; the readers hold the GIL, and in back-to-back 1-worker
+#: normalizes the samples cost about 8 % of the time (docs/scale.md). A cluster started
+#: elsewhere (``scheduler=``) keeps its own configuration.
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 
 
 @contextmanager
@@ -56,15 +62,24 @@ def cluster(workers=None, scheduler=None, client=None):
     if scheduler is None and not workers:
         yield None
         return
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     if scheduler is not None:
         with Client(scheduler) as c:
             yield c
         return
-    with LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                      dashboard_address=":0", silence_logs=40) as lc, Client(lc) as c:
+    with local_cluster(workers) as lc, Client(lc) as c:
         yield c
+
+
+def local_cluster(workers):
+    """The :class:`distributed.LocalCluster` of :func:`cluster`: ``workers``
+    single-threaded worker processes configured with :data:`WORKER_CONFIG`, and a
+    dashboard on a free port."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                        dashboard_address=":0", silence_logs=40, config=WORKER_CONFIG)
 
 
 class Parcel:

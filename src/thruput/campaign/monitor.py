@@ -665,7 +665,8 @@ def _read_throughput(directory, rows, indices, ledger):
                 _check_sha(directory, rows[i], str(shas[k]))
             ledger.add(many, files=len(ok))
             yield np.asarray(ok), many
-            indices = [i for i in indices if i not in set(ok)]
+            taken = set(ok)
+            indices = [i for i in indices if i not in taken]
     for i in indices:
         ds = _read_one(directory, rows[i], ledger)
         if ds is None:
