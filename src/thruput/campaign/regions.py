@@ -32,6 +32,7 @@ memory stays one unit per worker (a campaign whose first runs hold no ping, say)
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import NamedTuple
@@ -46,6 +47,9 @@ __all__ = ["UNIT_ROWS", "write_new_store", "append_units"]
 #: Units sent ahead per worker: enough that none waits for the next, few enough that the
 #: cluster holds a bounded number of rows (a unit's task keeps its rows until let go of).
 AHEAD_PER_WORKER = 4
+#: Units whose files are loaded ahead (:mod:`thruput.readahead`) while one is read in
+#: this process (on a cluster: those sent to the workers).
+AHEAD_HERE = 2
 #: Runs per unit of work: one worker reads and writes them. A multiple of every run chunk
 #: (:func:`thruput.campaign.store.run_chunk` is a power of two, at most this).
 UNIT_ROWS = store.MAX_RUN_CHUNK
@@ -233,20 +237,35 @@ def _run(target, todo, client, first=None, ready=None):
     unit is one task (:func:`write_unit`: no second task to schedule, no Dataset kept as
     a task's result). At most :data:`AHEAD_PER_WORKER` units per worker are in flight, each let
     go of as soon as it has reported: the cluster holds a few units' rows whatever the
-    archive's size. The first error is raised, the rest let go."""
+    archive's size. The first error is raised, the rest let go.
+
+    The files of the units in flight (here: the next :data:`AHEAD_HERE`) are loaded
+    into the page cache meanwhile (:mod:`thruput.readahead`), when the workers are on
+    this machine (:func:`thruput.parallel.workers_here`)."""
+    from ..readahead import ReadAhead
+
     if client is None:
-        if ready is not None:
-            ready()
-        reports = [] if first is not None else [write_unit(target, todo[0])]
-        first = first if first is not None else reports[0]
-        return reports + [write_unit(target, unit, first) for unit in todo[len(reports):]]
+        with ReadAhead() as ahead:      # (the files of the next units loaded meanwhile)
+            for unit in todo[:AHEAD_HERE]:
+                ahead.add(_files(target, unit))
+            if ready is not None:
+                ready()
+            reports = []
+            for k, unit in enumerate(todo):
+                if k + AHEAD_HERE < len(todo):
+                    ahead.add(_files(target, todo[k + AHEAD_HERE]))
+                reports.append(write_unit(target, unit, first))
+                first = first if first is not None else reports[0]
+            return reports
     from collections import deque
 
     from distributed import Future, as_completed
 
-    from ..parallel import Parcel, submit
+    from ..parallel import Parcel, submit, workers_here
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
+    # workers on this machine find the files of the units sent to them in its page cache
+    ahead = ReadAhead() if workers_here(client) else None
     reports, where = [None] * len(todo), {}
     pending = as_completed()
     units_left = iter(enumerate(todo))
@@ -260,6 +279,8 @@ def _run(target, todo, client, first=None, ready=None):
                 pending.add(written)
             else:
                 reading.append((k, unit.offset, submit(client, read_unit, target, Parcel(unit))))
+            if ahead is not None:
+                ahead.add(_files(target, unit))
             return
 
     def write():
@@ -287,6 +308,14 @@ def _run(target, todo, client, first=None, ready=None):
             write()
         return reports
     finally:
+        if ahead is not None:
+            ahead.close()
         for future in [*pending.futures, first, *(f for _, _, f in reading)]:
             if isinstance(future, Future):
                 future.cancel()
+
+
+def _files(target, unit):
+    """The paths of the raw files of ``unit``'s rows."""
+    top = os.path.join(target.directory, "")
+    return [top + row.path for row in unit.rows if row.path]
