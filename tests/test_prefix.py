@@ -294,3 +294,25 @@ def test_read_many_of_wrapped_logs_keeps_each_files_lines_and_checks():
     assert all(c["check"].startswith(str(paths[0]) + ": ") for c in checks[:5])
     assert ds.attrs["consistent"] == 1
     assert json.loads(ds.attrs["skipped_reasons"])["wrapper line: Start time"] == 1
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_HEAD_LINES = st.sampled_from(["", "  ", "\t", "PING 10.0.0.1 (10.0.0.1) 56(84) bytes of data.",
+                               "[1594978465.914536] 64 bytes from 10.0.0.1: icmp_seq=1",
+                               "2024-01-02 03:04:05 64 bytes from x", "Start time: 1700000000000",
+                               "Script started on 2024-01-02 03:04:05+00:00", "\r", "x\r"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_HEAD_LINES, max_size=8), st.booleans(), st.integers(0, 40))
+def test_the_first_line_is_found_as_by_splitting_the_whole_head(lines, ends, cut):
+    """detect's first line, found without splitting the head, is the first of the lines
+    it splits into (the last one left out when cut, wrapper and blank lines passed over)."""
+    head = "\n".join(lines) + ("\n" if ends else "")
+    head = head[: len(head) - cut] if cut < len(head) else head
+    raw = head.split("\n")
+    if len(raw) > 1 and not head.endswith("\n"):
+        raw.pop()
+    expected = next((ln for ln in raw if ln.strip() and not _prefix._is_wrapper(ln)), None)
+    assert _prefix._first_line(head) == expected

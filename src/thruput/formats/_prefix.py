@@ -117,6 +117,21 @@ def _is_wrapper(line):
     return any(p.match(line) for p in WRAPPER_LINES.values())
 
 
+def _first_line(head):
+    """The first line of :func:`_lines_of_head`, or None: found without splitting the
+    whole head (a plain log is decided by it alone)."""
+    pos = 0
+    while True:
+        end = head.find("\n", pos)
+        if end < 0:                     # the last line, if it is not the only one, may be cut
+            line = head if pos == 0 else ""
+            return line if line.strip() and not _is_wrapper(line) else None
+        line = head[pos:end]
+        if line.strip() and not _is_wrapper(line):
+            return line
+        pos = end + 1
+
+
 def detect(head):
     """The name of the prefix style of ``head`` (the first few KB of a text), or None.
 
@@ -127,10 +142,7 @@ def detect(head):
     Never raises.
     """
     try:
-        raw = head.split("\n")
-        if len(raw) > 1 and not head.endswith("\n"):
-            raw.pop()                   # as _lines_of_head: the last line may be cut
-        first = next((ln for ln in raw if ln.strip() and not _is_wrapper(ln)), None)
+        first = _first_line(head)
         candidates = {n: p for n, p in _STYLE_RE.items() if first is not None and p.match(first)}
         if not candidates:          # the usual case, a plain log: decided by its first line
             return None
