@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -399,3 +400,79 @@ def test_genuine_archive_passes_its_checks(corpus):
         ds = thruput.read(path)
         checks = json.loads(ds.attrs["consistency"])
         assert len(checks) == 3 and ds.attrs["consistent"] == 1, path
+
+
+# -- totals_many: parse_many's runs without its Dataset ---------------------------------
+
+def _readable():
+    return sorted(p for p in HERE.glob("*.json") if not p.name.endswith(".expected.json"))
+
+
+def _same_totals(texts, names=None):
+    """totals_many gives parse_many's run variables, files, checks and line accounting,
+    bit for bit, or raises its error."""
+    try:
+        ds = iperf3_json.parse_many(texts, names=names)
+    except ParseError as exc:
+        with pytest.raises(ParseError) as err:
+            iperf3_json.totals_many(texts, names=names)
+        assert str(err.value) == str(exc)
+        return None
+    totals = iperf3_json.totals_many(texts, names=names)
+    run_vars = [n for n, v in ds.data_vars.items() if v.dims == ("run",) and not n.startswith("iperf3_")]
+    assert sorted(totals.variables) == sorted(run_vars)
+    for name, values in totals.variables.items():
+        mine, theirs = np.asarray(values), ds[name].values
+        assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes(), name
+    assert totals.file.tolist() == ds.iperf3_file.values.tolist()
+    assert json.loads(json.dumps(totals.checks, sort_keys=True)) == json.loads(ds.attrs["consistency"])
+    for key, value in totals.ledger.items():
+        if key != "ledger_unit":
+            assert ds.attrs[key] == value, key
+    return totals
+
+
+def test_totals_many_are_parse_manys_for_every_sample_alone_and_in_a_pile():
+    texts = [p.read_text() for p in _readable()]
+    names = [p.name for p in _readable()]
+    readable = []
+    for text, name in zip(texts, names):
+        if _same_totals([text], [name]) is not None:
+            readable.append((text, name))
+    assert len(readable) >= 12
+    totals = _same_totals([t for t, _ in readable], [n for _, n in readable])
+    assert len(totals.file) > len(readable)          # (a file of two runs among them)
+    # a pile with an unreadable log: the same error, naming it
+    _same_totals([readable[0][0], "{oops\n"], ["a.json", "b.json"])
+
+
+@pytest.mark.parametrize("damage, raises", [("cut", False), ("interrupt", False), ("drop", True),
+                                            ("scale", False), ("non-numeric", True)])
+def test_totals_many_are_parse_manys_for_damaged_logs(damage, raises):
+    """A log cut off, interrupted, missing a line (not JSON), disagreeing with itself or
+    holding a word where a number goes, among others: the same numbers, checks and accounting, or
+    the same error."""
+    from . import damage as dmg
+
+    text = (HERE / "3.12--tcp-P4.json").read_text()
+    damaged = {"cut": lambda: dmg.cut(text, 900), "interrupt": lambda: dmg.interrupt(text, 40),
+               "drop": lambda: dmg.drop(text, 30),
+               "scale": lambda: dmg.scale_json(text, ["end", "sum_sent", "bytes"], 1.5),
+               "non-numeric": lambda: re.sub(r'("rtt":\s*)(\d+)', r'\1"n/a"', text, count=1)}[damage]()
+    other = (HERE / "3.12--udp.json").read_text()
+    totals = _same_totals([other, damaged, other], ["u1.json", "damaged.json", "u2.json"])
+    assert (totals is None) == raises
+
+
+def test_totals_many_are_parse_manys_for_the_corpus(corpus):
+    paths = sorted((corpus / "iperf3").glob("*.json")) + sorted((corpus / "real" / "intercloud").rglob("bw_*.res"))
+    texts, names = [], []
+    for path in paths:
+        text = path.read_text(errors="replace")
+        if iperf3_json.sniff(text[:4096]):
+            texts.append(text)
+            names.append(str(path))
+    assert texts
+    for text, name in zip(texts, names):
+        _same_totals([text], [name])
+    _same_totals(texts, names)

@@ -40,7 +40,7 @@ from ..errors import ContractError, ParseError, ThruputError
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
-from ..reader import LEDGER_TOTALS, read, read_many
+from ..reader import LEDGER_TOTALS, read
 from .dataset import _ISO_UTC, _LedgerTotals, _timestamp
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
@@ -572,11 +572,11 @@ def read_batch(directory, rows):
     probes = {}
     ledger = _LedgerTotals()
     iperf = [i for i, r in enumerate(rows) if r.role == "iperf" and r.path]
-    for where, ds in _read_throughput(directory, rows, iperf, ledger):
+    for where, values, failed in _read_throughput(directory, rows, iperf, ledger):
         for name in THROUGHPUT_FIELDS:
-            if name in ds.variables:        # (variables: no DataArray built per value)
-                numbers[name][where] = ds.variables[name].values
-        numbers["tool_checks_failed"][where] = _failed_checks(ds, len(where))
+            if name in values:
+                numbers[name][where] = values[name]
+        numbers["tool_checks_failed"][where] = failed
     pings = [i for i, r in enumerate(rows) if r.role == "ping" and r.path]
     plain, many, loaded = _read_plain_pings(directory, rows, pings)
     for i in pings:
@@ -644,27 +644,28 @@ def _where(directory, row):
 
 
 def _read_throughput(directory, rows, indices, ledger):
-    """``(row indices, Dataset of their runs)`` for the iperf rows with a file.
+    """``(row indices, {variable: values}, failed checks of each)`` for the iperf rows
+    with a file: the values of :data:`THROUGHPUT_FIELDS` the files have, and how many of
+    each run's checks of its tool's own totals failed.
 
-    ``read_many`` parses a pile of iperf3 JSON files at once (80x faster than one by one);
-    a pile holding a failed test's log (which the reader refuses) or a cut-off one (an
-    error for a test whose outcome is ok) is read file by file, so that the error names
-    the file as it does for a file read alone.
+    A pile of iperf3 -J files is read at once (:func:`_iperf3_pile`: 80x faster than one
+    by one); a pile holding a failed test's log (which the reader refuses) or a cut-off
+    one (an error for a test whose outcome is ok) is read file by file, so that the error
+    names the file as it does for a file read alone.
     """
     ok = [i for i in indices if rows[i].outcome == "ok"]
     tools = {rows[i].tool for i in ok}
     if len(ok) > 1 and tools == {"iperf3"}:
         try:
-            top = os.path.join(directory, "")           # (strings: a Path per file costs more)
-            many = read_many([top + rows[i].path for i in ok])
+            pile = _iperf3_pile(directory, rows, ok)
         except (ThruputError, OSError):
-            many = None                 # read them one by one: the error names the file
-        if many is not None and many.sizes["run"] == len(ok) and not int(many.attrs["truncated"]):
-            shas = many.variables["file_sha256"].values
+            pile = None                 # read them one by one: the error names the file
+        if pile is not None and len(pile[0].file) == len(ok) and not int(pile[0].ledger["truncated"]):
+            totals, shas = pile
             for k, i in enumerate(ok):
-                _check_sha(directory, rows[i], str(shas[k]))
-            ledger.add(many, files=len(ok))
-            yield np.asarray(ok), many
+                _check_sha(directory, rows[i], shas[k])
+            ledger.add(totals.ledger, files=len(ok))
+            yield np.asarray(ok), totals.variables, failed_checks_per_run(totals.checks, len(ok))
             taken = set(ok)
             indices = [i for i in indices if i not in taken]
     for i in indices:
@@ -676,7 +677,26 @@ def _read_throughput(directory, rows, indices, ledger):
                 raise MonitorError(f"{_where(directory, rows[i])}: holds {ds.sizes.get('run', 0)} "
                                    "runs; a monitor test is one")
             continue
-        yield np.asarray([i]), ds
+        values = {name: ds.variables[name].values for name in THROUGHPUT_FIELDS if name in ds.variables}
+        yield np.asarray([i]), values, _failed_checks(ds, 1)
+
+
+def _iperf3_pile(directory, rows, ok):
+    """``(iperf3_json.totals_many of the files of rows[ok], their sha256)``, the files read
+    as :func:`thruput.read_many` reads a pile (gzip undone, the format sniffed from the
+    first) but no Dataset made: only the runs' numbers are kept here (the Dataset was a
+    third of a pile's parse). None if the first is not an iperf3 -J log."""
+    from ..formats import HEAD_BYTES, iperf3_json, sniff_wrapped
+    from ..reader import GZIP_MAGIC, _gunzip, decode, file_bytes
+
+    top = os.path.join(directory, "")           # (strings: a Path per file costs more)
+    paths = [top + rows[i].path for i in ok]
+    raws = [file_bytes(path) for path in paths]
+    datas = [_gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw for raw, path in zip(raws, paths)]
+    if sniff_wrapped(decode(datas[0][:HEAD_BYTES]), paths[0])[0] != iperf3_json.NAME:
+        return None
+    totals = iperf3_json.totals_many([decode(data) for data in datas], names=paths)
+    return totals, [hashlib.sha256(raw).hexdigest() for raw in raws]
 
 
 def _read_one(directory, row, ledger):

@@ -86,6 +86,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from typing import NamedTuple
 
 import numpy as np
 
@@ -104,7 +105,7 @@ except ImportError:  # pragma: no cover - orjson is a dependency; json is the fa
     _fast_loads = json.loads
     _FastError = json.JSONDecodeError
 
-__all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse", "parse_many"]
+__all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse", "parse_many", "totals_many", "RunTotals"]
 
 NAME = "iperf3_json"
 KIND = "throughput"
@@ -201,6 +202,56 @@ def parse_many(texts, names=None):
     ParseError
         For the first text that cannot be read, naming it.
     """
+    rows, ledger, served = _extract_many(texts, names)
+    ds = _assemble(rows, ledger, tool_summary={}, names=names)
+    if not served:
+        return ds
+    # --get-server-output: each file's runs get its server's view and check, as in parse
+    ds = _iperf3_server.add(ds, _server_views(served, ds["iperf3_file"].values))
+    # each run's checks together, in run order (so the checks of texts read in batches
+    # and joined are in the same order: thruput.parallel.read_many)
+    ds.attrs["consistency"] = json.dumps(_in_run_order(json.loads(ds.attrs["consistency"])),
+                                         sort_keys=True)
+    return ds
+
+
+class RunTotals(NamedTuple):
+    """The numbers of each run of many iperf3 -J logs, without their Dataset
+    (:func:`totals_many`)."""
+
+    #: The contract's run variables (throughput, throughput_sender, ..., start_time):
+    #: name -> array over the runs, as :func:`parse_many` gives them.
+    variables: dict
+    #: Index of the text each run came from (``iperf3_file``).
+    file: np.ndarray
+    #: The consistency records of :func:`parse_many`'s ``attrs["consistency"]``, in order.
+    checks: list
+    #: Its line accounting (:meth:`thruput.contract.Ledger.close`: ``lines_total``, ...,
+    #: ``truncated``, ``truncation``).
+    ledger: dict
+
+
+def totals_many(texts, names=None):
+    """:func:`parse_many`'s run variables, checks and line accounting, without the
+    per-stream and per-interval arrays and the Dataset: for a caller that keeps only the
+    runs (a monitor campaign's batch; its contract Dataset cost about a third of a pile's
+    parse). Every value is converted and every check made as there, so the numbers, the
+    checks and the errors are those of :func:`parse_many`, bit for bit
+    (tests/test_format_iperf3_json.py compares both).
+    """
+    rows, ledger, served = _extract_many(texts, names)
+    variables, checks, closed, received, sent = _assemble(rows, ledger, tool_summary={}, names=names,
+                                                          runs_only=True)
+    file = np.array([r[_RUN_FIELDS.index("file")] for r in rows.run], dtype=np.int64)
+    if served:
+        _, more = _iperf3_server.extras_and_checks(_server_views(served, file), received, sent)
+        checks = _in_run_order(checks + more)
+    return RunTotals(variables, file, checks, closed)
+
+
+def _extract_many(texts, names):
+    """Every text's runs extracted: ``(rows, ledger, [(index, text) of the texts holding
+    a server's output])``; a ParseError names the text's file."""
     texts = list(texts)
     if not texts:
         raise ParseError("empty input (no texts)")
@@ -210,7 +261,7 @@ def parse_many(texts, names=None):
     totals = [_line_count(t) for t in texts]
     ledger = Ledger(sum(totals))
     offset = 0
-    served = []            # (index, text) of the texts with a server's output
+    served = []
     for i, text in enumerate(texts):
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8", errors="replace")
@@ -221,23 +272,23 @@ def parse_many(texts, names=None):
         offset += totals[i]
         if _iperf3_server.has_server_output(text):
             served.append((i, text))
-    ds = _assemble(rows, ledger, tool_summary={}, names=names)
-    if not served:
-        return ds
-    # --get-server-output: each file's runs get its server's view and check, as in parse
-    views = [("", _NAN, _NAN, _NAN)] * ds.sizes["run"]
-    file = ds["iperf3_file"].values
+    return rows, ledger, served
+
+
+def _server_views(served, file):
+    """One :func:`_iperf3_server.server_view` per run (``file``: each run's text), from the
+    texts ``served`` that hold a server's output; none for the others' runs."""
+    views = [("", _NAN, _NAN, _NAN)] * len(file)
     for i, text in served:
         runs = np.flatnonzero(file == i).tolist()
         for r, view in zip(runs, _iperf3_server.views_of(text, len(runs))):
             views[r] = view
-    ds = _iperf3_server.add(ds, views)
-    # each run's checks together, in run order (so the checks of texts read in batches
-    # and joined are in the same order: thruput.parallel.read_many)
-    checks = json.loads(ds.attrs["consistency"])
-    checks.sort(key=_run_of)
-    ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)
-    return ds
+    return views
+
+
+def _in_run_order(checks):
+    """``checks`` ordered by the run each names, those of a run in the order given."""
+    return sorted(checks, key=_run_of)
 
 
 def _run_of(check):
@@ -578,10 +629,13 @@ def _is_numeric(row):
     return True
 
 
-def _assemble(rows, ledger, tool_summary, names=None):
+def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
     """Turn the rows of every run into one contract Dataset (vectorised; no per-run loop).
 
     ``names`` (one per text, for :func:`parse_many`) name the file in a ParseError.
+    ``runs_only`` (:func:`totals_many`): every table is converted (the same errors) and
+    the same checks made, but only ``(run variables, checks, closed ledger, bytes
+    received, bytes sent)`` are returned, without the Dataset.
     """
     n_runs = len(rows.run)
     source = (rows, names)
@@ -623,7 +677,6 @@ def _assemble(rows, ledger, tool_summary, names=None):
         out[sidx_run, sidx_stream] = values
         return out
 
-    direction = per_stream(np.where(np.array(rows.direction, dtype=bool), "send", "receive"), "", "<U7")
     out_of_order = np.where(udp, _nansum_rows(per_stream(st[:, e["out_of_order"]]), n_str), _NAN)
 
     # --- per interval ------------------------------------------------------------------------------
@@ -635,20 +688,7 @@ def _assemble(rows, ledger, tool_summary, names=None):
         out[ir, ii] = values
         return out
 
-    counts = n_str * n_int
-    r3 = np.repeat(np.arange(n_runs), counts)
-    pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
-    s_rep = np.repeat(n_str, counts)
-    i3, s3 = (pos // np.maximum(s_rep, 1), pos % np.maximum(s_rep, 1))
-    ivr = _floats(rows.iv, len(INTERVAL_KEYS), "iv", source)
-    v = {key: i for i, key in enumerate(INTERVAL_KEYS)}
-
-    def per_record(values, fill=_NAN, dtype=float):
-        out = np.full((n_runs, S, I), fill, dtype=dtype)
-        out[r3, s3, i3] = values
-        return out
-
-    line = per_record(np.asarray(rows.iv_line, dtype=np.int64), -1, np.int64)
+    ivr = _floats(rows.iv, len(INTERVAL_KEYS), "iv", source)     # (converted, so checked, either way)
 
     # --- the forward-direction data path decides which buffer is "the window" ---------------------
     sends_forward = (col["reverse"] > 0) == (col["server"] > 0)
@@ -673,6 +713,37 @@ def _assemble(rows, ledger, tool_summary, names=None):
         "out_of_order": (("run",), out_of_order),
         "run_line": (("run",), col["run_line"].astype(np.int64)),
         "start_time": (("run",), unix_to_datetime(col["timesecs"])),
+    }
+    if rows.truncation:
+        ledger.truncated("; ".join(rows.truncation))
+    iv_bytes = per_interval(ivs[:, 2])
+    iv_kept = per_interval(ivs[:, 4]) != 1          # "omitted": false, or not printed
+    checks = _consistency(sums[:, 0, k["bytes"]], sums[:, 1, k["bytes"]],
+                          np.where(iv_kept, iv_bytes, _NAN), sends_forward,
+                          _nansum_rows(per_stream(st[:, ew + e["bytes"]]), n_str),
+                          _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
+                          & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
+                          col["truncated"] > 0, n_int)
+    if runs_only:
+        return ({name: values for name, (_, values) in variables.items()}, checks, ledger.close(),
+                received[:, k["bytes"]], sent[:, k["bytes"]])
+
+    # --- the Dataset: per stream, per interval, per interval and stream -----------------------
+    direction = per_stream(np.where(np.array(rows.direction, dtype=bool), "send", "receive"), "", "<U7")
+    counts = n_str * n_int
+    r3 = np.repeat(np.arange(n_runs), counts)
+    pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    s_rep = np.repeat(n_str, counts)
+    i3, s3 = (pos // np.maximum(s_rep, 1), pos % np.maximum(s_rep, 1))
+    v = {key: i for i, key in enumerate(INTERVAL_KEYS)}
+
+    def per_record(values, fill=_NAN, dtype=float):
+        out = np.full((n_runs, S, I), fill, dtype=dtype)
+        out[r3, s3, i3] = values
+        return out
+
+    line = per_record(np.asarray(rows.iv_line, dtype=np.int64), -1, np.int64)
+    variables.update({
         "stream_throughput": (("run", "stream"), per_stream(st[:, e["bits_per_second"]])),
         "stream_bytes": (("run", "stream"), per_stream(st[:, e["bytes"]])),
         "stream_direction": (("run", "stream"), direction),
@@ -685,7 +756,7 @@ def _assemble(rows, ledger, tool_summary, names=None):
         "interval_rtt": (("run", "stream", "interval"), per_record(ivr[:, v["rtt"]] / US_PER_MS)),
         "interval_rttvar": (("run", "stream", "interval"), per_record(ivr[:, v["rttvar"]] / US_PER_MS)),
         "line": (("run", "stream", "interval"), line),
-    }
+    })
     o = ew  # the sender's columns of a stream row follow the chosen side's
     R, RS, RSI, RI = ("run",), ("run", "stream"), ("run", "stream", "interval"), ("run", "interval")
     extras = {
@@ -734,17 +805,7 @@ def _assemble(rows, ledger, tool_summary, names=None):
         "iperf3_interval_sum_bytes": (RI, per_interval(ivs[:, 2]), "byte", "iperf3's own sum over the forward streams"),
         "iperf3_interval_sum_throughput": (RI, per_interval(ivs[:, 3]), "bit/s", "iperf3's own sum over the forward streams"),
     }
-    if rows.truncation:
-        ledger.truncated("; ".join(rows.truncation))
     versions = [s for s in scol["version"] if s] if n_runs else []
-    iv_bytes = per_interval(ivs[:, 2])
-    iv_kept = per_interval(ivs[:, 4]) != 1          # "omitted": false, or not printed
-    checks = _consistency(sums[:, 0, k["bytes"]], sums[:, 1, k["bytes"]],
-                          np.where(iv_kept, iv_bytes, _NAN), sends_forward,
-                          _nansum_rows(per_stream(st[:, ew + e["bytes"]]), n_str),
-                          _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
-                          & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
-                          col["truncated"] > 0, n_int)
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
                  ledger=ledger, extras=extras, tool_summary=tool_summary, consistency=checks)
 
