@@ -140,3 +140,9 @@ def test_appends_to_a_store_add_blocks_to_its_record(tmp_path):
     rewritten = store.load_verified(store.verified_path(out), target)
     assert rewritten.on_disk[1] == 1 and rewritten.mtime[0] == raw.stat().st_mtime_ns
     assert rewritten.run.tolist() == store._index_of(xr.open_zarr(out, create_default_indexes=False)).run.tolist()
+    # a normalize that changes nothing leaves the record as it is, and drops its older name
+    older = store.verified_path(out).with_name(store.verified_path(out).name + ".npz")
+    older.write_bytes(b"PK")
+    data = store.verified_path(out).read_bytes()
+    store.normalize_monitor(target, out)
+    assert store.verified_path(out).read_bytes() == data and not older.exists()

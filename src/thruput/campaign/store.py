@@ -34,7 +34,8 @@ from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from . import chunks
 from . import monitor as mon
-from .verified import PER_RUN, Verified, append_verified, load_verified, save_verified, verified_path
+from .verified import (PER_RUN, Verified, append_verified, forget_older_name, load_verified, save_verified,
+                       verified_path)
 
 try:        # optional (pyproject.toml): the C stat of many files
     from . import _statmany
@@ -605,10 +606,11 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None):
         new = Verified(manifest_sha256, *joined)
         only_added = (in_order and before is not None and index.run is before.run
                       and np.array_equal(before.size, index.size) and np.array_equal(before.mtime, index.mtime))
+    path = verified_path(out)
     if before is not None and before.manifest_sha256 == manifest_sha256 and len(before.run) == len(new.run) \
             and np.array_equal(before.size, new.size) and np.array_equal(before.mtime, new.mtime):
+        forget_older_name(path)         # (the record is as it was: not written)
         return
-    path = verified_path(out)
     if not (only_added and append_verified(path, before, added, manifest_sha256)):
         save_verified(path, directory, new)
 

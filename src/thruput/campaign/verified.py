@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Verified", "verified_path", "load_verified", "save_verified", "append_verified",
+__all__ = ["Verified", "verified_path", "load_verified", "save_verified", "append_verified", "forget_older_name",
            "MAX_BLOCKS", "PER_RUN"]
 
 #: The file's first bytes (the format's version is its last digit).
@@ -195,7 +195,13 @@ def save_verified(path, directory, verified):
     tmp.write_bytes(b"".join([MAGIC, _DIRECTORY.pack(len(name)), name,
                               _block(verified, verified.manifest_sha256)]))
     os.replace(tmp, path)
-    path.with_name(path.name + ".npz").unlink(missing_ok=True)     # the record's older name
+    forget_older_name(path)
+
+
+def forget_older_name(path):
+    """Remove the record of ``path`` left under its older name (``<store>.verified.npz``,
+    read and written whole before the record was added to), if there is one."""
+    Path(path).with_name(Path(path).name + ".npz").unlink(missing_ok=True)
 
 
 def append_verified(path, before, added, manifest_sha256):
