@@ -304,6 +304,24 @@ def test_failed_checks_of_the_tools_own_totals_are_kept_per_run(tmp_path):
 
 
 
+
+def test_a_batchs_iperf3_logs_are_read_as_one_pile(tmp_path, monkeypatch):
+    """A batch's iperf3 logs go through iperf3_json.totals_many at once, none one by one,
+    and give the numbers thruput.read gives each."""
+    from benchmarks import synthetic_monitor
+
+    directory = synthetic_monitor.write_archive(tmp_path / "a", paths=2, slots=3, probes=10)
+    rows = mon.read_monitor_manifest(directory)[0]
+    alone, read_one = [], mon._read_one
+    monkeypatch.setattr(mon, "_read_one", lambda d, row, ledger: alone.append(row.role) or read_one(d, row, ledger))
+    ds = mon.read_batch(directory, rows)
+    assert "iperf" not in alone
+    for row in (r for r in rows if r.role == "iperf"):
+        one = thruput.read(directory / row.path)
+        for name in mon.THROUGHPUT_FIELDS:
+            assert ds[name].sel(run=row.run).values.tobytes() == one[name].values[0].tobytes(), name
+
+
 @pytest.mark.parametrize("alone", [False, True], ids=["in a pile", "alone"])
 def test_a_cut_off_iperf3_log_of_an_ok_test_is_an_error_read_in_a_pile_or_alone(tmp_path, alone):
     """The iperf3 logs of a batch are parsed as one pile (read_many); a log cut off in an
