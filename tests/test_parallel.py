@@ -14,6 +14,8 @@ from .conftest import DATA
 IPERF3 = sorted(p for p in (DATA / "iperf3_json").glob("3.12--*[!d].json")
                 if not any(w in p.name for w in ("refused", "truncated", "interrupted")))
 PING = sorted(p for p in (DATA / "ping").glob("iputils--*.out") if not any(w in p.name for w in ("truncated", "two-runs")))
+#: ping logs wrapped in timestamping prefixes: the format is sniffed through the wrapper.
+WRAPPED = sorted((DATA / "wrapped" / "recorded").glob("ping--*.out"))
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +60,7 @@ def same_bits(a, b):
             assert var.dtype == other.dtype and var.values.tobytes() == other.values.tobytes(), name
 
 
-@pytest.mark.parametrize("paths", [IPERF3, PING], ids=["iperf3_json", "ping"])
+@pytest.mark.parametrize("paths", [IPERF3, PING, WRAPPED], ids=["iperf3_json", "ping", "wrapped ping"])
 def test_distributed_read_many_is_bit_identical(paths, client, monkeypatch):
     from distributed import get_task_stream
 

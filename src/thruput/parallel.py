@@ -26,7 +26,6 @@ they come.
 from __future__ import annotations
 
 from contextlib import contextmanager
-from pathlib import Path
 
 __all__ = ["map_batches", "iter_batches", "cluster", "local_cluster", "workers_here", "read_many", "submit", "Parcel",
            "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
@@ -258,13 +257,11 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
 
     from . import formats
     from .contract import RUN_CHECK, validate
-    from .reader import GZIP_MAGIC, RECORD_DIMS, _gunzip, added_ledgers, decode
+    from .reader import RECORD_DIMS, added_ledgers, read_pile
 
     paths = [str(p) for p in paths]
     if format is None and paths:            # as thruput.read_many does: from the first file
-        raw = Path(paths[0]).read_bytes()
-        data = _gunzip(raw, paths[0]) if raw[:2] == GZIP_MAGIC else raw
-        format = formats.sniff(decode(data[: formats.HEAD_BYTES]), paths[0])
+        format = read_pile(paths[:1])[2]
     batches = [paths[i:i + FILES_PER_BATCH] for i in range(0, len(paths), FILES_PER_BATCH)]
     parts = map_batches(_read_batch, format, batches, workers=workers, scheduler=scheduler,
                         client=client)
@@ -285,7 +282,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     per_file = xr.concat([p[["file_path", "file_sha256"]].drop_dims(dim, errors="ignore")
                           for p in shifted], dim="file", combine_attrs="override")
     ds = ds.assign(per_file.data_vars)
-    ds.attrs = dict(parts[0].attrs)
+    ds.attrs = _joined_attrs(parts, hasattr(formats.get(format), "parse_many"))
     ds.attrs.update(added_ledgers(parts))
     ds.attrs["truncation"] = "; ".join(p.attrs["truncation"] for p in parts if p.attrs["truncation"])
     # a batch parser names its checks by run index ("run 3: ..."): shift them as the runs are
@@ -300,6 +297,27 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     ds = ds.assign_coords({dim: xr.Variable(dim, np.arange(ds.sizes[dim]), parts[0][dim].attrs),
                            "file": xr.Variable("file", np.arange(ds.sizes["file"]), parts[0]["file"].attrs)})
     return validate(ds)
+
+
+def _joined_attrs(parts, batch_parser):
+    """The attrs of the batches ``parts`` joined as one ``read_many`` would give them
+    (before the line accounting and checks are added up): a batch parser parses every
+    file at once, and the first batch's attrs are those of that parse; files read one by
+    one keep the attrs they agree on (``combine_attrs="drop_conflicts"``), so here those
+    every batch holds with the same value. Exact when the files of a format carry the
+    same attrs (a pile mixing wrapped and plain logs may differ: a ``line_prefix`` only
+    some batches hold is dropped here)."""
+    attrs = dict(parts[0].attrs)
+    if batch_parser:
+        return attrs
+    missing = object()
+    return {key: value for key, value in attrs.items()
+            if all(_same_attr(p.attrs.get(key, missing), value) for p in parts[1:])}
+
+
+def _same_attr(a, b):
+    """Equal attr values (strings and numbers; NaN equals NaN, as xarray compares them)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
 
 
 def _padding(name, dtype):

@@ -177,10 +177,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     paths = [str(p) for p in paths]
     if not paths:
         raise ParseError("no files to read")
-    raws = [file_bytes(p) for p in paths]
-    hashes = [hashlib.sha256(raw).hexdigest() for raw in raws]
-    datas = [_gunzip(raw, p) if raw[:2] == GZIP_MAGIC else raw for raw, p in zip(raws, paths)]
-    name = format or formats.sniff_wrapped(decode(datas[0][: formats.HEAD_BYTES]), paths[0])[0]
+    hashes, datas, name = read_pile(paths, format)
     module = formats.get(name)
     dim = RECORD_DIMS[module.KIND]
     if hasattr(module, "parse_many"):
@@ -212,6 +209,18 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     ds.attrs["source_path"] = ""
     ds.attrs["source_sha256"] = ""
     return validate(ds)
+
+
+def read_pile(paths, format=None):
+    """The files ``paths`` (str) as :func:`read_many` reads them, before parsing: ``(their
+    sha256, their bytes with gzip undone, the format)``, the format ``format`` or, by
+    default, the one sniffed from the first file (through any timestamping wrapper:
+    :func:`thruput.formats.sniff_wrapped`)."""
+    raws = [file_bytes(p) for p in paths]
+    hashes = [hashlib.sha256(raw).hexdigest() for raw in raws]
+    datas = [_gunzip(raw, p) if raw[:2] == GZIP_MAGIC else raw for raw, p in zip(raws, paths)]
+    name = format or formats.sniff_wrapped(decode(datas[0][: formats.HEAD_BYTES]), paths[0])[0]
+    return hashes, datas, name
 
 
 def _read_streaming(path, format=None):

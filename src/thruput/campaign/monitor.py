@@ -686,17 +686,15 @@ def _iperf3_pile(directory, rows, ok):
     as :func:`thruput.read_many` reads a pile (gzip undone, the format sniffed from the
     first) but no Dataset made: only the runs' numbers are kept here (the Dataset was a
     third of a pile's parse). None if the first is not an iperf3 -J log."""
-    from ..formats import HEAD_BYTES, iperf3_json, sniff_wrapped
-    from ..reader import GZIP_MAGIC, _gunzip, decode, file_bytes
+    from ..formats import iperf3_json
+    from ..reader import decode, read_pile
 
     top = os.path.join(directory, "")           # (strings: a Path per file costs more)
     paths = [top + rows[i].path for i in ok]
-    raws = [file_bytes(path) for path in paths]
-    datas = [_gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw for raw, path in zip(raws, paths)]
-    if sniff_wrapped(decode(datas[0][:HEAD_BYTES]), paths[0])[0] != iperf3_json.NAME:
+    shas, datas, name = read_pile(paths)
+    if name != iperf3_json.NAME:
         return None
-    totals = iperf3_json.totals_many([decode(data) for data in datas], names=paths)
-    return totals, [hashlib.sha256(raw).hexdigest() for raw in raws]
+    return iperf3_json.totals_many([decode(data) for data in datas], names=paths), shas
 
 
 def _read_one(directory, row, ledger):
