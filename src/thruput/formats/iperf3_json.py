@@ -240,9 +240,8 @@ def totals_many(texts, names=None):
     (tests/test_format_iperf3_json.py compares both).
     """
     rows, ledger, served = _extract_many(texts, names)
-    variables, checks, closed, received, sent = _assemble(rows, ledger, tool_summary={}, names=names,
-                                                          runs_only=True)
-    file = np.array([r[_RUN_FIELDS.index("file")] for r in rows.run], dtype=np.int64)
+    variables, file, checks, closed, received, sent = _assemble(rows, ledger, tool_summary={},
+                                                                names=names, runs_only=True)
     if served:
         _, more = _iperf3_server.extras_and_checks(_server_views(served, file), received, sent)
         checks = _in_run_order(checks + more)
@@ -634,8 +633,8 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
 
     ``names`` (one per text, for :func:`parse_many`) name the file in a ParseError.
     ``runs_only`` (:func:`totals_many`): every table is converted (the same errors) and
-    the same checks made, but only ``(run variables, checks, closed ledger, bytes
-    received, bytes sent)`` are returned, without the Dataset.
+    the same checks made, but only ``(run variables, each run's text, checks, closed
+    ledger, bytes received, bytes sent)`` are returned, without the Dataset.
     """
     n_runs = len(rows.run)
     source = (rows, names)
@@ -725,8 +724,8 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
                           & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
                           col["truncated"] > 0, n_int)
     if runs_only:
-        return ({name: values for name, (_, values) in variables.items()}, checks, ledger.close(),
-                received[:, k["bytes"]], sent[:, k["bytes"]])
+        return ({name: values for name, (_, values) in variables.items()}, col["file"].astype(np.int64),
+                checks, ledger.close(), received[:, k["bytes"]], sent[:, k["bytes"]])
 
     # --- the Dataset: per stream, per interval, per interval and stream -----------------------
     direction = per_stream(np.where(np.array(rows.direction, dtype=bool), "send", "receive"), "", "<U7")
