@@ -27,6 +27,7 @@ import hashlib
 import os
 import shutil
 from pathlib import Path
+
 import numpy as np
 import xarray as xr
 
