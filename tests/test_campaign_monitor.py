@@ -123,6 +123,25 @@ def test_bad_manifest_rows_are_listed_with_lines(tmp_path):
     assert "tool 'iperf3' does not run test ping" in err.value.errors[1][1]
 
 
+def test_first_rows_are_those_read_whole_when_valid_in_order_and_one_a_line():
+    text = (CAMPAIGN / "runs.csv").read_text()
+    whole, _ = mon.read_monitor_manifest(CAMPAIGN, text=text)
+    first = mon.first_rows(text, 8)
+    assert first.lines == len(whole) == 20
+    assert [r._replace(socket_buffer=0, size=0, rate=0) for r in first.rows] == \
+        [r._replace(socket_buffer=0, size=0, rate=0) for r in whole[:8]]      # (NaN != NaN)
+    assert mon.first_rows(text + "\n", 8).lines == 21       # a blank line: Guess.holds fails
+    lines = text.splitlines(keepends=True)
+    assert mon.first_rows(text, 20) is None                 # nothing left to read later
+    assert mon.first_rows(text, 8, 12) is None              # (the margin too)
+    late = "".join([lines[0], lines[2], lines[1], *lines[3:12], lines[13], lines[12], *lines[14:]])
+    assert [r.line for r in mon.first_rows(late, 8, 4).rows] == [3, 2, *range(4, 10)]  # in time order
+    assert [r.line for r in mon.first_rows(late, 12, 1).rows] == [3, 2, *range(4, 13), 14]
+    assert mon.first_rows(text.replace("\n", "\r\n"), 8) is None                           # not the quick path
+    assert mon.first_rows(text.replace(",ok,", ",fine,", 1), 8) is None                    # a bad row
+    assert mon.first_rows("", 8) is None and mon.first_rows(lines[0], 8) is None
+
+
 def test_a_file_changed_after_it_was_listed_is_an_error(tmp_path):
     target = copy_campaign(CAMPAIGN, tmp_path)
     path = target / manifest()["000000-lo-forward-ping-z108"].path

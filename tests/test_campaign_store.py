@@ -293,6 +293,51 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
 
 
+def test_workers_read_a_new_stores_first_units_while_runs_csv_is_read(tmp_path, monkeypatch):
+    """A new store's first runs (one unit here, the first in time order of the first two
+    units' rows) go to the workers before runs.csv is read whole; the store is the one
+    this process writes, whether that guess holds (a row of the second unit that starts
+    first) or not (a later row that starts first, a quoted reason over two lines), and a
+    bad later row is an error by its line that leaves no store."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    monkeypatch.setattr(regions, "UNIT_ROWS", 8)     # 3 units, the first read on the guess
+    monkeypatch.setattr(regions, "GUESS_UNITS", 1)
+    lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
+    earliest = lines[1].split(",")[5].replace("17:58:11", "17:58:10")
+    cases = {"in order": lines,
+             "a row of the second unit first": lines[:12] + [lines[12].replace(lines[12].split(",")[5], earliest)] + lines[13:],
+             "a later row first": lines[:18] + [lines[18].replace(lines[18].split(",")[5], earliest)] + lines[19:],
+             "a reason of two lines": lines[:20] + [lines[20].replace("killed after", '"killed\nafter').rstrip() + '"\n']}
+    sent = []
+    read = mon.read_monitor_manifest
+    monkeypatch.setattr(mon, "read_monitor_manifest", lambda *a, **k: sent.append(len(client.futures)) or read(*a, **k))
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        for name, text in cases.items():
+            target = copy(tmp_path, name=name.replace(" ", "-"))
+            (target / "runs.csv").write_text("".join(text))
+            here, there = tmp_path / f"{name}-here.zarr", tmp_path / f"{name}-there.zarr"
+            store.normalize_monitor(target, here)
+            sent.clear()
+            with get_task_stream(client) as tasks:
+                assert store.normalize_monitor(target, there, client=client)["runs"] == 20
+            assert sent and sent[0] > 0, name       # the first unit out before runs.csv was read
+            reads = [t for t in tasks.data if "read_unit" in str(t["key"])]
+            if "unit" in name or name == "in order":    # (the guess held: one unit read apart)
+                assert len(reads) == 1
+            assert files(there) == files(here), name
+        bad = copy(tmp_path, name="bad")
+        (bad / "runs.csv").write_text("".join(lines[:19] + [lines[19].replace(",refused,", ",refuted,")]))
+        with pytest.raises(ThruputError, match="runs.csv:20: outcome .refuted."):
+            store.normalize_monitor(bad, tmp_path / "bad.zarr", client=client)
+        deadline = time.monotonic() + 30
+        while client.who_has() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not client.who_has()
+    assert not list(tmp_path.glob("bad.zarr*"))
+
+
 @pytest.mark.parametrize("on_cluster", [False, True])
 def test_an_append_is_written_unit_by_unit_into_regions(tmp_path, monkeypatch, on_cluster):
     """New rows after the store's last run are read and written by units, each into its

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-__all__ = ["map_batches", "iter_batches", "cluster", "local_cluster", "workers_here", "read_many", "submit", "Parcel",
-           "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
+__all__ = ["map_batches", "iter_batches", "cluster", "local_cluster", "workers_here", "answering", "read_many",
+           "submit", "Parcel", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
 
 
 #: Fewer batches than this are read in this process even when workers are asked for:
@@ -40,6 +40,10 @@ MIN_BATCHES_FOR_CLUSTER = 4
 #: normalizes the samples cost about 8 % of the time (docs/scale.md). A cluster started
 #: elsewhere (``scheduler=``) keeps its own configuration.
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+#: Thread switch interval (s) while this process reads for long with tasks out
+#: (:func:`answering`): at Python's 5 ms, a 1-worker normalize's first task started 2.0 s
+#: after it was sent, while runs.csv (2 x 10^5 rows) was read; at 0.5 ms, 0.4 s after.
+SWITCH_WHILE_BUSY = 0.0005
 
 
 @contextmanager
@@ -69,6 +73,22 @@ def cluster(workers=None, scheduler=None, client=None):
         return
     with local_cluster(workers) as lc, Client(lc) as c:
         yield c
+
+
+@contextmanager
+def answering(interval=SWITCH_WHILE_BUSY):
+    """Python's thread switch interval set to ``interval`` s for the block, in which this
+    thread runs Python for long while the workers are busy (reading runs.csv whole): the
+    client's event loop, and a LocalCluster's scheduler in it, wait for the GIL at most
+    that long, not 5 ms, at each of the many steps of sending a task (docs/scale.md)."""
+    import sys
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def local_cluster(workers):

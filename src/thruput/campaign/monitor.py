@@ -389,6 +389,32 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     return rows, text
 
 
+class FirstRows(NamedTuple):
+    """The first rows of runs.csv in time order, read before the others (:func:`first_rows`)."""
+
+    rows: list
+    #: runs.csv's data rows, if each is one line (as thruput writes them)
+    lines: int
+
+
+def first_rows(text, count, margin=0):
+    """The first ``count`` of the first ``count + margin`` data rows of runs.csv ``text``
+    in time order (ties in runs.csv's), as :func:`read_monitor_manifest` reads them, if
+    those are valid rows, one a line, and runs.csv holds more. Unless a later row starts
+    before them (runs of several paths at once: ``margin`` leaves room for those), they
+    are the store's first runs (:func:`thruput.campaign.store.in_time_order`), known
+    before the rest is read (:class:`thruput.campaign.regions.Guess`). None otherwise."""
+    header_end = text.find("\n") + 1
+    end, passed = _after_lines(text, header_end, count + margin) if header_end else (0, 0)
+    if passed < count + margin or end >= len(text):
+        return None
+    rows = _split_rows(text[header_end:end], 2)
+    if rows is None:
+        return None
+    order = np.argsort(start_times(r.started for r in rows), kind="stable")[:count]
+    return FirstRows([rows[i] for i in order], text.count("\n", header_end) + (not text.endswith("\n")))
+
+
 #: (test, role, tool) of a valid row, from :data:`TESTS`.
 _TEST_ROLE_TOOL = {(test, role, tool) for test, (role, tools) in TESTS.items() for tool in tools}
 #: The ASCII characters ``str.strip`` takes off besides line ends.

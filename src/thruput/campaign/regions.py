@@ -42,7 +42,7 @@ import numpy as np
 from . import monitor as mon
 from . import store
 
-__all__ = ["UNIT_ROWS", "write_new_store", "append_units"]
+__all__ = ["UNIT_ROWS", "GUESS_UNITS", "Guess", "write_new_store", "append_units"]
 
 #: Units sent ahead per worker: enough that none waits for the next, few enough that the
 #: cluster holds a bounded number of rows (a unit's task keeps its rows until let go of).
@@ -50,6 +50,10 @@ AHEAD_PER_WORKER = 4
 #: Units whose files are loaded ahead (:mod:`thruput.readahead`) while one is read in
 #: this process (on a cluster: those sent to the workers).
 AHEAD_HERE = 2
+#: Units of a new store read by the workers while runs.csv is read whole (:class:`Guess`):
+#: about the time that takes at 2 x 10^5 rows (1-1.5 s) on two workers. They are the
+#: first in time order of one unit's rows more (rows of paths run at once interleave).
+GUESS_UNITS = 16
 #: Runs per unit of work: one worker reads and writes them. A multiple of every run chunk
 #: (:func:`thruput.campaign.store.run_chunk` is a power of two, at most this).
 UNIT_ROWS = store.MAX_RUN_CHUNK
@@ -86,10 +90,33 @@ class Written(NamedTuple):
     stats: tuple = None
 
 
-def units(rows, size=None):
-    """``rows`` cut into :class:`Unit` of ``size`` rows (default :data:`UNIT_ROWS`)."""
+class Guess(NamedTuple):
+    """A new store's first runs, guessed before runs.csv is read whole: the first of its
+    first rows in time order (:func:`thruput.campaign.monitor.first_rows`), and ``rest``, a
+    function that reads every row and returns them in store order (raising for a bad
+    runs.csv). The guessed runs are read by the workers while ``rest`` runs, and written
+    once it has returned, if the guess :meth:`holds`."""
+
+    first: object
+    rest: object
+
+    def holds(self, rows):
+        """True if ``rows`` (every row, in store order) begins with the guessed rows (the
+        same lines of runs.csv) and is as many as runs.csv has lines."""
+        guessed = self.first.rows
+        return (len(rows) == self.first.lines
+                and [r.line for r in rows[:len(guessed)]] == [r.line for r in guessed])
+
+
+class _WrongGuess(Exception):
+    """A :class:`Guess` that did not hold: read in store order from the start."""
+
+
+def units(rows, size=None, offset=0):
+    """``rows`` cut into :class:`Unit` of ``size`` rows (default :data:`UNIT_ROWS`), the
+    first going to row ``offset``."""
     size = size or UNIT_ROWS
-    return [Unit(i, rows[i:i + size]) for i in range(0, len(rows), size)]
+    return [Unit(offset + i, rows[i:i + size]) for i in range(0, len(rows), size)]
 
 
 def chunk_of(width, unit_rows):
@@ -148,7 +175,9 @@ def _create(ds, path, n_runs, chunk):
 def write_new_store(out, directory, metadata, digest, rows, client=None):
     """Write the store ``out`` of ``rows`` (in store order), unit by unit on the
     ``client``'s workers (or here, one after the other); ``digest``: runs.csv's
-    :class:`~thruput.campaign.monitor.ManifestDigest`.
+    :class:`~thruput.campaign.monitor.ManifestDigest`. ``rows`` may be a :class:`Guess`:
+    the workers then read its first units while this process reads runs.csv whole (all
+    again from the start if the guess is wrong).
 
     Returns
     -------
@@ -159,6 +188,8 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
     stats : tuple of numpy.ndarray
         Size and modification time (ns) of each row's raw file, taken by the worker that
         read it (:func:`thruput.campaign.store._stat`).
+    rows : list
+        Every row, in store order (``rows``, or what the guess's ``rest`` returned).
     """
     out = Path(out)
     tmp = out.with_name(out.name + ".part")
@@ -166,9 +197,26 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
     size = UNIT_ROWS        # (read here, not on the workers: they must cut the same chunks)
     if size & (size - 1):
         raise ValueError(f"UNIT_ROWS must be a power of two, not {size}")
-    target = Target(str(directory), str(tmp), len(rows), 0, metadata, size)
+    target, reports = Target(str(directory), str(tmp), 0, 0, metadata, size), None
+    if isinstance(rows, Guess):
+        guess, rows = rows, []
+        known = len(guess.first.rows)
+
+        def ready():        # (while the workers read the guessed units)
+            rows[:] = guess.rest()
+            if not guess.holds(rows):
+                raise _WrongGuess
+            return units(rows[known:], size, known)
+
+        try:
+            reports = _run(target._replace(n_runs=guess.first.lines), units(guess.first.rows, size),
+                           client, ready=ready, read_first=-(-known // size))
+        except _WrongGuess:
+            pass            # (nothing written yet: read from the start, in store order)
+    target = target._replace(n_runs=len(rows))
     todo = units(rows, size)
-    reports = _run(target, todo, client)
+    if reports is None:
+        reports = _run(target, todo, client)
     widest = max(r.width for r in reports)
     if not all(r.written for r in reports):     # a unit longer than unit 0: all again
         target = target._replace(width=widest)
@@ -181,7 +229,7 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
         shutil.rmtree(out)
     tmp.replace(out)
     stats = tuple(np.concatenate([r.stats[k] for r in reports]) for k in (0, 1))
-    return attrs, sum(r.disagreeing for r in reports), stats
+    return attrs, sum(r.disagreeing for r in reports), stats, rows
 
 
 def append_units(out, directory, metadata, digest, base_attrs, start, width, chunk, rows,
@@ -225,14 +273,16 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     return attrs, sum(r.disagreeing for r in reports), stats
 
 
-def _run(target, todo, client, first=None, ready=None):
+def _run(target, todo, client, first=None, ready=None, read_first=None):
     """:func:`write_unit` of every unit: unit 0 creates the store (as wide as
     ``target.width`` or its own longest ping run), the others write into it once it is
     there; given ``first`` (a :class:`Written` standing for a store already there: an
     append), every unit writes into it. ``ready``: called once before anything is
-    written (an append's check of the stored files, then its lengthening of the store).
+    written (an append's check of the stored files, then its lengthening of the store;
+    a guess's reading of runs.csv); it may return more units, which follow ``todo``.
 
-    On a cluster the first units are read meanwhile (:func:`read_unit`, then
+    On a cluster the first units (``read_first``, or :data:`AHEAD_PER_WORKER` per
+    worker) are read meanwhile (:func:`read_unit`, then
     :func:`write_read` on the worker that read it, once unit 0 is written); every later
     unit is one task (:func:`write_unit`: no second task to schedule, no Dataset kept as
     a task's result). At most :data:`AHEAD_PER_WORKER` units per worker are in flight, each let
@@ -244,12 +294,13 @@ def _run(target, todo, client, first=None, ready=None):
     this machine (:func:`thruput.parallel.workers_here`)."""
     from ..readahead import ReadAhead
 
+    todo = list(todo)       # (``ready`` may lengthen it)
     if client is None:
         with ReadAhead() as ahead:      # (the files of the next units loaded meanwhile)
             for unit in todo[:AHEAD_HERE]:
                 ahead.add(_files(target, unit))
             if ready is not None:
-                ready()
+                todo += ready() or []
             reports = []
             for k, unit in enumerate(todo):
                 if k + AHEAD_HERE < len(todo):
@@ -261,27 +312,29 @@ def _run(target, todo, client, first=None, ready=None):
 
     from distributed import Future, as_completed
 
-    from ..parallel import Parcel, submit, workers_here
+    from ..parallel import Parcel, answering, submit, workers_here
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     # workers on this machine find the files of the units sent to them in its page cache
     ahead = ReadAhead() if workers_here(client) else None
-    reports, where = [None] * len(todo), {}
+    where = {}
     pending = as_completed()
-    units_left = iter(enumerate(todo))
-    reading, writing = deque(), False
+    sent, reading, writing = 0, deque(), False
 
     def read():
-        for k, unit in units_left:
-            if writing:     # one task reads and writes it (rows pickled once)
-                written = submit(client, write_unit, target, Parcel(unit), first)
-                where[written.key] = k
-                pending.add(written)
-            else:
-                reading.append((k, unit.offset, submit(client, read_unit, target, Parcel(unit))))
-            if ahead is not None:
-                ahead.add(_files(target, unit))
+        nonlocal sent
+        if sent == len(todo):
             return
+        k, unit = sent, todo[sent]
+        sent += 1
+        if writing:     # one task reads and writes it (rows pickled once)
+            written = submit(client, write_unit, target, Parcel(unit), first)
+            where[written.key] = k
+            pending.add(written)
+        else:
+            reading.append((k, unit.offset, submit(client, read_unit, target, Parcel(unit))))
+        if ahead is not None:
+            ahead.add(_files(target, unit))
 
     def write():
         nonlocal first
@@ -293,20 +346,24 @@ def _run(target, todo, client, first=None, ready=None):
             pending.add(written)
 
     try:
-        for _ in range(AHEAD_PER_WORKER * workers):
-            read()
-        if ready is not None:
-            ready()
-        while reading:
-            write()
-        writing = True
-        for future in pending:
-            reports[where.pop(future.key)] = future.result()
-            if future is not first:
-                future.release()
-            read()
-            write()
-        return reports
+        with answering():       # (``ready`` must not hold up the units sent meanwhile)
+            for _ in range(read_first or AHEAD_PER_WORKER * workers):
+                read()
+            if ready is not None:
+                todo += ready() or []
+            reports = [None] * len(todo)
+            while reading:
+                write()
+            writing = True
+            for _ in range(AHEAD_PER_WORKER * workers - sent):     # (fewer may have been read)
+                read()
+            for future in pending:
+                reports[where.pop(future.key)] = future.result()
+                if future is not first:
+                    future.release()
+                read()
+                write()
+            return reports
     finally:
         if ahead is not None:
             ahead.close()

@@ -689,7 +689,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     """
     from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster
     from .dataset import load_metadata
-    from .regions import units, write_new_store
+    from .regions import GUESS_UNITS, UNIT_ROWS, Guess, write_new_store
 
     out = Path(out)
     metadata = load_metadata(directory)
@@ -717,30 +717,37 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
             after = mon.read_manifest_after(directory, int(base.attrs["manifest_bytes"]))
     text = after.text if after is not None else mon.read_manifest_text(directory)
     digest = mon.ManifestDigest(text)           # (read and hashed once, for all below)
-    # (the stored rows are checked against the store's ``manifest_sha256`` later, while the
-    # workers read the new ones; a new row's error is said after a stored row's change)
-    try:
-        rows, _ = mon.read_monitor_manifest(directory, start, text=text,
-                                            at=after.at if after is not None else None)
-    except ThruputError:
-        if base is not None:
-            if after is not None:           # (``after`` holds the new rows only)
-                text = mon.read_manifest_text(directory)
-                digest = mon.ManifestDigest(text)
-            _check_prefix(directory, out, base, text, digest)
-        raise
-    rows = in_time_order(rows)
+
+    def in_order():     # (the new rows, in store order)
+        # (the stored rows are checked against the store's ``manifest_sha256`` later, while
+        # the workers read the new ones; a new row's error is said after a stored row's change)
+        try:
+            rows, _ = mon.read_monitor_manifest(directory, start, text=text,
+                                                at=after.at if after is not None else None)
+        except ThruputError:
+            if base is not None:            # (``after`` holds the new rows only)
+                whole = mon.read_manifest_text(directory) if after is not None else text
+                _check_prefix(directory, out, base, whole,
+                              mon.ManifestDigest(whole) if after is not None else digest)
+            raise
+        return in_time_order(rows)
+
+    # a new store on workers: they read its first units while runs.csv is read here
+    first = (mon.first_rows(text, GUESS_UNITS * UNIT_ROWS, UNIT_ROWS)
+             if base is None and (workers or scheduler or client is not None) else None)
+    rows = in_order() if first is None else Guess(first, in_order)
     index = known if base is not None and known is not None and known.matches(base) else None
     if base is not None and index is None and not verify:
         index = _index_of(base)     # read now: an append may rewrite the store whole below
-    pieces = mon.batches(rows) if base is not None else units(rows)
-    if client is None and len(pieces) < MIN_BATCHES_FOR_CLUSTER:
+    n_new = first.lines if first is not None else len(rows)
+    pieces = len(mon.batches(rows)) if base is not None else -(-n_new // UNIT_ROWS)
+    if client is None and pieces < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
     with cluster(workers, scheduler, client) as c:
         stats = None
-        if base is None and rows:           # a new store: the workers write it (regions)
-            attrs, disagreeing, stats = write_new_store(out, directory, metadata, digest,
-                                                        rows, c)
+        if base is None and n_new:          # a new store: the workers write it (regions)
+            attrs, disagreeing, stats, rows = write_new_store(out, directory, metadata, digest,
+                                                              rows, c)
         else:
             attrs, disagreeing, index, stats = _append(out, directory, metadata, text, digest,
                                                        base, start, rows, verify, known, index, c,
