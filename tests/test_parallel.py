@@ -39,6 +39,18 @@ def test_local_workers_run_without_dask_profiler(client):
     assert list(client.run(profiling).values()) == [(False, False)] * 2
 
 
+def test_a_parcel_travels_as_its_pickle_and_is_opened_by_the_task(client):
+    """The scheduler unpickles and pickles again every task it is sent: a parcel's value
+    goes through it as bytes, unpickled once, on the worker."""
+    import pickle
+
+    rows = [("run", 1.5, float("nan"))] * 3
+    sealed = pickle.loads(pickle.dumps(parallel.Parcel(rows)))
+    assert isinstance(sealed.data, bytes) and pickle.loads(pickle.dumps(sealed)).data == sealed.data
+    assert parallel._opened(len, sealed) == 3
+    assert parallel.submit(client, len, parallel.Parcel(rows)).result() == 3
+
+
 def test_local_workers_are_here(client, monkeypatch):
     """A LocalCluster's workers share this machine's page cache (readahead helps them);
     workers elsewhere, or none, do not."""
