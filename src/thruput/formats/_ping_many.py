@@ -26,9 +26,6 @@ from . import ping
 
 __all__ = ["Many", "scan_many"]
 
-#: Lines whose shape :class:`ping._OtherLines` tests before the summary's: one of them in a
-#: log sends it to :func:`ping.scan` (a loss, an ICMP or send error).
-_EVENTS = (ping.NO_ANSWER, ping.BSD_TIMEOUT, ping.BSD_ERROR, ping.ICMP_ERROR, ping.SEND_ERROR)
 #: Columns of the C scanner's numbers (as in :func:`ping._replies_c`).
 _TIMESTAMP, _SIZE, _SEQ, _TTL, _RTT = range(5)
 
@@ -133,6 +130,8 @@ def _scan_one(text):
     n_lines = text.count("\n")
     if len(lines) + len(other_texts) != n_lines:
         return None
+    # (any other line, a loss, an ICMP or send error among them, sends the log to
+    # ping.scan: none of those has the shape of a line taken here)
     summary, skipped, parsed, stats = {}, {}, len(lines), 0
     at = np.frombuffer(other_lines, dtype=np.int64).tolist()
     for line, other in zip(at, other_texts):
@@ -142,8 +141,6 @@ def _scan_one(text):
             if line != header_line:
                 return None
             reason = "header"
-        elif any(p.match(other) for p in _EVENTS):
-            return None
         elif ping.STATS_HEADER.match(other):
             reason, stats = "statistics header", stats + 1
         elif (m := ping.TRANSMITTED.match(other)) and "transmitted" not in summary:
