@@ -39,6 +39,17 @@ def test_local_workers_run_without_dask_profiler(client):
     assert list(client.run(profiling).values()) == [(False, False)] * 2
 
 
+def test_the_local_scheduler_sends_the_workers_every_task_at_once(client):
+    """No queuing on the scheduler thruput starts (``parallel.SCHEDULER_CONFIG``); the
+    setting is not left behind in this process."""
+    import math
+
+    import dask
+
+    assert client.cluster.scheduler.WORKER_SATURATION == math.inf
+    assert dask.config.get("distributed.scheduler.worker-saturation") != "inf"
+
+
 def test_a_parcel_travels_as_its_pickle_and_is_opened_by_the_task(client):
     """The scheduler unpickles and pickles again every task it is sent: a parcel's value
     goes through it as bytes, unpickled once, on the worker."""

@@ -44,6 +44,13 @@ WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 #: (:func:`answering`): at Python's 5 ms, a 1-worker normalize's first task started 2.0 s
 #: after it was sent, while runs.csv (2 x 10^5 rows) was read; at 0.5 ms, 0.4 s after.
 SWITCH_WHILE_BUSY = 0.0005
+#: What the LocalCluster started here changes of its scheduler's configuration: no
+#: queuing of tasks on the scheduler (dask's default keeps about one task a worker thread
+#: beyond the one running). The callers here hold only a few units per worker in flight
+#: anyway, and with them on the worker, it goes from one to the next without the
+#: scheduler, whose event loop shares the driver's GIL with the reading of runs.csv: with
+#: queuing, a 1-worker normalize's worker sat idle 0.5-1.3 s while that was read.
+SCHEDULER_CONFIG = {"distributed.scheduler.worker-saturation": "inf"}
 
 
 @contextmanager
@@ -93,12 +100,14 @@ def answering(interval=SWITCH_WHILE_BUSY):
 
 def local_cluster(workers):
     """The :class:`distributed.LocalCluster` of :func:`cluster`: ``workers``
-    single-threaded worker processes configured with :data:`WORKER_CONFIG`, and a
-    dashboard on a free port."""
+    single-threaded worker processes configured with :data:`WORKER_CONFIG`, a scheduler
+    configured with :data:`SCHEDULER_CONFIG`, and a dashboard on a free port."""
+    import dask
     from distributed import LocalCluster
 
-    return LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                        dashboard_address=":0", silence_logs=40, config=WORKER_CONFIG)
+    with dask.config.set(SCHEDULER_CONFIG):     # (read as the scheduler starts, here)
+        return LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
+                            dashboard_address=":0", silence_logs=40, config=WORKER_CONFIG)
 
 
 def workers_here(client):
