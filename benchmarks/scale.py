@@ -14,7 +14,7 @@ normalize
     ``thruput.campaign.store.normalize_monitor`` (what ``thruput pipeline normalize
     --workers N`` runs) of the whole archive into a new Zarr store, twice
     (:data:`NORMALIZE_REPEATS`); the shorter is reported (both are kept), as the
-    reference rates are the best of 3.
+    reference rates are the best of 3 (at each end of the run).
 append
     (2 workers) runs.csv cut to its first 99 % of rows, normalized; then the whole
     runs.csv again: only the last 1 % is read and appended (the stored raw files are

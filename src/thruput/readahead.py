@@ -4,7 +4,8 @@ A monitor archive is hundreds of thousands of small files. On the bench VM a fil
 from disk took 110-220 µs against 8-11 µs from the page cache, and in a 1-worker
 normalize of the synthetic 10^5-run archive a third of the files came from disk although
 the bench had just read them all (the VM's kernel runs DAMON's pageout, which reclaims
-page-cache pages untouched for about a minute): 8.3 of 43 s went to waiting for them. Parallel reads did not help (the disk serves one at a time).
+page-cache pages untouched for about a minute): 8.3 of 43 s went to waiting for them.
+Parallel reads did not help (the disk serves one at a time).
 
 :class:`ReadAhead` hands lists of files to a thread that asks the kernel to load each one
 (``posix_fadvise(..., POSIX_FADV_WILLNEED)``: it starts the read and returns; 29-43 µs

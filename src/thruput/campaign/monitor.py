@@ -402,8 +402,8 @@ def first_rows(text, count, margin=0):
     in time order (ties in runs.csv's), as :func:`read_monitor_manifest` reads them, if
     those are valid rows, one a line, and runs.csv holds more. Unless a later row starts
     before them (runs of several paths at once: ``margin`` leaves room for those), they
-    are the store's first runs (:func:`thruput.campaign.store.in_time_order`), known
-    before the rest is read (:class:`thruput.campaign.regions.Guess`). None otherwise."""
+    are the store's first runs (:func:`in_time_order`), known before the rest is read
+    (:class:`thruput.campaign.regions.Guess`). None otherwise."""
     header_end = text.find("\n") + 1
     end, passed = _after_lines(text, header_end, count + margin) if header_end else (0, 0)
     if passed < count + margin or end >= len(text):
@@ -411,8 +411,25 @@ def first_rows(text, count, margin=0):
     rows = _split_rows(text[header_end:end], 2)
     if rows is None:
         return None
-    order = np.argsort(start_times(r.started for r in rows), kind="stable")[:count]
-    return FirstRows([rows[i] for i in order], text.count("\n", header_end) + (not text.endswith("\n")))
+    lines = text.count("\n", header_end) + (not text.endswith("\n"))
+    return FirstRows(in_time_order(rows)[0][:count], lines)
+
+
+def in_time_order(rows):
+    """``rows`` sorted by start time, ties (and rows without one, last) in manifest order,
+    and their start times (datetime64[ns]) in that order.
+
+    The order :func:`combine` gives the runs (a store's order), so that batches
+    read in this order are appended one after the other: a runs.csv whose rows are not in
+    time order (tests of several paths started at once, an imported archive) would
+    otherwise have a later batch start before the end of the store and make it be
+    rewritten whole, again and again.
+    """
+    times = start_times(r.started for r in rows)
+    order = np.argsort(times, kind="stable")
+    if np.array_equal(order, np.arange(len(rows))):
+        return rows, times
+    return [rows[i] for i in order], times[order]
 
 
 #: (test, role, tool) of a valid row, from :data:`TESTS`.
@@ -683,11 +700,10 @@ def _read_throughput(directory, rows, indices, ledger):
     tools = {rows[i].tool for i in ok}
     if len(ok) > 1 and tools == {"iperf3"}:
         try:
-            pile = _iperf3_pile(directory, rows, ok)
+            totals, shas = _iperf3_pile(directory, rows, ok)
         except (ThruputError, OSError):
-            pile = None                 # read them one by one: the error names the file
-        if pile is not None and len(pile[0].file) == len(ok) and not int(pile[0].ledger["truncated"]):
-            totals, shas = pile
+            totals = None               # read them one by one: the error names the file
+        if totals is not None and len(totals.file) == len(ok) and not int(totals.ledger["truncated"]):
             for k, i in enumerate(ok):
                 _check_sha(directory, rows[i], shas[k])
             ledger.add(totals.ledger, files=len(ok))
@@ -711,7 +727,7 @@ def _iperf3_pile(directory, rows, ok):
     """``(iperf3_json.totals_many of the files of rows[ok], their sha256)``, the files read
     as :func:`thruput.read_many` reads a pile (gzip undone, the format sniffed from the
     first) but no Dataset made: only the runs' numbers are kept here (the Dataset was a
-    third of a pile's parse). None if the first is not an iperf3 -J log."""
+    third of a pile's parse). ``(None, None)`` if the first is not an iperf3 -J log."""
     from ..formats import iperf3_json
     from ..reader import decode, read_pile
 
@@ -719,7 +735,7 @@ def _iperf3_pile(directory, rows, ok):
     paths = [top + rows[i].path for i in ok]
     shas, datas, name = read_pile(paths)
     if name != iperf3_json.NAME:
-        return None
+        return None, None
     return iperf3_json.totals_many([decode(data) for data in datas], names=paths), shas
 
 

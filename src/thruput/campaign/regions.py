@@ -214,13 +214,11 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
         except _WrongGuess:
             pass            # (nothing written yet: read from the start, in store order)
     target = target._replace(n_runs=len(rows))
-    todo = units(rows, size)
     if reports is None:
-        reports = _run(target, todo, client)
+        reports = _run(target, units(rows, size), client)
     widest = max(r.width for r in reports)
     if not all(r.written for r in reports):     # a unit longer than unit 0: all again
-        target = target._replace(width=widest)
-        reports = _run(target, todo, client)
+        reports = _run(target._replace(width=widest), units(rows, size), client)
     attrs = mon.merge_ledgers([r.ledger for r in reports])
     attrs.update(mon.campaign_attrs(metadata))
     attrs.update(digest.attrs(len(rows)))

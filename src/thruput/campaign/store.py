@@ -570,23 +570,6 @@ class _Joined:
         return tuple(np.concatenate([f[k] for f in found]) for k in (0, 1))
 
 
-def in_time_order(rows):
-    """``rows`` sorted by start time, ties (and rows without one, last) in manifest order,
-    and their start times (datetime64[ns]) in that order.
-
-    The order :func:`thruput.campaign.monitor.combine` gives the runs, so that batches
-    read in this order are appended one after the other: a runs.csv whose rows are not in
-    time order (tests of several paths started at once, an imported archive) would
-    otherwise have a later batch start before the end of the store and make it be
-    rewritten whole, again and again.
-    """
-    times = mon.start_times(r.started for r in rows)
-    order = np.argsort(times, kind="stable")
-    if np.array_equal(order, np.arange(len(rows))):
-        return rows, times
-    return [rows[i] for i in order], times[order]
-
-
 def _remember(out, directory, before, index, rows, manifest_sha256, stats=None, times=None):
     """Update :func:`verified_path` of ``out``: the stored runs' record (``index``, as
     checked now, or None if not) followed by the runs of ``rows`` just read (in time
@@ -735,7 +718,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                 _check_prefix(directory, out, base, whole,
                               mon.ManifestDigest(whole) if after is not None else digest)
             raise
-        rows, times = in_time_order(rows)
+        rows, times = mon.in_time_order(rows)
         return rows
 
     times = None
