@@ -236,7 +236,8 @@ def test_manifest_digests_of_long_texts_found_a_block_at_a_time(monkeypatch):
 def test_runs_csv_after_the_stored_bytes_goes_on_as_the_whole_text(tmp_path, head):
     """read_manifest_after: the header and the rows after the stored ones (non-ASCII
     too), the hash of the bytes before, and a digest resumed from them that gives what
-    the whole text's digest gives; None where the bytes cannot tell."""
+    the whole text's digest gives; None where the new rows' bytes cannot tell, and no
+    hash where the stored rows' cannot."""
     text = head + "".join(f"row {k} ü\n" if k % 3 else f"row {k}\n" for k in range(40))
     (tmp_path / "runs.csv").write_text(text)
     whole = mon.ManifestDigest(text)
@@ -254,10 +255,13 @@ def test_runs_csv_after_the_stored_bytes_goes_on_as_the_whole_text(tmp_path, hea
     for odd in ("row\r30", "row\x0b30", "row\u202830"):     # a carriage return, other breaks
         (tmp_path / "runs.csv").write_text(text.replace("row 30", odd))
         assert mon.read_manifest_after(tmp_path, stored["manifest_bytes"]) is None
-    for reason, taken in (('"a, b"', True), ('"a', False)):     # a stored quoted cell: closed, open
-        (tmp_path / "runs.csv").write_text(text.replace("row 3\n", f"row 3,{reason}\n"))
+    # the stored rows: a quoted cell closed on its line, or not; other breaks (then the
+    # bytes before cannot tell: no hash, and the caller reads the whole text)
+    for stored_row, taken in (('row 3,"a, b"', True), ('row 3,"a', False), ("row\r3", False), ("row\x0b3", False)):
+        (tmp_path / "runs.csv").write_text(text.replace("row 3\n", f"{stored_row}\n"))
         size = mon.ManifestDigest((tmp_path / "runs.csv").read_text()).attrs(10)["manifest_bytes"]
-        assert (mon.read_manifest_after(tmp_path, size) is not None) is taken
+        after = mon.read_manifest_after(tmp_path, size)
+        assert after is not None and (after.prefix.result() is not None) is taken
 
 
 @pytest.mark.parametrize("quote", [False, True])

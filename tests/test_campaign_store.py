@@ -129,7 +129,8 @@ def test_an_append_cut_short_is_done_again_or_refused(full, tmp_path, monkeypatc
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(*((Attributes, "put") if step == "attrs" else (zarr, "consolidate_metadata")), killed)
+        m.setattr(*((Attributes, "put") if step == "attrs" else (store, "_consolidate_again")), killed)
+        m.setattr(zarr, "consolidate_metadata", killed)
         with pytest.raises(KeyboardInterrupt):
             store.normalize_monitor(target, out)
     assert zarr.open_group(str(out), mode="r", use_consolidated=False)["rtt"].shape[0] == 20
@@ -528,6 +529,15 @@ def test_the_c_stat_of_stored_files_gives_the_python_numbers(tmp_path):
     assert [x.tolist() for x in c] == [x.tolist() for x in python]
     assert [x.tolist() for x in store._stat(str(tmp_path) + "/", paths)] == [x.tolist() for x in python]
     assert [x.tolist() for x in store._stat(tmp_path / "nowhere", paths[:2])] == [[-1, -1], [-1, -1]]
+    # the same of paths NUL-joined (a record's sources as its file holds them), in two parts
+    plain = [p for p in paths if p.isascii() and "\0" not in p]
+    joined = "\0".join(plain).encode()
+    parts = [store._stat_joined(tmp_path, joined, a, b - a) for a, b in ((0, 4), (4, len(plain)))]
+    assert [np.concatenate([p[k] for p in parts]).tolist() for k in (0, 1)] == \
+        [x.tolist() for x in store._stat(tmp_path, plain)]
+    for first, count in ((0, len(plain) + 1), (len(plain), 1), (-1, 1), (0, 2**62)):
+        with pytest.raises(ValueError):
+            store._stat_joined(tmp_path, joined, first, count)
 
 
 def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_path):
@@ -581,21 +591,62 @@ def test_grow_runs_writes_the_metadata_zarrs_resize_writes(full, tmp_path, monke
     assert not store._grow_zarray(ours, n + 2000)
 
 
+def test_an_appends_consolidated_metadata_is_zarrs(full, tmp_path, monkeypatch):
+    """After an append's lengthening and attrs, ``.zmetadata`` is consolidated again from
+    the one there with zarr's bytes; a store whose members or other metadata changed, or a
+    ``.zmetadata`` zarr would not write so, is left to zarr."""
+    import zarr
+
+    ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
+    attrs = {**xr.open_zarr(full).attrs, "manifest_rows": 10**6, "note": float("nan")}
+    for path in (ours, theirs):
+        shutil.copytree(full, path)
+        store.grow_runs(path, 10**6)
+    monkeypatch.setattr(store, "_consolidate_again", lambda path: False)
+    store.put_attrs(theirs, attrs)
+    monkeypatch.undo()
+    calls = []
+    real = zarr.consolidate_metadata
+    monkeypatch.setattr(zarr, "consolidate_metadata", lambda *a, **k: calls.append(a) or real(*a, **k))
+    store.put_attrs(ours, attrs)
+    assert not calls and files(ours) == files(theirs) != files(full)
+    assert xr.open_zarr(ours).sizes["run"] == 10**6
+    meta = (ours / ".zmetadata").read_bytes()
+    for change in ("member", "units", "indent"):
+        shutil.copytree(theirs, tmp_path / change)
+        if change == "member":          # (a folder zarr would list)
+            shutil.copytree(tmp_path / change / "time", tmp_path / change / "time2")
+        elif change == "units":
+            zattrs = tmp_path / change / "time" / ".zattrs"
+            zattrs.write_text(json.dumps({**json.loads(zattrs.read_text()), "units": "s"}))
+        else:
+            (tmp_path / change / ".zmetadata").write_bytes(json.dumps(json.loads(meta), indent=1).encode())
+        assert not store._consolidate_again(tmp_path / change)
+        assert (tmp_path / change / ".zmetadata").read_bytes() == (meta if change != "indent" else
+                                                                   json.dumps(json.loads(meta), indent=1).encode())
+
+
 @pytest.mark.parametrize("variant", ["plain", "non-ASCII stored row", "quoted stored cell", "CRLF",
-                                     "older store"])
+                                     "stored cell over two lines", "older store"])
 def test_an_append_finds_the_new_rows_by_the_stored_bytes(tmp_path, monkeypatch, variant):
     """An append reads runs.csv's new rows from where the stored ones end
-    (``manifest_bytes``), and hashes the bytes before them meanwhile; runs.csv with a
-    carriage return, or a store written before ``manifest_bytes``, are read whole as
-    before (the older store gets it). Either way the store is the one written whole."""
+    (``manifest_bytes``), and checks and hashes the bytes before them meanwhile; runs.csv
+    with a carriage return, a stored row over two lines (found only once the new rows are
+    parsed: nothing is written, and all is done again), or a store written before
+    ``manifest_bytes``, are read whole as before (the older store gets it). Either way the
+    store is the one written whole."""
     import zarr
+
+    quoted = {"non-ASCII stored row": (6, "lö"), "quoted stored cell": (14, '"x, y"'),
+              "stored cell over two lines": (14, '"x,\ny"')}
 
     def edit(target):
         text = (target / "runs.csv").read_text()
-        if variant in ("non-ASCII stored row", "quoted stored cell"):
+        if variant in quoted:
             lines = text.split("\n")
             cells = lines[2].split(",")
-            cells[6 if variant.startswith("non") else 14] = "lö" if variant.startswith("non") else '"x, y"'
+            column, cell = quoted[variant]
+            cells[column] = cell
             lines[2] = ",".join(cells)
             text = "\n".join(lines)
         newline = "\r\n" if variant == "CRLF" else "\n"
@@ -619,11 +670,14 @@ def test_an_append_finds_the_new_rows_by_the_stored_bytes(tmp_path, monkeypatch,
         group.attrs.put({k: v for k, v in group.attrs.asdict().items() if k != "manifest_bytes"})
         zarr.consolidate_metadata(str(out))
     (target / "runs.csv").write_bytes((whole_dir / "runs.csv").read_bytes())
-    whole_text = []
-    real = mon.read_manifest_text
+    whole_text, by_bytes = [], []
+    real, real_after = mon.read_manifest_text, mon.read_manifest_after
     monkeypatch.setattr(mon, "read_manifest_text", lambda d: whole_text.append(d) or real(d))
+    monkeypatch.setattr(mon, "read_manifest_after", lambda *a: by_bytes.append(real_after(*a)) or by_bytes[-1])
     assert store.normalize_monitor(target, out)["runs_added"] == 8
-    assert bool(whole_text) == (variant in ("CRLF", "older store"))
+    assert bool(whole_text) == (variant in ("CRLF", "stored cell over two lines", "older store"))
+    if variant == "stored cell over two lines":     # (the new rows were parsed, then all again)
+        assert len(by_bytes) == 1 and by_bytes[0].prefix.result() is None
     assert files(out) == files(whole)
 
 

@@ -40,6 +40,29 @@ def test_a_record_is_read_back_as_written(tmp_path, strings):
     assert back.on_disk == (path.stat().st_size, 1)
 
 
+def test_a_records_sources_are_given_joined_as_its_file_holds_them(tmp_path):
+    """A record as loaded gives its sources NUL-joined as the file holds them (for the
+    stat that begins before any string is made), over every block, and makes its strings
+    only when they are asked for; a block of non-ASCII or JSON-listed strings gives None."""
+    path = tmp_path / "s.zarr.verified"
+    verified.save_verified(path, tmp_path, record(["r0", "r1"], ["a/0", ""]))
+    assert verified.append_verified(path, verified.load_verified(path, tmp_path),
+                                    record([], []), "a" * 64)          # (a block of no run)
+    before = verified.load_verified(path, tmp_path)
+    assert verified.append_verified(path, before, record(["r2"], ["a/2"], start=2), "b" * 64)
+    back = verified.load_verified(path, tmp_path)
+    assert "run" not in vars(back) and "source" not in vars(back)      # (not made yet)
+    assert back.joined_sources() == b"a/0\0\0a/2"
+    assert back.source.tolist() == ["a/0", "", "a/2"] and back.run.tolist() == ["r0", "r1", "r2"]
+    assert back.verified().run is back.run and back._replace(size=back.size).source is back.source
+    for strange in (["a/é"], ["a\0b"]):
+        verified.save_verified(path, tmp_path, back.verified())
+        assert verified.load_verified(path, tmp_path).joined_sources() == b"a/0\0\0a/2"
+        assert verified.append_verified(path, verified.load_verified(path, tmp_path),
+                                        record(["r3"], strange, start=3), "c" * 64)
+        assert verified.load_verified(path, tmp_path).joined_sources() is None
+
+
 def test_writing_a_record_removes_one_of_its_older_name(tmp_path):
     path = tmp_path / "s.zarr.verified"
     old = tmp_path / "s.zarr.verified.npz"

@@ -5,6 +5,9 @@
  *
  * stat_many(top, paths) -> (size, mtime_ns): two bytes objects of native int64, one
  * value per path; -1 for an empty path or one that cannot be stat-ed.
+ * stat_joined(top, joined, first, count): the same of entries first .. first + count - 1
+ * of paths NUL-joined in one bytes object (the sources of a store's record as its file
+ * holds them: no str made of them at all).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -14,6 +17,55 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* Stat the n files names[i] (lengths[i] bytes; -1 for an empty one or one holding a
+ * NUL) under the folder top_path into size and mtime. Runs without the GIL. */
+static void
+stat_all(const char *top_path, const char **names, const Py_ssize_t *lengths, Py_ssize_t n,
+         int64_t *size, int64_t *mtime)
+{
+    int top_fd = open(top_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = -1;                        /* the folder open now, and its name */
+    const char *folder = NULL;
+    Py_ssize_t folder_len = -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *path = names[i], *slash;
+        Py_ssize_t len = lengths[i];
+        struct stat st;
+        size[i] = mtime[i] = -1;
+        if (top_fd < 0 || len == 0 || (Py_ssize_t)strlen(path) != len)
+            continue;                   /* nothing there, no file, or a NUL inside */
+        slash = strrchr(path, '/');
+        Py_ssize_t head = slash ? slash - path : 0;
+        if (head != folder_len || (head && memcmp(path, folder, head) != 0)) {
+            if (fd >= 0 && fd != top_fd)
+                close(fd);
+            fd = top_fd;
+            if (head) {
+                char buf[4096];
+                if (head >= (Py_ssize_t)sizeof(buf)) {
+                    fd = -1;
+                } else {
+                    memcpy(buf, path, head);
+                    buf[head] = '\0';
+                    fd = openat(top_fd, buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                }
+            }
+            folder = path;
+            folder_len = head;
+        }
+        if (fd < 0)
+            continue;                   /* no folder: no file in it */
+        if (fstatat(fd, slash ? slash + 1 : path, &st, 0) == 0) {
+            size[i] = (int64_t)st.st_size;
+            mtime[i] = (int64_t)st.st_mtim.tv_sec * 1000000000 + (int64_t)st.st_mtim.tv_nsec;
+        }
+    }
+    if (fd >= 0 && fd != top_fd)
+        close(fd);
+    if (top_fd >= 0)
+        close(top_fd);
+}
 
 static PyObject *
 stat_many(PyObject *self, PyObject *args)
@@ -58,47 +110,7 @@ stat_many(PyObject *self, PyObject *args)
     const char *top_path = PyBytes_AS_STRING(top);
 
     Py_BEGIN_ALLOW_THREADS
-    int top_fd = open(top_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    int fd = -1;                        /* the folder open now, and its name */
-    const char *folder = NULL;
-    Py_ssize_t folder_len = -1;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const char *path = names[i], *slash;
-        Py_ssize_t len = lengths[i];
-        struct stat st;
-        size[i] = mtime[i] = -1;
-        if (top_fd < 0 || len == 0 || (Py_ssize_t)strlen(path) != len)
-            continue;                   /* nothing there, no file, or a NUL inside */
-        slash = strrchr(path, '/');
-        Py_ssize_t head = slash ? slash - path : 0;
-        if (head != folder_len || (head && memcmp(path, folder, head) != 0)) {
-            if (fd >= 0 && fd != top_fd)
-                close(fd);
-            fd = top_fd;
-            if (head) {
-                char buf[4096];
-                if (head >= (Py_ssize_t)sizeof(buf)) {
-                    fd = -1;
-                } else {
-                    memcpy(buf, path, head);
-                    buf[head] = '\0';
-                    fd = openat(top_fd, buf, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                }
-            }
-            folder = path;
-            folder_len = head;
-        }
-        if (fd < 0)
-            continue;                   /* no folder: no file in it */
-        if (fstatat(fd, slash ? slash + 1 : path, &st, 0) == 0) {
-            size[i] = (int64_t)st.st_size;
-            mtime[i] = (int64_t)st.st_mtim.tv_sec * 1000000000 + (int64_t)st.st_mtim.tv_nsec;
-        }
-    }
-    if (fd >= 0 && fd != top_fd)
-        close(fd);
-    if (top_fd >= 0)
-        close(top_fd);
+    stat_all(top_path, names, lengths, n, size, mtime);
     Py_END_ALLOW_THREADS
 
     result = PyTuple_Pack(2, size_out, mtime_out);
@@ -113,9 +125,99 @@ done:
     return result;
 }
 
+
+/* stat_joined(top, joined, first, count) -> (size, mtime_ns) as stat_many, of entries
+ * first .. first + count - 1 of joined: paths in the file system's encoding, each
+ * followed by a NUL but the last. A count larger than the entries there are is a
+ * ValueError before anything is sized by it. */
+static PyObject *
+stat_joined(PyObject *self, PyObject *args)
+{
+    PyObject *top_obj, *top = NULL, *size_out = NULL, *mtime_out = NULL, *result = NULL;
+    Py_buffer view = {0};
+    Py_ssize_t first, count;
+    const char **names = NULL;
+    Py_ssize_t *lengths = NULL;
+    char *copy = NULL;
+    int bad = 0;
+
+    if (!PyArg_ParseTuple(args, "Oy*nn", &top_obj, &view, &first, &count))
+        return NULL;
+    if (!PyUnicode_FSConverter(top_obj, &top))
+        goto done;
+    if (first < 0 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "first and count must not be negative");
+        goto done;
+    }
+    /* (count is checked against the bytes there are before it sizes anything) */
+    if (count > view.len + 1) {
+        PyErr_SetString(PyExc_ValueError, "fewer paths than count");
+        goto done;
+    }
+    size_out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    mtime_out = PyBytes_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    names = PyMem_Malloc((count ? count : 1) * sizeof(char *));
+    lengths = PyMem_Malloc((count ? count : 1) * sizeof(Py_ssize_t));
+    copy = PyMem_Malloc(view.len + 1);
+    if (size_out == NULL || mtime_out == NULL || names == NULL || lengths == NULL || copy == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *size = (int64_t *)PyBytes_AS_STRING(size_out);
+    int64_t *mtime = (int64_t *)PyBytes_AS_STRING(mtime_out);
+    const char *top_path = PyBytes_AS_STRING(top);
+
+    Py_BEGIN_ALLOW_THREADS
+    const char *buf = view.buf, *end = buf + view.len;
+    const char *at = buf;
+    for (Py_ssize_t k = 0; k < first && !bad; k++) {
+        const char *nul = memchr(at, 0, end - at);
+        if (nul == NULL)
+            bad = 1;
+        else
+            at = nul + 1;
+    }
+    if (!bad && count) {
+        /* a NUL-ended copy of the entries wanted: every name is then a C string */
+        memcpy(copy, at, end - at);
+        copy[end - at] = '\0';
+        char *c = copy, *cend = copy + (end - at);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            char *nul = memchr(c, 0, cend - c + 1);
+            if (nul == NULL || (nul == cend && i + 1 < count)) {
+                bad = 1;
+                break;
+            }
+            names[i] = c;
+            lengths[i] = nul - c;
+            c = nul + 1;
+        }
+        if (!bad)
+            stat_all(top_path, names, lengths, count, size, mtime);
+    }
+    Py_END_ALLOW_THREADS
+
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "fewer paths than first + count");
+        goto done;
+    }
+    result = PyTuple_Pack(2, size_out, mtime_out);
+done:
+    PyBuffer_Release(&view);
+    PyMem_Free(names);
+    PyMem_Free(lengths);
+    PyMem_Free(copy);
+    Py_XDECREF(top);
+    Py_XDECREF(size_out);
+    Py_XDECREF(mtime_out);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"stat_many", stat_many, METH_VARARGS,
      "stat_many(top, paths) -> (size, mtime_ns): int64 bytes, -1 where there is no file."},
+    {"stat_joined", stat_joined, METH_VARARGS,
+     "stat_joined(top, joined, first, count) -> stat_many of entries first.. of NUL-joined paths."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -265,48 +265,87 @@ class After(NamedTuple):
     text: str
     #: Where the first row after the stored ones begins in ``text``.
     at: int
-    #: A future of the sha256 hash object of the bytes before it (computed in a thread).
+    #: A future of the sha256 hash object of the bytes before it, or of None if those
+    #: bytes are not rows of one line each (computed in a thread).
     prefix: object
 
 
 #: "\r" and :data:`_OTHER_BREAKS` as UTF-8 bytes, and those an ASCII text may hold.
 _BREAK_BYTES = tuple(c.encode("utf-8") for c in "\r" + _OTHER_BREAKS)
 _ASCII_BREAK_BYTES = tuple(c for c in _BREAK_BYTES if len(c) == 1)
+#: The longest header line :func:`read_manifest_after` looks for (bytes).
+_HEADER_BYTES = 2**16
 
 
 def read_manifest_after(directory, size):
     """runs.csv of an append whose store's rows take its first ``size`` bytes
     (``manifest_bytes``): its header and the rows after them (not the stored rows, which
-    are neither decoded nor parsed), where the first of those begins, and the hash of the
-    bytes before, computed in a thread (hashlib lets go of the GIL) while the caller
-    parses and sends the new rows. The caller must compare that hash with the store's
-    before writing anything: the rows before may have changed.
+    are read, checked and hashed in a thread while the caller parses and sends the new
+    rows), and where the first of those begins.
 
-    None where the bytes cannot tell: a carriage return or another line break than "\n"
-    anywhere, a byte before ``size`` that is not a line end, or a stored row with a
-    quoted cell that goes on past its line (rows would not be lines). Then the whole text
-    is read and hashed as :class:`ManifestDigest` does."""
+    ``prefix`` gives the hash of the bytes before, or None if they are not rows of one
+    line each ending in "\n" (a carriage return or another line break anywhere, or a
+    quoted cell that goes on past its line: ``size`` would then not count rows). The
+    caller must compare that hash with the store's, and read the whole text
+    (:class:`ManifestDigest`) if there is none, before writing anything.
+
+    None at once where the new rows tell already: no line end just before ``size``, a
+    line break other than "\n" after it, or no header line within ``size``."""
     from concurrent.futures import ThreadPoolExecutor
 
     path = Path(directory) / "runs.csv"
     if not path.is_file():
         raise MonitorError(f"{path}: missing")
-    raw = path.read_bytes()
-    header = raw.find(b"\n") + 1
-    if (not 0 < header <= size <= len(raw) or raw[size - 1:size] != b"\n"
-            or any(c in raw for c in (_ASCII_BREAK_BYTES if raw.isascii() else _BREAK_BYTES))):
-        return None                 # (searching for a multi-byte one costs 0.03 s at 44 MB)
-    if not _rows_are_lines(raw, size):
-        return None
+    fd = os.open(path, os.O_RDONLY)
     try:
-        head, tail = raw[:header].decode("utf-8"), raw[size:].decode("utf-8")
-    except UnicodeDecodeError:
-        return None                         # (read_text's error, from the usual way)
-    pool = ThreadPoolExecutor(1, thread_name_prefix="thruput-runs-csv")
-    try:
-        return After(head + tail, len(head), pool.submit(hashlib.sha256, memoryview(raw)[:size]))
+        length = os.fstat(fd).st_size
+        tail = _read_at(fd, length - size + 1, size - 1) if 0 < size <= length else b""
+        head = _read_at(fd, min(size, _HEADER_BYTES), 0)
+        head = head[:head.find(b"\n") + 1]
+        if (not head or tail[:1] != b"\n"
+                or any(c in tail for c in (_ASCII_BREAK_BYTES if tail.isascii() else _BREAK_BYTES))):
+            return None
+        try:
+            head, tail = head.decode("utf-8"), tail[1:].decode("utf-8")
+        except UnicodeDecodeError:
+            return None                     # (read_text's error, from the usual way)
+        pool = ThreadPoolExecutor(1, thread_name_prefix="thruput-runs-csv")
+        try:
+            prefix = pool.submit(_stored_prefix, fd, size)
+            fd = None                       # (closed by the thread)
+        finally:
+            pool.shutdown(wait=False)
+        return After(head + tail, len(head), prefix)
     finally:
-        pool.shutdown(wait=False)
+        if fd is not None:
+            os.close(fd)
+
+
+def _stored_prefix(fd, size):
+    """The sha256 hash object of the first ``size`` bytes of runs.csv (open as ``fd``,
+    closed here), or None if they are not rows of one line each ending in "\n"."""
+    try:
+        raw = _read_at(fd, size, 0)
+    finally:
+        os.close(fd)
+    if (len(raw) != size or not raw.endswith(b"\n")
+            or any(c in raw for c in (_ASCII_BREAK_BYTES if raw.isascii() else _BREAK_BYTES))
+            or not _rows_are_lines(raw, size)):
+        return None         # (searching for a multi-byte break costs 0.03 s at 44 MB)
+    return hashlib.sha256(raw)
+
+
+def _read_at(fd, n, offset):
+    """At most ``n`` bytes of the file ``fd`` from ``offset`` (fewer at its end), read in
+    parts of at most 1 GiB (one ``pread`` reads at most 2 GiB)."""
+    parts = []
+    while n > 0:
+        part = os.pread(fd, min(n, 2**30), offset)
+        if not part:
+            break
+        parts.append(part)
+        n, offset = n - len(part), offset + len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_manifest_text(directory):

@@ -36,8 +36,8 @@ from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from . import chunks
 from . import monitor as mon
-from .verified import (PER_RUN, Verified, append_verified, forget_older_name, load_verified, save_verified,
-                       verified_path)
+from .verified import (PER_RUN, Loaded, Verified, append_verified, forget_older_name, load_verified,
+                       save_verified, verified_path)
 
 try:        # optional (pyproject.toml): the C stat of many files
     from . import _statmany
@@ -264,11 +264,53 @@ def _refuse_older(path, stored, names):
 
 def put_attrs(path, attrs):
     """Replace the attrs of the store at ``path`` with ``attrs``, then consolidate its
-    metadata: the last step of every write, the one that shows it to readers."""
+    metadata (:func:`_consolidate_again`, or zarr): the last step of every write, the one
+    that shows it to readers."""
     import zarr
 
     zarr.open_group(str(path), mode="r+", use_consolidated=False).attrs.put(attrs)
-    zarr.consolidate_metadata(str(path))
+    if not (ZARR_FORMAT == 2 and _consolidate_again(path)):
+        zarr.consolidate_metadata(str(path))
+
+
+def _consolidate_again(path):
+    """Consolidate the metadata of the format 2 store at ``path`` again, after an append
+    lengthened its run arrays and replaced its attrs, with the bytes zarr's
+    ``consolidate_metadata`` writes: the ``.zmetadata`` there with each entry read again
+    from its file. 1-2 ms where zarr reads and rebuilds every member's metadata (17-35 ms
+    for a monitor store), on the serial tail of every append. False, and nothing
+    written, unless ``.zmetadata`` reads back as zarr wrote it, lists the store's
+    members, and every file is as consolidated there but for an array's ``shape`` and the
+    group's attrs: zarr then does it."""
+    import json
+
+    top = Path(path)
+    try:
+        old = (top / ".zmetadata").read_bytes()
+        doc = json.loads(old)
+        entries = doc["metadata"]
+        if json.dumps(doc, allow_nan=True).encode() != old or any(k.endswith("/.zgroup") for k in entries):
+            return False
+        with os.scandir(top) as found:
+            members = {e.name for e in found if e.is_dir()}
+        if members != {k.rsplit("/", 1)[0] for k in entries if "/" in k}:
+            return False
+        for key, was in entries.items():
+            now = json.loads((top / key).read_bytes())
+            if key == ".zattrs":
+                entries[key] = now
+            elif key.endswith("/.zarray"):
+                if now.keys() != was.keys() or any(now[k] != was[k] for k in was if k != "shape"):
+                    return False
+                was["shape"] = now["shape"]
+            elif now != was:
+                return False
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return False
+    tmp = top / ".zmetadata.part"
+    tmp.write_bytes(json.dumps(doc, allow_nan=True).encode())
+    os.replace(tmp, top / ".zmetadata")
+    return True
 
 
 def _region_values(ds):
@@ -540,18 +582,33 @@ def stat_ahead(directory, stored, verified=None, threads=None):
     recorded in ``verified``, if it is this store's record) in ``threads`` threads
     (default :data:`STAT_THREADS`), so that it runs while the caller reads runs.csv (the C
     stat lets go of the GIL, and the kernel's stat runs on every core): ``(record, what
-    gives (size, mtime) once done)``, for ``verify_sources(..., ahead=)``."""
+    gives (size, mtime) once done)``, for ``verify_sources(..., ahead=)``. A record as
+    :func:`load_verified` read it is stat-ed from its file's bytes
+    (:meth:`~thruput.campaign.verified.Loaded.joined_sources`): no string is made first."""
     from concurrent.futures import ThreadPoolExecutor
 
     record = _record_of(stored, verified)
-    sources = record.source.tolist()
+    joined = record.joined_sources() if _statmany is not None and isinstance(record, Loaded) else None
+    n = len(record.time)
     threads = max(1, threads or STAT_THREADS)
-    cuts = [len(sources) * k // threads for k in range(threads + 1)]
+    cuts = [n * k // threads for k in range(threads + 1)]
     pool = ThreadPoolExecutor(threads, thread_name_prefix="thruput-stat")
     try:
-        return record, _Joined([pool.submit(_stat, directory, sources[a:b]) for a, b in zip(cuts, cuts[1:])])
+        if joined is not None:
+            parts = [pool.submit(_stat_joined, directory, joined, a, b - a) for a, b in zip(cuts, cuts[1:])]
+        else:
+            sources = record.source.tolist()
+            parts = [pool.submit(_stat, directory, sources[a:b]) for a, b in zip(cuts, cuts[1:])]
+        return record, _Joined(parts)
     finally:
         pool.shutdown(wait=False)
+
+
+def _stat_joined(directory, joined, first, count):
+    """:func:`_stat` of sources ``first`` to ``first + count`` of the NUL-joined ``joined``
+    (in C: :mod:`thruput.campaign._statmany`)."""
+    size, mtime = _statmany.stat_joined(os.fspath(directory) or ".", joined, first, count)
+    return np.frombuffer(size, dtype=np.int64).copy(), np.frombuffer(mtime, dtype=np.int64).copy()
 
 
 #: Threads that :func:`stat_ahead` cuts the stat of the stored files into: two take half
@@ -603,15 +660,22 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None, 
         save_verified(path, directory, new)
 
 
+class _ReadWhole(Exception):
+    """runs.csv's stored rows are not rows of one line each: an append must read it whole
+    (raised before anything is written)."""
+
+
 def _check_prefix(directory, out, stored, text, digest, after=None):
     """The rows the store holds must be the first rows of runs.csv (``text``, whose
     :class:`~thruput.campaign.monitor.ManifestDigest` is ``digest``), unchanged; given
     ``after`` (:func:`~thruput.campaign.monitor.read_manifest_after`: ``text`` is then
     its header and new rows), by the hash of the bytes before the new rows, which
-    ``digest`` then goes on from."""
+    ``digest`` then goes on from (:class:`_ReadWhole` if those bytes cannot tell)."""
     n = int(stored.attrs["manifest_rows"])
     if after is not None:
         sha = after.prefix.result()
+        if sha is None:         # the stored rows are not one a line: ``after`` cannot say
+            raise _ReadWhole
         if sha.hexdigest() == stored.attrs["manifest_sha256"]:
             digest.resume(n, after.at, int(stored.attrs["manifest_bytes"]), sha)
             return
@@ -674,6 +738,15 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     thruput.errors.ThruputError
         For a bad campaign.yaml, runs.csv or raw file, naming file and line.
     """
+    try:
+        return _normalize_monitor(directory, out, workers, scheduler, client, verify)
+    except _ReadWhole:      # (found before anything was written: runs.csv is read whole)
+        return _normalize_monitor(directory, out, workers, scheduler, client, verify, by_bytes=False)
+
+
+def _normalize_monitor(directory, out, workers, scheduler, client, verify, by_bytes=True):
+    """:func:`normalize_monitor`; ``by_bytes``: an append reads runs.csv after its stored
+    bytes (:func:`~thruput.campaign.monitor.read_manifest_after`), not whole."""
     from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster
     from .dataset import load_metadata
     from .regions import GUESS_UNITS, UNIT_ROWS, Guess, write_new_store
@@ -700,7 +773,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     after = None
     if base is not None:
         start = int(base.attrs["manifest_rows"])
-        if "manifest_bytes" in base.attrs:      # the new rows found by where the stored end
+        if by_bytes and "manifest_bytes" in base.attrs:     # the new rows found by where the stored end
             after = mon.read_manifest_after(directory, int(base.attrs["manifest_bytes"]))
     text = after.text if after is not None else mon.read_manifest_text(directory)
     digest = mon.ManifestDigest(text)           # (read and hashed once, for all below)
@@ -713,6 +786,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
             rows, _ = mon.read_monitor_manifest(directory, start, text=text,
                                                 at=after.at if after is not None else None)
         except ThruputError:
+            if after is not None and after.prefix.result() is None:
+                raise _ReadWhole from None  # (the stored rows are not one a line: nor are the lines counted)
             if base is not None:            # (``after`` holds the new rows only)
                 whole = mon.read_manifest_text(directory) if after is not None else text
                 _check_prefix(directory, out, base, whole,

@@ -28,12 +28,13 @@ from __future__ import annotations
 import json
 import os
 import struct
+from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
-__all__ = ["Verified", "verified_path", "load_verified", "save_verified", "append_verified", "forget_older_name",
+__all__ = ["Verified", "Loaded", "verified_path", "load_verified", "save_verified", "append_verified", "forget_older_name",
            "MAX_BLOCKS", "PER_RUN"]
 
 #: The file's first bytes (the format's version is its last digit).
@@ -70,7 +71,47 @@ class Verified(NamedTuple):
     def matches(self, stored):
         """True if this records the store ``stored`` (its attrs and run count)."""
         return (self.manifest_sha256 == stored.attrs.get("manifest_sha256")
-                and len(self.run) == stored.sizes.get("run", 0))
+                and len(self.time) == stored.sizes.get("run", 0))
+
+
+class Loaded:
+    """A :class:`Verified` as :func:`load_verified` read it, used in its stead: its numbers
+    at once, its strings (``run``, ``source``) made when first asked for (2 x 10^5 of each
+    take 0.03-0.04 s), and meanwhile :meth:`joined_sources`, the sources as the file holds
+    them, for a stat of the files that begins first
+    (:func:`thruput.campaign.store.stat_ahead`)."""
+
+    def __init__(self, manifest_sha256, numbers, strings, on_disk):
+        self.manifest_sha256, self.on_disk = manifest_sha256, on_disk
+        self.time, self.size, self.mtime = numbers
+        self._strings = strings         # (per field, per block: (bytes, runs) or an array: _strings)
+
+    matches = Verified.matches
+
+    @cached_property
+    def run(self):
+        return _joined(self._strings["run"])
+
+    @cached_property
+    def source(self):
+        return _joined(self._strings["source"])
+
+    def joined_sources(self):
+        """The sources NUL-joined as ASCII bytes (one per run, as the file holds them), or
+        None if any block holds them otherwise (a JSON list, a non-ASCII path)."""
+        parts = self._strings["source"]
+        if not all(isinstance(p, tuple) for p in parts):
+            return None
+        return b"\0".join(data for data, n in parts if n)
+
+    def verified(self):
+        """The :class:`Verified` record (every string made)."""
+        return Verified(self.manifest_sha256, self.run, self.source, self.time, self.size, self.mtime,
+                        self.on_disk)
+
+    def _replace(self, **fields):
+        """:meth:`Verified._replace` of :meth:`verified`."""
+        return self.verified()._replace(**fields)
 
 
 def verified_path(out):
@@ -80,9 +121,10 @@ def verified_path(out):
 
 
 def load_verified(path, directory):
-    """The :class:`Verified` record at ``path``, or None if there is none, it is
-    unreadable or it was written for another raw directory. Blocks after one cut short
-    are not read (see the module)."""
+    """The record at ``path`` (a :class:`Loaded`: its strings made when first used), or
+    None if there is none, it is unreadable or it was written for another raw directory.
+    Blocks after one cut short (or whose strings are not as many as its runs, or not
+    UTF-8) are not read (see the module)."""
     try:
         raw = Path(path).read_bytes()
     except OSError:
@@ -108,9 +150,9 @@ def load_verified(path, directory):
         pos = end = block[1]
     if not blocks:
         return None
-    sha = blocks[-1]["manifest_sha256"]
-    joined = {k: np.concatenate([b[k] for b in blocks]) for k in PER_RUN}
-    return Verified(sha, **joined, on_disk=(end, len(blocks)))
+    numbers = [np.concatenate([b[k] for b in blocks]) for k in _NUMBERS]
+    strings = {k: [b[k] for b in blocks] for k in ("run", "source")}
+    return Loaded(blocks[-1]["manifest_sha256"], numbers, strings, (end, len(blocks)))
 
 
 def _read_block(raw, pos):
@@ -143,7 +185,11 @@ def _read_block(raw, pos):
 
 
 def _strings(data, n, how):
-    """The object array of the ``n`` strings ``data`` holds (written ``how``: :func:`_pack`), or None."""
+    """The ``n`` strings ``data`` holds (written ``how``: :func:`_pack`), or None if it
+    does not hold ``n`` valid ones: NUL-joined ASCII as ``(data, n)``, made into
+    strings only when used (:func:`_joined`); otherwise their object array."""
+    if how == 0 and data.isascii():
+        return (data, n) if not n or data.count(b"\0") == n - 1 else None
     if how == 1:
         values = json.loads(data.decode("ascii"))
         if not isinstance(values, list) or len(values) != n or not all(isinstance(v, str) for v in values):
@@ -152,6 +198,20 @@ def _strings(data, n, how):
         values = data.decode("utf-8", "surrogatepass").split("\0") if n else []
         if len(values) != n:
             return None
+    out = np.empty(n, dtype=object)
+    out[:] = values
+    return out
+
+
+def _joined(parts):
+    """The object array of the strings of every block (``parts``, as :func:`_strings`
+    gives them)."""
+    arrays = [_strings_now(*p) if isinstance(p, tuple) else p for p in parts]
+    return np.concatenate(arrays) if arrays else np.empty(0, dtype=object)
+
+
+def _strings_now(data, n):
+    values = data.decode("ascii").split("\0") if n else []
     out = np.empty(n, dtype=object)
     out[:] = values
     return out
