@@ -265,7 +265,7 @@ def _extract_many(texts, names):
         if isinstance(text, (bytes, bytearray)):
             text = bytes(text).decode("utf-8", errors="replace")
         try:
-            _extract_file(text, i, rows, ledger, offset)
+            _extract_file(text, i, rows, ledger, offset, totals[i])
         except ParseError as exc:
             raise exc.with_path(names[i]) from None
         offset += totals[i]
@@ -331,27 +331,31 @@ def _line_count(text):
     return text.count(newline) + (0 if text.endswith(newline) else 1)
 
 
-def _extract_file(text, file_index, rows, ledger, line_offset):
+def _extract_file(text, file_index, rows, ledger, line_offset, total=None):
     """Extract every document of ``text`` into ``rows``; mark its lines in ``ledger``.
 
-    With ``ledger=None`` a ledger for this text alone is made and returned.
+    With ``ledger=None`` a ledger for this text alone is made and returned. ``total``: the
+    text's :func:`_line_count`, if the caller has counted them.
     """
-    total = _line_count(text)
+    total = _line_count(text) if total is None else total
     if total == 0 or text.isspace():
         raise ParseError("empty input", line=1 if total else None)
     if ledger is None:
         ledger = Ledger(total)
     if INTERRUPT in text:
         text = _blank_interrupts(text, rows)
+    newlines = None
     try:  # the common case: one complete document
-        docs = [(_fast_loads(text), 0, len(text.rstrip()), "")]
+        docs = [(_fast_loads(text), 0, _content_end(text), "")]
+        newlines = total - (not text.endswith("\n"))     # (the text's "\n": counted once)
     except _FastError:
         docs = _split_documents(text)
     next_line = 1          # first line not yet accounted for
     pos, pos_line = 0, 1   # end of the previous document and its line
     for doc, start, end, lost in docs:
         first = pos_line + text.count("\n", pos, start)
-        last = first + text.count("\n", start, end)  # text[end - 1] closes the document
+        # (text[end - 1] closes the document; one document: the text's "\n" but the last few)
+        last = first + (text.count("\n", start, end) if newlines is None else newlines - text.count("\n", end))
         _extract_run(doc, text, start, end, first, file_index, rows, lost)
         if first > next_line:
             ledger.skip(slice(line_offset + next_line, line_offset + first), "blank")
@@ -362,6 +366,15 @@ def _extract_file(text, file_index, rows, ledger, line_offset):
         reason = "incomplete JSON (run cut off)" if text[pos:].strip() else "blank"
         ledger.skip(slice(line_offset + next_line, line_offset + total + 1), reason)
     return ledger
+
+
+def _content_end(text):
+    """``len(text.rstrip())``, without the copy ``rstrip`` makes of a text ending in
+    whitespace (an iperf3 log ends in "\n")."""
+    end = len(text)
+    while end and text[end - 1].isspace():
+        end -= 1
+    return end
 
 
 def _blank_interrupts(text, rows):
