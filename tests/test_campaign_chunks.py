@@ -1,4 +1,4 @@
-"""Whole chunks written straight to their files are the files zarr writes."""
+"""Chunks written straight to their files are the files zarr writes."""
 
 from pathlib import Path
 
@@ -47,14 +47,42 @@ def test_whole_chunks_are_zarrs_bytes(tmp_path, case, offset, n):
                                   by_zarr[:])
 
 
-@pytest.mark.parametrize("offset, n", [(2, 4), (0, 6), (6, 4)])
-def test_a_chunk_covered_in_part_is_left_to_zarr(tmp_path, offset, n):
-    dtype, fill, values = CASES["float"]
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("offset, n, before", [
+    (2, 4, None), (0, 6, None), (5, 5, None),           # chunks covered in part, no file there
+    (2, 4, (0, 8)), (6, 4, (4, 10)), (8, 2, (8, 10)),   # ... merged with what their files hold
+    (9, 1, (0, 10))])
+def test_chunks_covered_in_part_are_merged_as_zarr_merges_them(tmp_path, case, offset, n, before):
+    """A region that begins or ends inside a chunk (an append's first, the array's last)
+    gives the bytes zarr writes: what the chunk's file held, or the fill value, under it."""
+    dtype, fill, values = CASES[case]
+    by_zarr = _array(tmp_path / "zarr", dtype, fill, values.shape)
     direct = _array(tmp_path / "direct", dtype, fill, values.shape)
-    if offset == 6:
-        direct[8:10] = values[8:10]     # the last chunk's file is there: zarr keeps its bytes
-        offset, n = 8, 2
+    if before is not None:
+        for array in (by_zarr, direct):
+            array[before[0]:before[1]] = values[::-1][before[0]:before[1]]
+    part = values[offset:offset + n]
+    by_zarr[offset:offset + n] = part
+    assert chunks.write_rows(direct._async_array, str(tmp_path / "direct"), part, offset)
+    assert _files(tmp_path / "direct") == _files(tmp_path / "zarr")
+    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "direct"), mode="r")[:],
+                                  by_zarr[:])
+
+
+def test_a_chunk_merged_to_its_fill_value_alone_loses_its_file(tmp_path):
+    by_zarr = _array(tmp_path / "zarr", "<f8", np.nan, (10,))
+    direct = _array(tmp_path / "direct", "<f8", np.nan, (10,))
+    for array in (by_zarr, direct):
+        array[4:6] = [1.0, 2.0]
+    by_zarr[4:6] = np.nan
+    assert chunks.write_rows(direct._async_array, str(tmp_path / "direct"), np.full(2, np.nan), 4)
+    assert _files(tmp_path / "direct") == _files(tmp_path / "zarr") == {}
+
+
+def test_a_chunk_file_that_does_not_decode_is_left_to_zarr(tmp_path):
+    direct = _array(tmp_path / "direct", "<f8", np.nan, (10,))
+    direct[0:4] = [1.0, 2.0, 3.0, 4.0]
+    (tmp_path / "direct" / "1").write_bytes(b"not a chunk")
     before = _files(tmp_path / "direct")
-    assert not chunks.write_rows(direct._async_array, str(tmp_path / "direct"),
-                                 values[offset:offset + n], offset)
+    assert not chunks.write_rows(direct._async_array, str(tmp_path / "direct"), np.ones(4), 2)
     assert _files(tmp_path / "direct") == before

@@ -173,6 +173,20 @@ def test_append_with_more_probes_or_earlier_runs_rewrites_the_store(full, tmp_pa
     assert (record.size[record.source != ""] > 0).all()
 
 
+def test_whether_new_rows_follow_the_store_is_read_from_its_record_when_it_matches(full, tmp_path):
+    """The store's last start time comes from its record of checked files (the same
+    runs.csv rows: the same times) when there is one, else from the store itself."""
+    base = xr.open_zarr(full, consolidated=True, chunks=None, create_default_indexes=False)
+    record = store.load_verified(store.verified_path(full), CAMPAIGN)
+    assert record.matches(base) and record.time[-1] == base["time"].values[-1].astype(np.int64)
+    rows, _ = mon.read_monitor_manifest(CAMPAIGN)
+    last = max(rows, key=lambda r: r.started)
+    later = record.verified()._replace(time=record.time + 1)
+    assert store._follows(base, [last], record) and store._follows(base, [last])
+    assert not store._follows(base, [last], later)               # (the record is what is read)
+    assert store._follows(base, [last], later._replace(time=later.time[:-1]))   # not the store's
+
+
 def test_unverified_out_of_order_append_without_a_record_records_the_store_as_written(full, tmp_path):
     order = list(range(12, 20)) + list(range(12))        # slots 0-1 listed after slot 3
     target = copy(tmp_path, rows=order[:8])

@@ -1,22 +1,24 @@
-"""Whole chunks of a Zarr format 2 array written straight to their files, as zarr would.
+"""Chunks of a Zarr format 2 array written straight to their files, as zarr would.
 
 zarr-python 3 writes a chunk through its asynchronous pipeline, which hands every filter
 and compressor call to a thread: about 1 ms a chunk, most of the time a monitor unit
 (35 arrays, one chunk each) takes to be written. :func:`write_rows` does what zarr does
-for the chunks a region covers whole, and for the array's last chunk when no file holds
-it yet:
+for the chunks of a region along the first dimension:
 
 - the values are cast to the array's dtype;
-- a last chunk is padded with the fill value (zarr's default for the dtype when the
-  metadata says ``null``);
-- a chunk whose values all equal it is not written and its file is deleted (zarr's
-  ``write_empty_chunks=False``, decided by zarr's own comparison);
+- a chunk the region covers only in part (an append's first, the array's last) is what
+  its file holds (decoded by the compressor, then the filters in reverse) or else the
+  fill value (zarr's default for the dtype when the metadata says ``null``), with the
+  region's rows written over it;
+- a chunk whose values all equal the fill value is not written and its file is deleted
+  (zarr's ``write_empty_chunks=False``, decided by zarr's own comparison);
 - any other chunk is encoded by the array's filters, then its compressor (numcodecs), and
   written to its file (in place: see :func:`_put`).
 
-It leaves anything else to zarr: a chunk only partly covered, format 3, Fortran order, an
-array chunked along more than its first dimension. The store's bytes are zarr's: a test
-compares the files, and every monitor-store test writes through here.
+It leaves anything else to zarr: format 3, Fortran order, an array chunked along more
+than its first dimension, a chunk file it cannot decode to a whole chunk. The store's
+bytes are zarr's: a test compares the files, and every monitor-store test writes through
+here.
 """
 
 from __future__ import annotations
@@ -38,22 +40,28 @@ def write_rows(array, folder, value, offset):
         return False
     rows, end = meta.chunks[0], offset + value.shape[0]
     if (tuple(meta.chunks[1:]) != tuple(meta.shape[1:]) or value.shape[1:] != tuple(meta.shape[1:])
-            or offset % rows or end > meta.shape[0] or (end % rows and end != meta.shape[0])):
+            or end > meta.shape[0] or offset >= end):
         return False
-    if end % rows and os.path.exists(_chunk_file(folder, meta, end // rows)):
-        return False        # (zarr would keep what that file holds past the array's end)
     native = meta.dtype.to_native_dtype()
     fill = meta.fill_value if meta.fill_value is not None else meta.dtype.default_scalar()
     prototype = default_buffer_prototype()
     value = value.astype(native, order="C", copy=False)
-    for start in range(offset, end, rows):
-        block = value[start - offset:start - offset + rows]
-        if block.shape[0] < rows:
-            padded = prototype.nd_buffer.create(shape=(rows, *block.shape[1:]), dtype=native,
-                                                order="C", fill_value=fill)
-            padded[:block.shape[0]] = block
-            block = padded.as_numpy_array()
-        path = _chunk_file(folder, meta, start // rows)
+    blocks = []         # (every chunk made before any is written: a False writes nothing)
+    for index in range(offset // rows, -(-end // rows)):
+        first, path = index * rows, _chunk_file(folder, meta, index)
+        if offset <= first and first + rows <= end:
+            blocks.append((path, value[first - offset:first + rows - offset]))
+            continue
+        block = _stored(meta, path, rows, native)      # (covered in part: merged as zarr does)
+        if block is None:
+            block = prototype.nd_buffer.create(shape=(rows, *meta.shape[1:]), dtype=native,
+                                               order="C", fill_value=fill).as_numpy_array()
+        elif block is False:
+            return False
+        lo, hi = max(offset, first), min(end, first + rows)
+        block[lo - first:hi - first] = value[lo - offset:hi - offset]
+        blocks.append((path, block))
+    for path, block in blocks:
         if prototype.nd_buffer.from_numpy_array(block).all_equal(fill):
             try:
                 os.remove(path)
@@ -62,6 +70,30 @@ def write_rows(array, folder, value, offset):
             continue
         _put(path, _encoded(meta, block))
     return True
+
+
+def _stored(meta, path, rows, native):
+    """The chunk whose file is ``path`` as zarr decodes it (a writable array of ``rows``
+    rows), None if there is no file, False if it does not decode to a whole chunk."""
+    import numpy as np
+    from numcodecs.compat import ensure_ndarray_like
+
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    try:
+        if meta.compressor is not None:
+            data = meta.compressor.decode(data)
+        for codec in reversed(meta.filters or ()):
+            data = codec.decode(data)
+        block = ensure_ndarray_like(data)
+        if block.dtype != object:       # (bytes: the values; strings come decoded to objects)
+            block = block.view(native)
+        return np.array(block.reshape(-1).reshape((rows, *meta.shape[1:])), dtype=native)
+    except (ValueError, TypeError, RuntimeError):
+        return False
 
 
 def _chunk_file(folder, meta, index):
