@@ -63,6 +63,43 @@ def test_a_records_sources_are_given_joined_as_its_file_holds_them(tmp_path):
         assert verified.load_verified(path, tmp_path).joined_sources() is None
 
 
+def test_a_loaded_records_runs_and_named_files_are_told_from_its_bytes(tmp_path):
+    """Run ids joined, whether every run has a file, and a copy with new numbers (sharing
+    the strings made, and the bytes of those not) need no string; a record with a run without a file says
+    which."""
+    path = tmp_path / "s.zarr.verified"
+    verified.save_verified(path, tmp_path, record(["r0", "r1"], ["a/0", "a/1"]))
+    assert verified.append_verified(path, verified.load_verified(path, tmp_path),
+                                    record(["r2"], ["a/2"], start=2), "b" * 64)
+    back = verified.load_verified(path, tmp_path)
+    checked = back._replace(size=back.size + 1, mtime=back.mtime)
+    assert back.joined_runs() == b"r0\0r1\0r2" and back.named() is True
+    assert isinstance(checked, verified.Loaded) and checked.same_runs(back) and back.same_runs(checked)
+    assert checked.size.tolist() == (back.size + 1).tolist() and checked.on_disk == back.on_disk
+    assert "run" not in vars(back) and "source" not in vars(back) and "run" not in vars(checked)
+    assert not back.same_runs(verified.load_verified(path, tmp_path))   # (read again: other strings)
+    made = back.source
+    assert back._replace(size=back.size).source is made and back._replace(run=back.run).run is back.run
+    for sources, named in ((["", "a/1"], [False, True]), (["a/0", ""], [True, False])):
+        verified.save_verified(path, tmp_path, record(["r0", "r1"], sources))
+        assert verified.load_verified(path, tmp_path).named().tolist() == named
+
+
+def test_an_append_makes_none_of_its_records_strings(tmp_path, monkeypatch):
+    """The stored runs' ids and files are checked from the record's bytes, and the new
+    runs added as a block, without a string made of the stored ones."""
+    target = copy(tmp_path, rows=range(8))
+    out = tmp_path / "m.zarr"
+    store.normalize_monitor(target, out)
+    shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
+    made = []
+    strings_now = verified._strings_now
+    monkeypatch.setattr(verified, "_strings_now", lambda *a: made.append(a) or strings_now(*a))
+    assert store.normalize_monitor(target, out)["runs_added"] == 12
+    assert made == []
+    assert store.load_verified(store.verified_path(out), target).on_disk[1] == 2
+
+
 def test_writing_a_record_removes_one_of_its_older_name(tmp_path):
     path = tmp_path / "s.zarr.verified"
     old = tmp_path / "s.zarr.verified.npz"

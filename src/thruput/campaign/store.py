@@ -36,7 +36,7 @@ from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from . import chunks
 from . import monitor as mon
-from .verified import (PER_RUN, Loaded, Verified, append_verified, forget_older_name, load_verified,
+from .verified import (Loaded, Verified, append_verified, forget_older_name, load_verified,
                        save_verified, verified_path)
 
 try:        # optional (pyproject.toml): the C stat of many files
@@ -452,9 +452,15 @@ def _grow_zarray(path, n_runs):
 
 def _refuse_stored_runs(path, runs, stored=None):
     """StoreError if any of ``runs`` is in the store at ``path`` already (``stored``: its
-    run ids, if the caller has them)."""
+    run ids, or its record as :func:`load_verified` read it, if the caller has them)."""
     import zarr
 
+    if isinstance(stored, Loaded):      # (the usual case: told from the record's bytes)
+        joined = stored.joined_runs()
+        if joined is not None and {str(r).encode("utf-8", "surrogatepass") for r in runs}.isdisjoint(
+                joined.split(b"\0")):
+            return
+        stored = stored.run
     if stored is None:
         stored = zarr.open_consolidated(str(path), mode="r")["run"][:]
     new = {str(r) for r in runs}
@@ -553,7 +559,8 @@ def verify_sources(directory, stored, *, verified=None, ahead=None, **where):
     else:
         index = _record_of(stored, verified)
         size, mtime = _stat(directory, index.source.tolist())
-    todo = np.flatnonzero((index.source != "") & ((size < 0) | (size != index.size) | (mtime != index.mtime)))
+    named = index.named() if isinstance(index, Loaded) else index.source != ""   # (runs with a file)
+    todo = np.flatnonzero(named & ((size < 0) | (size != index.size) | (mtime != index.mtime)))
     problems = []
     if todo.size:
         paths = index.source[todo].tolist()
@@ -641,23 +648,34 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None, 
     added = Verified(manifest_sha256, np.array([r.run for r in rows], dtype=object),
                      np.array([r.path for r in rows], dtype=object), times.astype(np.int64),
                      *(stats if stats is not None else _stat(directory, [r.path for r in rows])))
-    new, only_added = added, False
-    if index is not None and len(index.run):
-        joined = [np.concatenate([getattr(index, k), getattr(added, k)]) for k in PER_RUN]
-        order = np.argsort(joined[2], kind="stable")       # a store rewritten out of order
-        in_order = np.array_equal(order, np.arange(order.size))
-        if not in_order:
-            joined = [a[order] for a in joined]
-        new = Verified(manifest_sha256, *joined)
-        only_added = (in_order and before is not None and index.run is before.run
+    numbers, order, only_added = [added.time, added.size, added.mtime], None, False
+    if index is not None and len(index.time):   # (the strings joined only if written whole)
+        numbers = [np.concatenate([index.time, added.time]), np.concatenate([index.size, added.size]),
+                   np.concatenate([index.mtime, added.mtime])]
+        if not (np.diff(numbers[0]) >= 0).all():        # a store rewritten out of order
+            order = np.argsort(numbers[0], kind="stable")
+            numbers = [a[order] for a in numbers]
+        only_added = (order is None and before is not None and _same_runs(index, before)
                       and np.array_equal(before.size, index.size) and np.array_equal(before.mtime, index.mtime))
     path = verified_path(out)
-    if before is not None and before.manifest_sha256 == manifest_sha256 and len(before.run) == len(new.run) \
-            and np.array_equal(before.size, new.size) and np.array_equal(before.mtime, new.mtime):
+    if before is not None and before.manifest_sha256 == manifest_sha256 and len(before.time) == len(numbers[0]) \
+            and np.array_equal(before.size, numbers[1]) and np.array_equal(before.mtime, numbers[2]):
         forget_older_name(path)         # (the record is as it was: not written)
         return
-    if not (only_added and append_verified(path, before, added, manifest_sha256)):
-        save_verified(path, directory, new)
+    if only_added and append_verified(path, before, added, manifest_sha256):
+        return
+    new = added
+    if index is not None and len(index.time):
+        strings = [np.concatenate([index.run, added.run]), np.concatenate([index.source, added.source])]
+        new = Verified(manifest_sha256, *(a[order] if order is not None else a for a in strings), *numbers)
+    save_verified(path, directory, new)
+
+
+def _same_runs(index, before):
+    """True if the record ``index`` holds the runs of ``before`` (the same strings)."""
+    if isinstance(index, Loaded):
+        return index.same_runs(before)
+    return index is before or (not isinstance(before, Loaded) and index.run is before.run)
 
 
 class _ReadWhole(Exception):
@@ -856,7 +874,7 @@ def _append(out, directory, metadata, text, digest, base, start, rows, verify, k
             _check_prefix(directory, out, base, text, digest, after)
         if base is not None and rows:       # once, for every unit or wave (while `ahead` runs)
             record = ahead[0] if ahead is not None else index
-            _refuse_stored_runs(out, [r.run for r in rows], record.run if record is not None else None)
+            _refuse_stored_runs(out, [r.run for r in rows], record if isinstance(record, Loaded) or record is None else record.run)
         if base is not None and verify:
             problems, index = verify_sources(
                 directory, base, verified=None if verify == "all" else known, ahead=ahead, **where)

@@ -99,10 +99,32 @@ class Loaded:
     def joined_sources(self):
         """The sources NUL-joined as ASCII bytes (one per run, as the file holds them), or
         None if any block holds them otherwise (a JSON list, a non-ASCII path)."""
-        parts = self._strings["source"]
+        return self._joined_bytes("source")
+
+    def joined_runs(self):
+        """The run ids as :meth:`joined_sources` gives the sources."""
+        return self._joined_bytes("run")
+
+    def _joined_bytes(self, field):
+        parts = self._strings[field]
         if not all(isinstance(p, tuple) for p in parts):
             return None
         return b"\0".join(data for data, n in parts if n)
+
+    def named(self):
+        """True if every run has a raw file (told from the file's bytes: no string made),
+        else ``source != ""``, per run."""
+        for part in self._strings["source"]:
+            if not isinstance(part, tuple):
+                return self.source != ""
+            data, n = part
+            if n and (not data or data[:1] == b"\0" or data[-1:] == b"\0" or b"\0\0" in data):
+                return self.source != ""
+        return True
+
+    def same_runs(self, other):
+        """True if ``other`` is this record, or a :meth:`_replace` of it (the same strings)."""
+        return isinstance(other, Loaded) and other._strings is self._strings
 
     def verified(self):
         """The :class:`Verified` record (every string made)."""
@@ -110,8 +132,15 @@ class Loaded:
                         self.on_disk)
 
     def _replace(self, **fields):
-        """:meth:`Verified._replace` of :meth:`verified`."""
-        return self.verified()._replace(**fields)
+        """:meth:`Verified._replace` of :meth:`verified`; a :class:`Loaded` sharing these
+        strings (those made, and the bytes of the others) if only numbers (``time``,
+        ``size``, ``mtime``) change."""
+        if not set(fields) <= set(_NUMBERS):
+            return self.verified()._replace(**fields)
+        out = Loaded(self.manifest_sha256, [fields.get(k, getattr(self, k)) for k in _NUMBERS],
+                     self._strings, self.on_disk)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k in ("run", "source")})
+        return out
 
 
 def verified_path(out):
