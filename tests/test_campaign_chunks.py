@@ -34,17 +34,7 @@ def _files(path):
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("offset, n", [(0, 10), (4, 4), (4, 6), (0, 8)])
 def test_whole_chunks_are_zarrs_bytes(tmp_path, case, offset, n):
-    dtype, fill, values = CASES[case]
-    by_zarr = _array(tmp_path / "zarr", dtype, fill, values.shape)
-    direct = _array(tmp_path / "direct", dtype, fill, values.shape)
-    for array in (by_zarr, direct):         # a chunk written before, then with its fill only
-        array[4:8] = values[:4]
-    part = values[offset:offset + n]
-    by_zarr[offset:offset + n] = part
-    assert chunks.write_rows(direct._async_array, str(tmp_path / "direct"), part, offset)
-    assert _files(tmp_path / "direct") == _files(tmp_path / "zarr")
-    np.testing.assert_array_equal(zarr.open_array(str(tmp_path / "direct"), mode="r")[:],
-                                  by_zarr[:])
+    _write_both(tmp_path, case, offset, n, (4, 8, CASES[case][2][:4]))  # (then its fill only)
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -55,12 +45,21 @@ def test_whole_chunks_are_zarrs_bytes(tmp_path, case, offset, n):
 def test_chunks_covered_in_part_are_merged_as_zarr_merges_them(tmp_path, case, offset, n, before):
     """A region that begins or ends inside a chunk (an append's first, the array's last)
     gives the bytes zarr writes: what the chunk's file held, or the fill value, under it."""
+    if before is not None:
+        before = (*before, CASES[case][2][::-1][before[0]:before[1]])
+    _write_both(tmp_path, case, offset, n, before)
+
+
+def _write_both(tmp_path, case, offset, n, before):
+    """Rows ``offset`` to ``offset + n`` of the case's values written by zarr and by
+    :func:`chunks.write_rows` into two arrays holding ``before`` (start, stop, values) or
+    nothing: the same files, the same values."""
     dtype, fill, values = CASES[case]
     by_zarr = _array(tmp_path / "zarr", dtype, fill, values.shape)
     direct = _array(tmp_path / "direct", dtype, fill, values.shape)
     if before is not None:
         for array in (by_zarr, direct):
-            array[before[0]:before[1]] = values[::-1][before[0]:before[1]]
+            array[before[0]:before[1]] = before[2]
     part = values[offset:offset + n]
     by_zarr[offset:offset + n] = part
     assert chunks.write_rows(direct._async_array, str(tmp_path / "direct"), part, offset)
