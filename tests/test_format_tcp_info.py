@@ -85,3 +85,12 @@ def test_socket_line_without_info_is_skipped_with_reason():
     ds = tcp_info.parse("\n".join(text))
     assert ds.sizes["snapshot"] == 11
     assert '"socket without tcp_info": 1' in ds.attrs["skipped_reasons"]
+
+
+def test_a_poll_time_too_long_to_be_a_number_is_an_error_naming_its_line():
+    text = (TCP / "tbf-netns--iperf3-3s-retrans.txt").read_text().split("\n")
+    times = [k for k, line in enumerate(text) if line.startswith("# time: ")]
+    text[times[1]] = "# time: " + "9" * 400          # (a float of it is inf)
+    with pytest.raises(ParseError, match="not a finite number of seconds") as err:
+        tcp_info.parse("\n".join(text))
+    assert err.value.line == times[1] + 1

@@ -32,6 +32,7 @@ verbatim in ``tcp_info_other``.
 
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
@@ -169,6 +170,9 @@ def parse(text):
         flush_pending()
         if m := TIME_RE.match(line):
             poll_time = float(m["time"])
+            if not math.isfinite(poll_time):    # (hundreds of digits: inf, then NaN times)
+                raise ParseError(f"# time: {m['time'][:20]}... is not a finite number of seconds",
+                                 line=lineno)
             ledger.parsed(lineno)
         elif not line.strip():
             ledger.skip(lineno, "blank")
