@@ -48,6 +48,8 @@ def _parse_or_fail_cleanly(module, data):
     except NotImplementedError:
         pytest.skip(f"{module.NAME} not implemented")
     validate(ds)
+    infinite = [k for k, v in ds.variables.items() if v.dtype.kind == "f" and np.isinf(v.values).any()]
+    assert not infinite, f"{module.NAME}: {infinite} read as inf, silently"
 
 
 @pytest.mark.parametrize("name", formats.REGISTRY)
@@ -237,3 +239,27 @@ def test_issue_10_crash_reproducers(fmt, name, line, old, new):
     if line is None:
         line = next(k for k, x in enumerate(text.splitlines(), 1) if old in x)
     _parse_or_fail_cleanly(formats.get(fmt), replace(text, line, old, new).encode())
+
+
+@pytest.mark.parametrize("name, sample, number", [
+    ("ping", "busybox--loopback.out", "time="),
+    ("irtt", "0.9.0--loopback.json", '"seqno": '),
+    ("irtt", "0.9.0--loopback.json", '"json_format": '),
+    ("iperf3_json", "3.12--get-server-output-json.json", '"bytes":\t830996480'),
+])
+def test_a_number_of_hundreds_of_digits_is_an_error_not_inf_nor_a_crash(name, sample, number):
+    """A damaged number the reader uses, too large for a float64 (401 digits), is a
+    ParseError (naming a line where the reader knows it), never ``inf`` in the Dataset nor
+    an OverflowError."""
+    from thruput.errors import ParseError
+
+    from .conftest import DATA
+
+    text = (DATA / name / sample).read_text()
+    at = text.find(number)
+    if at < 0:
+        pytest.skip(f"{sample} has no {number!r}")
+    start = at + re.match(r"[^0-9]*", number).end()         # (the number's first digit)
+    end = re.match(r"[0-9.]*", text[start:]).end() + start
+    with pytest.raises(ParseError, match="infinite|not an integer|not valid|too large"):
+        formats.get(name).parse(text[:start] + "1" + "0" * 400 + text[end:])

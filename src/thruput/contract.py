@@ -406,7 +406,38 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
     })
     ds.attrs.update(ledger_attrs)
     ds.attrs.update(attrs or {})
+    refuse_infinite(ds)
     return ds
+
+
+def refuse_infinite(ds):
+    """A :class:`~thruput.errors.ParseError` for the first infinite value of ``ds``: a
+    number in the log too large for a float64 (hundreds of digits: a damaged file) would
+    otherwise be read as ``inf``, silently. It names the value's line where the Dataset
+    has one (a ``line`` or ``*_line`` variable along the value's first dimensions)."""
+    for name, var in ds.variables.items():
+        if var.dtype.kind != "f" or not var.size:
+            continue
+        bad = np.isinf(var.values)
+        if not bad.any():
+            continue
+        index = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        where = ", ".join(f"{d} {i}" for d, i in zip(var.dims, index))
+        raise ParseError(f"{name}{f' ({where})' if where else ''} is infinite: a number too large "
+                         f"for a float (a damaged log?)", line=_line_of(ds, var.dims, index))
+
+
+def _line_of(ds, dims, index):
+    """The line of the value at ``index`` along ``dims``, from the ``line`` or ``*_line``
+    variable of ``ds`` that shares the most of those dimensions (first ones first), if any."""
+    lines = [v for n, v in ds.variables.items()
+             if (n == "line" or n.endswith("_line")) and v.dims and v.dims == dims[:len(v.dims)]
+             and v.dtype.kind in "iuf"]
+    for var in sorted(lines, key=lambda v: -len(v.dims)):
+        value = var.values[tuple(index[:len(var.dims)])]
+        if np.isfinite(value) and value > 0:
+            return int(value)
+    return None
 
 
 #: A consistency check named by the run it is about (``"run N: ..."``), as the parsers of

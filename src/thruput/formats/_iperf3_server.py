@@ -29,7 +29,8 @@ import re
 
 import numpy as np
 
-from ..contract import consistency_check
+from ..contract import consistency_check, refuse_infinite
+from ._json import DECODER
 
 __all__ = ["server_view", "views_of", "has_server_output", "attach", "add", "EXTRAS", "STREAM_EVENT"]
 
@@ -49,7 +50,7 @@ STREAM_EVENT = re.compile(r'\A\s*\{\s*"event"\s*:\s*"(?:start|interval|end|error
 MEMBERS = ("server_output_json", "server_output_text")
 
 _NAN = float("nan")
-_DECODER = json.JSONDecoder()
+_DECODER = DECODER
 
 
 def server_view(doc):
@@ -156,6 +157,7 @@ def add(ds, views):
     extras, checks = extras_and_checks(views, received, sent)
     ds = ds.assign({name: (dims, values, {"units": units, "long_name": long_name})
                     for name, (dims, values, units, long_name) in extras.items()})
+    refuse_infinite(ds)         # (added after the contract's own check: a damaged count)
     if checks:
         merged = json.loads(ds.attrs.get("consistency", "[]")) + checks
         ds.attrs["consistency"] = json.dumps(merged, sort_keys=True)

@@ -65,7 +65,7 @@ import numpy as np
 
 from ..contract import Ledger, build, split_lines
 from ..errors import ParseError
-from ._json import is_cut_off
+from ._json import DECODER, is_cut_off, loads
 from ._time import from_iso, unix_to_datetime
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -92,7 +92,7 @@ _RECEIVING_TESTS = re.compile(r"-t\s+TCP_MAERTS\b")
 _MIN_DATA_VERSION = 1
 
 _NAN = math.nan
-_DECODER = json.JSONDecoder()
+_DECODER = DECODER
 _WS = re.compile(r"[ \t\n\r]*")
 
 
@@ -116,7 +116,7 @@ def parse(text):
     ledger = Ledger(len(lines))
     lost = ""
     try:
-        doc = json.loads(text)
+        doc = loads(text)
         end = len(text.rstrip())
     except json.JSONDecodeError as exc:
         if not is_cut_off(text, exc):

@@ -93,7 +93,7 @@ import numpy as np
 from ..contract import RUN_CHECK, Ledger, build, consistency_check
 from ..errors import ParseError
 from . import _iperf3_server
-from ._json import is_cut_off
+from ._json import DECODER, is_cut_off, loads
 from ._time import unix_to_datetime
 
 try:  # orjson decodes iperf3's documents about five times faster than the json module
@@ -102,7 +102,7 @@ try:  # orjson decodes iperf3's documents about five times faster than the json 
     _fast_loads = orjson.loads
     _FastError = orjson.JSONDecodeError
 except ImportError:  # pragma: no cover - orjson is a dependency; json is the fallback
-    _fast_loads = json.loads
+    _fast_loads = loads
     _FastError = json.JSONDecodeError
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse", "parse_many", "totals_many", "RunTotals"]
@@ -149,7 +149,7 @@ INTERRUPT = "^C"
 _INTERRUPT_RE = re.compile(r"^[ \t]*\^C", re.MULTILINE)
 
 _NAN = math.nan
-_DECODER = json.JSONDecoder()
+_DECODER = DECODER
 _WS = re.compile(r"[ \t\n\r]*")
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from ..contract import Ledger, consistency_check, split_lines
 from ..errors import ParseError
 from . import _iperf3_server, iperf3_json
+from ._json import loads
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse", "EVENTS"]
 
@@ -77,7 +78,7 @@ def parse(text):
             ledger.skip(n, "blank")
             continue
         try:
-            event = json.loads(raw)
+            event = loads(raw)
         except json.JSONDecodeError as exc:
             if n == len(lines) and (not text.endswith("\n") or exc.pos >= len(raw.rstrip())):
                 ledger.cut_off(n)

@@ -48,7 +48,7 @@ import numpy as np
 
 from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
-from ._json import is_cut_off
+from ._json import DECODER, is_cut_off, loads
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
 
@@ -77,7 +77,7 @@ _SNIFF = re.compile(r'\A\s*\{\s*"version"\s*:\s*\{\s*"irtt"\s*:')
 _ROUND_TRIPS = re.compile(r'"round_trips"\s*:\s*\[')
 _SEQNO = re.compile(r'"seqno"\s*:')
 _WS = re.compile(r"\s*")
-_DECODER = json.JSONDecoder()
+_DECODER = DECODER
 _NAN = float("nan")
 
 
@@ -101,7 +101,7 @@ def parse(text):
     ledger = Ledger(len(lines), lines=lines)
     at = _ROUND_TRIPS.search(text)
     try:
-        doc = json.loads(text)
+        doc = loads(text)
         cut = False
     except json.JSONDecodeError as exc:
         if exc.msg == "Extra data":
@@ -115,7 +115,7 @@ def parse(text):
         raise ParseError('not an irtt JSON document (no "round_trips")', line=1)
     if cut:  # irtt writes "round_trips" last: the members before it are complete
         try:
-            head = json.loads(text[:at.start()].rstrip().rstrip(",") + "}")
+            head = loads(text[:at.start()].rstrip().rstrip(",") + "}")
         except json.JSONDecodeError as exc:
             raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
         trips, end = _round_trips(text, at.end())
@@ -174,6 +174,18 @@ def _ns(d, *keys):
     return float(d) if type(d) in (int, float) else _NAN
 
 
+def _integer(value, what, line):
+    """``value`` (a JSON number) as an int64; a ParseError naming ``what`` and ``line`` if it
+    is none (too many digits, a fraction, not a number)."""
+    try:
+        whole = int(value)
+    except (TypeError, ValueError, OverflowError):
+        whole = None
+    if whole is None or (isinstance(value, float) and whole != value) or not -2**63 <= whole < 2**63:
+        raise ParseError(f"{what} {str(value)[:30]} is not an integer of at most 64 bits", line=line)
+    return whole
+
+
 def _process(head, trips, lines, ledger, cut):
     n = len(trips)
     if not n and not cut:
@@ -184,7 +196,7 @@ def _process(head, trips, lines, ledger, cut):
     seq = np.empty(n, dtype=np.int64)
     lost = []
     for k, t in enumerate(trips):
-        seq[k] = int(t["seqno"])
+        seq[k] = _integer(t["seqno"], "seqno", int(lines[k]) if lines[k] > 0 else None)
         lost.append(str(t["lost"]))
         delay, ipdv, stamps = t.get("delay") or {}, t.get("ipdv") or {}, t.get("timestamps") or {}
         v[k] = (_ns(delay, "rtt"), _ns(delay, "send"), _ns(delay, "receive"), _ns(ipdv, "rtt"),
@@ -232,7 +244,7 @@ def _process(head, trips, lines, ledger, cut):
         "irtt_receive_time": (P, v[:, 7] / NS_PER_S, "s", "client's receive wall clock, Unix time"),
     }
     version = head["version"]
-    attrs = {"irtt_json_format": int(version.get("json_format", JSON_FORMAT)),
+    attrs = {"irtt_json_format": _integer(version.get("json_format", JSON_FORMAT), "json_format", None),
              "irtt_interval_s": float(head["config"]["params"]["interval"]) / NS_PER_S,
              "irtt_duration_s": float(head["config"]["params"]["duration"]) / NS_PER_S,
              "irtt_remote_address": str(head["config"].get("remote_address", ""))}
