@@ -302,8 +302,7 @@ def read_manifest_after(directory, size):
         tail = _read_at(fd, length - size + 1, size - 1) if 0 < size <= length else b""
         head = _read_at(fd, min(size, _HEADER_BYTES), 0)
         head = head[:head.find(b"\n") + 1]
-        if (not head or tail[:1] != b"\n"
-                or any(c in tail for c in (_ASCII_BREAK_BYTES if tail.isascii() else _BREAK_BYTES))):
+        if not head or tail[:1] != b"\n" or _breaks_in(tail):
             return None
         try:
             head, tail = head.decode("utf-8"), tail[1:].decode("utf-8")
@@ -328,11 +327,15 @@ def _stored_prefix(fd, size):
         raw = _read_at(fd, size, 0)
     finally:
         os.close(fd)
-    if (len(raw) != size or not raw.endswith(b"\n")
-            or any(c in raw for c in (_ASCII_BREAK_BYTES if raw.isascii() else _BREAK_BYTES))
-            or not _rows_are_lines(raw, size)):
-        return None         # (searching for a multi-byte break costs 0.03 s at 44 MB)
+    if len(raw) != size or not raw.endswith(b"\n") or _breaks_in(raw) or not _rows_are_lines(raw, size):
+        return None
     return hashlib.sha256(raw)
+
+
+def _breaks_in(data):
+    """True if the UTF-8 bytes ``data`` hold a line break other than "\n" (only the
+    one-byte ones searched for in ASCII bytes: a multi-byte one costs 0.03 s at 44 MB)."""
+    return any(c in data for c in (_ASCII_BREAK_BYTES if data.isascii() else _BREAK_BYTES))
 
 
 def _read_at(fd, n, offset):

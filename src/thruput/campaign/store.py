@@ -450,19 +450,18 @@ def _grow_zarray(path, n_runs):
     return True
 
 
-def _refuse_stored_runs(path, runs, stored=None):
-    """StoreError if any of ``runs`` is in the store at ``path`` already (``stored``: its
-    run ids, or its record as :func:`load_verified` read it, if the caller has them)."""
+def _refuse_stored_runs(path, runs, record=None):
+    """StoreError if any of ``runs`` is in the store at ``path`` already (``record``: the
+    store's :class:`Verified` record, or as :func:`load_verified` read it, if the caller
+    has it; else the ids are read from the store)."""
     import zarr
 
-    if isinstance(stored, Loaded):      # (the usual case: told from the record's bytes)
-        joined = stored.joined_runs()
+    if isinstance(record, Loaded):      # (the usual case: told from the record's bytes)
+        joined = record.joined_runs()
         if joined is not None and {str(r).encode("utf-8", "surrogatepass") for r in runs}.isdisjoint(
                 joined.split(b"\0")):
             return
-        stored = stored.run
-    if stored is None:
-        stored = zarr.open_consolidated(str(path), mode="r")["run"][:]
+    stored = record.run if record is not None else zarr.open_consolidated(str(path), mode="r")["run"][:]
     new = {str(r) for r in runs}
     stored = np.asarray(stored, dtype=object).tolist()
     if new.isdisjoint(stored):          # (the usual case, in C: a tenth of the loop below)
@@ -649,7 +648,8 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None, 
                      np.array([r.path for r in rows], dtype=object), times.astype(np.int64),
                      *(stats if stats is not None else _stat(directory, [r.path for r in rows])))
     numbers, order, only_added = [added.time, added.size, added.mtime], None, False
-    if index is not None and len(index.time):   # (the strings joined only if written whole)
+    stored = index is not None and len(index.time) > 0
+    if stored:                          # (the strings joined only if written whole)
         numbers = [np.concatenate([index.time, added.time]), np.concatenate([index.size, added.size]),
                    np.concatenate([index.mtime, added.mtime])]
         if not (np.diff(numbers[0]) >= 0).all():        # a store rewritten out of order
@@ -665,7 +665,7 @@ def _remember(out, directory, before, index, rows, manifest_sha256, stats=None, 
     if only_added and append_verified(path, before, added, manifest_sha256):
         return
     new = added
-    if index is not None and len(index.time):
+    if stored:
         strings = [np.concatenate([index.run, added.run]), np.concatenate([index.source, added.source])]
         new = Verified(manifest_sha256, *(a[order] if order is not None else a for a in strings), *numbers)
     save_verified(path, directory, new)
@@ -874,7 +874,7 @@ def _append(out, directory, metadata, text, digest, base, start, rows, verify, k
             _check_prefix(directory, out, base, text, digest, after)
         if base is not None and rows:       # once, for every unit or wave (while `ahead` runs)
             record = ahead[0] if ahead is not None else index
-            _refuse_stored_runs(out, [r.run for r in rows], record if isinstance(record, Loaded) or record is None else record.run)
+            _refuse_stored_runs(out, [r.run for r in rows], record)
         if base is not None and verify:
             problems, index = verify_sources(
                 directory, base, verified=None if verify == "all" else known, ahead=ahead, **where)

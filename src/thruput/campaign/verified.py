@@ -227,9 +227,7 @@ def _strings(data, n, how):
         values = data.decode("utf-8", "surrogatepass").split("\0") if n else []
         if len(values) != n:
             return None
-    out = np.empty(n, dtype=object)
-    out[:] = values
-    return out
+    return _objects(values)
 
 
 def _joined(parts):
@@ -240,8 +238,13 @@ def _joined(parts):
 
 
 def _strings_now(data, n):
-    values = data.decode("ascii").split("\0") if n else []
-    out = np.empty(n, dtype=object)
+    """The object array of the ``n`` strings of NUL-joined ASCII ``data``."""
+    return _objects(data.decode("ascii").split("\0") if n else [])
+
+
+def _objects(values):
+    """``values`` (a list of str) as a 1-d object array (``np.array`` could make it 2-d)."""
+    out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
 

@@ -30,7 +30,7 @@ import re
 import numpy as np
 
 from ..contract import consistency_check, refuse_infinite
-from ._json import DECODER
+from ._json import DECODER as _DECODER
 
 __all__ = ["server_view", "views_of", "has_server_output", "attach", "add", "EXTRAS", "STREAM_EVENT"]
 
@@ -50,7 +50,6 @@ STREAM_EVENT = re.compile(r'\A\s*\{\s*"event"\s*:\s*"(?:start|interval|end|error
 MEMBERS = ("server_output_json", "server_output_text")
 
 _NAN = float("nan")
-_DECODER = DECODER
 
 
 def server_view(doc):

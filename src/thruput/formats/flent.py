@@ -65,7 +65,8 @@ import numpy as np
 
 from ..contract import Ledger, build, split_lines
 from ..errors import ParseError
-from ._json import DECODER, is_cut_off, loads
+from ._json import DECODER as _DECODER
+from ._json import is_cut_off, loads
 from ._time import from_iso, unix_to_datetime
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -92,7 +93,6 @@ _RECEIVING_TESTS = re.compile(r"-t\s+TCP_MAERTS\b")
 _MIN_DATA_VERSION = 1
 
 _NAN = math.nan
-_DECODER = DECODER
 _WS = re.compile(r"[ \t\n\r]*")
 
 

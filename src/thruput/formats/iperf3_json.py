@@ -93,7 +93,8 @@ import numpy as np
 from ..contract import RUN_CHECK, Ledger, build, consistency_check
 from ..errors import ParseError
 from . import _iperf3_server
-from ._json import DECODER, is_cut_off, loads
+from ._json import DECODER as _DECODER
+from ._json import is_cut_off, loads
 from ._time import unix_to_datetime
 
 try:  # orjson decodes iperf3's documents about five times faster than the json module
@@ -149,7 +150,6 @@ INTERRUPT = "^C"
 _INTERRUPT_RE = re.compile(r"^[ \t]*\^C", re.MULTILINE)
 
 _NAN = math.nan
-_DECODER = DECODER
 _WS = re.compile(r"[ \t\n\r]*")
 
 

@@ -48,7 +48,8 @@ import numpy as np
 
 from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
-from ._json import DECODER, is_cut_off, loads
+from ._json import DECODER as _DECODER
+from ._json import is_cut_off, loads
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
 
@@ -77,7 +78,6 @@ _SNIFF = re.compile(r'\A\s*\{\s*"version"\s*:\s*\{\s*"irtt"\s*:')
 _ROUND_TRIPS = re.compile(r'"round_trips"\s*:\s*\[')
 _SEQNO = re.compile(r'"seqno"\s*:')
 _WS = re.compile(r"\s*")
-_DECODER = DECODER
 _NAN = float("nan")
 
 
