@@ -234,9 +234,10 @@ def elapsed(columns, line, name="Duration"):
 
 
 def _numeric(name, values, line):
-    """``values`` as floats, or a ParseError naming the first snapshot (line) that isn't."""
+    """``values`` as floats, or a ParseError naming the first snapshot (line) that isn't
+    one, or is too large for a float (``inf``: hundreds of digits, a damaged log)."""
     try:
-        return values.astype(float)
+        numbers = values.astype(float)
     except (TypeError, ValueError):
         for value, where in zip(values, line):
             try:
@@ -245,6 +246,12 @@ def _numeric(name, values, line):
                 raise ParseError(f"web100 {name} is not a number: {str(value)[:40]!r} "
                                  f"(snapshot starting at this line)", line=int(where)) from None
         raise
+    infinite = np.isinf(numbers)
+    if infinite.any():
+        k = int(np.argmax(infinite))
+        raise ParseError(f"web100 {name} is too large for a float: {str(values[k])[:40]!r} "
+                         f"(snapshot starting at this line)", line=int(line[k]))
+    return numbers
 
 
 def connection_label(local, local_port, remote, remote_port):
