@@ -312,6 +312,27 @@ def test_no_server_is_a_clear_error_before_any_run(tmp_path):
 
 
 @needs_tools
+def test_the_probe_waits_for_a_server_busy_with_another_test(iperf3_server):
+    """As after a Ctrl-C, when the server is still ending the test cut short: the probe
+    asks again (1, 2 ... s later) rather than fail with "the server is busy"."""
+    from thruput.record import probe_server
+
+    other = subprocess.Popen(["iperf3", "-c", "127.0.0.1", "-p", str(iperf3_server), "-t", "2",
+                              "--forceflush"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in other.stdout:           # until its test is under way
+            if "connected to" in line:
+                break
+        far, version = probe_server(Plan([65536], [1], repeats=1, duration_s=1, pause_s=1),
+                                    Target("127.0.0.1", iperf3_server))
+        assert version
+        assert other.wait(timeout=10) == 0      # (the other test ran to its end first)
+    finally:
+        other.kill()
+        other.communicate(timeout=10)
+
+
+@needs_tools
 def test_a_failed_cell_leaves_nothing_and_says_why(tmp_path):
     plan = Plan([65536], [1], repeats=1, duration_s=1, pause_s=1)
     result = run_cell(tmp_path, plan, Target("127.0.0.1", _free_port()), Cell(65536, 1, 0),

@@ -10,6 +10,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from dataclasses import dataclass, field
 
 from tqdm import tqdm
@@ -25,6 +26,12 @@ __all__ = ["record", "RecordError", "RecordSummary", "probe_server"]
 #: Seconds of the iperf3 probe run made before the sweep (checks the server, and asks it
 #: for its system_info with --get-server-output).
 PROBE_S = 1
+#: Further probes, after 1, 2 ... s, while the iperf3 server says it is busy: still ending
+#: a test, such as the one a Ctrl-C cut short a moment before the same command is run
+#: again to resume (as run_cell's attempts do).
+PROBE_BUSY_RETRIES = 4
+#: What iperf3 (3.x) answers a client while its server runs another test.
+IPERF3_BUSY = "the server is busy"
 
 
 class RecordError(ThruputError):
@@ -55,6 +62,7 @@ def _which(tool):
 
 def probe_server(plan, target):
     """Check that the iperf server answers; return (far host mapping, server version).
+    An iperf3 server busy with another test is asked again (:data:`PROBE_BUSY_RETRIES`).
 
     Raises
     ------
@@ -71,11 +79,16 @@ def probe_server(plan, target):
         argv = ["iperf", "-c", target.host, "-t", str(PROBE_S)]
     if target.port:
         argv += ["-p", str(target.port)]
-    try:
-        out = subprocess.run(target.argv(argv), capture_output=True, text=True,
-                             timeout=PROBE_S + 30)
-    except subprocess.TimeoutExpired:
-        raise RecordError(f"{plan.tool} probe to {target.host} timed out{hint}") from None
+    for attempt in range(PROBE_BUSY_RETRIES + 1):
+        if attempt:
+            time.sleep(attempt)
+        try:
+            out = subprocess.run(target.argv(argv), capture_output=True, text=True,
+                                 timeout=PROBE_S + 30)
+        except subprocess.TimeoutExpired:
+            raise RecordError(f"{plan.tool} probe to {target.host} timed out{hint}") from None
+        if plan.tool != "iperf3" or IPERF3_BUSY not in out.stdout + out.stderr:
+            break
     if plan.tool == "iperf2":
         if out.returncode != 0 or "connect failed" in out.stdout + out.stderr:
             raise RecordError(f"iperf probe to {target.host} failed: "
