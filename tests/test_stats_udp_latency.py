@@ -86,6 +86,8 @@ def test_fit_latency_nan_range_and_short_input():
     two = latency_line([0, 100], [1, 2])
     assert two["slope"] == pytest.approx(0.01) and np.isnan(two["slope_se"])
     assert np.isnan(latency_line([1], [1])["slope"])
+    one_size = latency_line([500, 500, 500], [1, 2, 3])
+    assert one_size["n"] == 3 and np.isnan(one_size["slope"]) and np.isnan(one_size["r2"])
 
 
 def test_latency_fit_beside_seed_001_expected_slope():

@@ -41,10 +41,12 @@ def latency_line(size, latency, size_range=None):
 
     Notes
     -----
-    Ordinary least squares; standard errors from the residual variance with ``n - 2``
-    degrees of freedom [2]_ (NaN with two points or fewer). Pairs with a NaN are left
-    out. Hughes-Jones et al. read the slope as the sum of the inverse data rates of
-    every copy along the path (seed 001).
+    Ordinary least squares, in closed form on centred values with NumPy's pairwise sums
+    (no LAPACK: the same bits on every CPU); standard errors from the residual variance
+    with ``n - 2`` degrees of freedom [2]_ (NaN with two points or fewer). Pairs with a
+    NaN are left out; with every point at one size there is no line (NaN). Hughes-Jones
+    et al. read the slope as the sum of the inverse data rates of every copy along the
+    path (seed 001).
 
     Examples
     --------
@@ -59,25 +61,38 @@ def latency_line(size, latency, size_range=None):
         ok &= (x >= size_range[0]) & (x <= size_range[1])
     x, y = x[ok], y[ok]
     n = x.size
-    nan = float("nan")
     if n < 2:
-        return {"slope": nan, "intercept": nan, "slope_se": nan, "intercept_se": nan,
-                "n": int(n), "residual_std": nan, "r2": nan}
-    X = np.column_stack([x, np.ones(n)])
-    coef, *_ = np.linalg.lstsq(X, y, rcond=None)
-    slope, intercept = coef
-    resid = y - X @ coef
-    se_slope = se_intercept = residual_std = nan
+        return _no_line(n)
+    x_mean, y_mean = _sum(x) / n, _sum(y) / n
+    dx, dy = x - x_mean, y - y_mean
+    sxx = _sum(dx * dx)
+    if sxx == 0:          # every point at one size: no line
+        return _no_line(n)
+    slope = _sum(dx * dy) / sxx
+    intercept = y_mean - slope * x_mean
+    resid = y - (slope * x + intercept)
+    sse = _sum(resid * resid)
+    se_slope = se_intercept = residual_std = float("nan")
     if n > 2:
-        s2 = resid @ resid / (n - 2)
-        cov = s2 * np.linalg.inv(X.T @ X)
-        se_slope, se_intercept = np.sqrt(np.diag(cov))
+        s2 = sse / (n - 2)
+        se_slope = np.sqrt(s2 / sxx)
+        se_intercept = np.sqrt(s2 * (1 / n + x_mean * x_mean / sxx))
         residual_std = float(np.sqrt(s2))
-    ss_tot = float(((y - y.mean()) ** 2).sum())
-    r2 = 1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else nan
+    ss_tot = _sum(dy * dy)
+    r2 = 1.0 - sse / ss_tot if ss_tot > 0 else float("nan")
     return {"slope": float(slope), "intercept": float(intercept),
             "slope_se": float(se_slope), "intercept_se": float(se_intercept), "n": int(n),
             "residual_std": residual_std, "r2": r2}
+
+
+def _sum(a):
+    return float(np.add.reduce(a))
+
+
+def _no_line(n):
+    nan = float("nan")
+    return {"slope": nan, "intercept": nan, "slope_se": nan, "intercept_se": nan,
+            "n": int(n), "residual_std": nan, "r2": nan}
 
 
 def latency_fit(scan, size="size", latency="latency_avg", size_range=None, expected_slope=None):

@@ -19,6 +19,7 @@ from .changes import MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
                       as_utc, gap_report, period_labels, rolling_summary, udp_tcp_ratio)
+from ._portable import geomspace
 from .periodic import DAY_S, daily_cycle, periodogram
 
 __all__ = ["monitor_product", "monitor_params", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
@@ -316,4 +317,4 @@ def _period_grid(ds, p):
     """Periods (h) shared by every series' periodogram: 2 slots to half the campaign."""
     times = np.asarray(ds["time"].values, "datetime64[ns]")
     span_h = (times.max() - times.min()) / np.timedelta64(1, "h")
-    return np.geomspace(2 * p["interval_s"] / 3600, max(span_h / 2, 4 * p["interval_s"] / 3600), 400)
+    return geomspace(2 * p["interval_s"] / 3600, max(span_h / 2, 4 * p["interval_s"] / 3600), 400)

@@ -18,9 +18,9 @@ References
 from __future__ import annotations
 
 import numpy as np
-import scipy.signal
 import xarray as xr
 
+from ._portable import dot_rows, geomspace, sincos
 from ._util import alpha_bounds, cell_rngs, quiet, units_of
 from .summaries import bootstrap_samples
 
@@ -70,10 +70,53 @@ CYCLE_BINS = 24
 DAY_S = 86400.0
 
 
+#: Frequencies x samples evaluated at once by :func:`_lombscargle` (its memory: some ten
+#: float arrays of this many elements).
+_BLOCK = 1 << 17
+
+
 def _lombscargle(hours, v, periods):
+    """Normalised generalised Lomb-Scargle power (0-1) of ``v`` at ``hours`` for each
+    period (h): Zechmeister & Kürster's eqs. 5-20 with the phase offset ``tau`` that makes
+    the sine and cosine uncorrelated, as :func:`scipy.signal.lombscargle` (``floating_mean``,
+    ``normalize``) computes them, with ``sin``/``cos`` and sums that give the same bits on
+    every CPU (:mod:`._portable`); ``tau`` is never formed, only its cosine and sine (half
+    angles, from ``2 tau``'s, with ``sqrt``)."""
+    hours = np.asarray(hours, dtype=float)
+    y = np.asarray(v, dtype=float)
+    y = y - np.add.reduce(y) / y.size          # (the floating mean makes this no change)
+    n = y.size
+    yy = np.add.reduce(y * y) / n - (np.add.reduce(y) / n) ** 2
+    omega = (2 * np.pi) / np.asarray(periods, dtype=float)
+    tiny = np.finfo(float).epsneg
+    power = np.empty(omega.size)
+    step = max(1, _BLOCK // max(n, 1))
     with quiet():
-        return scipy.signal.lombscargle(hours, v, 2 * np.pi / np.asarray(periods, float),
-                                        normalize=True, floating_mean=True)
+        for at in range(0, omega.size, step):
+            s, c = sincos(omega[at:at + step, None] * hours[None, :])
+            mc, ms = _mean(c, 1, n), _mean(s, 1, n)
+            cc = _mean(c, c, n) - mc * mc
+            ss = _mean(s, s, n) - ms * ms
+            cs = _mean(c, s, n) - mc * ms
+            half = (cc - ss) / 2
+            h = np.sqrt(half * half + cs * cs)
+            flat = h == 0
+            cos2 = np.where(flat, 1.0, half / np.where(flat, 1.0, h))
+            cos_tau = np.sqrt((1 + cos2) / 2)[:, None]
+            sin_tau = np.copysign(np.sqrt(np.maximum(1 - cos2, 0) / 2), cs)[:, None]
+            c, s = c * cos_tau + s * sin_tau, s * cos_tau - c * sin_tau
+            mc, ms, my = _mean(c, 1, n), _mean(s, 1, n), _mean(y, 1, n)
+            yc = _mean(c, y, n) - my * mc
+            ys = _mean(s, y, n) - my * ms
+            cc = np.maximum(_mean(c, c, n) - mc * mc, tiny)
+            ss = np.maximum(_mean(s, s, n) - ms * ms, tiny)
+            power[at:at + step] = (yc * yc / cc + ys * ys / ss) / yy
+    return power
+
+
+def _mean(a, b, n):
+    """Mean of ``a * b`` along the last axis (``b`` 1 for ``a``'s own)."""
+    return dot_rows(a, np.broadcast_to(b, a.shape)) / n
 
 
 def _peak(hours, v, periods, power):
@@ -126,8 +169,9 @@ def periodogram(values, time=None, periods=None, n_periods=500, min_period=None,
 
     Notes
     -----
-    :func:`scipy.signal.lombscargle` with ``floating_mean=True`` and
-    ``normalize=True``: the generalised periodogram [3]_ of Lomb [1]_ and Scargle [2]_,
+    The normalised power of :func:`scipy.signal.lombscargle` (``floating_mean=True``),
+    computed so that every CPU gives the same bits (:func:`_lombscargle`): the
+    generalised periodogram [3]_ of Lomb [1]_ and Scargle [2]_,
     which fits a sinusoid plus offset at each frequency by least squares, so gaps in the
     campaign need no filling. A daily cycle shows as a peak at 24 h; its power says how
     much of the variation it explains.
@@ -155,7 +199,7 @@ def periodogram(values, time=None, periods=None, n_periods=500, min_period=None,
         step = np.median(np.diff(hours)[np.diff(hours) > 0])
         lo = min_period if min_period is not None else 2 * step
         hi = max_period if max_period is not None else hours[-1] / 2
-        periods = np.geomspace(lo, hi, n_periods)
+        periods = geomspace(lo, hi, n_periods)
     periods = np.asarray(periods, dtype=float)
     power = _lombscargle(hours, v, periods)
     dominant, top, low, high = _peak(hours, v, periods, power)
