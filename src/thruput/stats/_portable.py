@@ -69,9 +69,12 @@ def sincos(x):
     z = r * r
     s = _horner(_SIN, z) * r
     c = _horner(_COS, z)
-    q = np.mod(k, 4).astype(np.int8)
-    sin = np.choose(q, (s, c, -s, -c))
-    cos = np.choose(q, (c, -s, -c, s))
+    q = np.mod(k, 4)                    # quadrant: (sin, cos) = (s, c), (c, -s), (-s, -c), (-c, s)
+    odd = (q == 1) | (q == 3)
+    sin = np.where(odd, c, s)
+    cos = np.where(odd, s, c)
+    np.negative(sin, out=sin, where=q >= 2)
+    np.negative(cos, out=cos, where=(q == 1) | (q == 2))
     return sin, cos
 
 

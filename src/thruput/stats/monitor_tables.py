@@ -102,6 +102,15 @@ def monitor_params(ds, params=None):
     return p
 
 
+def _loaded(ds, names):
+    """``ds`` with the variables ``names`` in memory: read once from a lazily opened
+    store, not at every use (the caller's ``ds`` is left as it is)."""
+    ds = ds.copy(deep=False)
+    for name in names:
+        ds.variables[name].load()
+    return ds
+
+
 def _select(ds, test):
     """The ``ok`` runs of one test kind, lazily (index arrays on NumPy coordinates)."""
     keep = (np.asarray(ds["test"].values) == test) & (np.asarray(ds["outcome"].values) == "ok")
@@ -113,17 +122,25 @@ def _series_keys(sub, by):
     return frame.groupby(list(by), sort=True).indices
 
 
-def _per_series(ds, func):
-    """``func(values, test, key_dict)`` for every series of every test, stacked on
-    ``series`` with coordinates path, direction, test, socket_buffer, size."""
-    parts = []
+def _series(ds):
+    """Per test with ``ok`` runs: its quantity (lazily, if ``ds`` is) and the runs of each
+    of its series: ``[(test, by, values, {key: indices})]``, found once for every table."""
+    found = []
     for test, (var, by) in SERIES.items():
         sub = _select(ds, test)
-        if sub.sizes["run"] == 0:
-            continue
-        for key, idx in _series_keys(sub, by).items():
+        if sub.sizes["run"]:
+            found.append((test, by, sub[var], _series_keys(sub, by)))
+    return found
+
+
+def _per_series(series, func):
+    """``func(values, test, key_dict)`` for every series of every test (:func:`_series`),
+    stacked on ``series`` with coordinates path, direction, test, socket_buffer, size."""
+    parts = []
+    for test, by, values, keys in series:
+        for key, idx in keys.items():
             key = dict(zip(by, key if isinstance(key, tuple) else (key,)))
-            out = func(sub[var].isel(run=idx), test, key)
+            out = func(values.isel(run=idx), test, key)
             if out is None:
                 continue
             labels = {"path": key["path"], "direction": key["direction"], "test": test,
@@ -220,14 +237,16 @@ def monitor_product(ds, params=None):
     Change points are searched with the cycle removed (``period=period_s``), in every
     series: TCP throughput per socket buffer, UDP throughput, ping median RTT per size.
     On dask input every table is computed per group or from mergeable summaries
-    (:mod:`thruput.stats.grouped`), never by loading the whole campaign; only the
-    ``runs`` table (points of the time series) copies every run's value, and only up to
-    ``max_points`` runs.
+    (:mod:`thruput.stats.grouped`), never by loading the whole campaign: ``test``,
+    ``outcome`` and ``time`` (one value a run, which every table selects by) are read
+    whole, once; the ``runs`` table (points of the time series) copies every run's value,
+    and only up to ``max_points`` runs.
     """
     missing = [name for name in REQUIRED if name not in ds.variables]
     if missing or "run" not in ds.dims:
         raise ValueError(f"{ds.attrs.get('campaign', 'dataset')}: not a monitor campaign "
                          f"(docs/design.md): missing {missing or ['dimension run']}")
+    ds = _loaded(ds, ("test", "outcome", "time"))
     p = monitor_params(ds, params)
     meta = _metadata(ds)
     boot = dict(n_boot=p["n_boot"], confidence=p["confidence"], seed=p["seed"])
@@ -236,12 +255,14 @@ def monitor_product(ds, params=None):
         "runs": int(ds.sizes["run"]), "start": str(np.asarray(ds["time"].values).min()),
         "end": str(np.asarray(ds["time"].values).max())})}
     out.update(_summaries(ds, p))
-    out["changes"] = _stack(_per_series(ds, lambda v, t, k: change_points(
+    series = _series(ds)
+    out["changes"] = _stack(_per_series(series, lambda v, t, k: change_points(
         v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], **boot)), "change")
     grid = _period_grid(ds, p)
-    out["periodogram"] = _stack(_per_series(ds, lambda v, t, k: periodogram(
+    out["periodogram"] = _stack(_per_series(series, lambda v, t, k: periodogram(
         _level_removed(v, p), periods=grid) if int(v.count()) >= MIN_PERIODOGRAM else None), "series")
-    out["cycle"] = _stack(_per_series(ds, lambda v, t, k: _cycle_per_period(v, p, boot)), "series")
+    out["cycle"] = _stack(_per_series(series, lambda v, t, k: _cycle_per_period(v, p, boot)), "series")
+    del series
     tcp = _select(ds, "tcp")
     if tcp.sizes["run"]:
         out["buffer_curves"] = _with_window_limit(
