@@ -170,8 +170,8 @@ def periodogram(values, time=None, periods=None, n_periods=500, min_period=None,
     Notes
     -----
     The normalised power of :func:`scipy.signal.lombscargle` (``floating_mean=True``),
-    computed so that every CPU gives the same bits (:func:`_lombscargle`): the
-    generalised periodogram [3]_ of Lomb [1]_ and Scargle [2]_,
+    computed with sines, cosines and sums of thruput's own, which give the same bits on
+    every CPU: the generalised periodogram [3]_ of Lomb [1]_ and Scargle [2]_,
     which fits a sinusoid plus offset at each frequency by least squares, so gaps in the
     campaign need no filling. A daily cycle shows as a peak at 24 h; its power says how
     much of the variation it explains.
