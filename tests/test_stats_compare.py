@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -10,6 +12,8 @@ import scipy.stats
 import xarray as xr
 
 from thruput.stats import compare, hodges_lehmann, metadata_diff
+
+compare_module = importlib.import_module("thruput.stats.compare")   # (the name is the function's)
 
 from . import synthetic
 
@@ -22,6 +26,48 @@ def test_hodges_lehmann_hand_computed():
     # a pure shift is recovered exactly
     x = np.random.default_rng(0).normal(size=30)
     assert hodges_lehmann(x, x + 2.5) == pytest.approx(2.5)
+
+
+def _outer_median(a, b):
+    return float(np.median(np.subtract.outer(np.asarray(b, float), np.asarray(a, float))))
+
+
+@pytest.mark.parametrize("kind", ["normal", "ties", "scales", "rounded"])
+def test_hodges_lehmann_selected_is_the_formed_median_bit_for_bit(kind, monkeypatch):
+    monkeypatch.setattr(compare_module, "HL_PAIRS_FORMED", 0)     # always the selection
+    rng = np.random.default_rng(len(kind))
+    for _ in range(60):
+        na, nb = rng.integers(1, 50, 2)
+        a, b = {"normal": lambda: (rng.normal(size=na), rng.normal(size=nb)),
+                "ties": lambda: (rng.integers(-3, 4, na) * 1.0, rng.integers(-3, 4, nb) * 1.0),
+                "scales": lambda: (rng.normal(size=na) * 1e9, rng.normal(size=nb) * 1e-9),
+                "rounded": lambda: (np.round(rng.normal(size=na), 2), np.round(rng.normal(size=nb), 2) + 0.1),
+                }[kind]()
+        assert hodges_lehmann(a, b) == _outer_median(a, b)      # odd and even numbers of pairs
+
+
+def test_hodges_lehmann_selected_with_infinities_and_signed_zeros(monkeypatch):
+    monkeypatch.setattr(compare_module, "HL_PAIRS_FORMED", 0)
+    assert hodges_lehmann([np.inf, 1.0], [2.0, 3.0]) == _outer_median([np.inf, 1.0], [2.0, 3.0]) == -np.inf
+    with np.errstate(invalid="ignore"):     # (inf - inf in the formed reference)
+        assert np.isnan(hodges_lehmann([1.0, 2.0], [np.inf, -np.inf]))
+        assert np.isnan(_outer_median([1.0, 2.0], [np.inf, -np.inf]))
+        assert np.isnan(hodges_lehmann([np.inf], [np.inf, 1.0]))
+    assert hodges_lehmann([0.0, -0.0], [0.0]) == 0.0
+
+
+def test_hodges_lehmann_of_large_samples_holds_no_pair():
+    # 4000 x 5000 runs: 2 x 10^7 differences (160 MB) if they were formed
+    rng = np.random.default_rng(11)
+    a, b = rng.normal(size=4000), rng.normal(size=5000) + 0.25
+    tracemalloc.start()
+    try:
+        got = hodges_lehmann(a, b)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2e6
+    assert got == _outer_median(a, b)
 
 
 def test_compare_against_scipy_and_hand_values():

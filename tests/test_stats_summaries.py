@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tracemalloc
+
 import numpy as np
 import pytest
 import scipy.stats
@@ -163,3 +165,26 @@ def test_seed_004_percentile_range_of_a_campaign():
     values = np.sort(ds["throughput"].values.ravel())
     assert float(s["p10"]) == pytest.approx(np.percentile(values, 10))
     assert float(s["max"]) == synthetic.CAPACITY
+
+
+def test_a_large_bootstrap_is_drawn_in_blocks_of_bounded_memory(monkeypatch):
+    from thruput.stats import summaries
+    x = np.random.default_rng(2).normal(size=20_000)
+    small = summaries.bootstrap_samples(x[:100], np.median, 50, np.random.default_rng(1))
+    # at or below the block: one draw, as always (the same replicates as before)
+    idx = np.random.default_rng(1).integers(0, 100, size=(50, 100))
+    np.testing.assert_array_equal(small, np.median(x[:100][idx], axis=-1))
+    monkeypatch.setattr(summaries, "BOOTSTRAP_BLOCK", 1 << 18)
+    tracemalloc.start()
+    try:
+        reps = summaries.bootstrap_samples(x, np.median, 400, np.random.default_rng(1))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # 400 x 20000 resampled values would be 128 MB (indices and values); blocks of 13
+    assert peak < 20e6
+    again = summaries.bootstrap_samples(x, np.median, 400, np.random.default_rng(1))
+    np.testing.assert_array_equal(reps, again)                  # the seed decides
+    assert reps.shape == (400,) and np.all((reps >= x.min()) & (reps <= x.max()))
+    # replicate medians of a 20000-run sample: spread about 1.25 / sqrt(n) sigma
+    assert abs(reps.mean() - np.median(x)) < 0.01 and 0.005 < reps.std() < 0.015

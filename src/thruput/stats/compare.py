@@ -50,7 +50,11 @@ def hodges_lehmann(a, b):
     Notes
     -----
     The estimator that goes with the Mann-Whitney test [2]_: robust to outliers, and
-    unlike the difference of medians it uses every pair of runs.
+    unlike the difference of medians it uses every pair of runs. Up to
+    :data:`HL_PAIRS_FORMED` pairs the differences are formed and their median taken;
+    beyond, the median is selected without forming them (memory of the two samples, not
+    of their product: two years of 90-minute runs on one path are 10^8 pairs); it is the
+    same float.
 
     Examples
     --------
@@ -62,7 +66,69 @@ def hodges_lehmann(a, b):
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
     if a.size == 0 or b.size == 0:
         return np.nan
-    return float(np.median(np.subtract.outer(b, a)))
+    if a.size * b.size <= HL_PAIRS_FORMED:
+        return float(np.median(np.subtract.outer(b, a)))
+    return _median_difference_selected(np.sort(a), b)
+
+
+#: Pairs up to which :func:`hodges_lehmann` forms every difference (8 bytes each); the
+#: selection is the faster beyond (5000 x 5000 runs: 0.08 s against 1.1 s).
+HL_PAIRS_FORMED = 1 << 20
+
+
+def _median_difference_selected(a, b):
+    """``np.median(np.subtract.outer(b, a))`` of ``a`` sorted ascending, without the
+    outer array: the middle order statistic(s) of the differences, each found by
+    bisecting the floats (:func:`_kth_difference`), averaged as ``np.median`` does."""
+    if (np.isposinf(a).any() and np.isposinf(b).any()) or (np.isneginf(a).any() and np.isneginf(b).any()):
+        return np.nan                       # (inf - inf: a NaN difference, as np.median says)
+    n = a.size * b.size
+    low = _kth_difference(a, b, (n - 1) // 2)
+    if n % 2:
+        return float(low)
+    return float(np.mean(np.array([low, _kth_difference(a, b, n // 2)])))
+
+
+def _kth_difference(a, b, k):
+    """The ``k``-th smallest (0-based) of the differences ``b[j] - a[i]`` as float64
+    subtraction gives them, ``a`` sorted ascending. Rounding is monotonic, so for each
+    ``b[j]`` the differences fall as ``i`` grows; how many are <= ``t`` is found for every
+    ``j`` at once by bisection on ``i``, and the smallest ``t`` with more than ``k`` of
+    them by bisection on the floats in order (at most 64 steps)."""
+    def at_most(t):
+        first = np.zeros(b.size, dtype=np.int64)          # first i with b - a[i] <= t
+        last = np.full(b.size, a.size, dtype=np.int64)
+        while True:
+            open_ = first < last
+            if not open_.any():
+                return int((a.size - first).sum())
+            mid = (first + last) // 2
+            ok = open_ & (b - a[np.minimum(mid, a.size - 1)] <= t)
+            last = np.where(ok, mid, last)
+            first = np.where(open_ & ~ok, mid + 1, first)
+
+    lo, hi = _ordered(b.min() - a[-1]), _ordered(b.max() - a[0])
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if at_most(_from_ordered(mid)) > k:
+            hi = mid
+        else:
+            lo = mid + 1
+    return _from_ordered(lo)
+
+
+_SIGN = 1 << 63
+
+
+def _ordered(x):
+    """An int that orders floats as ``<`` does (-0.0 just below 0.0)."""
+    bits = int(np.float64(x).view(np.uint64))
+    return bits if bits < _SIGN else -1 - (bits - _SIGN)
+
+
+def _from_ordered(key):
+    bits = key if key >= 0 else (-1 - key) + _SIGN
+    return float(np.uint64(bits).view(np.float64))
 
 
 def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):

@@ -128,9 +128,24 @@ def _statistic(statistic):
 
 
 def bootstrap_samples(x, statistic, n_boot, rng):
-    """``n_boot`` bootstrap replicates of ``statistic`` on the finite 1-D sample ``x``."""
-    idx = rng.integers(0, x.size, size=(n_boot, x.size))
-    return np.asarray(statistic(x[idx], axis=-1), dtype=float)
+    """``n_boot`` bootstrap replicates of ``statistic`` on the finite 1-D sample ``x``.
+
+    Up to :data:`BOOTSTRAP_BLOCK` resampled values at once: a larger bootstrap (1000
+    replicates of a series of 10^5 runs would hold 10^8 indices and values, 1.6 GB) is
+    drawn in blocks of replicates, from the same generator (another stream of it)."""
+    if n_boot * x.size <= BOOTSTRAP_BLOCK:
+        idx = rng.integers(0, x.size, size=(n_boot, x.size))
+        return np.asarray(statistic(x[idx], axis=-1), dtype=float)
+    rows = max(1, BOOTSTRAP_BLOCK // x.size)
+    out = np.empty(n_boot)
+    for at in range(0, n_boot, rows):
+        idx = rng.integers(0, x.size, size=(min(rows, n_boot - at), x.size))
+        out[at:at + idx.shape[0]] = statistic(x[idx], axis=-1)
+    return out
+
+
+#: Resampled values a bootstrap holds at once (16 bytes each: index and value).
+BOOTSTRAP_BLOCK = 1 << 24
 
 
 def bootstrap_ci(da, dim=None, statistic="median", n_boot=N_BOOT, confidence=CONFIDENCE,
