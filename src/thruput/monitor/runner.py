@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import datetime as dt
+import functools
 import hashlib
 import os
 import signal
@@ -102,14 +103,18 @@ def _judge(spec, returncode, stdout, stderr, timed_out, timeout_s):
 PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent():
-    """In the child, before exec: get SIGKILL if the monitor dies (even by SIGKILL), so a
-    killed monitor leaves no test running behind it. Linux only; elsewhere a no-op."""
+def _die_with_parent(parent):
+    """In the child, before exec: get SIGKILL if the monitor (process ``parent``) dies,
+    even by SIGKILL, so a killed monitor leaves no test running behind it; and end now if
+    it died already, between the fork and this (the signal would then never come).
+    Linux only; elsewhere a no-op."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
-        pass
+        return
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def run_test(spec, timeout_s, netns=None):
@@ -119,7 +124,8 @@ def run_test(spec, timeout_s, netns=None):
         argv = ["ip", "netns", "exec", netns, *argv]
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True, preexec_fn=_die_with_parent)
+                                start_new_session=True,
+                                preexec_fn=functools.partial(_die_with_parent, os.getpid()))
     except OSError as exc:
         return TestResult("error", f"cannot run {argv[0]}: {exc}", b"")
     timed_out = False
