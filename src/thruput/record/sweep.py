@@ -20,6 +20,7 @@ from .manifest import MANIFEST, append_rows, complete_runs, read_rows
 from .plan import Plan
 from .runner import CONNECT_TIMEOUT_MS, PART, RUNS_DIR, run_cell, utc_now
 from ..errors import ThruputError
+from ..monitor.outcome import classify
 
 __all__ = ["record", "RecordError", "RecordSummary", "probe_server"]
 
@@ -30,8 +31,6 @@ PROBE_S = 1
 #: a test, such as the one a Ctrl-C cut short a moment before the same command is run
 #: again to resume (as run_cell's attempts do).
 PROBE_BUSY_RETRIES = 4
-#: What iperf3 (3.x) answers a client while its server runs another test.
-IPERF3_BUSY = "the server is busy"
 
 
 class RecordError(ThruputError):
@@ -87,7 +86,7 @@ def probe_server(plan, target):
                                  timeout=PROBE_S + 30)
         except subprocess.TimeoutExpired:
             raise RecordError(f"{plan.tool} probe to {target.host} timed out{hint}") from None
-        if plan.tool != "iperf3" or IPERF3_BUSY not in out.stdout + out.stderr:
+        if plan.tool != "iperf3" or classify(out.stdout + out.stderr) != "busy":
             break
     if plan.tool == "iperf2":
         if out.returncode != 0 or "connect failed" in out.stdout + out.stderr:
