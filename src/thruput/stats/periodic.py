@@ -86,7 +86,8 @@ def _lombscargle(hours, v, periods):
     y = np.asarray(v, dtype=float)
     y = y - np.add.reduce(y) / y.size          # (the floating mean makes this no change)
     n = y.size
-    yy = np.add.reduce(y * y) / n - (np.add.reduce(y) / n) ** 2
+    my = np.add.reduce(y) / n
+    yy = np.add.reduce(y * y) / n - my ** 2
     omega = (2 * np.pi) / np.asarray(periods, dtype=float)
     tiny = np.finfo(float).epsneg
     power = np.empty(omega.size)
@@ -94,10 +95,10 @@ def _lombscargle(hours, v, periods):
     with quiet():
         for at in range(0, omega.size, step):
             s, c = sincos(omega[at:at + step, None] * hours[None, :])
-            mc, ms = _mean(c, 1, n), _mean(s, 1, n)
-            cc = _mean(c, c, n) - mc * mc
-            ss = _mean(s, s, n) - ms * ms
-            cs = _mean(c, s, n) - mc * ms
+            mc, ms = _mean(c), _mean(s)
+            cc = _mean(c, c) - mc * mc
+            ss = _mean(s, s) - ms * ms
+            cs = _mean(c, s) - mc * ms
             half = (cc - ss) / 2
             h = np.sqrt(half * half + cs * cs)
             flat = h == 0
@@ -105,18 +106,18 @@ def _lombscargle(hours, v, periods):
             cos_tau = np.sqrt((1 + cos2) / 2)[:, None]
             sin_tau = np.copysign(np.sqrt(np.maximum(1 - cos2, 0) / 2), cs)[:, None]
             c, s = c * cos_tau + s * sin_tau, s * cos_tau - c * sin_tau
-            mc, ms, my = _mean(c, 1, n), _mean(s, 1, n), _mean(y, 1, n)
-            yc = _mean(c, y, n) - my * mc
-            ys = _mean(s, y, n) - my * ms
-            cc = np.maximum(_mean(c, c, n) - mc * mc, tiny)
-            ss = np.maximum(_mean(s, s, n) - ms * ms, tiny)
+            mc, ms = _mean(c), _mean(s)
+            yc = _mean(c, y) - my * mc
+            ys = _mean(s, y) - my * ms
+            cc = np.maximum(_mean(c, c) - mc * mc, tiny)
+            ss = np.maximum(_mean(s, s) - ms * ms, tiny)
             power[at:at + step] = (yc * yc / cc + ys * ys / ss) / yy
     return power
 
 
-def _mean(a, b, n):
-    """Mean of ``a * b`` along the last axis (``b`` 1 for ``a``'s own)."""
-    return dot_rows(a, np.broadcast_to(b, a.shape)) / n
+def _mean(a, b=None):
+    """Mean along the last axis of ``a``, or of ``a * b`` (``b`` broadcast against it)."""
+    return (np.add.reduce(a, axis=-1) if b is None else dot_rows(a, b)) / a.shape[-1]
 
 
 def _peak(hours, v, periods, power):
