@@ -534,13 +534,18 @@ def test_the_c_stat_of_stored_files_gives_the_python_numbers(tmp_path):
     (tmp_path / os.fsdecode(b"c/bad\xff.txt")).write_bytes(b"yy")
     paths = ["top.json", "a/one.txt", "c/three.txt", "", "a/b/two.txt", "a/one.txt", "c/link.txt",
              "c/é.txt", "nowhere/x.txt", "a/missing.txt", "a/b", "a/n\0ul.txt", os.fsdecode(b"c/bad\xff.txt")]
+    os.mkfifo(tmp_path / "c" / "fifo")     # (opened to be loaded, it must not wait for a writer)
+    paths += ["c/fifo"]
     python = store._stat_python(tmp_path, paths)
-    assert python[0].tolist() == [1, 8, 22, -1, 15, 8, 8, 29, -1, -1, python[0][10], -1, 2]
+    assert python[0].tolist() == [1, 8, 22, -1, 15, 8, 8, 29, -1, -1, python[0][10], -1, 2, 0]
     assert python[1][1] == python[1][5] == python[1][6] == 1_234_567_891 and python[1][3] == -1
+    # loading each file into the page cache as it is stat-ed gives the same numbers
+    assert [x.tolist() for x in store._stat_python(tmp_path, paths, load=True)] == [x.tolist() for x in python]
     if store._statmany is None:
         pytest.skip("the C extension is not built here")
     c = store._stat(tmp_path, paths)
     assert [x.tolist() for x in c] == [x.tolist() for x in python]
+    assert [x.tolist() for x in store._stat(tmp_path, paths, load=True)] == [x.tolist() for x in python]
     assert [x.tolist() for x in store._stat(str(tmp_path) + "/", paths)] == [x.tolist() for x in python]
     assert [x.tolist() for x in store._stat(tmp_path / "nowhere", paths[:2])] == [[-1, -1], [-1, -1]]
     # the same of paths NUL-joined (a record's sources as its file holds them), in two parts
@@ -552,6 +557,47 @@ def test_the_c_stat_of_stored_files_gives_the_python_numbers(tmp_path):
     for first, count in ((0, len(plain) + 1), (len(plain), 1), (-1, 1), (0, 2**62)):
         with pytest.raises(ValueError):
             store._stat_joined(tmp_path, joined, first, count)
+
+
+@pytest.mark.skipif(not (hasattr(os, "posix_fadvise") and hasattr(os, "RWF_NOWAIT")),
+                    reason="no posix_fadvise or RWF_NOWAIT here")
+@pytest.mark.parametrize("c", [True, False], ids=["C", "Python"])
+def test_stat_with_load_asks_the_kernel_to_load_the_files(tmp_path, monkeypatch, c):
+    """store._stat(..., load=True), which read_unit runs in a thread while it parses a
+    unit's files: each file dropped from the page cache (POSIX_FADV_DONTNEED of a file
+    written back) is in it again afterwards (a read with RWF_NOWAIT, which fails rather
+    than wait for the disk, succeeds)."""
+    if not c:
+        monkeypatch.setattr(store, "_statmany", None)
+    elif store._statmany is None:
+        pytest.skip("the C extension is not built here")
+    paths = [f"d/{i}.txt" for i in range(8)]
+    (tmp_path / "d").mkdir()
+    for p in paths:
+        (tmp_path / p).write_bytes(os.urandom(64 * 1024))
+    os.sync()
+
+    def cached(rel):
+        fd = os.open(tmp_path / rel, os.O_RDONLY)
+        try:
+            os.preadv(fd, [bytearray(4096)], 60 * 1024, os.RWF_NOWAIT)
+            return True
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)
+
+    for p in paths:
+        fd = os.open(tmp_path / p, os.O_RDONLY)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        os.close(fd)
+    if any(map(cached, paths)):
+        pytest.skip("this file system keeps the files in memory (tmpfs?)")
+    assert store._stat(tmp_path, paths, load=True)[0].tolist() == [64 * 1024] * 8
+    deadline = time.monotonic() + 10
+    while not all(map(cached, paths)) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert all(map(cached, paths))
 
 
 def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_path):

@@ -62,18 +62,6 @@ def test_a_parcel_travels_as_its_pickle_and_is_opened_by_the_task(client):
     assert parallel.submit(client, len, parallel.Parcel(rows)).result() == 3
 
 
-def test_local_workers_are_here(client, monkeypatch):
-    """A LocalCluster's workers share this machine's page cache (readahead helps them);
-    workers elsewhere, or none, do not."""
-    assert parallel.workers_here(client)
-    info = client.scheduler_info()
-    elsewhere = {"workers": {a.replace("127.0.0.1", "192.0.2.7"): w for a, w in info["workers"].items()}}
-    monkeypatch.setattr(client, "scheduler_info", lambda: elsewhere)
-    assert not parallel.workers_here(client)
-    monkeypatch.setattr(client, "scheduler_info", lambda: {"workers": {}})
-    assert not parallel.workers_here(client)
-
-
 def same_bits(a, b):
     xr.testing.assert_identical(a, b)
     assert a.attrs == b.attrs

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-__all__ = ["map_batches", "iter_batches", "cluster", "local_cluster", "workers_here", "answering", "read_many",
+__all__ = ["map_batches", "iter_batches", "cluster", "local_cluster", "answering", "read_many",
            "submit", "Parcel", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
 
 
@@ -108,19 +108,6 @@ def local_cluster(workers):
     with dask.config.set(SCHEDULER_CONFIG):     # (read as the scheduler starts, here)
         return LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
                             dashboard_address=":0", silence_logs=40, config=WORKER_CONFIG)
-
-
-def workers_here(client):
-    """True if every worker of ``client``'s cluster runs on this machine (its address is
-    the loopback's or one of this machine's interfaces'), so that they share its page
-    cache (:mod:`thruput.readahead`); False without workers."""
-    import psutil
-    from distributed.comm import get_address_host
-
-    hosts = {get_address_host(a) for a in client.scheduler_info().get("workers", {})}
-    mine = {"localhost"} | {a.address.split("%")[0] for addresses in psutil.net_if_addrs().values()
-                            for a in addresses}
-    return bool(hosts) and hosts <= mine
 
 
 class Parcel:

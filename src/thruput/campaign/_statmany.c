@@ -1,10 +1,13 @@
-/* Size and modification time of many files under one folder, for an append's check of
- * the raw files a monitor store already holds (thruput.campaign.store._stat): one
- * fstatat(2) per file, by name in its open folder, with no Python object per file but
- * its encoded path. Optional: without it, store._stat does the same in Python.
+/* Size and modification time of many files under one folder: for an append's check of
+ * the raw files a monitor store already holds (thruput.campaign.store._stat), and for the
+ * files of a unit as a worker reads them, each also asked into the page cache
+ * (thruput.campaign.regions.read_unit). One fstatat(2) per file, by name in its open
+ * folder (or openat, posix_fadvise and fstat), with no Python object per file but its
+ * encoded path. Optional: without it, store._stat does the same in Python.
  *
- * stat_many(top, paths) -> (size, mtime_ns): two bytes objects of native int64, one
- * value per path; -1 for an empty path or one that cannot be stat-ed.
+ * stat_many(top, paths, load=False) -> (size, mtime_ns): two bytes objects of native
+ * int64, one value per path; -1 for an empty path or one that cannot be stat-ed. With
+ * load, each file is also asked into the page cache.
  * stat_joined(top, joined, first, count): the same of entries first .. first + count - 1
  * of paths NUL-joined in one bytes object (the sources of a store's record as its file
  * holds them: no str made of them at all).
@@ -19,10 +22,13 @@
 #include <unistd.h>
 
 /* Stat the n files names[i] (lengths[i] bytes; -1 for an empty one or one holding a
- * NUL) under the folder top_path into size and mtime. Runs without the GIL. */
+ * NUL) under the folder top_path into size and mtime. With load, each file is opened
+ * (without blocking: a FIFO would wait for a writer), the kernel asked to load it into
+ * the page cache (posix_fadvise WILLNEED: the read starts, the call returns) and stat-ed
+ * by its descriptor; one that cannot be opened is stat-ed by name. Runs without the GIL. */
 static void
 stat_all(const char *top_path, const char **names, const Py_ssize_t *lengths, Py_ssize_t n,
-         int64_t *size, int64_t *mtime)
+         int64_t *size, int64_t *mtime, int load)
 {
     int top_fd = open(top_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int fd = -1;                        /* the folder open now, and its name */
@@ -56,7 +62,19 @@ stat_all(const char *top_path, const char **names, const Py_ssize_t *lengths, Py
         }
         if (fd < 0)
             continue;                   /* no folder: no file in it */
-        if (fstatat(fd, slash ? slash + 1 : path, &st, 0) == 0) {
+        const char *name = slash ? slash + 1 : path;
+        int ok = -1;
+        if (load) {
+            int file = openat(fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+            if (file >= 0) {
+                posix_fadvise(file, 0, 0, POSIX_FADV_WILLNEED);
+                ok = fstat(file, &st);
+                close(file);
+            }
+        }
+        if (ok != 0)
+            ok = fstatat(fd, name, &st, 0);
+        if (ok == 0) {
             size[i] = (int64_t)st.st_size;
             mtime[i] = (int64_t)st.st_mtim.tv_sec * 1000000000 + (int64_t)st.st_mtim.tv_nsec;
         }
@@ -74,8 +92,9 @@ stat_many(PyObject *self, PyObject *args)
     PyObject *size_out = NULL, *mtime_out = NULL, *result = NULL;
     const char **names = NULL;
     Py_ssize_t *lengths = NULL;
+    int load = 0;
 
-    if (!PyArg_ParseTuple(args, "OO", &top_obj, &paths_obj))
+    if (!PyArg_ParseTuple(args, "OO|p", &top_obj, &paths_obj, &load))
         return NULL;
     if (!PyUnicode_FSConverter(top_obj, &top))
         return NULL;
@@ -110,7 +129,7 @@ stat_many(PyObject *self, PyObject *args)
     const char *top_path = PyBytes_AS_STRING(top);
 
     Py_BEGIN_ALLOW_THREADS
-    stat_all(top_path, names, lengths, n, size, mtime);
+    stat_all(top_path, names, lengths, n, size, mtime, load);
     Py_END_ALLOW_THREADS
 
     result = PyTuple_Pack(2, size_out, mtime_out);
@@ -193,7 +212,7 @@ stat_joined(PyObject *self, PyObject *args)
             c = nul + 1;
         }
         if (!bad)
-            stat_all(top_path, names, lengths, count, size, mtime);
+            stat_all(top_path, names, lengths, count, size, mtime, 0);
     }
     Py_END_ALLOW_THREADS
 
@@ -215,7 +234,8 @@ done:
 
 static PyMethodDef methods[] = {
     {"stat_many", stat_many, METH_VARARGS,
-     "stat_many(top, paths) -> (size, mtime_ns): int64 bytes, -1 where there is no file."},
+     "stat_many(top, paths, load=False) -> (size, mtime_ns): int64 bytes, -1 where there is no file;\n"
+     "load: each file also asked into the page cache (posix_fadvise WILLNEED)."},
     {"stat_joined", stat_joined, METH_VARARGS,
      "stat_joined(top, joined, first, count) -> stat_many of entries first.. of NUL-joined paths."},
     {NULL, NULL, 0, NULL},

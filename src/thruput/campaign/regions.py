@@ -32,8 +32,9 @@ memory stays one unit per worker (a campaign whose first runs hold no ping, say)
 
 from __future__ import annotations
 
-import os
+import functools
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import NamedTuple
 
@@ -48,9 +49,6 @@ __all__ = ["UNIT_ROWS", "GUESS_UNITS", "Guess", "write_new_store", "append_units
 #: Units sent ahead per worker: enough that none waits for the next, few enough that the
 #: cluster holds a bounded number of rows (a unit's task keeps its rows until let go of).
 AHEAD_PER_WORKER = 4
-#: Units whose files are loaded ahead (:mod:`thruput.readahead`) while one is read in
-#: this process (on a cluster: those sent to the workers).
-AHEAD_HERE = 2
 #: Units of a new store read by the workers while runs.csv is read whole (:class:`Guess`):
 #: about the time that takes at 2 x 10^5 rows (1-1.5 s) on two workers. They are the
 #: first in time order of one unit's rows more (rows of paths run at once interleave).
@@ -135,13 +133,30 @@ def write_unit(target, unit, first=None):
 
 def read_unit(target, unit):
     """The runs of ``unit``, read and joined in store order, and the size and modification
-    time of their files once read. Python's cyclic garbage collector is paused meanwhile
-    (:func:`~thruput.formats.ping.paused_gc`), as in :func:`write_read`: the pieces of
-    1024 runs are freed as they go, and its collections, which also walk every object of
-    the worker, took 5-6 % of a worker's time."""
+    time of their files (:func:`thruput.campaign.store._stat`). Python's cyclic garbage
+    collector is paused meanwhile (:func:`~thruput.formats.ping.paused_gc`), as in
+    :func:`write_read`: the pieces of 1024 runs are freed as they go, and its collections,
+    which also walk every object of the worker, took 5-6 % of a worker's time.
+
+    While the files are parsed, a thread asks the kernel to load each one into the page
+    cache and stat-s it, in the unit's order (``store._stat(..., load=True)``: in C
+    without the GIL where it is built), so that the parser finds them in memory: a file
+    read from disk took 110-220 µs on the first bench VM, 60 µs on the second, against
+    8-17 µs from the page cache, and the VMs reclaim cached files within minutes (docs/
+    scale.md). Each worker loads its own files, on whatever machine it runs. A file's size
+    and time are taken before it is parsed, so that a file changed meanwhile shows as
+    changed at the next append's check."""
     with paused_gc():
+        stats = _loader().submit(store._stat, target.directory, [r.path for r in unit.rows], True)
         ds = mon.combine([mon.read_batch(target.directory, unit.rows)])
-        return ds, store._stat(target.directory, [r.path for r in unit.rows])
+        return ds, stats.result()
+
+
+@functools.lru_cache(maxsize=None)
+def _loader():
+    """The thread that loads and stat-s the files of the units read in this process
+    (:func:`read_unit`), started when first needed."""
+    return ThreadPoolExecutor(1, thread_name_prefix="thruput-load")
 
 
 def write_read(read, target, offset, first=None):
@@ -297,37 +312,27 @@ def _run(target, todo, client, first=None, ready=None, read_first=None):
     go of as soon as it has reported: the cluster holds a few units' rows whatever the
     archive's size. The first error is raised, the rest let go.
 
-    The files of the units in flight (here: the next :data:`AHEAD_HERE`) are loaded
-    into the page cache meanwhile (:mod:`thruput.readahead`), when the workers are on
-    this machine (:func:`thruput.parallel.workers_here`). While tasks are out, this process
+    Each unit's files are loaded into the page cache by the process that reads them
+    (:func:`read_unit`), not by this one. While tasks are out, this process
     answers at a short thread switch interval (:func:`thruput.parallel.answering`) and
     without cyclic garbage collection (:func:`~thruput.formats.ping.paused_gc`), as every
     unit's task runs."""
-    from ..readahead import ReadAhead
-
     todo = list(todo)       # (``ready`` may lengthen it)
     if client is None:
-        with ReadAhead() as ahead:      # (the files of the next units loaded meanwhile)
-            for unit in todo[:AHEAD_HERE]:
-                ahead.add(_files(target, unit))
-            if ready is not None:
-                todo += ready() or []
-            reports = []
-            for k, unit in enumerate(todo):
-                if k + AHEAD_HERE < len(todo):
-                    ahead.add(_files(target, todo[k + AHEAD_HERE]))
-                reports.append(write_unit(target, unit, first))
-                first = first if first is not None else reports[0]
-            return reports
+        if ready is not None:
+            todo += ready() or []
+        reports = []
+        for unit in todo:
+            reports.append(write_unit(target, unit, first))
+            first = first if first is not None else reports[0]
+        return reports
     from collections import deque
 
     from distributed import Future, as_completed
 
-    from ..parallel import Parcel, answering, submit, workers_here
+    from ..parallel import Parcel, answering, submit
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
-    # workers on this machine find the files of the units sent to them in its page cache
-    ahead = ReadAhead() if workers_here(client) else None
     where = {}
     pending = as_completed()
     sent, reading, writing = 0, deque(), False
@@ -344,8 +349,6 @@ def _run(target, todo, client, first=None, ready=None, read_first=None):
             pending.add(written)
         else:
             reading.append((k, unit.offset, submit(client, read_unit, target, Parcel(unit))))
-        if ahead is not None:
-            ahead.add(_files(target, unit))
 
     def write():
         nonlocal first
@@ -378,14 +381,6 @@ def _run(target, todo, client, first=None, ready=None, read_first=None):
                 write()
             return reports
     finally:
-        if ahead is not None:
-            ahead.close()
         for future in [*pending.futures, first, *(f for _, _, f in reading)]:
             if isinstance(future, Future):
                 future.cancel()
-
-
-def _files(target, unit):
-    """The paths of the raw files of ``unit``'s rows."""
-    top = os.path.join(target.directory, "")
-    return [top + row.path for row in unit.rows if row.path]

@@ -481,21 +481,32 @@ def _hash_batch(directory, paths):
     return out
 
 
-def _stat(directory, sources):
+def _stat(directory, sources, load=False):
     """``(size, mtime_ns)`` of each raw file, ``(-1, -1)`` where there is none.
 
     Files are looked up folder by folder, by name in an open folder (``fstatat``): the
     kernel then walks one path component per file, not the whole path (a third less time
     per file here, where an append's check is one call per stored file). In C
-    (:mod:`thruput.campaign._statmany`) where it is built: no Python object per file."""
+    (:mod:`thruput.campaign._statmany`) where it is built: no Python object per file.
+
+    With ``load``, each file is also asked into the page cache as it is stat-ed
+    (``posix_fadvise(..., POSIX_FADV_WILLNEED)`` on a descriptor opened without blocking,
+    then ``fstat`` of it; a file that cannot be opened is stat-ed by name): what
+    :func:`thruput.campaign.regions.read_unit` runs in a thread while it parses the same
+    files. Where there is no ``posix_fadvise`` (macOS, Windows) nothing is loaded."""
     sources = sources if isinstance(sources, list) else list(sources)
+    load = bool(load) and _CAN_LOAD
     if _statmany is not None:
-        size, mtime = _statmany.stat_many(os.fspath(directory) or ".", sources)
+        size, mtime = _statmany.stat_many(os.fspath(directory) or ".", sources, load)
         return np.frombuffer(size, dtype=np.int64).copy(), np.frombuffer(mtime, dtype=np.int64).copy()
-    return _stat_python(directory, sources)
+    return _stat_python(directory, sources, load)
 
 
-def _stat_python(directory, sources):
+#: Whether this platform can ask for a file to be loaded (:func:`_stat`'s ``load``).
+_CAN_LOAD = hasattr(os, "posix_fadvise")
+
+
+def _stat_python(directory, sources, load=False):
     """:func:`_stat` without the C extension (the reference: the same numbers)."""
     size = np.full(len(sources), -1, dtype=np.int64)
     mtime = np.full(len(sources), -1, dtype=np.int64)
@@ -513,7 +524,7 @@ def _stat_python(directory, sources):
         try:
             for i, name in files:
                 try:
-                    st = os.stat(name, dir_fd=fd)
+                    st = _loaded_stat(name, fd) if load else os.stat(name, dir_fd=fd)
                 except (OSError, ValueError):        # (ValueError: a NUL in the name)
                     continue
                 size[i], mtime[i] = st.st_size, st.st_mtime_ns
@@ -521,6 +532,22 @@ def _stat_python(directory, sources):
             os.close(fd)
     return size, mtime
 
+
+def _loaded_stat(name, folder):
+    """``os.stat`` of the file ``name`` in the open ``folder``, asked into the page cache
+    first (:func:`_stat`'s ``load``); by name if it cannot be opened."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY, dir_fd=folder)
+    except OSError:
+        return os.stat(name, dir_fd=folder)
+    try:
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+        except OSError:
+            pass                # (a FIFO, say: nothing to load)
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
 
 def _index_of(stored):
     """A :class:`Verified` of the store ``stored`` with nothing checked yet (read from it)."""
