@@ -14,14 +14,16 @@ normalize
     ``thruput.campaign.store.normalize_monitor`` (what ``thruput pipeline normalize
     --workers N`` runs) of the whole archive into a new Zarr store, twice
     (:data:`NORMALIZE_REPEATS`); the shorter is reported (both are kept), as the
-    reference rates are the best of 3 (at each end of the run).
+    reference rates are the best of 3 (at each end of the run). Every store is kept to
+    the end of the run (:func:`clear_stores`): on this VM's journal-less ext4 a normalize
+    that follows the deletion of a store by less than a minute took 2-3 s longer.
 append
     (2 workers) runs.csv cut to its first 99 % of rows, normalized; then the whole
     runs.csv again: only the last 1 % is read and appended (the stored raw files are
     checked as by default: each one's size and modification time, and a hash of those that
     changed). Timed three times from copies of the 99 % store, the median compared with
     the full normalize (the 99 % normalize's time / 0.99). Each copy (some 6000 files)
-    is written back to disk (``os.sync``) before the append starts, as is a deleted store
+    is written back to disk (``os.sync``) before the append starts, as is everything
     before a normalize: the kernel's writeback of the harness's own files otherwise lands
     in the timing (the load average went to 3.4 during the appends of one run).
 percentiles
@@ -260,16 +262,15 @@ def bench_size(out, paths, slots, probes, workers):
               "generate_seconds": time.perf_counter() - t0, "workers": {}}
     target = out / "synthetic-stores"
     target.mkdir(exist_ok=True)
+    clear_stores(target)
     _warm()                      # the driver's imports likewise
     for n in workers:
         cluster, client, pids = _cluster(n)
         try:
-            zarr_path = target / f"{directory.name}-{n}w.zarr"
-            shutil.rmtree(zarr_path, ignore_errors=True)
             row = {"page_cache_warm_seconds": warm_page_cache(directory)}
             runs = []
-            for _ in range(NORMALIZE_REPEATS):      # each into a new store
-                shutil.rmtree(zarr_path, ignore_errors=True)
+            for k in range(NORMALIZE_REPEATS):      # each into a new store, all kept to the end
+                zarr_path = target / f"{directory.name}-{n}w-{k}.zarr"
                 os.sync()
                 with _busy(client) as busy:
                     run, _ = measure(lambda: store.normalize_monitor(directory, zarr_path, client=client),
@@ -292,6 +293,26 @@ def bench_size(out, paths, slots, probes, workers):
             client.close()
             cluster.close()
     return result
+
+
+#: Seconds for which ext4 without a journal (this VM's root) passes over a freed inode when
+#: it allocates one, reading its inode table block to tell (``recently_deleted``): a
+#: normalize that creates a store's ~6000 files soon after another store was deleted took
+#: 2-3 s longer (docs/scale.md, seventeenth round). 300 s while the block is not written back.
+RECENTLY_FREED_SECONDS = 60
+
+
+def clear_stores(target, wait=True):
+    """Delete the stores a bench left in ``target``; if there were any and ``wait``, write
+    the deletion back and wait :data:`RECENTLY_FREED_SECONDS`, so that no timed normalize
+    follows a deletion of thousands of files (as none does in use: ``normalize`` writes a
+    new store beside the old one, and DVC keeps a monitor store, ``persist: true``)."""
+    gone = [p for p in Path(target).iterdir() if p.name.endswith((".zarr", ".zarr.verified", "-append"))]
+    for p in gone:
+        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+    if gone and wait:
+        os.sync()
+        time.sleep(RECENTLY_FREED_SECONDS)
 
 
 def best_run(runs):
@@ -475,6 +496,7 @@ def run(out=DEFAULT_OUT, slots=(100, 1000, 10000), paths=10, probes=100, workers
     result["reference"]["ping_bytes_per_probe"] = result["reference_start"]["ping_bytes_per_probe"]
     result["summary"] = summarize(result)
     _write(out, result)
+    clear_stores(out / "synthetic-stores", wait=False)
     return result
 
 

@@ -39,6 +39,22 @@ def test_local_workers_run_without_dask_profiler(client):
     assert list(client.run(profiling).values()) == [(False, False)] * 2
 
 
+def test_local_workers_start_with_glibc_s_largest_dynamic_malloc_thresholds(monkeypatch):
+    """The workers thruput starts get ``parallel.ALLOCATOR_ENVIRON`` (dask's nannies would
+    set ``MALLOC_TRIM_THRESHOLD_`` to 64 KiB), unless this environment sets its own."""
+    import os
+
+    from distributed import Client
+
+    for name in parallel.ALLOCATOR_ENVIRON:     # (a default LocalCluster leaves it set here)
+        monkeypatch.delenv(name, raising=False)
+    names = list(parallel.ALLOCATOR_ENVIRON)
+    with parallel.local_cluster(1) as cluster, Client(cluster) as c:
+        seen = list(c.run(lambda: [os.environ.get(n) for n in names]).values())
+    assert seen == [[str(v) for v in parallel.ALLOCATOR_ENVIRON.values()]]
+    assert parallel.ALLOCATOR_ENVIRON == {"MALLOC_MMAP_THRESHOLD_": 32 << 20, "MALLOC_TRIM_THRESHOLD_": 64 << 20}
+
+
 def test_the_local_scheduler_sends_the_workers_every_task_at_once(client):
     """No queuing on the scheduler thruput starts (``parallel.SCHEDULER_CONFIG``); the
     setting is not left behind in this process."""
