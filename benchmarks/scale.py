@@ -14,9 +14,10 @@ normalize
     ``thruput.campaign.store.normalize_monitor`` (what ``thruput pipeline normalize
     --workers N`` runs) of the whole archive into a new Zarr store, twice
     (:data:`NORMALIZE_REPEATS`); the shorter is reported (both are kept), as the
-    reference rates are the best of 3 (at each end of the run). Every store is kept to
-    the end of the run (:func:`clear_stores`): on this VM's journal-less ext4 a normalize
-    that follows the deletion of a store by less than a minute took 2-3 s longer.
+    reference rates are the best of 3 (at each end of the run). Every store is kept
+    (for a look, and until the next run of the bench, which deletes them and then waits
+    a minute: :func:`clear_stores`): on this VM's journal-less ext4 a normalize that
+    follows the deletion of a store by less than a minute took 2-3 s longer.
 append
     (2 workers) runs.csv cut to its first 99 % of rows, normalized; then the whole
     runs.csv again: only the last 1 % is read and appended (the stored raw files are
@@ -302,15 +303,15 @@ def bench_size(out, paths, slots, probes, workers):
 RECENTLY_FREED_SECONDS = 60
 
 
-def clear_stores(target, wait=True):
-    """Delete the stores a bench left in ``target``; if there were any and ``wait``, write
-    the deletion back and wait :data:`RECENTLY_FREED_SECONDS`, so that no timed normalize
+def clear_stores(target):
+    """Delete the stores a bench left in ``target``; if there were any, write the
+    deletion back and wait :data:`RECENTLY_FREED_SECONDS`, so that no timed normalize
     follows a deletion of thousands of files (as none does in use: ``normalize`` writes a
     new store beside the old one, and DVC keeps a monitor store, ``persist: true``)."""
     gone = [p for p in Path(target).iterdir() if p.name.endswith((".zarr", ".zarr.verified", "-append"))]
     for p in gone:
         shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
-    if gone and wait:
+    if gone:
         os.sync()
         time.sleep(RECENTLY_FREED_SECONDS)
 
@@ -496,7 +497,6 @@ def run(out=DEFAULT_OUT, slots=(100, 1000, 10000), paths=10, probes=100, workers
     result["reference"]["ping_bytes_per_probe"] = result["reference_start"]["ping_bytes_per_probe"]
     result["summary"] = summarize(result)
     _write(out, result)
-    clear_stores(out / "synthetic-stores", wait=False)
     return result
 
 
