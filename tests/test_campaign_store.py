@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import mmap
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -559,14 +561,41 @@ def test_the_c_stat_of_stored_files_gives_the_python_numbers(tmp_path):
             store._stat_joined(tmp_path, joined, first, count)
 
 
-@pytest.mark.skipif(not (hasattr(os, "posix_fadvise") and hasattr(os, "RWF_NOWAIT")),
-                    reason="no posix_fadvise or RWF_NOWAIT here")
+def _resident_pages(path):
+    """How many of the file's pages are in the page cache: ``mincore(2)`` of a mapping of
+    it, which reads nothing (a read, even one with ``RWF_NOWAIT``, starts the kernel's
+    read-ahead of the file)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long]
+    libc.mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = os.path.getsize(path)
+    vec = ctypes.create_string_buffer(-(-size // mmap.PAGESIZE))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        assert address not in (None, ctypes.c_void_p(-1).value), ctypes.get_errno()
+        try:
+            assert libc.mincore(address, size, vec) == 0, ctypes.get_errno()
+        finally:
+            libc.munmap(address, size)
+    finally:
+        os.close(fd)
+    return sum(b & 1 for b in vec.raw)
+
+
+@pytest.mark.skipif(not (hasattr(os, "posix_fadvise") and sys.platform.startswith("linux")),
+                    reason="no posix_fadvise or mincore here")
 @pytest.mark.parametrize("c", [True, False], ids=["C", "Python"])
 def test_stat_with_load_asks_the_kernel_to_load_the_files(tmp_path, monkeypatch, c):
     """store._stat(..., load=True), which read_unit runs in a thread while it parses a
-    unit's files: each file dropped from the page cache (POSIX_FADV_DONTNEED of a file
-    written back) is in it again afterwards (a read with RWF_NOWAIT, which fails rather
-    than wait for the disk, succeeds)."""
+    unit's files: each file dropped from the page cache (written back, then
+    POSIX_FADV_DONTNEED) is in it again afterwards (mincore), and stat alone loads
+    nothing."""
     if not c:
         monkeypatch.setattr(store, "_statmany", None)
     elif store._statmany is None:
@@ -575,29 +604,25 @@ def test_stat_with_load_asks_the_kernel_to_load_the_files(tmp_path, monkeypatch,
     (tmp_path / "d").mkdir()
     for p in paths:
         (tmp_path / p).write_bytes(os.urandom(64 * 1024))
-    os.sync()
 
-    def cached(rel):
-        fd = os.open(tmp_path / rel, os.O_RDONLY)
-        try:
-            os.preadv(fd, [bytearray(4096)], 60 * 1024, os.RWF_NOWAIT)
-            return True
-        except BlockingIOError:
-            return False
-        finally:
+    def dropped():
+        for p in paths:
+            fd = os.open(tmp_path / p, os.O_RDONLY)
+            os.fsync(fd)
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
             os.close(fd)
+        return sum(_resident_pages(tmp_path / p) for p in paths) == 0
 
-    for p in paths:
-        fd = os.open(tmp_path / p, os.O_RDONLY)
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-        os.close(fd)
-    if any(map(cached, paths)):
+    if not dropped():
         pytest.skip("this file system keeps the files in memory (tmpfs?)")
+    assert store._stat(tmp_path, paths)[0].tolist() == [64 * 1024] * 8
+    assert sum(_resident_pages(tmp_path / p) for p in paths) == 0      # stat alone: nothing
     assert store._stat(tmp_path, paths, load=True)[0].tolist() == [64 * 1024] * 8
+    pages = -(-64 * 1024 // mmap.PAGESIZE)
     deadline = time.monotonic() + 10
-    while not all(map(cached, paths)) and time.monotonic() < deadline:
+    while sum(_resident_pages(tmp_path / p) for p in paths) < 8 * pages and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert all(map(cached, paths))
+    assert [_resident_pages(tmp_path / p) for p in paths] == [pages] * 8
 
 
 def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_path):

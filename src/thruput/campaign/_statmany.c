@@ -67,7 +67,9 @@ stat_all(const char *top_path, const char **names, const Py_ssize_t *lengths, Py
         if (load) {
             int file = openat(fd, name, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
             if (file >= 0) {
+#ifdef POSIX_FADV_WILLNEED              /* (not on macOS: the file is stat-ed only) */
                 posix_fadvise(file, 0, 0, POSIX_FADV_WILLNEED);
+#endif
                 ok = fstat(file, &st);
                 close(file);
             }
