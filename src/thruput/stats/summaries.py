@@ -133,10 +133,7 @@ def bootstrap_samples(x, statistic, n_boot, rng):
     Up to :data:`BOOTSTRAP_BLOCK` resampled values at once: a larger bootstrap (1000
     replicates of a series of 10^5 runs would hold 10^8 indices and values, 1.6 GB) is
     drawn in blocks of replicates, from the same generator (another stream of it)."""
-    if n_boot * x.size <= BOOTSTRAP_BLOCK:
-        idx = rng.integers(0, x.size, size=(n_boot, x.size))
-        return np.asarray(statistic(x[idx], axis=-1), dtype=float)
-    rows = max(1, BOOTSTRAP_BLOCK // x.size)
+    rows = max(1, BOOTSTRAP_BLOCK // max(x.size, 1))     # (up to the block: one draw of all)
     out = np.empty(n_boot)
     for at in range(0, n_boot, rows):
         idx = rng.integers(0, x.size, size=(min(rows, n_boot - at), x.size))
