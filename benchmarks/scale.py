@@ -310,7 +310,10 @@ def clear_stores(target):
     new store beside the old one, and DVC keeps a monitor store, ``persist: true``)."""
     gone = [p for p in Path(target).iterdir() if p.name.endswith((".zarr", ".zarr.verified", "-append"))]
     for p in gone:
-        shutil.rmtree(p) if p.is_dir() and not p.is_symlink() else p.unlink()
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
     if gone:
         os.sync()
         time.sleep(RECENTLY_FREED_SECONDS)

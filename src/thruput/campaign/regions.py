@@ -142,8 +142,8 @@ def read_unit(target, unit):
     cache and stat-s it, in the unit's order (``store._stat(..., load=True)``: in C
     without the GIL where it is built), so that the parser finds them in memory: a file
     read from disk took 110-220 µs on the first bench VM, 60 µs on the second, against
-    8-17 µs from the page cache, and the VMs reclaim cached files within minutes (docs/
-    scale.md). Each worker loads its own files, on whatever machine it runs. A file's size
+    8-17 µs from the page cache, and the VMs reclaim cached files within minutes
+    (docs/scale.md). Each worker loads its own files, on whatever machine it runs. A file's size
     and time are taken before it is parsed, so that a file changed meanwhile shows as
     changed at the next append's check."""
     with paused_gc():

@@ -481,6 +481,10 @@ def _hash_batch(directory, paths):
     return out
 
 
+#: Whether this platform can ask for a file to be loaded (:func:`_stat`'s ``load``).
+_CAN_LOAD = hasattr(os, "posix_fadvise")
+
+
 def _stat(directory, sources, load=False):
     """``(size, mtime_ns)`` of each raw file, ``(-1, -1)`` where there is none.
 
@@ -500,10 +504,6 @@ def _stat(directory, sources, load=False):
         size, mtime = _statmany.stat_many(os.fspath(directory) or ".", sources, load)
         return np.frombuffer(size, dtype=np.int64).copy(), np.frombuffer(mtime, dtype=np.int64).copy()
     return _stat_python(directory, sources, load)
-
-
-#: Whether this platform can ask for a file to be loaded (:func:`_stat`'s ``load``).
-_CAN_LOAD = hasattr(os, "posix_fadvise")
 
 
 def _stat_python(directory, sources, load=False):
@@ -548,6 +548,7 @@ def _loaded_stat(name, folder):
         return os.fstat(fd)
     finally:
         os.close(fd)
+
 
 def _index_of(stored):
     """A :class:`Verified` of the store ``stored`` with nothing checked yet (read from it)."""
