@@ -274,6 +274,8 @@ class After(NamedTuple):
     #: A future of the sha256 hash object of the bytes before it, or of None if those
     #: bytes are not rows of one line each (computed in a thread).
     prefix: object
+    #: Bytes of runs.csv before the first row after the stored ones (``manifest_bytes``).
+    size: int = 0
 
 
 #: "\r" and :data:`_OTHER_BREAKS` as UTF-8 bytes, and those an ASCII text may hold.
@@ -320,7 +322,7 @@ def read_manifest_after(directory, size):
             fd = None                       # (closed by the thread)
         finally:
             pool.shutdown(wait=False)
-        return After(head + tail, len(head), prefix)
+        return After(head + tail, len(head), prefix, size)
     finally:
         if fd is not None:
             os.close(fd)
@@ -411,9 +413,27 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
             return rows, text
     if skip is not None:
         reader = csv.reader(io.StringIO(text[skip:]))
+    rows = rows_one_by_one(reader, first, start, path)
+    return rows, text
+
+
+def rows_one_by_one(records, first, start=None, path=None):
+    """The rows of csv ``records`` (lists of cells, or a text of lines), the first
+    being data row ``first`` (line ``first + 2``), those before data row ``start``
+    passed over: :func:`read_monitor_manifest`'s reading row by row, which names every
+    problem's line (``path``: runs.csv, for those).
+
+    Raises
+    ------
+    ParseError
+        As :func:`read_monitor_manifest`.
+    """
+    if isinstance(records, str):
+        records = csv.reader(io.StringIO(records))
+    start = first if start is None else start
     rows, errors, seen = [], [], {}
     with paused_gc():      # (the rows are tuples of strings and numbers: no cycles)
-        for index, cells in enumerate(reader, first):
+        for index, cells in enumerate(records, first):
             line = index + 2
             if index < start:
                 continue
@@ -433,8 +453,9 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
                 seen[row.run] = line
                 rows.append(row)
     if errors:
-        raise ParseError(errors[0][1], line=errors[0][0], path=str(path), errors=errors)
-    return rows, text
+        raise ParseError(errors[0][1], line=errors[0][0], path=None if path is None else str(path),
+                         errors=errors)
+    return rows
 
 
 class FirstRows(NamedTuple):

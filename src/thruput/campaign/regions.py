@@ -20,8 +20,10 @@ units are cut at multiples of the store's run chunk (the first fills the last, p
 written one), read while the caller checks the stored rows and files, and written once
 the run arrays are lengthened; then step 3 in place, with no rename.
 
-No run passes through this process: it sends rows and receives a few numbers per unit,
-so the cluster's speed is the workers' (docs/scale.md). The store is the one a single
+No run passes through this process: it sends each unit where its rows are in runs.csv
+(:mod:`thruput.campaign.manifest_lines`; the rows themselves if runs.csv is not read the
+usual way) and receives a few numbers per unit, so the cluster's speed is the workers'
+(docs/scale.md). The store is the one a single
 process writes, file for file (a test checks).
 
 The store's ``probe`` dimension is unit 0's longest ping run. A later unit with a longer
@@ -43,6 +45,7 @@ import numpy as np
 from ..formats.ping import paused_gc
 from . import monitor as mon
 from . import store
+from .manifest_lines import read_lines
 
 __all__ = ["UNIT_ROWS", "GUESS_UNITS", "Guess", "write_new_store", "append_units"]
 
@@ -70,7 +73,8 @@ class Target(NamedTuple):
 
 
 class Unit(NamedTuple):
-    """Rows of runs.csv (in store order) and where the first of them goes."""
+    """Rows of runs.csv (in store order), or where they are in it
+    (:class:`~thruput.campaign.manifest_lines.Lines`), and where the first goes."""
 
     offset: int
     rows: list
@@ -135,7 +139,8 @@ def read_unit(target, unit):
     """The runs of ``unit``, read and joined in store order, and the size and modification
     time of their files (:func:`thruput.campaign.store._stat`). Python's cyclic garbage
     collector is paused meanwhile (:func:`~thruput.formats.ping.paused_gc`), as in
-    :func:`write_read`: the pieces of 1024 runs are freed as they go, and its collections,
+    :func:`write_read`; rows sent as :class:`~thruput.campaign.manifest_lines.Lines` are
+    read from runs.csv first (:func:`~thruput.campaign.manifest_lines.read_lines`). The pieces of 1024 runs are freed as they go, and its collections,
     which also walk every object of the worker, took 5-6 % of a worker's time.
 
     While the files are parsed, a thread asks the kernel to load each one into the page
@@ -146,9 +151,10 @@ def read_unit(target, unit):
     (docs/scale.md). Each worker loads its own files, on whatever machine it runs. A file's size
     and time are taken before it is parsed, so that a file changed meanwhile shows as
     changed at the next append's check."""
+    rows = unit.rows if isinstance(unit.rows, list) else read_lines(target.directory, unit.rows)
     with paused_gc():
-        stats = _loader().submit(store._stat, target.directory, [r.path for r in unit.rows], True)
-        ds = mon.combine([mon.read_batch(target.directory, unit.rows)])
+        stats = _loader().submit(store._stat, target.directory, [r.path for r in rows], True)
+        ds = mon.combine([mon.read_batch(target.directory, rows)])
         return ds, stats.result()
 
 
@@ -197,12 +203,14 @@ def _create(ds, path, n_runs, chunk):
     store.grow_runs(path, n_runs)
 
 
-def write_new_store(out, directory, metadata, digest, rows, client=None):
+def write_new_store(out, directory, metadata, digest, rows, client=None, lines=None):
     """Write the store ``out`` of ``rows`` (in store order), unit by unit on the
     ``client``'s workers (or here, one after the other); ``digest``: runs.csv's
     :class:`~thruput.campaign.monitor.ManifestDigest`. ``rows`` may be a :class:`Guess`:
     the workers then read its first units while this process reads runs.csv whole (all
-    again from the start if the guess is wrong).
+    again from the start if the guess is wrong). ``lines``: runs.csv's
+    :class:`~thruput.campaign.manifest_lines.LineIndex`, if the workers are to be sent
+    where their rows are rather than the rows (:func:`_run`).
 
     Returns
     -------
@@ -235,15 +243,15 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
 
         try:
             reports = _run(target._replace(n_runs=guess.first.lines), units(guess.first.rows, size),
-                           client, ready=ready, read_first=-(-known // size))
+                           client, ready=ready, read_first=-(-known // size), lines=lines)
         except _WrongGuess:
             pass            # (nothing written yet: read from the start, in store order)
     target = target._replace(n_runs=len(rows))
     if reports is None:
-        reports = _run(target, units(rows, size), client)
+        reports = _run(target, units(rows, size), client, lines=lines)
     widest = max(r.width for r in reports)
     if not all(r.written for r in reports):     # a unit longer than unit 0: all again
-        reports = _run(target._replace(width=widest), units(rows, size), client)
+        reports = _run(target._replace(width=widest), units(rows, size), client, lines=lines)
     attrs = mon.merge_ledgers([r.ledger for r in reports])
     attrs.update(mon.campaign_attrs(metadata))
     attrs.update(digest.attrs(len(rows)))
@@ -256,7 +264,7 @@ def write_new_store(out, directory, metadata, digest, rows, client=None):
 
 
 def append_units(out, directory, metadata, digest, base_attrs, start, width, chunk, rows,
-                 client=None, ready=None):
+                 client=None, ready=None, lines=None):
     """Append ``rows`` (in store order, none before the store's last run) to the store
     ``out``, which holds ``start`` runs, ``width`` probes wide, ``chunk`` runs a chunk:
     unit by unit, each read and written into its region by one worker, as a new store
@@ -264,7 +272,8 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     fills the store's last chunk). ``ready`` is called once before anything is written
     (the caller's checks of the stored rows and files, while the first units are read);
     then the run arrays are lengthened; then
-    the units are written, the attrs replaced and the metadata consolidated. Cut short
+    the units are written, the attrs replaced and the metadata consolidated (``lines``:
+    as :func:`write_new_store`'s). Cut short
     anywhere before that, the store reads as it was (its consolidated shapes) and the next
     append writes the same rows again.
 
@@ -285,7 +294,7 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
             ready()
         store.grow_runs(out, end)
 
-    reports = _run(target, todo, client, Written({}, 0, width, True), lengthen)
+    reports = _run(target, todo, client, Written({}, 0, width, True), lengthen, lines=lines)
     if not all(r.written for r in reports):
         return None
     attrs = mon.merge_ledgers([base_attrs] + [r.ledger for r in reports])
@@ -296,7 +305,7 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     return attrs, sum(r.disagreeing for r in reports), stats
 
 
-def _run(target, todo, client, first=None, ready=None, read_first=None):
+def _run(target, todo, client, first=None, ready=None, read_first=None, lines=None):
     """:func:`write_unit` of every unit: unit 0 creates the store (as wide as
     ``target.width`` or its own longest ping run), the others write into it once it is
     there; given ``first`` (a :class:`Written` standing for a store already there: an
@@ -310,7 +319,9 @@ def _run(target, todo, client, first=None, ready=None, read_first=None):
     unit is one task (:func:`write_unit`: no second task to schedule, no Dataset kept as
     a task's result). At most :data:`AHEAD_PER_WORKER` units per worker are in flight, each let
     go of as soon as it has reported: the cluster holds a few units' rows whatever the
-    archive's size. The first error is raised, the rest let go.
+    archive's size. The first error is raised, the rest let go. Given ``lines`` (a
+    :class:`~thruput.campaign.manifest_lines.LineIndex`), a unit is sent as where its rows
+    are in runs.csv where it can be, not as its rows.
 
     Each unit's files are loaded into the page cache by the process that reads them
     (:func:`read_unit`), not by this one. While tasks are out, this process
@@ -343,6 +354,9 @@ def _run(target, todo, client, first=None, ready=None, read_first=None):
             return
         k, unit = sent, todo[sent]
         sent += 1
+        where_rows = lines.lines(unit.rows) if lines is not None else None
+        if where_rows is not None:
+            unit = unit._replace(rows=where_rows)
         if writing:     # one task reads and writes it (rows pickled once)
             written = submit(client, write_unit, target, Parcel(unit), first)
             where[written.key] = k

@@ -855,14 +855,14 @@ def _normalize_monitor(directory, out, workers, scheduler, client, verify, by_by
     if client is None and pieces < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
     with cluster(workers, scheduler, client) as c:
-        stats = None
+        stats, lines = None, _line_index(text, start, after) if c is not None and n_new else None
         if base is None and n_new:          # a new store: the workers write it (regions)
             attrs, disagreeing, stats, rows = write_new_store(out, directory, metadata, digest,
-                                                              rows, c)
+                                                              rows, c, lines)
         else:
             attrs, disagreeing, index, stats = _append(out, directory, metadata, text, digest,
                                                        base, start, rows, verify, known, index, c,
-                                                       ahead, after)
+                                                       ahead, after, lines)
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]), stats, times)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     metadata_updated = base is not None and base.attrs.get("metadata") != attrs.get("metadata")
@@ -871,8 +871,21 @@ def _normalize_monitor(directory, out, workers, scheduler, client, verify, by_by
             "rebuilt": rebuilt, "metadata_updated": metadata_updated}
 
 
+def _line_index(text, start, after):
+    """Where the rows of runs.csv ``text`` after its first ``start`` are in the file
+    (:class:`~thruput.campaign.manifest_lines.LineIndex`; ``after``: if ``text`` holds
+    the header and those rows only), to send to the workers; None if they cannot be
+    sent so."""
+    from .manifest_lines import LineIndex
+
+    if after is not None:
+        return LineIndex.of(text, after.at, start + 2, int(after.size))
+    at = text.find("\n") + 1
+    return LineIndex.of(text, at, 2, at) if at else None
+
+
 def _append(out, directory, metadata, text, digest, base, start, rows, verify, known, index, c,
-            ahead=None, after=None):
+            ahead=None, after=None, lines=None):
     """Append ``rows`` to the store ``base`` (or write the store of a campaign with no
     rows), read on the client ``c`` or here, once the stored rows of runs.csv
     (:func:`_check_prefix`; ``after``: :func:`thruput.campaign.monitor.read_manifest_after`,
@@ -916,7 +929,7 @@ def _append(out, directory, metadata, text, digest, base, start, rows, verify, k
         chunk = max(int(v.encoding["chunks"][0]) for v in base.variables.values() if v.dims[:1] == ("run",))
         # (on a cluster the first units are read while the stored files are checked here)
         done = append_units(out, directory, metadata, digest, base.attrs, start, base.sizes["probe"],
-                            chunk, rows, c, check)
+                            chunk, rows, c, check, lines)
         if done is not None:
             attrs, disagreeing, stats = done
             return attrs, disagreeing, index, stats
