@@ -116,6 +116,25 @@ def test_odd_lines_are_read_in_c_as_in_python(change):
     assert _same(with_c, in_python)
 
 
+@pytest.mark.parametrize("chars", [1, 200])
+@pytest.mark.parametrize("change", ["", "no final line end", "an empty line", "a quote left open",
+                                    "a quoted cell over two lines", "duplicate run"])
+def test_rows_cut_a_piece_at_a_time_are_those_cut_whole(monkeypatch, chars, change):
+    """runs.csv is cut in C some ``mon._CUT_CHARS`` at a time (a whole line each): the
+    same rows as cut whole, line numbers and all, and None where that is None."""
+    body = _body(BUNDLED[0])
+    lines = body.split("\n")
+    body = {"": body, "no final line end": body.rstrip("\n"),
+            "an empty line": "\n".join(lines[:9] + [""] + lines[9:]),
+            "a quote left open": body.replace(",ok,", ',"ok,', 1),
+            "a quoted cell over two lines": "\n".join(lines[:8] + [lines[8] + ',"a', 'b"'] + lines[9:]),
+            "duplicate run": "\n".join(lines[:9] + [lines[2]] + lines[9:])}[change]
+    whole = mon._split_rows(body, 2)
+    monkeypatch.setattr(mon, "_CUT_CHARS", chars)
+    assert _same(mon._split_rows(body, 2), whole)
+    assert (whole is not None) == (change in ("", "no final line end"))
+
+
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
