@@ -55,10 +55,13 @@ AHEAD_PER_WORKER = 4
 #: Units of a new store read by the workers while runs.csv is read whole (:class:`Guess`):
 #: about the time that takes at 2 x 10^5 rows (1-1.5 s) on two workers. They are the
 #: first in time order of one unit's rows more (rows of paths run at once interleave).
-GUESS_UNITS = 16
+GUESS_UNITS = 8
 #: Runs per unit of work: one worker reads and writes them. A multiple of every run chunk
-#: (:func:`thruput.campaign.store.run_chunk` is a power of two, at most this).
-UNIT_ROWS = store.MAX_RUN_CHUNK
+#: (:func:`thruput.campaign.store.run_chunk` is a power of two, at most half this). A
+#: unit costs about 20 ms whatever its size (its Dataset made, joined and checked, a
+#: region written per variable): at 2 x 10^5 rows, units of 1024 took the workers
+#: 19.7-21.6 core-s, units of 2048 18.3-19.2 (2 workers, alternating runs; docs/scale.md).
+UNIT_ROWS = 2 * store.MAX_RUN_CHUNK
 
 
 class Target(NamedTuple):

@@ -55,7 +55,7 @@ TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic
 CHUNK_BYTES = 4 * 2**20
 #: Most runs in one chunk (a chunk of per-run numbers is then 8 KiB of float64): the
 #: units the workers write a new store in (:data:`thruput.campaign.regions.UNIT_ROWS`)
-#: are this long, so that no two of them share a chunk.
+#: are a multiple of it, so that no two of them share a chunk.
 MAX_RUN_CHUNK = 1024
 #: Batches joined per wave of an append that rewrites the store (new runs earlier than its
 #: last, or wider): the driver gathers this many batches' fragments (in order,
