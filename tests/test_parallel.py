@@ -78,6 +78,23 @@ def test_a_parcel_travels_as_its_pickle_and_is_opened_by_the_task(client):
     assert parallel.submit(client, len, parallel.Parcel(rows)).result() == 3
 
 
+def test_placed_returns_once_the_scheduler_has_given_each_task_to_a_worker(client):
+    """:func:`parallel.placed` waits until every task is on a worker (or done), not for
+    them to finish, and at most its timeout."""
+    import time
+
+    sleeping = [client.submit(time.sleep, 3, pure=False) for _ in range(3)]
+    parallel.placed(client, sleeping)
+    held = {key for keys in client.processing().values() for key in keys}
+    assert {f.key for f in sleeping} <= held and not any(f.done() for f in sleeping)
+    client.cancel(sleeping)
+    nowhere = client.submit(len, [1], pure=False, workers=["tcp://127.0.0.1:1"], allow_other_workers=False)
+    started = time.monotonic()
+    parallel.placed(client, [nowhere], timeout=0.2)     # (no such worker: it waits 0.2 s)
+    assert time.monotonic() - started >= 0.2 and not nowhere.done()
+    client.cancel([nowhere])
+
+
 def same_bits(a, b):
     xr.testing.assert_identical(a, b)
     assert a.attrs == b.attrs

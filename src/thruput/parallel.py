@@ -51,6 +51,8 @@ SWITCH_WHILE_BUSY = 0.0005
 #: scheduler, whose event loop shares the driver's GIL with the reading of runs.csv: with
 #: queuing, a 1-worker normalize's worker sat idle 0.5-1.3 s while that was read.
 SCHEDULER_CONFIG = {"distributed.scheduler.worker-saturation": "inf"}
+#: Longest wait of :func:`placed`, s.
+PLACING_SECONDS = 0.5
 #: The memory allocator of the LocalCluster's worker processes (environment variables
 #: of glibc's malloc, set as they start). dask's nannies set ``MALLOC_TRIM_THRESHOLD_``
 #: to 64 KiB, so that freed memory goes back to the system at once; setting it also fixes
@@ -167,6 +169,23 @@ def submit(client, func, *args):
 
     return client.submit(_opened, func, *args, key=f"{func.__name__}-{uuid.uuid4().hex}",
                          pure=False)
+
+
+def placed(client, futures, timeout=None):
+    """Wait until the scheduler has given each of ``futures`` to a worker (or it is done),
+    at most ``timeout`` s (default :data:`PLACING_SECONDS`): called by a caller about to hold the GIL for long (reading
+    runs.csv whole), so that a LocalCluster's scheduler, which runs on this process's
+    event loop, places them first. Meanwhile this thread waits on the scheduler's answer,
+    not holding the GIL."""
+    import time
+
+    keys = {f.key for f in futures}
+    deadline = time.monotonic() + (PLACING_SECONDS if timeout is None else timeout)
+    while keys and time.monotonic() < deadline:
+        keys -= {key for held in client.processing().values() for key in held}
+        keys -= {f.key for f in futures if f.done()}
+        if keys:
+            time.sleep(0.002)
 
 
 def _opened(func, *args):

@@ -242,6 +242,7 @@ def write_new_store(out, directory, metadata, digest, rows, client=None, lines=N
             rows[:] = guess.rest()
             if not guess.holds(rows):
                 raise _WrongGuess
+            digest.upto(len(rows))      # (hashed now, not once the workers are done)
             return units(rows[known:], size, known)
 
         try:
@@ -344,7 +345,7 @@ def _run(target, todo, client, first=None, ready=None, read_first=None, lines=No
 
     from distributed import Future, as_completed
 
-    from ..parallel import Parcel, answering, submit
+    from ..parallel import Parcel, answering, placed, submit
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     where = {}
@@ -383,6 +384,7 @@ def _run(target, todo, client, first=None, ready=None, read_first=None, lines=No
             for _ in range(read_first or AHEAD_PER_WORKER * workers):
                 read()
             if ready is not None:
+                placed(client, [f for _, _, f in reading])
                 todo += ready() or []
             reports = [None] * len(todo)
             while reading:
