@@ -142,9 +142,10 @@ def read_unit(target, unit):
     """The runs of ``unit``, read and joined in store order, and the size and modification
     time of their files (:func:`thruput.campaign.store._stat`). Python's cyclic garbage
     collector is paused meanwhile (:func:`~thruput.formats.ping.paused_gc`), as in
-    :func:`write_read`; rows sent as :class:`~thruput.campaign.manifest_lines.Lines` are
-    read from runs.csv first (:func:`~thruput.campaign.manifest_lines.read_lines`). The pieces of 1024 runs are freed as they go, and its collections,
-    which also walk every object of the worker, took 5-6 % of a worker's time.
+    :func:`write_read`: the pieces of 1024 runs are freed as they go, and its
+    collections, which also walk every object of the worker, took 5-6 % of a worker's
+    time. Rows sent as :class:`~thruput.campaign.manifest_lines.Lines` are first read
+    from runs.csv (:func:`~thruput.campaign.manifest_lines.read_lines`).
 
     While the files are parsed, a thread asks the kernel to load each one into the page
     cache and stat-s it, in the unit's order (``store._stat(..., load=True)``: in C
