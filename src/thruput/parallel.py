@@ -28,7 +28,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 __all__ = ["map_batches", "iter_batches", "cluster", "local_cluster", "answering", "read_many",
-           "submit", "Parcel", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
+           "submit", "placed", "Parcel", "MIN_BATCHES_FOR_CLUSTER", "FILES_PER_BATCH"]
 
 
 #: Fewer batches than this are read in this process even when workers are asked for:
@@ -173,10 +173,10 @@ def submit(client, func, *args):
 
 def placed(client, futures, timeout=None):
     """Wait until the scheduler has given each of ``futures`` to a worker (or it is done),
-    at most ``timeout`` s (default :data:`PLACING_SECONDS`): called by a caller about to hold the GIL for long (reading
-    runs.csv whole), so that a LocalCluster's scheduler, which runs on this process's
-    event loop, places them first. Meanwhile this thread waits on the scheduler's answer,
-    not holding the GIL."""
+    at most ``timeout`` s (default :data:`PLACING_SECONDS`): called by a caller about to
+    hold the GIL for long (reading runs.csv whole), so that a LocalCluster's scheduler,
+    which runs on this process's event loop, places them first. Meanwhile this thread
+    waits on the scheduler's answer, not holding the GIL."""
     import time
 
     keys = {f.key for f in futures}

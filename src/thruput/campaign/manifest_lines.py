@@ -51,7 +51,8 @@ class LineIndex:
     """Where the data lines of a runs.csv text begin in the file: made by :meth:`of`."""
 
     def __init__(self, text, starts, line, file_at):
-        self._text, self._starts, self._line, self._shift = text, starts, line, file_at - int(starts[0])
+        self._text, self._starts, self._line = text, starts, line
+        self._shift = file_at - int(starts[0])     # (a character of the text -> a byte of the file)
 
     @classmethod
     def of(cls, text, at, line, file_at):
@@ -78,7 +79,8 @@ class LineIndex:
             return None
         low, high = int(numbers.min()), int(numbers.max())
         count = high - low + 1
-        if count > MAX_SPREAD * len(rows) or low < self._line or high - self._line + 1 >= len(self._starts):
+        if (count > MAX_SPREAD * len(rows) or low < self._line
+                or high - self._line + 1 >= len(self._starts)):
             return None
         begin, end = int(self._starts[low - self._line]), int(self._starts[high - self._line + 1])
         crc = zlib.crc32(self._text[begin:end].encode("ascii"))

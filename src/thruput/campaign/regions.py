@@ -362,7 +362,7 @@ def _run(target, todo, client, first=None, ready=None, read_first=None, lines=No
         where_rows = lines.lines(unit.rows) if lines is not None else None
         if where_rows is not None:
             unit = unit._replace(rows=where_rows)
-        if writing:     # one task reads and writes it (rows pickled once)
+        if writing:     # one task reads and writes it (its rows, or their lines, sent once)
             written = submit(client, write_unit, target, Parcel(unit), first)
             where[written.key] = k
             pending.add(written)
