@@ -365,7 +365,7 @@ def test_a_cut_off_iperf3_log_of_an_ok_test_is_an_error_read_in_a_pile_or_alone(
 
 def _row_by_row(monkeypatch):
     """read_monitor_manifest without its column-wise reading (:func:`mon._split_rows`)."""
-    monkeypatch.setattr(mon, "_split_rows", lambda body, first_line: None)
+    monkeypatch.setattr(mon, "_split_rows", lambda body, first_line, at=0: None)
 
 
 @pytest.mark.parametrize("campaign", [CAMPAIGN, DATA.parents[1] / "data" / "raw" / "netns-wan-monitor"])

@@ -83,7 +83,7 @@ def test_rows_that_the_column_reader_leaves_are_read_one_by_one(tmp_path, monkey
     text = (target / "runs.csv").read_text()
     rows = in_store_order(target)
     lines = store._line_index(text, 0, None).lines(rows)
-    monkeypatch.setattr(mon, "_split_rows", lambda body, first_line: None)
+    monkeypatch.setattr(mon, "_split_rows", lambda body, first_line, at=0: None)
     assert manifest_lines.read_lines(target, lines) == rows
 
 

@@ -66,6 +66,29 @@ def test_the_local_scheduler_sends_the_workers_every_task_at_once(client):
     assert dask.config.get("distributed.scheduler.worker-saturation") != "inf"
 
 
+def test_the_local_cluster_keeps_house_at_coarser_intervals(client):
+    """The scheduler, the nannies and the workers thruput starts tick, monitor the system
+    and watch memory at ``parallel.HOUSEKEEPING_CONFIG``'s intervals; this process keeps
+    dask's defaults."""
+    import dask
+    from dask.utils import parse_timedelta
+
+    def intervals(dask_worker):
+        return (dask.config.get("distributed.admin.tick.interval"),
+                dask.config.get("distributed.admin.system-monitor.interval"),
+                dask.config.get("distributed.worker.memory.monitor-interval"))
+
+    wanted = tuple(parallel.HOUSEKEEPING_CONFIG[k] for k in (
+        "distributed.admin.tick.interval", "distributed.admin.system-monitor.interval",
+        "distributed.worker.memory.monitor-interval"))
+    assert list(client.run(intervals).values()) == [wanted] * 2
+    scheduler = client.cluster.scheduler
+    assert scheduler.periodic_callbacks["tick"].callback_time == 1000 * parse_timedelta(wanted[0])
+    for nanny in client.cluster.workers.values():
+        assert nanny.periodic_callbacks["tick"].callback_time == 1000 * parse_timedelta(wanted[0])
+    assert dask.config.get("distributed.admin.tick.interval") != wanted[0]
+
+
 def test_a_parcel_travels_as_its_pickle_and_is_opened_by_the_task(client):
     """The scheduler unpickles and pickles again every task it is sent: a parcel's value
     goes through it as bytes, unpickled once, on the worker."""

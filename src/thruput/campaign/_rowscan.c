@@ -161,6 +161,11 @@ row_of(PyTypeObject *row_type, const char **begin, const Py_ssize_t *len, long l
         return NULL;
     }
     PyTuple_SET_ITEM(row, WIDTH, number);
+    /* Only str, int and float inside: no cycle can pass through the row, so the cyclic
+     * garbage collector need never visit it (as CPython itself untracks such a tuple, but
+     * not one of a subclass): at 2 x 10^5 rows it otherwise spends 0.06 s walking them at
+     * the first collection after a normalize, and again at every full one. */
+    PyObject_GC_UnTrack(row);
     return row;
 }
 
