@@ -51,13 +51,13 @@ SWITCH_WHILE_BUSY = 0.0005
 #: scheduler, whose event loop shares the driver's GIL with the reading of runs.csv: with
 #: queuing, a 1-worker normalize's worker sat idle 0.5-1.3 s while that was read.
 SCHEDULER_CONFIG = {"distributed.scheduler.worker-saturation": "inf"}
-#: dask's housekeeping in the LocalCluster started here (scheduler, nannies and workers),
-#: at coarser intervals than its defaults: the event-loop tick (20 ms), which only finds
-#: a loop that was blocked for long (warned of beyond ``distributed.admin.tick.limit``, 3
-#: s), every 0.5 s; the system monitor of the dashboard's plots (0.5 s) and the memory
-#: monitors that pause or restart a worker near its memory limit (0.1 s), every 2 s and
-#: 1 s. With two idle clusters up, the defaults cost this process 0.45 core-s every 10 s
-#: and each worker 0.11-0.18; these, 0.12-0.14 and 0.02-0.05 (docs/scale.md). thruput's
+#: dask's housekeeping in the LocalCluster started here (scheduler, nannies and workers)
+#: at coarser intervals than its defaults. The event-loop tick, every 0.5 s, not 20 ms: it
+#: only finds a loop blocked for long (warned of beyond ``distributed.admin.tick.limit``,
+#: 3 s). The system monitor of the dashboard's plots, every 2 s, not 0.5 s; the memory
+#: monitors that pause or restart a worker near its memory limit, every 1 s, not 0.1 s.
+#: With two idle clusters up, dask's defaults cost this process 0.45 core-s every 10 s
+#: and each worker 0.11-0.19; these, 0.12-0.14 and 0.02-0.05 (docs/scale.md). thruput's
 #: workers hold a few units at a time, far below any memory limit.
 HOUSEKEEPING_CONFIG = {"distributed.admin.tick.interval": "500ms",
                        "distributed.admin.system-monitor.interval": "2s",
@@ -131,7 +131,8 @@ def local_cluster(workers):
     from distributed import LocalCluster
 
     spawn = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in ALLOCATOR_ENVIRON.items()}
-    with dask.config.set({**SCHEDULER_CONFIG, **HOUSEKEEPING_CONFIG, **spawn}):  # (read as they start, here)
+    # (read as they start, here; the workers get them through their nannies)
+    with dask.config.set({**SCHEDULER_CONFIG, **HOUSEKEEPING_CONFIG, **spawn}):
         return LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
                             dashboard_address=":0", silence_logs=40,
                             config={**WORKER_CONFIG, **HOUSEKEEPING_CONFIG})
