@@ -347,7 +347,7 @@ def bench_append(directory, target, client, pids):
 
     copy = target / (directory.name + "-append")
     shutil.rmtree(copy, ignore_errors=True)
-    copy.mkdir()
+    copy.mkdir(parents=True)          # (the stores folder: not there yet for --large)
     (copy / "runs").symlink_to((directory / "runs").resolve())      # the same files, no copy
     shutil.copy(directory / "campaign.yaml", copy / "campaign.yaml")
     text = (directory / "runs.csv").read_text().splitlines(keepends=True)
