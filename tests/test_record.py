@@ -317,19 +317,36 @@ def test_the_probe_waits_for_a_server_busy_with_another_test(iperf3_server):
     asks again (1, 2 ... s later) rather than fail with "the server is busy"."""
     from thruput.record import probe_server
 
-    other = subprocess.Popen(["iperf3", "-c", "127.0.0.1", "-p", str(iperf3_server), "-t", "2",
-                              "--forceflush"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    other = _test_under_way(iperf3_server)
     try:
-        for line in other.stdout:           # until its test is under way
-            if "connected to" in line:
-                break
         far, version = probe_server(Plan([65536], [1], repeats=1, duration_s=1, pause_s=1),
                                     Target("127.0.0.1", iperf3_server))
         assert version
-        assert other.wait(timeout=10) == 0      # (the other test ran to its end first)
+        rest = other.stdout.read()
+        assert other.wait(timeout=10) == 0, rest    # (the other test ran to its end first)
     finally:
         other.kill()
         other.communicate(timeout=10)
+
+
+def _test_under_way(port, tries=10):
+    """A 2-s iperf3 test against the server at ``port``, under way (its streams
+    connected). The module's server may still be ending the test before, as the probe's
+    would: then that client is refused as busy and ends, and another is started a second
+    later."""
+    said = []
+    for _ in range(tries):
+        other = subprocess.Popen(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-t", "2",
+                                  "--forceflush"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 text=True)
+        said = []
+        for line in other.stdout:           # until its test is under way
+            said.append(line)
+            if "connected to" in line:
+                return other
+        other.wait(timeout=10)              # (it ended without a test: refused)
+        time.sleep(1)
+    pytest.fail("iperf3 never got the server: " + "".join(said))
 
 
 @needs_tools
