@@ -68,5 +68,7 @@ def test_delayline_set_changes_the_round_trip_of_a_running_path():
         time.sleep(0.6)  # applied within the forwarder's 0.5 s poll
         after = rtt()
     assert len(before) == 3 and len(after) == 3
-    assert 20 <= min(before) and max(before) < 30      # 2 x 10 ms
-    assert 60 <= min(after) and max(after) < 70        # 2 x 30 ms
+    # never below the delay set; the median below the next 10 ms (the forwarder runs in
+    # Python: on a loaded machine one packet in three may wait for the CPU)
+    assert 20 <= min(before) and sorted(before)[1] < 30      # 2 x 10 ms
+    assert 60 <= min(after) and sorted(after)[1] < 70        # 2 x 30 ms
