@@ -277,10 +277,14 @@ def bench_size(out, paths, slots, probes, workers):
             clusters[n] = _cluster(n)
         page_cache = warm_page_cache(directory)
         runs = {n: [] for n in workers}
+
+        def stored(n, k):       # (the store of a normalize on n workers, the k-th)
+            return target / f"{directory.name}-{n}w-{k}.zarr"
+
         for k in range(NORMALIZE_REPEATS):      # each into a new store, all kept to the end
             for n in workers:
                 _, client, pids = clusters[n]
-                zarr_path = target / f"{directory.name}-{n}w-{k}.zarr"
+                zarr_path = stored(n, k)
                 os.sync()
                 with _busy(client) as busy:
                     run, _ = measure(lambda: store.normalize_monitor(directory, zarr_path, client=client),
@@ -289,7 +293,7 @@ def bench_size(out, paths, slots, probes, workers):
                 runs[n].append(run)
         for n in workers:
             _, client, pids = clusters[n]
-            zarr_path = target / f"{directory.name}-{n}w-{NORMALIZE_REPEATS - 1}.zarr"
+            zarr_path = stored(n, NORMALIZE_REPEATS - 1)
             row = {"page_cache_warm_seconds": page_cache, "normalize": best_run(runs[n])}
             row["percentiles"], row["percentile_result"] = measure(lambda: hourly_percentiles(zarr_path),
                                                                    pids + [os.getpid()])

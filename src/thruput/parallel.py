@@ -131,11 +131,10 @@ def local_cluster(workers):
     from distributed import LocalCluster
 
     spawn = {f"distributed.nanny.pre-spawn-environ.{k}": v for k, v in ALLOCATOR_ENVIRON.items()}
-    # (read as they start, here; the workers get them through their nannies)
+    # (read as they start, here; each nanny passes this configuration on to its worker)
     with dask.config.set({**SCHEDULER_CONFIG, **HOUSEKEEPING_CONFIG, **spawn}):
         return LocalCluster(n_workers=int(workers), threads_per_worker=1, processes=True,
-                            dashboard_address=":0", silence_logs=40,
-                            config={**WORKER_CONFIG, **HOUSEKEEPING_CONFIG})
+                            dashboard_address=":0", silence_logs=40, config=WORKER_CONFIG)
 
 
 class Parcel:

@@ -406,12 +406,12 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
         raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not {header}",
                          line=1, path=str(path))
     first = start if skip is not None else 0    # (the rows a store holds are not parsed again)
+    body_at = skip if skip is not None else header_end     # (where data row ``first`` begins)
     if skip is not None or start == 0:
-        rows = _split_rows(text, first + 2, skip if skip is not None else header_end)
+        rows = _split_rows(text, first + 2, body_at)
         if rows is not None:
             return rows, text
-    reader = csv.reader(io.StringIO(text[skip if skip is not None else header_end:]))
-    rows = rows_one_by_one(reader, first, start, path)
+    rows = rows_one_by_one(csv.reader(io.StringIO(text[body_at:])), first, start, path)
     return rows, text
 
 
