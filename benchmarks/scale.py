@@ -32,10 +32,10 @@ append
     before a normalize: the kernel's writeback of the harness's own files otherwise lands
     in the timing (the load average went to 3.4 during the appends of one run).
 percentiles
-    The store opened lazily (``open_campaign(store, chunks={})``); per path and hour,
-    the 10th/50th/90th percentiles of throughput (one value per run) and of every ping
-    probe's RTT (run x probe), with xarray's ``groupby(...).quantile`` (flox), computed on
-    the cluster.
+    The store opened lazily (``open_campaign``, dask-backed); per path and hour,
+    :func:`thruput.stats.rolling_summary` (count, mean, std, extremes, median, IQR and the
+    10th/50th/90th percentiles, exact: ``flox`` per hour-aligned chunk) of throughput (one
+    value per run) and of every ping probe's RTT (run x probe), computed on the cluster.
 
 Imports are done before timing, on the driver and on every worker (start-up is not
 normalize: a LocalCluster and thruput's imports take 5-20 s on a busy machine). Wall
@@ -132,43 +132,27 @@ def measure(fn, pids):
 
 
 def hourly_percentiles(store):
-    """Per path and hour: percentiles of throughput (per run) and of every probe's RTT."""
+    """Per path and hour: :func:`thruput.stats.rolling_summary` of TCP throughput (one
+    value per run) and of every ping probe's RTT (run x probe), on the cluster."""
+    import numpy as np
+    import xarray as xr
+
     import thruput
     from thruput.campaign.store import compute_chunks
+    from thruput.stats import rolling_summary
 
     ds = thruput.open_campaign(store, chunks=compute_chunks(store))
-    # the group labels (one per run) in memory, the data lazy
-    hour = ds["time"].compute().dt.floor("1h")
-    labels = {"hour": hour, "path": ds["path"].compute().astype(object).astype(str),
-              "test": ds["test"].compute().astype(object).astype(str)}
-    # a quantile is not a tree reduction: flox computes it per block, so every group
-    # (runs are in time order, so an hour is a contiguous slice) must lie in one chunk
-    ds = ds.chunk(run=hour_aligned_chunks(hour.values, ds.chunks["run"][0]))
-    ds = ds.assign_coords({k: v.variable for k, v in labels.items()})
-    tcp = ds["throughput"].where(ds["test"] == "tcp")
-    ping = ds["rtt"].where(ds["test"] == "ping")
-    out_tcp = tcp.groupby(["path", "hour"]).quantile(list(QUANTILES), dim="run", skipna=True)
-    out_rtt = ping.groupby(["path", "hour"]).quantile(list(QUANTILES), dim=["run", "probe"], skipna=True)
-    import dask
-
-    tcp_values, rtt_values = dask.compute(out_tcp, out_rtt)
-    return {"groups": int(tcp_values.sizes["path"] * tcp_values.sizes["hour"]),
-            "median_throughput_bps": float(tcp_values.sel(quantile=0.5).median()),
-            "median_rtt_ms": float(rtt_values.sel(quantile=0.5).median())}
-
-
-def hour_aligned_chunks(hours, target):
-    """Chunk sizes along ``run`` of about ``target`` runs that never split an hour."""
-    import numpy as np
-
-    starts = np.flatnonzero(np.r_[True, hours[1:] != hours[:-1]])      # first run of each hour
-    sizes, begin = [], 0
-    for start in starts[1:]:
-        if start - begin >= target:
-            sizes.append(int(start - begin))
-            begin = start
-    sizes.append(int(len(hours) - begin))
-    return tuple(sizes)
+    # the labels (one per run) in memory, the data lazy
+    ds = ds.assign_coords({k: ds[k].compute().variable for k in ("time", "path", "test")})
+    test = xr.DataArray(np.asarray(ds["test"].values).astype(str), dims="run")
+    percentiles = [100 * q for q in QUANTILES]
+    tcp = rolling_summary(ds["throughput"].where(test == "tcp"), freq="1h", by=("path",),
+                          percentiles=percentiles)
+    rtt = rolling_summary(ds["rtt"].where(test == "ping"), freq="1h", by=("path",),
+                          percentiles=percentiles)
+    return {"groups": int(tcp["n"].size), "exact": bool(tcp.attrs["exact"] and rtt.attrs["exact"]),
+            "median_throughput_bps": float(tcp["median"].median()),
+            "median_rtt_ms": float(rtt["median"].median())}
 
 
 def reference_rates(out):

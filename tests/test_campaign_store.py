@@ -803,3 +803,17 @@ def test_the_data_package_gives_a_monitor_campaigns_runs_as_csv(full, tmp_path):
     assert table["outcome"].fillna("").tolist() == ds["outcome"].values.tolist()
     assert table["source_sha256"].tolist() == ds["source_sha256"].values.tolist()
     assert {f["name"] for f in resource["schema"]["fields"]} >= {"time", "path", "direction", "rtt_median"}
+
+
+def test_a_small_append_is_cut_so_that_every_worker_reads_a_share():
+    """Units of an append are chunk multiples: :data:`~regions.UNIT_ROWS` where there are
+    rows enough for two units a worker, else single chunks (a 1 % append of 2000 rows to a
+    store of 1024-run chunks is read as 656 + 1024 + 320, not 656 + 1344)."""
+    assert regions.append_unit_rows(2000, 1024, 2) == 1024
+    assert regions.append_unit_rows(20000, 1024, 2) == regions.UNIT_ROWS
+    assert regions.append_unit_rows(5000, 256, 2) == 1024       # 5000 // (4 x 256) chunks
+    for rows in (1, 100, 5000, 10**6):
+        for chunk in (64, 256, 1024):
+            for workers in (1, 2, 64):
+                size = regions.append_unit_rows(rows, chunk, workers)
+                assert size % chunk == 0 and chunk <= size <= max(chunk, regions.UNIT_ROWS)

@@ -81,6 +81,34 @@ def test_sketch_percentiles_stay_within_one_bin_of_the_exact_values(ds):
     assert cb.largest <= CHUNK
 
 
+def test_probe_level_summaries_count_every_probe_in_its_runs_group(ds):
+    # rtt is run x probe: each probe's RTT belongs to its run's group (direction, 10 min)
+    rtt = ds["rtt"].where(ds.test == "ping", drop=True)
+    hour = rtt["time"].dt.floor("10min").values
+    keys = {"direction": rtt["direction"].values, "hour": hour}
+    exact = grouped_summary(rtt, keys, percentiles=(10, 90))
+    for direction in ("forward", "reverse"):
+        for h in np.unique(hour):
+            pick = (keys["direction"] == direction) & (hour == h)
+            values = rtt.values[pick].ravel()
+            values = values[~np.isnan(values)]
+            got = exact.sel(direction=direction, hour=h)
+            assert int(got["n"]) == values.size
+            np.testing.assert_allclose([got["p10"], got["median"], got["p90"]],
+                                       np.percentile(values, [10, 50, 90]), rtol=1e-12)
+    on_dask = lazy(rtt).chunk(run=aligned_chunks(hour, CHUNK))
+    with LargestResult() as cb:
+        blockwise = grouped_summary(on_dask, keys, percentiles=(10, 90))
+    assert blockwise.attrs["exact"] == 1 and 0 < cb.largest < rtt.sizes["run"] // 4
+    sketch = grouped_summary(lazy(rtt), keys, percentiles=(10, 90), exact=False)
+    bound = sketch.attrs["quantile_error_bound"]
+    for var in ("n", "mean", "std", "p10", "median", "p90", "min", "max"):
+        np.testing.assert_array_equal(blockwise[var], exact[var], err_msg=var)   # bit for bit
+    for var in ("n", "mean", "p10", "median", "p90", "min", "max"):
+        err = np.nanmax(np.abs(sketch[var].values - exact[var].values))
+        assert err <= bound * (var != "n"), var
+
+
 def test_sketch_quantiles_of_a_known_histogram():
     # 10 values 0.5, 1.5, ... 9.5 in 10 unit bins over [0, 10]: order statistics exact
     counts = np.ones((1, 10), dtype=int)

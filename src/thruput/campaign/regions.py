@@ -288,7 +288,7 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     ping run longer than the store is wide: nothing is consolidated, and the caller
     writes the store anew (:func:`thruput.campaign.store.append_store`).
     """
-    size = max(UNIT_ROWS, chunk)            # (both powers of two: a multiple of the chunk)
+    size = append_unit_rows(len(rows), chunk, _worker_count(client))
     end = start + len(rows)
     cuts = [start, *range(-(-start // size) * size or size, end, size), end]
     todo = [Unit(a, rows[a - start:b - start]) for a, b in zip(cuts, cuts[1:]) if b > a]
@@ -308,6 +308,19 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     store.put_attrs(out, attrs)
     stats = tuple(np.concatenate([r.stats[k] for r in reports]) for k in (0, 1))
     return attrs, sum(r.disagreeing for r in reports), stats
+
+
+def append_unit_rows(rows, chunk, workers):
+    """Runs per unit of an append of ``rows`` runs to a store of ``chunk`` runs a chunk,
+    on ``workers`` workers: :data:`UNIT_ROWS`, or a smaller multiple of the chunk where
+    there would otherwise be fewer than two units per worker (a 1 % append of 2000 rows
+    onto a store's chunk edge was cut 656 + 1344: one worker read twice the other's share
+    while the other waited; in chunks, 656 + 1024 + 320, read 976 + 1024)."""
+    return max(chunk, min(UNIT_ROWS, chunk * (rows // (2 * chunk * workers))))
+
+
+def _worker_count(client):
+    return 1 if client is None else max(1, len(client.scheduler_info().get("workers", {})))
 
 
 def _run(target, todo, client, first=None, ready=None, read_first=None, lines=None):
@@ -348,7 +361,7 @@ def _run(target, todo, client, first=None, ready=None, read_first=None, lines=No
 
     from ..parallel import Parcel, answering, placed, submit
 
-    workers = max(1, len(client.scheduler_info().get("workers", {})))
+    workers = _worker_count(client)
     where = {}
     pending = as_completed()
     sent, reading, writing = 0, deque(), False

@@ -4,12 +4,13 @@ A monitor campaign is one long ``run`` dimension; its statistics are summaries p
 of runs (path, direction, hour, socket buffer, period). :func:`grouped_summary` computes
 count, mean, standard deviation, extremes and percentiles per group:
 
-- NumPy input: exact, with :mod:`pandas` group-bys.
-- dask input: count, sums, extremes by ``flox``'s map-reduce (exact and mergeable);
-  percentiles exactly with ``flox`` ``method="blockwise"`` when every group lies within
-  one chunk (a campaign in time order, grouped by time bins: :func:`aligned_chunks` cuts
-  the chunks at the bins' edges), otherwise from a mergeable fixed-bin histogram per
-  group (:func:`histogram_sketch`), whose error is at most one bin width.
+- NumPy input: exact, each group's values sorted once (:func:`_table`).
+- dask input, every group within one chunk (a campaign in time order, grouped by time
+  bins: :func:`aligned_chunks` cuts the chunks at the bins' edges): the same, one task a
+  chunk, each for its own groups: the same numbers, bit for bit.
+- dask input, groups across chunks: count, sums, extremes by ``flox``'s map-reduce
+  (exact and mergeable); percentiles from a mergeable fixed-bin histogram per group
+  (:func:`histogram_sketch`), whose error is at most one bin width.
 
 Nothing here calls ``.compute()`` on the whole array: every task holds one chunk and
 its per-group partial results (tests/test_stats_outofcore.py counts them).
@@ -81,8 +82,9 @@ def _codes(keys):
 
 
 def _chunk_counts(values, codes, lo, width, bins, ngroups):
-    values = np.asarray(values, float).ravel()
-    codes = np.asarray(codes).ravel()
+    values = np.asarray(values, float)
+    codes = np.broadcast_to(np.asarray(codes).reshape((-1,) + (1,) * (values.ndim - 1)), values.shape).ravel()
+    values = values.ravel()
     ok = ~np.isnan(values) & (codes >= 0)
     idx = np.clip(((values[ok] - lo) / width).astype(np.int64), 0, bins - 1)
     flat = np.bincount(codes[ok] * bins + idx, minlength=ngroups * bins)
@@ -95,9 +97,10 @@ def histogram_sketch(values, codes, ngroups, lo, hi, bins=SKETCH_BINS):
     Parameters
     ----------
     values : dask.array.Array or numpy.ndarray
-        1-D values (NaN = missing).
+        Values (NaN = missing) on the grouped dimension first, then any others (a ping
+        run's probes), whose values count in their run's group.
     codes : numpy.ndarray
-        Group code (0 .. ngroups - 1, -1 = none) of every value.
+        Group code (0 .. ngroups - 1, -1 = none) along the first dimension.
     ngroups, lo, hi, bins
         Number of groups; range and number of bins.
 
@@ -111,9 +114,13 @@ def histogram_sketch(values, codes, ngroups, lo, hi, bins=SKETCH_BINS):
     if _is_dask(values):
         import dask.array
 
-        c = dask.array.from_array(np.asarray(codes), chunks=values.chunks)
-        parts = dask.array.map_blocks(_chunk_counts, values, c, lo, width, bins, ngroups,
-                                      new_axis=[1, 2], dtype=np.int64,
+        values = values.rechunk({i: -1 for i in range(1, values.ndim)})   # (a run's probes in one)
+        flat = values if values.ndim == 1 else values.reshape(values.shape[:1] + (-1,))
+        c = np.asarray(codes).reshape((-1,) + (1,) * (flat.ndim - 1))     # (aligned on run)
+        c = dask.array.from_array(c, chunks=values.chunks[:1] + ((1,),) * (flat.ndim - 1))
+        parts = dask.array.map_blocks(_chunk_counts, flat, c, lo, width, bins, ngroups,
+                                      drop_axis=list(range(1, flat.ndim)), new_axis=[1, 2],
+                                      dtype=np.int64,
                                       chunks=((1,) * values.numblocks[0], (ngroups,), (bins,)))
         return parts.sum(axis=0).compute()
     return _chunk_counts(values, codes, lo, width, bins, ngroups)[0]
@@ -152,36 +159,72 @@ def sketch_quantiles(counts, lo, hi, q):
     return out
 
 
+def _table(values, codes, qs):
+    """Count, mean, std, extremes and percentiles ``qs`` of each group with a value:
+    exact, from the values sorted once within their groups (a frame indexed by code).
+    ``values`` has the runs first (other dimensions count in their run's group)."""
+    values = np.asarray(values, float)
+    codes = np.repeat(np.asarray(codes), values[:1].size)
+    values = values.ravel()
+    ok = ~np.isnan(values) & (codes >= 0)
+    values, codes = values[ok], codes[ok]
+    order = np.lexsort((values, codes))
+    values, codes = values[order], codes[order]
+    groups, start, n = np.unique(codes, return_index=True, return_counts=True)
+    table = pd.DataFrame({"n": n}, index=groups)
+    if not n.size:
+        return table.assign(mean=[], std=[], min=[], max=[], **{q: [] for q in qs})
+    mean = np.add.reduceat(values, start) / n
+    with quiet():
+        std = np.sqrt(np.add.reduceat((values - np.repeat(mean, n)) ** 2, start) / (n - 1))
+    last = start + n - 1
+    table = table.assign(mean=mean, std=np.where(n > 1, std, np.nan), min=values[start], max=values[last])
+    for q in qs:        # Hyndman & Fan 7: between order statistics k and k + 1 of each group
+        rank = q / 100 * (n - 1)
+        k = np.floor(rank).astype(np.int64)
+        low, high = values[start + k], values[np.minimum(start + k + 1, last)]
+        table[q] = low + (rank - k) * (high - low)
+    return table
+
+
 def _exact(values, codes, ngroups, qs):
-    frame = pd.DataFrame({"v": np.asarray(values, float), "g": codes})
-    frame = frame[(frame["g"] >= 0) & frame["v"].notna()]
-    grouped = frame.groupby("g")["v"]
-    table = pd.DataFrame({"n": grouped.count(), "mean": grouped.mean(), "std": grouped.std(ddof=1),
-                          "min": grouped.min(), "max": grouped.max()})
-    for q in qs:
-        table[q] = grouped.quantile(q / 100, interpolation="linear")
-    table = table.reindex(range(ngroups))
+    table = _table(values, codes, qs).reindex(range(ngroups))
     table["n"] = table["n"].fillna(0).astype(int)
     return table
 
 
-def _lazy(values, codes, ngroups, qs, exact_quantiles):
+def _blockwise(values, codes, ngroups, qs):
+    """:func:`_exact` of dask ``values`` whose every group lies within one chunk: one task
+    a chunk, which reads it and returns its groups' rows (every statistic at once: one
+    ``flox`` reduction per statistic kept each chunk until the last had read it, a
+    worker's peak at 10^8 probes then 1.6 GB)."""
+    import dask
+
+    values = values.rechunk({i: -1 for i in range(1, values.ndim)})
+    edges = np.cumsum((0,) + values.chunks[0])
+    parts = [dask.delayed(_table)(block, codes[a:b], qs)
+             for block, a, b in zip(values.to_delayed().ravel(), edges, edges[1:])]
+    table = pd.concat(dask.compute(*parts)).reindex(range(ngroups))
+    table["n"] = table["n"].fillna(0).astype(int)
+    return table
+
+
+def _lazy(values, codes, ngroups, qs):
+    """Count, sums and extremes merged over chunks (``flox`` map-reduce) and percentiles
+    from :func:`histogram_sketch`: dask ``values`` whose groups span chunks."""
     import dask
     import flox.xarray
 
-    da = xr.DataArray(values, dims="run", coords={"g": ("run", codes)})
+    dims = ["run"] + [f"_{i}" for i in range(1, values.ndim)]   # (all reduced: names do not matter)
+    da = xr.DataArray(values, dims=dims, coords={"g": ("run", codes)})
     da = da.where(da["g"] >= 0)
     expected = np.arange(ngroups)
     reduced = {}
     for key, func in (("n", "count"), ("sum", "nansum"), ("min", "nanmin"), ("max", "nanmax")):
         reduced[key] = flox.xarray.xarray_reduce(da, "g", func=func, expected_groups=expected,
-                                                 method="map-reduce", fill_value=np.nan)
+                                                 method="map-reduce", fill_value=np.nan, dim=dims)
     reduced["sq"] = flox.xarray.xarray_reduce(da ** 2, "g", func="nansum", expected_groups=expected,
-                                              method="map-reduce", fill_value=np.nan)
-    if exact_quantiles:
-        reduced["q"] = flox.xarray.xarray_reduce(da, "g", func="nanquantile", q=[q / 100 for q in qs],
-                                                 expected_groups=expected, method="blockwise",
-                                                 fill_value=np.nan)
+                                              method="map-reduce", fill_value=np.nan, dim=dims)
     (got,) = dask.compute(reduced)
     n = np.nan_to_num(got["n"].values).astype(int)
     with quiet():
@@ -190,12 +233,9 @@ def _lazy(values, codes, ngroups, qs, exact_quantiles):
     table = pd.DataFrame({"n": n, "mean": np.where(n > 0, mean, np.nan),
                           "std": np.where(n > 1, np.sqrt(np.maximum(var, 0)), np.nan),
                           "min": got["min"].values, "max": got["max"].values})
-    if exact_quantiles:
-        qv = got["q"].transpose("g", "quantile").values
-    else:
-        lo, hi = np.nanmin(table["min"]), np.nanmax(table["max"])
-        counts = histogram_sketch(values, codes, ngroups, lo, hi)
-        qv = sketch_quantiles(counts, lo, hi, qs)
+    lo, hi = np.nanmin(table["min"]), np.nanmax(table["max"])
+    counts = histogram_sketch(values, codes, ngroups, lo, hi)
+    qv = sketch_quantiles(counts, lo, hi, qs)
     for j, q in enumerate(qs):
         table[q] = qv[:, j]
     return table
@@ -208,7 +248,8 @@ def grouped_summary(da, keys, percentiles=(10, 50, 90), dim="run", exact=None):
     ----------
     da : xarray.DataArray
         One variable on ``dim`` (NumPy or dask), e.g. a monitor campaign's
-        ``throughput`` (bit/s).
+        ``throughput`` (bit/s); on other dimensions too, whose values count in their
+        run's group (``rtt`` on ``run`` x ``probe``: every probe's RTT, ms).
     keys : dict of str to array_like
         Group labels, one 1-D array (length of ``dim``) per output dimension, e.g.
         ``{"path": ..., "direction": ..., "time": hour_of_each_run}``. Runs whose label is
@@ -234,8 +275,8 @@ def grouped_summary(da, keys, percentiles=(10, 50, 90), dim="run", exact=None):
     -----
     Exact percentiles are Hyndman & Fan's definition 7 [1]_ (NumPy's ``linear``); the
     sketch's are within ``(max - min) / SKETCH_BINS`` of them
-    (:func:`sketch_quantiles`). Means and standard deviations of dask input are
-    merged from per-chunk sums and sums of squares.
+    (:func:`sketch_quantiles`). Means and standard deviations of dask input whose
+    groups span chunks are merged from per-chunk sums and sums of squares.
     """
     keys = {k: np.asarray(v.values if hasattr(v, "values") else v) for k, v in keys.items()}
     valid = np.ones(da.sizes[dim], dtype=bool)
@@ -245,12 +286,12 @@ def grouped_summary(da, keys, percentiles=(10, 50, 90), dim="run", exact=None):
     codes = np.where(valid, codes, -1)
     ngroups = len(table_keys)
     qs = sorted(set(float(q) for q in percentiles) | {25.0, 50.0, 75.0})
-    data = da.transpose(dim).data
+    data = da.transpose(dim, ...).data
     bound = 0.0
     if _is_dask(data):
         if exact is None:
             exact = _groups_within_chunks(codes, data.chunks[0])
-        table = _lazy(data, codes, ngroups, qs, exact)
+        table = (_blockwise if exact else _lazy)(data, codes, ngroups, qs)
         if not exact:
             bound = (np.nanmax(table["max"]) - np.nanmin(table["min"])) / SKETCH_BINS
     else:
