@@ -201,6 +201,7 @@ def _blockwise(values, codes, ngroups, qs):
     import dask
 
     values = values.rechunk({i: -1 for i in range(1, values.ndim)})
+    codes = codes.astype(np.min_scalar_type(-max(ngroups, 1)))    # (a task carries its own)
     edges = np.cumsum((0,) + values.chunks[0])
     parts = [dask.delayed(_table)(block, codes[a:b], qs)
              for block, a, b in zip(values.to_delayed().ravel(), edges, edges[1:])]
