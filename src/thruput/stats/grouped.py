@@ -260,8 +260,8 @@ def grouped_summary(da, keys, percentiles=(10, 50, 90), dim="run", exact=None):
     dim : str, default "run"
         The dimension grouped.
     exact : bool, optional
-        dask only: True when every group lies within one chunk (percentiles then exact,
-        by ``flox`` blockwise); False to use the histogram sketch; default: checked.
+        dask only: True when every group lies within one chunk (everything then exact,
+        one task a chunk); False to use the histogram sketch; default: checked.
 
     Returns
     -------

@@ -10,7 +10,7 @@ docs/design.md (one ``run`` dimension with ``time``, ``path``, ``direction``, ``
 ===================  ==========================================================  ============
 function             what                                                        dask
 ===================  ==========================================================  ============
-rolling_summary      median, IQR, p10/p90, count per time bin, path, direction   exact (flox)
+rolling_summary      median, IQR, p10/p90, count per time bin, path, direction   exact
 buffer_curves        throughput vs socket buffer per period                      sketch
 udp_tcp_ratio        UDP median over TCP median per socket buffer                sketch
 compare_periods      two date ranges: shift of medians with CI, Hodges-Lehmann   per group
@@ -94,9 +94,8 @@ def rolling_summary(da, time="time", freq="1h", by=("path", "direction"),
     Notes
     -----
     Exact on dask too: a campaign in time order is re-chunked so that chunk edges fall
-    on bin edges, and ``flox`` takes each bin's percentiles within its chunk
-    (``method="blockwise"``). Not a moving window: bins are fixed, so one run counts
-    in one bin.
+    on bin edges, and each chunk's bins are summarized by one task. Not a moving window:
+    bins are fixed, so one run counts in one bin.
     """
     bins = _floor(_labels(da, time), freq)
     keys = {b: _labels(da, b) for b in by}
