@@ -189,3 +189,15 @@ def test_bootstrap_ci_and_ecdf_per_cell_on_dask_match_numpy_draw_for_draw(sweep)
     xr.testing.assert_identical(ecdf(chunked, "repeat"), ecdf(tp, "repeat"))
     with pytest.raises(ValueError, match="every value at once"):
         ecdf(chunked)
+
+
+def test_a_chunk_or_a_campaign_without_a_value_gives_empty_groups():
+    keys = {"g": np.repeat([0, 1], 4)}
+    half = xr.DataArray(np.r_[np.full(4, np.nan), 1.0, 2.0, 3.0, 4.0], dims="run")
+    for da in (half, half.chunk(run=4)):         # (the first chunk holds no value)
+        got = grouped_summary(da, keys)
+        np.testing.assert_array_equal(got["n"], [0, 4])
+        np.testing.assert_array_equal(got["median"], [np.nan, 2.5])
+    none = grouped_summary(xr.DataArray(np.full(8, np.nan), dims="run").chunk(run=4), keys)
+    np.testing.assert_array_equal(none["n"], [0, 0])
+    assert none["median"].isnull().all()

@@ -171,20 +171,20 @@ def _table(values, codes, qs):
     order = np.lexsort((values, codes))
     values, codes = values[order], codes[order]
     groups, start, n = np.unique(codes, return_index=True, return_counts=True)
-    table = pd.DataFrame({"n": n}, index=groups)
-    if not n.size:
-        return table.assign(mean=[], std=[], min=[], max=[], **{q: [] for q in qs})
+    if not n.size:      # (no value: reduceat needs one)
+        return pd.DataFrame({k: np.array([], float) for k in ("n", "mean", "std", "min", "max", *qs)})
     mean = np.add.reduceat(values, start) / n
     with quiet():
         std = np.sqrt(np.add.reduceat((values - np.repeat(mean, n)) ** 2, start) / (n - 1))
     last = start + n - 1
-    table = table.assign(mean=mean, std=np.where(n > 1, std, np.nan), min=values[start], max=values[last])
+    columns = {"n": n, "mean": mean, "std": np.where(n > 1, std, np.nan), "min": values[start],
+               "max": values[last]}
     for q in qs:        # Hyndman & Fan 7: between order statistics k and k + 1 of each group
         rank = q / 100 * (n - 1)
         k = np.floor(rank).astype(np.int64)
         low, high = values[start + k], values[np.minimum(start + k + 1, last)]
-        table[q] = low + (rank - k) * (high - low)
-    return table
+        columns[q] = low + (rank - k) * (high - low)
+    return pd.DataFrame(columns, index=groups)
 
 
 def _exact(values, codes, ngroups, qs):
