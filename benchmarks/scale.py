@@ -34,7 +34,7 @@ append
 percentiles
     The store opened lazily (``open_campaign``, dask-backed); per path and hour,
     :func:`thruput.stats.rolling_summary` (count, mean, std, extremes, median, IQR and the
-    10th/50th/90th percentiles, exact: ``flox`` per hour-aligned chunk) of throughput (one
+    10th/50th/90th percentiles, exact: one task per hour-aligned chunk) of throughput (one
     value per run) and of every ping probe's RTT (run x probe), computed on the cluster.
 
 Imports are done before timing, on the driver and on every worker (start-up is not
