@@ -85,3 +85,23 @@ def test_a_chunk_file_that_does_not_decode_is_left_to_zarr(tmp_path):
     before = _files(tmp_path / "direct")
     assert not chunks.write_rows(direct._async_array, str(tmp_path / "direct"), np.ones(4), 2)
     assert _files(tmp_path / "direct") == before
+
+
+def test_a_chunk_holding_stored_rows_is_replaced_whole_the_others_written_in_place(tmp_path, monkeypatch):
+    """An append's first chunk holds rows already stored: it is written to a file beside
+    it and renamed over it, never rewritten in place (cut short, the stored rows would be
+    lost); a chunk of new rows alone is written in place. No file of the write is left."""
+    direct = _array(tmp_path / "direct", "<f8", np.nan, (12,))
+    direct[0:6] = np.arange(6.0)                        # chunk 0 whole, chunk 1 in part
+    folder = tmp_path / "direct"
+    (folder / "2").write_bytes(b"")                     # (a chunk's file there already)
+    inode = {name: (folder / name).stat().st_ino for name in ("0", "1", "2")}
+    written = []
+    real = chunks._replace
+    monkeypatch.setattr(chunks, "_replace", lambda path, data: written.append(Path(path).name) or real(path, data))
+    assert chunks.write_rows(direct._async_array, str(folder), np.arange(6.0, 12.0), 6)
+    assert written == ["1"]
+    assert (folder / "1").stat().st_ino != inode["1"] and (folder / "2").stat().st_ino == inode["2"]
+    assert (folder / "0").stat().st_ino == inode["0"]
+    assert sorted(p.name for p in folder.iterdir()) == [".zarray", ".zattrs", "0", "1", "2"]
+    np.testing.assert_array_equal(zarr.open_array(str(folder), mode="r")[:], np.arange(12.0))

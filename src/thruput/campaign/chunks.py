@@ -13,7 +13,8 @@ for the chunks of a region along the first dimension:
 - a chunk whose values all equal the fill value is not written and its file is deleted
   (zarr's ``write_empty_chunks=False``, decided by zarr's own comparison);
 - any other chunk is encoded by the array's filters, then its compressor (numcodecs), and
-  written to its file (in place: see :func:`_put`).
+  written to its file (in place, see :func:`_put`; a chunk that holds stored rows too,
+  renamed over its file as zarr does, see :func:`_replace`).
 
 It leaves anything else to zarr: format 3, Fortran order, an array chunked along more
 than its first dimension, a chunk file it cannot decode to a whole chunk. The store's
@@ -50,9 +51,10 @@ def write_rows(array, folder, value, offset):
     for index in range(offset // rows, -(-end // rows)):
         first, path = index * rows, _chunk_file(folder, meta, index)
         if offset <= first and first + rows <= end:
-            blocks.append((path, value[first - offset:first + rows - offset]))
+            blocks.append((path, value[first - offset:first + rows - offset], False))
             continue
         block = _stored(meta, path, rows, native)      # (covered in part: merged as zarr does)
+        held = block is not None                        # (rows stored before: replaced whole)
         if block is None:
             block = prototype.nd_buffer.create(shape=(rows, *meta.shape[1:]), dtype=native,
                                                order="C", fill_value=fill).as_numpy_array()
@@ -60,15 +62,15 @@ def write_rows(array, folder, value, offset):
             return False
         lo, hi = max(offset, first), min(end, first + rows)
         block[lo - first:hi - first] = value[lo - offset:hi - offset]
-        blocks.append((path, block))
-    for path, block in blocks:
+        blocks.append((path, block, held))
+    for path, block, held in blocks:
         if prototype.nd_buffer.from_numpy_array(block).all_equal(fill):
             try:
                 os.remove(path)
             except FileNotFoundError:
                 pass
             continue
-        _put(path, _encoded(meta, block))
+        (_replace if held else _put)(path, _encoded(meta, block))
     return True
 
 
@@ -116,10 +118,11 @@ def _encoded(meta, block):
 
 def _put(path, data):
     """Write ``data`` to ``path``, in place: zarr writes a temporary file and renames it,
-    which on ext4 costs four times as much (renaming over a file flushes it). Here no
-    reader can see a half-written file: every region written here lies past the rows the
-    store's consolidated metadata shows until the attrs are written last, and a write cut
-    short is written again, whole, by the next normalize."""
+    which on ext4 costs four times as much (renaming over a file flushes it). Only a chunk
+    that holds no stored row is written so, and no reader can see it half-written: it lies
+    past the rows the store's consolidated metadata shows until the attrs are written
+    last, and a write cut short is written again, whole, by the next normalize. A chunk
+    that holds stored rows too (an append's first) is replaced whole (:func:`_replace`)."""
     try:
         f = open(path, "wb")
     except FileNotFoundError:
@@ -127,3 +130,14 @@ def _put(path, data):
         f = open(path, "wb")
     with f:
         f.write(data)
+
+
+def _replace(path, data):
+    """Write ``data`` to a file beside ``path``, then rename it over ``path``, as zarr
+    does: a chunk holding rows already stored (an append's first, merged) is never seen
+    half-written, even by an append cut short in the middle of writing it."""
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.part")        # (no chunk's name)
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
