@@ -573,6 +573,23 @@ def test_the_c_stat_of_stored_files_gives_the_python_numbers(tmp_path):
             store._stat_joined(tmp_path, joined, first, count)
 
 
+@pytest.mark.parametrize("in_c", [True, False])
+def test_new_run_ids_are_looked_up_among_the_stored_ones_as_the_record_holds_them(monkeypatch, in_c):
+    """The C look-up and the split-and-set agree: a new id equal to a stored one (first,
+    middle, last), or only a part of one, or none at all."""
+    if in_c and store._statmany is None:
+        pytest.skip("the C extension is not built here")
+    if not in_c:
+        monkeypatch.setattr(store, "_statmany", None)
+    stored = [f"r{i:05d}".encode() for i in range(3000)] + ["é-ü".encode(), b"x"]
+    joined = b"\0".join(stored)
+    cases = {(b"r00000",): True, (b"s", b"r01500"): True, (b"x",): True, ("é-ü".encode(),): True,
+             (b"r0000", b"00001", b"r000001", b"xx", b""): False, (): False}
+    for new, found in cases.items():
+        assert store._any_stored(joined, list(new)) is found, new
+    assert store._any_stored(b"", [b"a"]) is False
+
+
 def _resident_pages(path):
     """How many of the file's pages are in the page cache: ``mincore(2)`` of a mapping of
     it, which reads nothing (a read, even one with ``RWF_NOWAIT``, starts the kernel's

@@ -11,6 +11,8 @@
  * stat_joined(top, joined, first, count): the same of entries first .. first + count - 1
  * of paths NUL-joined in one bytes object (the sources of a store's record as its file
  * holds them: no str made of them at all).
+ * find_any(joined, wanted): whether any of an append's new run ids is among the NUL-joined
+ * ids of the record (thruput.campaign.store._refuse_stored_runs).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -234,12 +236,91 @@ done:
     return result;
 }
 
+/* find_any(joined, wanted) -> the index of the first entry of joined (strings each
+ * followed by a NUL but the last) that equals one of wanted (a sequence of bytes), or -1:
+ * whether an append's new run ids are among the ids a store holds (its record's bytes),
+ * without a Python object per stored id. The wanted strings go into an open-addressing
+ * table (FNV-1a hashes), sized by their number, never by anything in joined. */
+static uint64_t
+fnv1a(const char *s, Py_ssize_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static PyObject *
+find_any(PyObject *self, PyObject *args)
+{
+    PyObject *wanted_obj, *seq = NULL, *result = NULL;
+    Py_buffer view = {0};
+    Py_ssize_t *slots = NULL, found = -1;
+
+    if (!PyArg_ParseTuple(args, "y*O", &view, &wanted_obj))
+        return NULL;
+    seq = PySequence_Fast(wanted_obj, "wanted must be a sequence of bytes");
+    if (seq == NULL)
+        goto done;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), size = 8;
+    while (size < 2 * n)
+        size *= 2;
+    slots = PyMem_Malloc(size * sizeof(Py_ssize_t));     /* index into seq + 1; 0: empty */
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memset(slots, 0, size * sizeof(Py_ssize_t));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (!PyBytes_Check(item)) {
+            PyErr_SetString(PyExc_TypeError, "wanted must hold bytes");
+            goto done;
+        }
+        Py_ssize_t k = (Py_ssize_t)(fnv1a(PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item)) & (uint64_t)(size - 1));
+        while (slots[k])
+            k = (k + 1) & (size - 1);
+        slots[k] = i + 1;
+    }
+    PyObject **items = PySequence_Fast_ITEMS(seq);
+    if (n) {
+        Py_BEGIN_ALLOW_THREADS
+        const char *at = view.buf, *end = at + view.len;
+        for (Py_ssize_t entry = 0; found < 0; entry++) {
+            const char *nul = memchr(at, 0, end - at);
+            Py_ssize_t len = (nul ? nul : end) - at;
+            Py_ssize_t k = (Py_ssize_t)(fnv1a(at, len) & (uint64_t)(size - 1));
+            for (; slots[k]; k = (k + 1) & (size - 1)) {
+                PyObject *w = items[slots[k] - 1];
+                if (PyBytes_GET_SIZE(w) == len && memcmp(PyBytes_AS_STRING(w), at, len) == 0) {
+                    found = entry;
+                    break;
+                }
+            }
+            if (nul == NULL)
+                break;
+            at = nul + 1;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    result = PyLong_FromSsize_t(found);
+done:
+    PyBuffer_Release(&view);
+    PyMem_Free(slots);
+    Py_XDECREF(seq);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"stat_many", stat_many, METH_VARARGS,
      "stat_many(top, paths, load=False) -> (size, mtime_ns): int64 bytes, -1 where there is no file;\n"
      "load: each file also asked into the page cache (posix_fadvise WILLNEED)."},
     {"stat_joined", stat_joined, METH_VARARGS,
      "stat_joined(top, joined, first, count) -> stat_many of entries first.. of NUL-joined paths."},
+    {"find_any", find_any, METH_VARARGS,
+     "find_any(joined, wanted) -> index of the first NUL-joined entry equal to one of wanted (bytes), or -1."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -458,8 +458,7 @@ def _refuse_stored_runs(path, runs, record=None):
 
     if isinstance(record, Loaded):      # (the usual case: told from the record's bytes)
         joined = record.joined_runs()
-        if joined is not None and {str(r).encode("utf-8", "surrogatepass") for r in runs}.isdisjoint(
-                joined.split(b"\0")):
+        if joined is not None and not _any_stored(joined, [str(r).encode("utf-8", "surrogatepass") for r in runs]):
             return
     stored = record.run if record is not None else zarr.open_consolidated(str(path), mode="r")["run"][:]
     new = {str(r) for r in runs}
@@ -470,6 +469,15 @@ def _refuse_stored_runs(path, runs, record=None):
     if again:
         raise StoreError(f"{path}: runs already stored: {', '.join(again[:5])}"
                          f"{' ...' if len(again) > 5 else ''}")
+
+
+def _any_stored(joined, new):
+    """True if any of ``new`` (bytes) is an entry of the NUL-joined ``joined``: in C
+    (:mod:`thruput.campaign._statmany`, no object per stored id: 2-3 ms for 2 x 10^5
+    stored ids where the split and set took 40-70 ms), else by a split and a set."""
+    if _statmany is not None and hasattr(_statmany, "find_any"):
+        return _statmany.find_any(joined, new) >= 0
+    return not set(new).isdisjoint(joined.split(b"\0"))
 
 
 def _hash_batch(directory, paths):
