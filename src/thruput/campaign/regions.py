@@ -274,14 +274,13 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     ``out``, which holds ``start`` runs, ``width`` probes wide, ``chunk`` runs a chunk:
     unit by unit, each read and written into its region by one worker, as a new store
     is. The units are cut at multiples of the chunk, so that no two share one (the first
-    fills the store's last chunk). On a cluster the run arrays are lengthened first; then
-    the units are read and written while ``ready`` runs here (the caller's checks of the
-    stored rows and files: its error stops them; in one process it runs first, and
-    nothing is written before it has passed); once both are done, the attrs are replaced
-    and the metadata consolidated, last (``lines``: as :func:`write_new_store`'s). Until
-    then readers see the store as it was (its consolidated shapes and attrs): a check
-    that fails, or an append cut short anywhere, leaves rows past them that no reader
-    sees, and the next append writes the same rows again.
+    fills the store's last chunk). ``ready`` is called once before anything is written
+    (the caller's checks of the stored rows and files, while the first units are read);
+    then the run arrays are lengthened; then
+    the units are written, the attrs replaced and the metadata consolidated (``lines``:
+    as :func:`write_new_store`'s). Cut short
+    anywhere before that, the store reads as it was (its consolidated shapes) and the next
+    append writes the same rows again.
 
     Returns
     -------
@@ -294,11 +293,13 @@ def append_units(out, directory, metadata, digest, base_attrs, start, width, chu
     cuts = [start, *range(-(-start // size) * size or size, end, size), end]
     todo = [Unit(a, rows[a - start:b - start]) for a, b in zip(cuts, cuts[1:]) if b > a]
     target = Target(str(directory), str(out), end, width, metadata, size)
-    if client is None and ready is not None:
-        ready()                     # (in one process: nothing to do meanwhile)
-        ready = None
-    store.grow_runs(out, end)       # (not consolidated: readers see the store as it was)
-    reports = _run(target, todo, client, Written({}, 0, width, True), meanwhile=ready, lines=lines)
+
+    def lengthen():
+        if ready is not None:
+            ready()
+        store.grow_runs(out, end)
+
+    reports = _run(target, todo, client, Written({}, 0, width, True), lengthen, lines=lines)
     if not all(r.written for r in reports):
         return None
     attrs = mon.merge_ledgers([base_attrs] + [r.ledger for r in reports])
@@ -322,15 +323,13 @@ def _worker_count(client):
     return 1 if client is None else max(1, len(client.scheduler_info().get("workers", {})))
 
 
-def _run(target, todo, client, first=None, ready=None, read_first=None, lines=None, meanwhile=None):
+def _run(target, todo, client, first=None, ready=None, read_first=None, lines=None):
     """:func:`write_unit` of every unit: unit 0 creates the store (as wide as
     ``target.width`` or its own longest ping run), the others write into it once it is
     there; given ``first`` (a :class:`Written` standing for a store already there: an
     append), every unit writes into it. ``ready``: called once before anything is
     written (an append's check of the stored files, then its lengthening of the store;
     a guess's reading of runs.csv); it may return more units, which follow ``todo``.
-    ``meanwhile`` (given ``first``: an append's checks): called once while the first
-    units are read and written; an error from it stops the units.
 
     On a cluster the first units (``read_first``, or :data:`AHEAD_PER_WORKER` per
     worker) are read meanwhile (:func:`read_unit`, then
@@ -365,7 +364,7 @@ def _run(target, todo, client, first=None, ready=None, read_first=None, lines=No
     workers = _worker_count(client)
     where = {}
     pending = as_completed()
-    sent, reading, writing = 0, deque(), meanwhile is not None and first is not None
+    sent, reading, writing = 0, deque(), False
 
     def read():
         nonlocal sent
@@ -398,8 +397,6 @@ def _run(target, todo, client, first=None, ready=None, read_first=None, lines=No
         with answering(), paused_gc():
             for _ in range(read_first or AHEAD_PER_WORKER * workers):
                 read()
-            if meanwhile is not None:
-                meanwhile()
             if ready is not None:
                 placed(client, [f for _, _, f in reading])
                 todo += ready() or []
