@@ -50,3 +50,26 @@ def test_notebook_code_only_calls_the_library(path):
                     f"{path.name}: calls {ast.unparse(node.func)}; notebooks call report/charts only"
             if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.Lambda)):
                 pytest.fail(f"{path.name}: logic in a cell: {ast.unparse(node)[:60]}")
+
+
+def _defaults(path):
+    """The names the notebook's parameters cell sets, with their literal values."""
+    nb = nbformat.read(path, as_version=4)
+    cell = next(c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    return {t.id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
+            if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
+
+
+def test_each_notebook_opens_on_something_the_pipeline_bundles():
+    """Opened in JupyterLab as it is (no parameters injected), each notebook's defaults name
+    a campaign, monitor campaign, study or comparison of params.yaml, so that Run All works
+    on the bundled data (monitor.ipynb named a test fixture's campaign until 26 Nov 2026)."""
+    import yaml
+
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    named = {"campaign.ipynb": ("campaign", params["campaigns"]),
+             "monitor.ipynb": ("campaign", params["monitors"]),
+             "study.ipynb": ("seed", params["studies"]),
+             "compare.ipynb": ("comparison", list(params["comparisons"]))}
+    for name, (key, bundled) in named.items():
+        assert _defaults(ROOT / "notebooks" / name)[key] in bundled, name
