@@ -23,11 +23,15 @@ def test_notebook_is_stored_without_outputs(path):
             assert cell.outputs == [] and cell.execution_count is None, f"{path.name}: outputs in git"
 
 
+def _parameters_cells(path):
+    """The cells of the notebook at ``path`` tagged ``parameters``."""
+    nb = nbformat.read(path, as_version=4)
+    return [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_has_a_parameters_cell(path):
-    nb = nbformat.read(path, as_version=4)
-    tagged = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
-    assert len(tagged) == 1
+    assert len(_parameters_cells(path)) == 1
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
@@ -54,8 +58,7 @@ def test_notebook_code_only_calls_the_library(path):
 
 def _defaults(path):
     """The names the notebook's parameters cell sets, with their literal values."""
-    nb = nbformat.read(path, as_version=4)
-    cell = next(c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", []))
+    (cell,) = _parameters_cells(path)
     return {t.id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
             if isinstance(node, ast.Assign) for t in node.targets if isinstance(t, ast.Name)}
 
