@@ -35,6 +35,7 @@ import xarray as xr
 from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from . import chunks
+from . import journal
 from . import monitor as mon
 from .verified import (Loaded, Verified, append_verified, forget_older_name, load_verified,
                        save_verified, verified_path)
@@ -588,14 +589,19 @@ def verify_sources(directory, stored, *, verified=None, ahead=None, **where):
     """
     from ..parallel import map_batches
 
+    forced = None
     if ahead is not None:
         index, found = ahead
         size, mtime = found.result()
+        forced = getattr(found, "forced", None)
     else:
         index = _record_of(stored, verified)
         size, mtime = _stat(directory, index.source.tolist())
     named = index.named() if isinstance(index, Loaded) else index.source != ""   # (runs with a file)
-    todo = np.flatnonzero(named & ((size < 0) | (size != index.size) | (mtime != index.mtime)))
+    stale = (size < 0) | (size != index.size) | (mtime != index.mtime)
+    if forced is not None and forced.size:
+        stale[forced] = True            # (the journal saw them change: hashed whatever their stat)
+    todo = np.flatnonzero(named & stale)
     problems = []
     if todo.size:
         paths = index.source[todo].tolist()
@@ -619,17 +625,28 @@ def _record_of(stored, verified):
     return verified if verified is not None and verified.matches(stored) else _index_of(stored)
 
 
-def stat_ahead(directory, stored, verified=None, threads=None):
+def stat_ahead(directory, stored, verified=None, threads=None, changes=None):
     """Start :func:`verify_sources`' ``stat`` of the raw files of the store ``stored`` (as
     recorded in ``verified``, if it is this store's record) in ``threads`` threads
     (default :data:`STAT_THREADS`), so that it runs while the caller reads runs.csv (the C
     stat lets go of the GIL, and the kernel's stat runs on every core): ``(record, what
     gives (size, mtime) once done)``, for ``verify_sources(..., ahead=)``. A record as
     :func:`load_verified` read it is stat-ed from its file's bytes
-    (:meth:`~thruput.campaign.verified.Loaded.joined_sources`): no string is made first."""
+    (:meth:`~thruput.campaign.verified.Loaded.joined_sources`): no string is made first.
+
+    ``changes``: what the directory's journal says changed since ``verified`` was written
+    (:func:`thruput.campaign.journal.changes_since`); then only the files it names (and
+    any the record has no size for) are stat-ed, and hashed whatever their stat, the others
+    keep the record's size and time."""
     from concurrent.futures import ThreadPoolExecutor
 
     record = _record_of(stored, verified)
+    if changes is not None and verified is not None and record is verified:
+        at = np.union1d(touched(record, changes), np.flatnonzero(record.size < 0))
+        size, mtime = record.size.copy(), record.mtime.copy()
+        if at.size:
+            size[at], mtime[at] = _stat(directory, record.source[at].tolist())
+        return record, _Known((size, mtime), at)
     joined = record.joined_sources() if _statmany is not None and isinstance(record, Loaded) else None
     n = len(record.time)
     threads = max(1, threads or STAT_THREADS)
@@ -656,6 +673,34 @@ def _stat_joined(directory, joined, first, count):
 #: Threads that :func:`stat_ahead` cuts the stat of the stored files into: two take half
 #: the time of one on this 2-core machine (0.20 vs 0.36-0.44 s for 2 x 10^5 files).
 STAT_THREADS = 2
+
+
+def touched(record, changes):
+    """Positions of the runs of ``record`` whose files the journal's ``changes``
+    (:class:`~thruput.campaign.journal.Changes`) may have changed. Where none can have
+    (an append's usual case: the journal names new files and folders only), that is told
+    from the record's bytes, in C, with no string made per stored run."""
+    joined = record.joined_sources() if isinstance(record, Loaded) else None
+    if joined is not None and all(f.isascii() for f in changes.files):
+        hit = bool(changes.files) and _any_stored(joined, [f.encode() for f in changes.files])
+        for folder in changes.folders:
+            head = os.fsencode(folder) + b"/"
+            hit = hit or joined.startswith(head) or b"\0" + head in joined
+        if not hit:
+            return np.empty(0, dtype=np.intp)
+    return np.flatnonzero(np.fromiter((changes.touches(s) for s in record.source), dtype=bool,
+                                      count=len(record.source)))
+
+
+class _Known:
+    """``(size, mtime)`` known already (:func:`stat_ahead` with a journal), and the runs
+    the journal saw change (``forced``)."""
+
+    def __init__(self, found, forced):
+        self.found, self.forced = found, forced
+
+    def result(self):
+        return self.found
 
 
 class _Joined:
@@ -821,9 +866,15 @@ def _normalize_monitor(directory, out, workers, scheduler, client, verify, by_by
             rebuilt = (f"the store was written by monitor reader version {version}, this is "
                        f"version {mon.MONITOR_VERSION}: every run read again")
             base = None
-    known = load_verified(verified_path(out), directory)
+    record = verified_path(out)
+    # the journal's changes since the record was written, and where this check starts in
+    # it (before any file is stat-ed); the record's point forgotten until this is done
+    changes, now = journal.changes_since(directory, record) if verify else (None, None)
+    journal.forget_since(record)
+    known = load_verified(record, directory)
     if base is not None and verify:     # the stored files stat-ed while runs.csv is read below
-        ahead = stat_ahead(directory, base, None if verify == "all" else known)
+        ahead = stat_ahead(directory, base, None if verify == "all" else known,
+                           changes=changes if verify is True else None)
     after = None
     if base is not None:
         start = int(base.attrs["manifest_rows"])
@@ -872,6 +923,8 @@ def _normalize_monitor(directory, out, workers, scheduler, client, verify, by_by
                                                        base, start, rows, verify, known, index, c,
                                                        ahead, after, lines)
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]), stats, times)
+    if now is not None and record.exists():
+        journal.save_since(record, now)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     metadata_updated = base is not None and base.attrs.get("metadata") != attrs.get("metadata")
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
