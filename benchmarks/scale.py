@@ -330,8 +330,10 @@ def best_run(runs):
 
 
 def bench_append(directory, target, client, pids):
-    """Normalize 99 % of runs.csv, then append the last 1 %."""
-    from thruput.campaign import store
+    """Normalize 99 % of runs.csv, then append the last 1 %: with the stored files checked,
+    with them not checked (--no-verify), and checked with a watcher keeping the directory's
+    journal (only the files it names are stat-ed)."""
+    from thruput.campaign import journal, store
 
     copy = target / (directory.name + "-append")
     shutil.rmtree(copy, ignore_errors=True)
@@ -348,7 +350,6 @@ def bench_append(directory, target, client, pids):
     (copy / "campaign.yaml").write_text(json.dumps(meta))
     first, _ = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
     (copy / "runs.csv").write_text("".join(text))
-    del text
     # the append (a few seconds) is timed APPEND_REPEATS times from copies of the 99 % store
     # and its record of checked files: one short timing on a shared machine is noise
     saved = target / (directory.name + "-99.zarr")
@@ -356,26 +357,86 @@ def bench_append(directory, target, client, pids):
     shutil.rmtree(saved, ignore_errors=True)
     shutil.copytree(zarr_path, saved)
     shutil.copy(record, store.verified_path(saved))
-    appends, unverified = [], []
+    appends, unverified, journaled = [], [], []
     for verify, times in ((True, appends), (False, unverified)):
         for _ in range(APPEND_REPEATS):
-            shutil.rmtree(zarr_path)
-            shutil.copytree(saved, zarr_path)
-            shutil.copy(store.verified_path(saved), record)
-            os.sync()       # the copy's 6000 files written back now, not during the append
+            _restore(saved, zarr_path)
             append, done = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client,
                                                                    verify=verify), pids)
             times.append(append)
+    # with a watcher keeping the raw directory's journal (thruput monitor watch, its own
+    # process): the 99 % store checked once with it running, the last 1 % of the files
+    # touched as if they had just arrived, then the same append
+    with _watcher(copy):
+        _restore(saved, zarr_path)
+        (copy / "runs.csv").write_text("".join(text[:keep]))
+        store.normalize_monitor(copy, zarr_path, client=client)    # (every file stat-ed: the point)
+        since = journal.since_path(record).read_text().split()[:2]
+        shutil.copy(record, store.verified_path(saved))
+        (copy / "runs.csv").write_text("".join(text))
+        for rel in _last_sources(copy / "runs.csv", len(text) - keep):
+            os.utime(copy / rel)
+        for _ in range(APPEND_REPEATS):
+            _restore(saved, zarr_path)
+            journal.save_since(record, journal.Since(since[0], int(since[1])))
+            append, done = measure(lambda: store.normalize_monitor(copy, zarr_path, client=client), pids)
+            journaled.append(append)
+    del text
     shutil.rmtree(saved)
     seconds = sorted(a["seconds"] for a in appends)
     plain = sorted(a["seconds"] for a in unverified)
+    watched = sorted(a["seconds"] for a in journaled)
     return {"rows_first": keep - 1, "rows_appended": done["runs_added"],
             "seconds_99_percent": first["seconds"], "seconds_append_1_percent": seconds[len(seconds) // 2],
             "seconds_append_1_percent_each": [a["seconds"] for a in appends],
             # --no-verify: the stored files are not checked (one stat each, O(archive))
             "seconds_append_1_percent_no_verify": plain[len(plain) // 2],
+            # a watcher running: only the files its journal names are stat-ed (thruput monitor watch)
+            "seconds_append_1_percent_journal": watched[len(watched) // 2],
+            "seconds_append_1_percent_journal_each": [a["seconds"] for a in journaled],
             "peak_rss_mb_99_percent": first["peak_rss_mb"], "peak_rss_mb_append": appends[-1]["peak_rss_mb"],
             "load": [first["load_before"], appends[-1]["load_after"]]}
+
+
+def _restore(saved, zarr_path):
+    """The 99 % store and its record back from ``saved``, before an append is timed."""
+    from thruput.campaign import store
+
+    shutil.rmtree(zarr_path, ignore_errors=True)
+    shutil.copytree(saved, zarr_path)
+    shutil.copy(store.verified_path(saved), store.verified_path(zarr_path))
+    os.sync()       # the copy's 6000 files written back now, not during the append
+
+
+def _last_sources(manifest, n):
+    """The raw files of the last ``n`` rows of runs.csv ``manifest``."""
+    import csv
+
+    with open(manifest, newline="") as f:
+        rows = list(csv.DictReader(f))
+    return [r["path"] for r in rows[len(rows) - n:] if r.get("path")]
+
+
+class _watcher:
+    """``thruput monitor watch DIR`` in its own process while the block runs."""
+
+    def __init__(self, directory):
+        self.directory = directory
+
+    def __enter__(self):
+        import subprocess
+
+        self.proc = subprocess.Popen([sys.executable, "-m", "thruput.cli", "monitor", "watch",
+                                      str(self.directory)], stderr=subprocess.PIPE, text=True)
+        line = self.proc.stderr.readline()      # (written once every folder is watched)
+        if "keeping" not in line:
+            self.proc.kill()
+            raise RuntimeError(f"thruput monitor watch did not start: {line}")
+        return self
+
+    def __exit__(self, *exc):
+        self.proc.terminate()
+        self.proc.wait(30)
 
 
 def bench_large(out, paths, slots, probes, n=2):
@@ -429,9 +490,10 @@ def summarize(result):
         if two and "append" in two:
             a = two["append"]
             row["append_fraction"] = a["seconds_append_1_percent"] / (a["seconds_99_percent"] / 0.99)
-            if "seconds_append_1_percent_no_verify" in a:
-                row["append_fraction_no_verify"] = (a["seconds_append_1_percent_no_verify"]
-                                                    / (a["seconds_99_percent"] / 0.99))
+            for mode in ("no_verify", "journal"):
+                if f"seconds_append_1_percent_{mode}" in a:
+                    row[f"append_fraction_{mode}"] = (a[f"seconds_append_1_percent_{mode}"]
+                                                      / (a["seconds_99_percent"] / 0.99))
         if one:
             # the single-file reference: the archive's ping logs read at benchmarks.ingest's
             # rate for one large ping log (MB/s), its iperf3 files at its rate for a pile of
@@ -469,9 +531,9 @@ def markdown(result):
                          f"| {_each(nz)} | {nz['mb_per_s_per_worker']:.2f} | {nz['worker_peak_rss_mb']:.0f} "
                          f"| {nz['driver_peak_rss_mb']:.0f} | {pc['seconds']:.1f} | {pc['worker_peak_rss_mb']:.0f} |")
     lines += ["", "| iperf3 runs | 2 workers vs 1 (shortest over shortest) | the same, each pair "
-              "(median) | append 1 % / full | the same, --no-verify "
+              "(median) | append 1 % / full | the same, --no-verify | the same, a watcher running "
               "| per-worker rate / single-file rate | the same, by the worker's busy time |",
-              "|---:|---:|---:|---:|---:|---:|---:|"]
+              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in result["summary"]:
         pairs = r.get("speedup_2_over_1_each_pair", [])
         lines.append(f"| {r['iperf3_runs']:,} | {r.get('speedup_2_over_1', float('nan')):.2f}x "
@@ -479,6 +541,7 @@ def markdown(result):
                      f"({r.get('speedup_2_over_1_median_pair', float('nan')):.2f}x) "
                      f"| {100 * r.get('append_fraction', float('nan')):.1f} % "
                      f"| {100 * r.get('append_fraction_no_verify', float('nan')):.1f} % "
+                     f"| {100 * r.get('append_fraction_journal', float('nan')):.1f} % "
                      f"| {r.get('rate_fraction_of_single_file', float('nan')):.3f} "
                      f"| {r.get('rate_fraction_by_worker_busy_time', float('nan')):.3f} |")
     ref = result["reference"]

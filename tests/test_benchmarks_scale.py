@@ -19,3 +19,4 @@ def test_the_large_point_runs_from_an_empty_folder(tmp_path):
     assert append["rows_first"] + append["rows_appended"] == 200
     assert 0 < append["rows_appended"] <= 4
     assert result["append_fraction"] > 0 and result["percentiles_seconds"] > 0
+    assert append["seconds_append_1_percent_journal"] > 0       # (a watcher running: thruput monitor watch)

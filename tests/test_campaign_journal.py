@@ -173,3 +173,21 @@ def test_the_command_keeps_the_journal_until_sigterm(tmp_path):
             proc.wait()
     assert lines(tmp_path)[-1] == "x the watcher stopped"
     assert journal.changes_since(tmp_path, tmp_path / "m.zarr.verified") == (None, None)
+
+
+def test_the_stored_runs_a_journal_names_are_found_from_the_records_bytes_or_strings(tmp_path):
+    sources = ["runs/d1/a", "", "runs/d1/b", "runs/d2/a", "runs/d20/a"]
+    n = len(sources)
+    import numpy as np
+    record = store.Verified("x", np.array([f"r{i}" for i in range(n)], dtype=object),
+                            np.array(sources, dtype=object), np.arange(n), np.ones(n, int), np.ones(n, int))
+    store.save_verified(tmp_path / "r.verified", tmp_path, record)
+    loaded = store.load_verified(tmp_path / "r.verified", tmp_path)
+    assert loaded.joined_sources() is not None          # (the C look-up, then the bytes split)
+    since = journal.Since("t", 0)
+    for changes, want in [(journal.Changes(frozenset({"runs.csv", "runs/d3/new"}), ("runs/d9",), since), []),
+                          (journal.Changes(frozenset({"runs/d1/b"}), (), since), [2]),
+                          (journal.Changes(frozenset(), ("runs/d2",), since), [3]),
+                          (journal.Changes(frozenset({"runs/d1/a", "runs/é"}), ("runs/d20",), since), [0, 4])]:
+        assert store.touched(loaded, changes).tolist() == want
+        assert store.touched(record, changes).tolist() == want

@@ -682,14 +682,15 @@ def touched(record, changes):
     from the record's bytes, in C, with no string made per stored run."""
     joined = record.joined_sources() if isinstance(record, Loaded) else None
     if joined is not None and all(f.isascii() for f in changes.files):
-        hit = bool(changes.files) and _any_stored(joined, [f.encode() for f in changes.files])
-        for folder in changes.folders:
-            head = os.fsencode(folder) + b"/"
-            hit = hit or joined.startswith(head) or b"\0" + head in joined
-        if not hit:
+        files = {f.encode() for f in changes.files}
+        heads = tuple(os.fsencode(f) + b"/" for f in changes.folders)
+        hit = bool(files) and _any_stored(joined, list(files))
+        if not (hit or any(joined.startswith(h) or b"\0" + h in joined for h in heads)):
             return np.empty(0, dtype=np.intp)
-    return np.flatnonzero(np.fromiter((changes.touches(s) for s in record.source), dtype=bool,
-                                      count=len(record.source)))
+        sources = joined.split(b"\0")
+    else:
+        files, heads, sources = set(changes.files), tuple(f + "/" for f in changes.folders), record.source
+    return np.flatnonzero([s in files or s.startswith(heads) for s in sources]).astype(np.intp)
 
 
 class _Known:
