@@ -191,3 +191,10 @@ def test_the_stored_runs_a_journal_names_are_found_from_the_records_bytes_or_str
                           (journal.Changes(frozenset({"runs/d1/a", "runs/é"}), ("runs/d20",), since), [0, 4])]:
         assert store.touched(loaded, changes).tolist() == want
         assert store.touched(record, changes).tolist() == want
+
+
+def test_a_folder_reached_by_two_paths_is_refused(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "again").symlink_to(tmp_path / "runs")
+    with pytest.raises(WatchError, match="are the same folder"):
+        Watcher(tmp_path)

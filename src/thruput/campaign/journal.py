@@ -25,7 +25,8 @@ file is stat-ed, as without a journal.
 
 Limits (as for git's fsmonitor): inotify sees changes made through this kernel only, so
 not those made by other clients of NFS or Lustre (the watcher refuses such file systems),
-nor writes through a memory map of a file that is never closed.
+nor writes through a memory map of a file that is never closed, nor writes to a stored
+file through a hard link to it outside DIR.
 """
 
 from __future__ import annotations
@@ -131,9 +132,15 @@ def changes_since(directory, record):
     ``record`` (:class:`Changes`; its ``now``: where this check starts), or ``(None,
     now)`` if the journal cannot say (``now``: a :class:`Since` to save once this check
     is done, or None if there is no watcher)."""
-    path = Path(directory) / JOURNAL
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        return _changes_since(directory, record)
+    except OSError:             # (the journal unreadable, say: every file is stat-ed)
+        return None, None
+
+
+def _changes_since(directory, record):
+    try:
+        fd = os.open(Path(directory) / JOURNAL, os.O_RDONLY | os.O_CLOEXEC)
     except OSError:
         return None, None
     try:

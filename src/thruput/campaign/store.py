@@ -925,7 +925,10 @@ def _normalize_monitor(directory, out, workers, scheduler, client, verify, by_by
                                                        ahead, after, lines)
     _remember(out, directory, known, index, rows, str(attrs["manifest_sha256"]), stats, times)
     if now is not None and record.exists():
-        journal.save_since(record, now)
+        try:
+            journal.save_since(record, now)
+        except OSError:
+            pass                # (the next check stats every file)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
     metadata_updated = base is not None and base.attrs.get("metadata") != attrs.get("metadata")
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,

@@ -112,22 +112,21 @@ class Watcher:
                 return False
             hint = " (raise fs.inotify.max_user_watches)" if e == errno.ENOSPC else ""
             raise WatchError(f"{path}: cannot be watched: {os.strerror(e)}{hint}")
+        if self.paths.get(wd, rel) != rel:      # (a link to a folder watched already)
+            raise WatchError(f"{self.directory}: {self.paths[wd] or '.'} and {rel} are the same folder; "
+                             "a journal naming its files by one path would miss them by the other")
         self.paths[wd] = rel
         return True
 
     def _add_tree(self, rel):
-        """Watch ``rel`` and every folder under it (through links, each folder once)."""
-        seen, todo = set(), [rel]
+        """Watch ``rel`` and every folder under it (through links; a folder reached by two
+        paths is refused: see :meth:`_add`)."""
+        todo = [rel]
         while todo:
             here = todo.pop()
+            if not self._add(here):     # (refused if watched already by another path)
+                continue
             path = self.directory / here if here else self.directory
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            if (st.st_dev, st.st_ino) in seen or not self._add(here):
-                continue
-            seen.add((st.st_dev, st.st_ino))
             try:
                 with os.scandir(path) as entries:
                     for entry in entries:
