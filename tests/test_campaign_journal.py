@@ -198,3 +198,30 @@ def test_a_folder_reached_by_two_paths_is_refused(tmp_path):
     (tmp_path / "runs" / "again").symlink_to(tmp_path / "runs")
     with pytest.raises(WatchError, match="are the same folder"):
         Watcher(tmp_path)
+
+
+def test_sources_not_written_as_the_journal_names_files_are_all_stat_ed():
+    import numpy as np
+    for sources, ok in [(["runs/d1/a", "", "runs/d2/b"], True), (["./runs/a"], False),
+                        (["runs//a"], False), (["runs/../runs/a"], False), (["/abs/a"], False),
+                        (["runs/a", "runs/./b"], False), (["runs/a", "runs/"], False)]:
+        n = len(sources)
+        record = store.Verified("x", np.array(sources, dtype=object), np.array(sources, dtype=object),
+                                np.arange(n), np.ones(n, int), np.ones(n, int))
+        assert store._as_journaled(record) is ok, sources
+
+
+def test_a_link_to_a_file_is_refused_before_and_while_watching(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "elsewhere").write_text("x")
+    (tmp_path / "runs" / "a").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(WatchError, match="symbolic link to a file"):
+        Watcher(tmp_path)
+    (tmp_path / "runs" / "a").unlink()
+    w = Watcher(tmp_path)
+    try:
+        (tmp_path / "runs" / "b").symlink_to(tmp_path / "elsewhere")
+        with pytest.raises(WatchError, match="runs/b is a symbolic link"):
+            w.step(5)
+    finally:
+        w.close()

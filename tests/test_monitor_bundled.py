@@ -67,3 +67,9 @@ def test_change_points_finds_the_planned_change(meta):
     assert found.sizes["change"] >= 1
     nearest = np.abs(found["time"].values - event).min()
     assert nearest <= 2 * interval
+
+
+def test_the_monitor_commands_read_the_bundled_schedule(capsys):
+    from thruput.cli import main
+    assert main(["monitor", "status", str(CAMPAIGN)]) == 0     # (its schedule.day_s is the statistics')
+    assert "ok" in capsys.readouterr().out

@@ -641,7 +641,7 @@ def stat_ahead(directory, stored, verified=None, threads=None, changes=None):
     from concurrent.futures import ThreadPoolExecutor
 
     record = _record_of(stored, verified)
-    if changes is not None and verified is not None and record is verified:
+    if changes is not None and verified is not None and record is verified and _as_journaled(record):
         at = np.union1d(touched(record, changes), np.flatnonzero(record.size < 0))
         size, mtime = record.size.copy(), record.mtime.copy()
         if at.size:
@@ -691,6 +691,22 @@ def touched(record, changes):
     else:
         files, heads, sources = set(changes.files), tuple(f + "/" for f in changes.folders), record.source
     return np.flatnonzero([s in files or s.startswith(heads) for s in sources]).astype(np.intp)
+
+
+#: Bytes no source written as the watcher names files holds (at its start, or anywhere).
+_NOT_AS_JOURNALED = (b"./", b"../", b"/")
+_NOT_AS_JOURNALED_IN = (b"//", b"/./", b"/../", b"\0./", b"\0../", b"\0/", b"/\0", b"/.\0", b"/..\0")
+
+
+def _as_journaled(record):
+    """True if every source of ``record`` is written as the journal names files (relative,
+    no ``.``, ``..`` or empty part, ``/`` between parts), so that a file the journal does
+    not name is one it saw no change to; else every file is stat-ed."""
+    joined = record.joined_sources() if isinstance(record, Loaded) else None
+    if joined is None:
+        joined = "\0".join(record.source.tolist()).encode("utf-8", "surrogateescape")
+    return not (joined.startswith(_NOT_AS_JOURNALED) or any(b in joined for b in _NOT_AS_JOURNALED_IN)
+                or joined.endswith((b"/", b"/.", b"/..")))
 
 
 class _Known:

@@ -59,6 +59,12 @@ def _libc():
     return libc
 
 
+def _linked_file(rel):
+    return WatchError(f"{rel} is a symbolic link to a file: writes to its target reach no "
+                      "watch here, so the journal could not name it (appends stat every file "
+                      "without a watcher)")
+
+
 def file_system(path, libc=None):
     """statfs(2)'s ``f_type`` of the file system holding ``path`` (its first field)."""
     libc = libc or _libc()
@@ -86,7 +92,11 @@ class Watcher:
             os.close(self.journal)
             raise WatchError(f"{self.directory}: another watcher keeps its journal") from None
         self.fd, self.paths, self.token = -1, {}, None
-        self.start()
+        try:
+            self.start()
+        except BaseException:
+            self.close()
+            raise
 
     def start(self):
         """Watch every folder anew and begin a new journal (new token)."""
@@ -132,6 +142,8 @@ class Watcher:
                     for entry in entries:
                         if entry.is_dir(follow_symlinks=True):
                             todo.append(f"{here}/{entry.name}" if here else entry.name)
+                        elif entry.is_symlink():
+                            raise _linked_file(f"{here}/{entry.name}" if here else entry.name)
             except OSError:
                 continue
 
@@ -179,6 +191,8 @@ class Watcher:
                 if mask & (IN_CREATE | IN_MOVED_TO):
                     self._add_tree(rel)         # (then anything in it is under this 'd')
                 continue
+            if mask & (IN_CREATE | IN_MOVED_TO) and os.path.islink(self.directory / rel):
+                raise _linked_file(rel)
             line = f"c {escape(rel)}"
             if not lines or lines[-1] != line:      # (a file written: several events, one line)
                 lines.append(line)

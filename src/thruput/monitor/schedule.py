@@ -36,6 +36,9 @@ ORDERS = ("fixed", "random")
 #: Defaults of the ``schedule`` mapping (seconds).
 DEFAULTS = {"interval_s": 300.0, "jitter_s": 0.0, "order": "fixed", "seed": 0,
             "timeout_s": 60.0}
+#: Keys of ``schedule`` that the statistics read and the schedule does not (the schema
+#: checks them): ``day_s``, the cycle the daily profile folds on.
+ANALYSIS_KEYS = frozenset({"day_s"})
 #: Defaults of one entry of ``schedule.tests``.
 TEST_DEFAULTS = {"duration_s": 10.0, "count": 10, "interval_s": 0.2, "sizes": [56]}
 #: ping only measures the round trip, so it is run from the source alone.
@@ -150,7 +153,7 @@ class Schedule:
     @classmethod
     def from_dict(cls, d):
         """Build from the mapping; ``ValueError`` names what is wrong."""
-        values = {**DEFAULTS, **{k: v for k, v in d.items() if k != "tests"}}
+        values = {**DEFAULTS, **{k: v for k, v in d.items() if k != "tests" and k not in ANALYSIS_KEYS}}
         unknown = set(values) - set(DEFAULTS)
         if unknown:
             raise ValueError(f"schedule: unknown key {sorted(unknown)[0]!r}")
