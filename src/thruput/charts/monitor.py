@@ -65,7 +65,9 @@ def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
         ``time``, ``time_lower``, ``time_upper``, ``shift`` (``unit``), ``series``.
     """
     domain = sorted(bins[series].unique())
-    color = series_color(series, "series", domain)
+    # (the legend's swatch: the median's line, solid, not the runs' faint dots)
+    color = series_color(series, "series", domain).legend(
+        symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=3)
     bins = _utc(bins, "time")
     runs = _utc(runs, "time") if runs is not None else None
     changes = _utc(changes, "time", "time_lower", "time_upper") if changes is not None else None
