@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 __all__ = ["JOURNAL", "COOKIE_PREFIX", "MAGIC", "COOKIE_TIMEOUT_S", "Since", "Changes",
-           "changes_since", "since_path", "save_since", "forget_since", "escape", "unescape"]
+           "changes_since", "since_path", "save_since", "forget_since", "header", "escape", "unescape"]
 
 JOURNAL = ".thruput-journal"
 COOKIE_PREFIX = ".thruput-cookie-"
@@ -184,7 +184,7 @@ def _read(fd, directory, before, token):
     cookie = _make_cookie(directory)
     if cookie is None:
         return None, None
-    start = before.offset if before is not None and before.token == token else len(_header(token))
+    start = before.offset if before is not None and before.token == token else len(header(token))
     tail = _wait_for(fd, start, cookie)
     if tail is None:
         return _ANEW if _token(fd) != token else (None, None)
@@ -206,7 +206,8 @@ def _read(fd, directory, before, token):
     return Changes(frozenset(files), tuple(folders), now), now
 
 
-def _header(token):
+def header(token):
+    """The journal's first line (with its newline) for the watcher's ``token``."""
     return f"{MAGIC} {token}\n"
 
 

@@ -641,19 +641,19 @@ def stat_ahead(directory, stored, verified=None, threads=None, changes=None):
     from concurrent.futures import ThreadPoolExecutor
 
     record = _record_of(stored, verified)
-    if changes is not None and verified is not None and record is verified and _as_journaled(record):
-        at = np.union1d(touched(record, changes), np.flatnonzero(record.size < 0))
+    joined = record.joined_sources() if isinstance(record, Loaded) else None     # (once, for all below)
+    if changes is not None and verified is not None and record is verified and _as_journaled(record, joined):
+        at = np.union1d(touched(record, changes, joined), np.flatnonzero(record.size < 0))
         size, mtime = record.size.copy(), record.mtime.copy()
         if at.size:
             size[at], mtime[at] = _stat(directory, record.source[at].tolist())
         return record, _Known((size, mtime), at)
-    joined = record.joined_sources() if _statmany is not None and isinstance(record, Loaded) else None
     n = len(record.time)
     threads = max(1, threads or STAT_THREADS)
     cuts = [n * k // threads for k in range(threads + 1)]
     pool = ThreadPoolExecutor(threads, thread_name_prefix="thruput-stat")
     try:
-        if joined is not None:
+        if joined is not None and _statmany is not None:
             parts = [pool.submit(_stat_joined, directory, joined, a, b - a) for a, b in zip(cuts, cuts[1:])]
         else:
             sources = record.source.tolist()
@@ -675,12 +675,14 @@ def _stat_joined(directory, joined, first, count):
 STAT_THREADS = 2
 
 
-def touched(record, changes):
+def touched(record, changes, joined=None):
     """Positions of the runs of ``record`` whose files the journal's ``changes``
     (:class:`~thruput.campaign.journal.Changes`) may have changed. Where none can have
     (an append's usual case: the journal names new files and folders only), that is told
-    from the record's bytes, in C, with no string made per stored run."""
-    joined = record.joined_sources() if isinstance(record, Loaded) else None
+    from the record's bytes (``joined``: its :meth:`~thruput.campaign.verified.Loaded.
+    joined_sources`, if taken already), in C, with no string made per stored run."""
+    if joined is None and isinstance(record, Loaded):
+        joined = record.joined_sources()
     if joined is not None and all(f.isascii() for f in changes.files):
         files = {f.encode() for f in changes.files}
         heads = tuple(os.fsencode(f) + b"/" for f in changes.folders)
@@ -698,11 +700,13 @@ _NOT_AS_JOURNALED = (b"./", b"../", b"/")
 _NOT_AS_JOURNALED_IN = (b"//", b"/./", b"/../", b"\0./", b"\0../", b"\0/", b"/\0", b"/.\0", b"/..\0")
 
 
-def _as_journaled(record):
-    """True if every source of ``record`` is written as the journal names files (relative,
-    no ``.``, ``..`` or empty part, ``/`` between parts), so that a file the journal does
-    not name is one it saw no change to; else every file is stat-ed."""
-    joined = record.joined_sources() if isinstance(record, Loaded) else None
+def _as_journaled(record, joined=None):
+    """True if every source of ``record`` (``joined``: as :func:`touched` takes it) is
+    written as the journal names files (relative, no ``.``, ``..`` or empty part, ``/``
+    between parts), so that a file the journal does not name is one it saw no change to;
+    else every file is stat-ed."""
+    if joined is None and isinstance(record, Loaded):
+        joined = record.joined_sources()
     if joined is None:
         joined = "\0".join(record.source.tolist()).encode("utf-8", "surrogateescape")
     return not (joined.startswith(_NOT_AS_JOURNALED) or any(b in joined for b in _NOT_AS_JOURNALED_IN)

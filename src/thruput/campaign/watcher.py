@@ -23,7 +23,7 @@ import struct
 from pathlib import Path
 
 from ..errors import ThruputError
-from .journal import COOKIE_PREFIX, JOURNAL, MAGIC, escape
+from .journal import COOKIE_PREFIX, JOURNAL, escape, header
 
 __all__ = ["watch", "Watcher", "WatchError", "MAX_JOURNAL", "NETWORK_FILE_SYSTEMS"]
 
@@ -91,7 +91,7 @@ class Watcher:
         except BlockingIOError:
             os.close(self.journal)
             raise WatchError(f"{self.directory}: another watcher keeps its journal") from None
-        self.fd, self.paths, self.token = -1, {}, None
+        self.fd, self.paths, self.token, self.written = -1, {}, None, 0
         try:
             self.start()
         except BaseException:
@@ -110,7 +110,7 @@ class Watcher:
         self._add_tree("")
         self.token = secrets.token_hex(8)
         os.ftruncate(self.journal, 0)
-        self._write([f"{MAGIC} {self.token}"])
+        self._write([header(self.token).rstrip("\n")])
 
     def _add(self, rel):
         """Watch the folder ``rel``; False if it is gone (or is not a folder)."""

@@ -132,6 +132,7 @@ def _watch(directory):
     import signal
     from pathlib import Path
 
+    from ..campaign.journal import JOURNAL
     from ..campaign.watcher import watch
 
     if not Path(directory).is_dir():
@@ -140,7 +141,7 @@ def _watch(directory):
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stopping.append(1))
     watch(directory, stop=lambda: bool(stopping),
-          ready=lambda: print(f"thruput monitor watch: keeping {directory}/.thruput-journal "
+          ready=lambda: print(f"thruput monitor watch: keeping {Path(directory) / JOURNAL} "
                               "(appends stat only the files it names)", file=sys.stderr, flush=True))
     return 0
 
