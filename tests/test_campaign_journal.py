@@ -175,22 +175,34 @@ def test_the_command_keeps_the_journal_until_sigterm(tmp_path):
     assert journal.changes_since(tmp_path, tmp_path / "m.zarr.verified") == (None, None)
 
 
-def test_the_stored_runs_a_journal_names_are_found_from_the_records_bytes_or_strings(tmp_path):
-    sources = ["runs/d1/a", "", "runs/d1/b", "runs/d2/a", "runs/d20/a"]
-    n = len(sources)
+@pytest.mark.parametrize("in_c", [True, False])
+def test_the_stored_runs_a_journal_names_are_found_from_the_records_bytes_or_strings(tmp_path, monkeypatch,
+                                                                                      in_c):
+    if in_c and store._statmany is None:
+        pytest.skip("thruput.campaign._statmany is not built")
+    if not in_c:
+        monkeypatch.setattr(store, "_statmany", None)
     import numpy as np
-    record = store.Verified("x", np.array([f"r{i}" for i in range(n)], dtype=object),
-                            np.array(sources, dtype=object), np.arange(n), np.ones(n, int), np.ones(n, int))
-    store.save_verified(tmp_path / "r.verified", tmp_path, record)
-    loaded = store.load_verified(tmp_path / "r.verified", tmp_path)
-    assert loaded.joined_sources() is not None          # (the C look-up, then the bytes split)
     since = journal.Since("t", 0)
-    for changes, want in [(journal.Changes(frozenset({"runs.csv", "runs/d3/new"}), ("runs/d9",), since), []),
-                          (journal.Changes(frozenset({"runs/d1/b"}), (), since), [2]),
-                          (journal.Changes(frozenset(), ("runs/d2",), since), [3]),
-                          (journal.Changes(frozenset({"runs/d1/a", "runs/é"}), ("runs/d20",), since), [0, 4])]:
-        assert store.touched(loaded, changes).tolist() == want
-        assert store.touched(record, changes).tolist() == want
+    for sources in (["runs/d1/a", "", "runs/d1/b", "runs/d2/a", "runs/d20/a"],
+                    ["runs/d1/a", "runs/d1/b", "runs/d2/a", "runs/d20/a"], [""], []):
+        n = len(sources)
+        record = store.Verified("x", np.array([f"r{i}" for i in range(n)], dtype=object),
+                                np.array(sources, dtype=object), np.arange(n), np.ones(n, int), np.ones(n, int))
+        store.save_verified(tmp_path / "r.verified", tmp_path, record)
+        loaded = store.load_verified(tmp_path / "r.verified", tmp_path)
+        assert loaded.joined_sources() is not None          # (the C look-up of its bytes)
+        named = "" not in sources
+        for changes in [journal.Changes(frozenset({"runs.csv", "runs/d3/new"}), ("runs/d9",), since),
+                        journal.Changes(frozenset({"runs/d1/b"}), (), since),
+                        journal.Changes(frozenset(), ("runs/d2",), since),
+                        journal.Changes(frozenset({"runs/d1/a", "runs/é"}), ("runs/d20", "runs/é"), since),
+                        journal.Changes(frozenset({"runs/x"}), ("runs",), since)]:
+            want = [i for i, s in enumerate(sources) if changes.touches(s)]
+            assert store.touched(record, changes).tolist() == want
+            for r in (loaded, record):
+                hits, all_named = store.journaled(r, changes)
+                assert (hits.tolist(), np.all(all_named)) == (want, named), (sources, changes)
 
 
 def test_a_folder_reached_by_two_paths_is_refused(tmp_path):
@@ -200,15 +212,27 @@ def test_a_folder_reached_by_two_paths_is_refused(tmp_path):
         Watcher(tmp_path)
 
 
-def test_sources_not_written_as_the_journal_names_files_are_all_stat_ed():
+@pytest.mark.parametrize("in_c", [True, False])
+def test_sources_not_written_as_the_journal_names_files_are_all_stat_ed(tmp_path, monkeypatch, in_c):
+    if in_c and store._statmany is None:
+        pytest.skip("thruput.campaign._statmany is not built")
+    if not in_c:
+        monkeypatch.setattr(store, "_statmany", None)
     import numpy as np
-    for sources, ok in [(["runs/d1/a", "", "runs/d2/b"], True), (["./runs/a"], False),
-                        (["runs//a"], False), (["runs/../runs/a"], False), (["/abs/a"], False),
-                        (["runs/a", "runs/./b"], False), (["runs/a", "runs/"], False)]:
+    changes = journal.Changes(frozenset({"runs/a"}), (), journal.Since("t", 0))
+    for sources, ok in [(["runs/d1/a", "", "runs/d2/b"], True), (["a"], True), (["", ""], True),
+                        (["runs/.a", "..b", "a..", "x/y.z"], True),
+                        (["./runs/a"], False), (["runs//a"], False), (["runs/../runs/a"], False),
+                        (["/abs/a"], False), (["runs/a", "runs/./b"], False), (["runs/a", "runs/"], False),
+                        (["."], False), ([".."], False), (["a", ".", "b"], False), (["a", ".."], False),
+                        ([".", "a"], False), (["a/."], False), (["a/.."], False), (["a", "/"], False)]:
         n = len(sources)
         record = store.Verified("x", np.array(sources, dtype=object), np.array(sources, dtype=object),
                                 np.arange(n), np.ones(n, int), np.ones(n, int))
         assert store._as_journaled(record) is ok, sources
+        store.save_verified(tmp_path / "r.verified", tmp_path, record)
+        loaded = store.load_verified(tmp_path / "r.verified", tmp_path)
+        assert (store.journaled(loaded, changes) is not None) is ok, sources
 
 
 def test_a_link_to_a_file_is_refused_before_and_while_watching(tmp_path):

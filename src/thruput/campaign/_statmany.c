@@ -13,6 +13,8 @@
  * holds them: no str made of them at all).
  * find_any(joined, wanted): whether any of an append's new run ids is among the NUL-joined
  * ids of the record (thruput.campaign.store._refuse_stored_runs).
+ * journal_scan(joined, files, folders): which of a record's NUL-joined sources the
+ * directory's change journal names, in one pass (thruput.campaign.store.journaled).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -236,68 +238,108 @@ done:
     return result;
 }
 
+/* A set of bytes strings (an append's new run ids, the files and folders a journal
+ * names): an open-addressing table of indexes into a sequence of bytes objects, sized by
+ * their number, never by anything in the bytes searched. Strings are hashed eight bytes
+ * at a time (the entries searched are tens of bytes each, millions of them). */
+typedef struct {
+    PyObject *seq;          /* PySequence_Fast of the strings */
+    Py_ssize_t *slots;      /* index into seq + 1; 0: empty */
+    Py_ssize_t size, n;
+} table_t;
+
+static uint64_t
+hash_bytes(const char *s, Py_ssize_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n, w;
+    for (; n >= 8; s += 8, n -= 8) {
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, s, (size_t)n);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 29);
+}
+
+static int
+table_init(table_t *t, PyObject *obj, const char *what)
+{
+    t->slots = NULL;
+    t->seq = PySequence_Fast(obj, what);
+    if (t->seq == NULL)
+        return -1;
+    t->n = PySequence_Fast_GET_SIZE(t->seq);
+    for (t->size = 8; t->size < 2 * t->n; t->size *= 2)
+        ;
+    t->slots = PyMem_Calloc(t->size, sizeof(Py_ssize_t));
+    if (t->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < t->n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(t->seq, i);
+        if (!PyBytes_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "%s: must hold bytes", what);
+            return -1;
+        }
+        Py_ssize_t k = (Py_ssize_t)(hash_bytes(PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item))
+                                    & (uint64_t)(t->size - 1));
+        while (t->slots[k])
+            k = (k + 1) & (t->size - 1);
+        t->slots[k] = i + 1;
+    }
+    return 0;
+}
+
+/* Whether s (len bytes) is in the table; no Python object is made (runs without the GIL). */
+static int
+table_has(const table_t *t, const char *s, Py_ssize_t len)
+{
+    if (t->n == 0)
+        return 0;
+    PyObject **items = PySequence_Fast_ITEMS(t->seq);
+    for (Py_ssize_t k = (Py_ssize_t)(hash_bytes(s, len) & (uint64_t)(t->size - 1)); t->slots[k];
+         k = (k + 1) & (t->size - 1)) {
+        PyObject *w = items[t->slots[k] - 1];
+        if (PyBytes_GET_SIZE(w) == len && memcmp(PyBytes_AS_STRING(w), s, (size_t)len) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void
+table_free(table_t *t)
+{
+    PyMem_Free(t->slots);
+    Py_XDECREF(t->seq);
+}
+
 /* find_any(joined, wanted) -> the index of the first entry of joined (strings each
  * followed by a NUL but the last) that equals one of wanted (a sequence of bytes), or -1:
  * whether an append's new run ids are among the ids a store holds (its record's bytes),
- * without a Python object per stored id. The wanted strings go into an open-addressing
- * table (FNV-1a hashes), sized by their number, never by anything in joined. */
-static uint64_t
-fnv1a(const char *s, Py_ssize_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
+ * without a Python object per stored id. */
 static PyObject *
 find_any(PyObject *self, PyObject *args)
 {
-    PyObject *wanted_obj, *seq = NULL, *result = NULL;
+    PyObject *wanted_obj, *result = NULL;
     Py_buffer view = {0};
-    Py_ssize_t *slots = NULL, found = -1;
+    table_t wanted = {0};
+    Py_ssize_t found = -1;
 
     if (!PyArg_ParseTuple(args, "y*O", &view, &wanted_obj))
         return NULL;
-    seq = PySequence_Fast(wanted_obj, "wanted must be a sequence of bytes");
-    if (seq == NULL)
+    if (table_init(&wanted, wanted_obj, "wanted") < 0)
         goto done;
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq), size = 8;
-    while (size < 2 * n)
-        size *= 2;
-    slots = PyMem_Malloc(size * sizeof(Py_ssize_t));     /* index into seq + 1; 0: empty */
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    memset(slots, 0, size * sizeof(Py_ssize_t));
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-        if (!PyBytes_Check(item)) {
-            PyErr_SetString(PyExc_TypeError, "wanted must hold bytes");
-            goto done;
-        }
-        Py_ssize_t k = (Py_ssize_t)(fnv1a(PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item)) & (uint64_t)(size - 1));
-        while (slots[k])
-            k = (k + 1) & (size - 1);
-        slots[k] = i + 1;
-    }
-    PyObject **items = PySequence_Fast_ITEMS(seq);
-    if (n) {
+    if (wanted.n) {
         Py_BEGIN_ALLOW_THREADS
         const char *at = view.buf, *end = at + view.len;
-        for (Py_ssize_t entry = 0; found < 0; entry++) {
-            const char *nul = memchr(at, 0, end - at);
-            Py_ssize_t len = (nul ? nul : end) - at;
-            Py_ssize_t k = (Py_ssize_t)(fnv1a(at, len) & (uint64_t)(size - 1));
-            for (; slots[k]; k = (k + 1) & (size - 1)) {
-                PyObject *w = items[slots[k] - 1];
-                if (PyBytes_GET_SIZE(w) == len && memcmp(PyBytes_AS_STRING(w), at, len) == 0) {
-                    found = entry;
-                    break;
-                }
+        for (Py_ssize_t entry = 0;; entry++) {
+            const char *nul = memchr(at, 0, (size_t)(end - at));
+            if (table_has(&wanted, at, (nul ? nul : end) - at)) {
+                found = entry;
+                break;
             }
             if (nul == NULL)
                 break;
@@ -308,8 +350,102 @@ find_any(PyObject *self, PyObject *args)
     result = PyLong_FromSsize_t(found);
 done:
     PyBuffer_Release(&view);
-    PyMem_Free(slots);
-    Py_XDECREF(seq);
+    table_free(&wanted);
+    return result;
+}
+
+/* Whether the path s (len > 0 bytes) is written as a journal names files: relative, its
+ * parts joined by single slashes, none of them "." or "..". */
+static int
+as_journaled(const char *s, Py_ssize_t len)
+{
+    const char *end = s + len;
+    for (;;) {
+        const char *slash = memchr(s, '/', (size_t)(end - s)), *stop = slash ? slash : end;
+        Py_ssize_t n = stop - s;
+        if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+            return 0;
+        if (slash == NULL)
+            return 1;
+        s = slash + 1;
+    }
+}
+
+/* journal_scan(joined, files, folders) -> None if an entry of joined (a store's sources,
+ * NUL-joined) is not written as a journal names files (as_journaled; an empty entry, a run
+ * with no file, is allowed), else (hits, named): the indexes of the entries equal to one of
+ * files or under one of folders (each ending in a slash), and whether no entry is empty.
+ * One pass over joined, with no Python object per entry: what an append's check of the
+ * stored files does with the journal (thruput.campaign.store.journaled). */
+static PyObject *
+journal_scan(PyObject *self, PyObject *args)
+{
+    PyObject *files_obj, *folders_obj, *result = NULL;
+    Py_buffer view = {0};
+    table_t files = {0}, folders = {0};
+    Py_ssize_t *hits = NULL, n_hits = 0, room = 0;
+    int ok = 1, named = 1, no_memory = 0;
+
+    if (!PyArg_ParseTuple(args, "y*OO", &view, &files_obj, &folders_obj))
+        return NULL;
+    if (table_init(&files, files_obj, "files") < 0 || table_init(&folders, folders_obj, "folders") < 0)
+        goto done;
+    Py_BEGIN_ALLOW_THREADS
+    const char *at = view.buf, *end = at + view.len;
+    for (Py_ssize_t entry = 0; view.len; entry++) {
+        const char *nul = memchr(at, 0, (size_t)(end - at));
+        Py_ssize_t len = (nul ? nul : end) - at;
+        if (len == 0)
+            named = 0;
+        else if (!as_journaled(at, len)) {
+            ok = 0;
+            break;
+        }
+        int hit = table_has(&files, at, len);
+        for (Py_ssize_t i = 0; !hit && folders.n && i < len; i++)
+            hit = at[i] == '/' && table_has(&folders, at, i + 1);
+        if (hit) {
+            if (n_hits == room) {       /* (grows with the entries found, as a list would) */
+                Py_ssize_t *more = realloc(hits, (size_t)(room = 2 * room + 64) * sizeof(Py_ssize_t));
+                if (more == NULL) {
+                    no_memory = 1;
+                    break;
+                }
+                hits = more;
+            }
+            hits[n_hits++] = entry;
+        }
+        if (nul == NULL)
+            break;
+        at = nul + 1;
+    }
+    Py_END_ALLOW_THREADS
+    if (no_memory) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (!ok) {
+        Py_INCREF(Py_None);
+        result = Py_None;
+        goto done;
+    }
+    PyObject *list = PyList_New(n_hits);
+    if (list == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n_hits; i++) {
+        PyObject *v = PyLong_FromSsize_t(hits[i]);
+        if (v == NULL) {
+            Py_DECREF(list);
+            goto done;
+        }
+        PyList_SET_ITEM(list, i, v);
+    }
+    result = Py_BuildValue("(NO)", list, named ? Py_True : Py_False);
+done:
+    free(hits);
+    PyBuffer_Release(&view);
+    table_free(&files);
+    table_free(&folders);
     return result;
 }
 
@@ -321,6 +457,9 @@ static PyMethodDef methods[] = {
      "stat_joined(top, joined, first, count) -> stat_many of entries first.. of NUL-joined paths."},
     {"find_any", find_any, METH_VARARGS,
      "find_any(joined, wanted) -> index of the first NUL-joined entry equal to one of wanted (bytes), or -1."},
+    {"journal_scan", journal_scan, METH_VARARGS,
+     "journal_scan(joined, files, folders) -> None if a NUL-joined path is not as a journal names files,\n"
+     "else (indexes of the entries equal to one of files or under one of folders, no entry empty)."},
     {NULL, NULL, 0, NULL},
 };
 
