@@ -59,3 +59,16 @@ def test_top_level_description_speaks_of_the_user_not_of_modules(capsys):
 def test_plain_turns_sphinx_roles_into_words():
     assert plain(":func:`~thruput.read` and ``thruput inspect``") == "read() and thruput inspect"
     assert plain(":mod:`thruput.stats`") == "thruput.stats"
+
+
+def test_the_parser_is_built_without_the_statistics_or_dask():
+    """Every command builds the whole parser first: what it imports is what even
+    ``thruput --help`` waits for (scipy and the studies took 1.2 of its 2 s)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from thruput.cli import build_parser; build_parser(); "
+            "print(sorted(m for m in ('scipy', 'dask', 'distributed', 'zarr', 'thruput.stats', "
+            "'thruput.reproduce') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -44,26 +44,12 @@ import pandas as pd
 
 from . import studies, units
 from .published import DATETIME_UNIT
+from .reproduce_statuses import COUNTED, STATUS_MEANING, STATUSES
 from .studies.formulas import FormulaError, evaluate, gige_goodput, half_unit
 
 __all__ = ["STATUSES", "STATUS_MEANING", "COUNTED", "LEDGER_COLUMNS", "Finding", "build_ledger", "summary",
            "gige_goodput"]
 
-#: statuses, most serious first: a claim with several findings keeps the first
-STATUSES = ("erratum", "differs", "reproduced", "measured-vs-model", "consistent", "input", "not-reproducible")
-#: what each status means, for ``thruput reproduce --help``, the README and the site
-STATUS_MEANING = {
-    "erratum": "contradicts the document itself (a misprinted unit, order statistic or date)",
-    "differs": "a derivation, bound or equality fails by more than the printed precision",
-    "reproduced": "re-derived by a declared formula from other published inputs, within the printed precision",
-    "measured-vs-model": "a measurement set against the expectation the source itself computes",
-    "consistent": "passes a check that is not a re-derivation: a bound, the same figure printed twice or in "
-                  "another unit, a standard constant, a weekday, an order statistic",
-    "input": "only an input of a derivation or table, which no check constrains",
-    "not-reproducible": "nothing else published constrains it; it needs the lost raw data",
-}
-#: statuses that say something was checked (``input`` and ``not-reproducible`` do not)
-COUNTED = ("erratum", "differs", "reproduced", "measured-vs-model", "consistent")
 LEDGER_COLUMNS = ["seed", "claim", "published_value", "published_unit", "derived_value",
                   "status", "judgement", "note", "quote", "measures", "check", "inputs"]
 

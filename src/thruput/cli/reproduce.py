@@ -17,7 +17,7 @@ from ..errors import ThruputError
 
 
 def _status_help():
-    from ..reproduce import COUNTED, STATUS_MEANING
+    from ..reproduce_statuses import COUNTED, STATUS_MEANING
 
     lines = ["statuses (most serious first; a figure keeps the most serious its checks found):"]
     for status, meaning in STATUS_MEANING.items():
