@@ -76,7 +76,8 @@ def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
     band = base.mark_area(opacity=0.25).encode(
         x=x, y=alt.Y("p10:Q", title=f"{y_title} ({unit})"), y2="p90:Q", color=color,
         detail="segment:N", opacity=alt.Opacity("band:N", title=None, legend=alt.Legend(
-            symbolOpacity=0.3), scale=alt.Scale(range=[0.25])))
+            symbolType="square", symbolSize=150, symbolFillColor="#999999", symbolStrokeWidth=0),
+            scale=alt.Scale(range=[0.25])))
     line = base.mark_line(strokeWidth=2).encode(
         x=x, y="median:Q", color=color, detail="segment:N",
         tooltip=[alt.Tooltip("utcyearmonthdatehoursminutes(time):T", title="bin (UTC)"), alt.Tooltip("median:Q", format=".3g", title=f"median ({unit})"),
@@ -87,7 +88,8 @@ def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
             x=x, y="value:Q", color=color,
             tooltip=[alt.Tooltip("utcyearmonthdatehoursminutesseconds(time):T", title="run (UTC)"), alt.Tooltip("value:Q", format=".3g", title=unit), "outcome:N"]))
     if changes is not None and len(changes):
-        marker = alt.StrokeDash("marker:N", title=None, scale=alt.Scale(range=[[6, 3]]))
+        marker = alt.StrokeDash("marker:N", title=None, scale=alt.Scale(range=[[6, 3]]),
+                                legend=alt.Legend(labelLimit=300))   # (its label whole)
         rules = alt.Chart(changes).transform_calculate(marker=f"'{MARKERS['change']}'")
         layers.append(rules.mark_rect(opacity=0.15, color="#555555").encode(
             x=alt.X("time_lower:T", scale=UTC_SCALE), x2="time_upper:T"))
