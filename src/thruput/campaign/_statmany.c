@@ -263,6 +263,8 @@ hash_bytes(const char *s, Py_ssize_t n)
     return h ^ (h >> 29);
 }
 
+/* The table of the bytes objects of the sequence obj; what: the TypeError's message if
+ * obj is not a sequence of bytes. */
 static int
 table_init(table_t *t, PyObject *obj, const char *what)
 {
@@ -281,7 +283,7 @@ table_init(table_t *t, PyObject *obj, const char *what)
     for (Py_ssize_t i = 0; i < t->n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(t->seq, i);
         if (!PyBytes_Check(item)) {
-            PyErr_Format(PyExc_TypeError, "%s: must hold bytes", what);
+            PyErr_SetString(PyExc_TypeError, what);
             return -1;
         }
         Py_ssize_t k = (Py_ssize_t)(hash_bytes(PyBytes_AS_STRING(item), PyBytes_GET_SIZE(item))
@@ -330,7 +332,7 @@ find_any(PyObject *self, PyObject *args)
 
     if (!PyArg_ParseTuple(args, "y*O", &view, &wanted_obj))
         return NULL;
-    if (table_init(&wanted, wanted_obj, "wanted") < 0)
+    if (table_init(&wanted, wanted_obj, "wanted must be a sequence of bytes") < 0)
         goto done;
     if (wanted.n) {
         Py_BEGIN_ALLOW_THREADS
@@ -388,7 +390,8 @@ journal_scan(PyObject *self, PyObject *args)
 
     if (!PyArg_ParseTuple(args, "y*OO", &view, &files_obj, &folders_obj))
         return NULL;
-    if (table_init(&files, files_obj, "files") < 0 || table_init(&folders, folders_obj, "folders") < 0)
+    if (table_init(&files, files_obj, "files must be a sequence of bytes") < 0
+        || table_init(&folders, folders_obj, "folders must be a sequence of bytes") < 0)
         goto done;
     Py_BEGIN_ALLOW_THREADS
     const char *at = view.buf, *end = at + view.len;

@@ -651,12 +651,8 @@ def stat_ahead(directory, stored, verified=None, threads=None, changes=None):
     try:
         if journal_says:
             return record, _Known(pool.submit(_stat_journaled, directory, record, changes, joined))
-        if joined is not None and _statmany is not None:
-            parts = [pool.submit(_stat_joined, directory, joined, a, b - a) for a, b in zip(cuts, cuts[1:])]
-        else:
-            sources = record.source.tolist()
-            parts = [pool.submit(_stat, directory, sources[a:b]) for a, b in zip(cuts, cuts[1:])]
-        return record, _Joined(parts)
+        return record, _Joined([pool.submit(_stat_runs, directory, record, joined, a, b - a)
+                                for a, b in zip(cuts, cuts[1:])])
     finally:
         pool.shutdown(wait=False)
 
@@ -668,13 +664,23 @@ def _stat_journaled(directory, record, changes, joined):
     the journal names files (:func:`journaled`)."""
     scan = journaled(record, changes, joined)
     if scan is None:
-        return _stat(directory, record.source.tolist()), None, None
+        return _stat_runs(directory, record, joined, 0, len(record.time)), None, None
     hits, named = scan
     at = np.union1d(hits, np.flatnonzero(record.size < 0))
     size, mtime = record.size.copy(), record.mtime.copy()
     if at.size:
         size[at], mtime[at] = _stat(directory, record.source[at].tolist())
     return (size, mtime), at, named
+
+
+def _stat_runs(directory, record, joined, first, count):
+    """:func:`_stat` of the files of runs ``first`` to ``first + count`` of ``record``:
+    from its NUL-joined sources ``joined`` (as :meth:`~thruput.campaign.verified.Loaded.
+    joined_sources` gives them, or None) in C (:mod:`thruput.campaign._statmany`), with no
+    string made, where it can be; else from its strings."""
+    if joined is None or _statmany is None:
+        return _stat(directory, record.source[first:first + count].tolist())
+    return _stat_joined(directory, joined, first, count)
 
 
 def _stat_joined(directory, joined, first, count):
