@@ -125,10 +125,61 @@ def test_evaluate(formula, value):
     ("1 / 0", "division by zero"),
     ("'text'", "a string, not a number"),
     ("min(x, k=1)", "is not allowed"),
+    # sizes and exponents are bounded: refused before they are computed, never a hang,
+    # an OverflowError or a MemoryError
+    ("9**9**9", "exponent 3.8742e+08 beyond 1000"),
+    ("10**400", "beyond 1e+300"),
+    ("10.0**400", "beyond 1e+300"),
+    ("'a' * 10**10", "only a function's argument"),
+    ("(10**10) * 'a'", "only a function's argument"),
+    ("1e200 * 1e200", "a result beyond 1e+300"),
+    ("1" + "0" * 400, "a result beyond 1e+300"),
+    ("(-8) ** 0.5", "a complex result"),
+    ("sqrt(-1)", "math domain error"),
+    ("-(" * 300 + "1" + ")" * 300, "too many nested parentheses"),
+    ("1+" * 1500 + "1", "longer than 2000"),
+    ("min('" + "a" * 200 + "', 1)", "longer than 100 characters"),
 ])
 def test_evaluate_rejects(formula, message):
     with pytest.raises(formulas.FormulaError, match=re.escape(message)):
         formulas.evaluate(formula, {"x": 3.0})
+
+
+@pytest.mark.parametrize("formula", ["9**9**9", "10**400", "'a'*10**10"])
+def test_hostile_formula_in_a_study_is_a_study_error_naming_the_claim(tmp_path, monkeypatch, formula):
+    """A formula that passes the schema but cannot be computed stops the ledger with a
+    StudyError naming the file, the check and the claim (never a hang or a raw error)."""
+    (tmp_path / "published").mkdir()
+    (tmp_path / "published" / "seed_009.csv").write_text(_CSV)
+    (tmp_path / "studies" / "seed_009").mkdir(parents=True)
+    (tmp_path / "studies" / "seed_009" / "claims.yaml").write_text(
+        yaml.safe_dump({"checks": [{"claim": "009-sum", "derive": formula}]}))
+    monkeypatch.setattr(studies, "STUDY_DIR", tmp_path / "studies")
+    monkeypatch.setattr(studies, "SEEDS", ("009",))
+    studies._load.cache_clear()
+    try:
+        with pytest.raises(studies.StudyError, match=r"seed_009/claims\.yaml: check 1: '009-sum': formula"):
+            reproduce.build_ledger(published.load(path=tmp_path / "published"))
+    finally:
+        studies._load.cache_clear()
+
+
+@pytest.mark.parametrize("text, message", [
+    ("checks:\n- !!python/object:os.system {claim: 009-a}\n", "not plain YAML: could not determine a constructor"),
+    ("checks:\n- claim: 009-a\n\tinput: true\n", "not plain YAML"),
+    ("- a list\n", "a mapping of keys is expected, not a list"),
+])
+def test_claims_file_that_is_not_plain_yaml(tmp_path, monkeypatch, text, message):
+    folder = tmp_path / "seed_009"
+    folder.mkdir()
+    (folder / "claims.yaml").write_text(text)
+    monkeypatch.setattr(studies, "STUDY_DIR", tmp_path)
+    studies._load.cache_clear()
+    try:
+        with pytest.raises(studies.StudyError, match=r"seed_009/claims\.yaml: " + re.escape(message)):
+            studies.checks("009")
+    finally:
+        studies._load.cache_clear()
 
 
 def _write(tmp_path, monkeypatch, checks):
@@ -162,7 +213,7 @@ def test_interpreter_knows_every_kind():
 
 def test_status_meanings_are_complete():
     assert list(reproduce.STATUS_MEANING) == list(reproduce.STATUSES)
-    assert set(reproduce.COUNTED) == set(reproduce.STATUSES) - {"input", "not-reproducible"}
+    assert set(reproduce.COUNTED) == set(reproduce.STATUSES) - {"bound", "input", "not-reproducible"}
     assert set(studies.JUDGEMENTS) < set(reproduce.STATUSES) and "reproduced" not in studies.JUDGEMENTS
 
 
@@ -186,7 +237,14 @@ _CSV = """id,seed,section,quote,value,unit,measures,statistic,src,dst,window,str
 009-typo,009,s,q,64,MiB,window,value,,,,,,,,,
 009-untouched,009,s,q,7,Mbit/s,throughput,value,,,,,,,,,
 009-approx,009,s,q,2.05,Mbit/s,throughput,value,,,,,,,,,
+009-half,009,s,1 or 0.5 of 2,0.5,1,ratio,value,,,,,,,,,
+009-part,009,s,1 or 0.5 of 2,1,1,ratio,value,,,,,,,,,
+009-whole,009,s,1 or 0.5 of 2,2,1,ratio,value,,,,,,,,,
+009-said,009,s,q,1.5,Mbit/s,throughput,value,,,,,,,,,
+009-line,009,s,q,0.9,Gbit/s,throughput,value,,,,,,,,,
 """
+# every row its own quote but the three of one sentence
+_CSV = "\n".join(line.replace(",s,q,", f",s,quote of {line.split(',')[0]},") for line in _CSV.split("\n"))
 
 _CHECKS = [
     {"claim": "009-sum", "derive": "a + b", "inputs": {"a": "009-one", "b": "009-two"}},
@@ -206,6 +264,11 @@ _CHECKS = [
     {"claim": "009-two", "input": True},
     {"claim": "009-typo", "judgement": "erratum", "derived": "64 / 1024", "unit": "MiB",
      "note": "64 KiB is meant"},
+    # the arithmetic of its own sentence (same quote), a declared restatement, a physical limit
+    {"claim": "009-half", "derive": "part / whole", "inputs": {"part": "009-part", "whole": "009-whole"}},
+    {"claim": "009-said", "derive": "(a + b) / 2", "inputs": {"a": "009-one", "b": "009-two"},
+     "restates": "the sentence prints both"},
+    {"claim": "009-line", "at_most": "GIGE_BPS"},
 ]
 
 
@@ -230,7 +293,11 @@ def test_every_kind_of_check(tmp_path, monkeypatch):
         "009-mbyte": ("consistent", False),          # the same figure in another unit
         "009-oc3": ("consistent", False),            # a standard, no published input
         "009-peak": ("differs", False),              # 60 > 64 KiB / 10 ms = 52.4 Mbit/s
-        "009-floor": ("consistent", False),          # 40 >= 10 Mbit/s
+        "009-floor": ("bound", False),               # 40 >= 10 Mbit/s: a limit no published figure enters
+        "009-line": ("bound", False),                # 0.9 Gbit/s <= GigE
+        "009-half": ("consistent", False),           # 1 / 2 from its own sentence's numbers
+        "009-said": ("consistent", False),           # declared: its own sentence prints the inputs
+        "009-part": ("not-reproducible", False), "009-whole": ("not-reproducible", False),
         "009-copy": ("erratum", False),              # 2.5 is not 2, and the check says that is an erratum
         "009-approx": ("consistent", False),         # 2.05 is 2 within 5%
         "009-monday": ("consistent", False),         # 2001-01-01 was a Monday
@@ -249,3 +316,6 @@ def test_every_kind_of_check(tmp_path, monkeypatch):
     assert led.at["009-slope", "note"].startswith("measured 0.0286, the source's model")
     assert led.at["009-typo", "derived_value"] == 0.0625
     assert led.at["009-sum", "inputs"] == "009-one,009-two"
+    assert "arithmetic of the source checked, not a reproduction: its inputs are printed in the same text" \
+        in led.at["009-half", "note"]
+    assert "not a reproduction: the sentence prints both" in led.at["009-said", "note"]

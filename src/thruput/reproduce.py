@@ -17,14 +17,23 @@ Statuses (:data:`STATUS_MEANING` says the same in words the CLI and the site sho
     or a person judged so (``judgement``).
 ``reproduced``
     Re-derived by a formula from *other* published inputs within the printed precision.
-    Only a computed ``derive`` check can give it.
+    Only a computed ``derive`` check can give it, and only when at least one input is
+    independent of the figure: not printed in its own sentence (the same ``quote``, or a
+    check that declares ``restates``) and no constant of :data:`~.formulas.FITTED` (set
+    from the figure itself) in the formula.
 ``measured-vs-model``
     A measurement compared with the expectation the source itself computes (UDPmon
     latency slopes vs PCI + GigE + PCI); the difference is the finding, not an error.
 ``consistent``
-    Agrees with the document in a check that is not a re-derivation: a bound, the same
-    figure printed twice or in another unit, a standard constant, a calendar weekday, an
-    order statistic; or judged plausible by a person (``judgement``).
+    Agrees with the document in a check that is not an independent re-derivation: the
+    arithmetic of its own sentence (19 rtt x 20 ms = 380 ms), a bound computed from other
+    published figures, the same figure printed twice or in another unit, a standard
+    constant, a calendar weekday, an order statistic; or judged plausible by a person
+    (``judgement``).
+``bound``
+    Within a physical limit no published figure enters (the GigE line rate, TCP or UDP
+    goodput over GigE, a SONET rate): such a check can hardly fail, so it is counted apart
+    and not as checked.
 ``input``
     An input of a derivation or a table, nothing else constrains it; not counted as
     checked.
@@ -45,7 +54,8 @@ import pandas as pd
 from . import studies, units
 from .published import DATETIME_UNIT
 from .reproduce_statuses import COUNTED, STATUS_MEANING, STATUSES
-from .studies.formulas import FormulaError, evaluate, gige_goodput, half_unit
+from .studies import StudyError
+from .studies.formulas import FITTED, FormulaError, evaluate, gige_goodput, half_unit, names
 
 __all__ = ["STATUSES", "STATUS_MEANING", "COUNTED", "LEDGER_COLUMNS", "Finding", "build_ledger", "summary",
            "gige_goodput"]
@@ -267,6 +277,7 @@ def _derive(ctx, check):
     claim = check["claim"]
     derived, values, claims = _derived(ctx, check, "derive")
     pub = ctx.v(claim)
+    quote = ctx.df.at[claim, "quote"]
     low, high, prec = _tolerance(ctx, check, values)
     if low is None:
         from .studies.formulas import round_sig
@@ -282,11 +293,22 @@ def _derive(ctx, check):
         ctx.add(claim, check.get("fails", "differs"), derived, _join(note, check.get("note")),
                 check.get("check", "derive"), inputs=claims)
         return
+    fitted = [n for n in names(check["derive"]) if n in FITTED]
+    own = [c for c in others if ctx.df.at[c, "quote"] == quote]
+    arithmetic = "arithmetic of the source checked, not a reproduction"
     if not others:
         status, why = "consistent", "a standard or constant, not a published input"
+    elif check.get("restates"):
+        status, why = "consistent", f"{arithmetic}: {check['restates']}"
+    elif fitted:
+        status, why = "consistent", f"{arithmetic}: {', '.join(fitted)} was fitted to this figure ({FITTED[fitted[0]]})"
+    elif len(others) == 1 and check["derive"].strip() in values:
+        status, why = "consistent", f"the same figure as {others[0]}, printed with another rounding"
     elif len(others) == 1 and math.isclose(units.to_base(derived, ctx.unit(claim)), ctx.si(others[0]),
                                              rel_tol=1e-12):
         status, why = "consistent", f"the same figure as {others[0]} in another unit"
+    elif len(own) == len(others):
+        status, why = "consistent", f"{arithmetic}: its inputs are printed in the same text"
     else:
         status, why = "reproduced", ""
     ctx.add(claim, status, derived, _join(f"{what} = {derived:.6g} (within {prec})", why, check.get("note")),
@@ -309,7 +331,8 @@ def _bound(ctx, check, key):
     ok = value <= limit_si + slack if upper else value >= limit_si - slack
     word = "at most" if upper else "at least"
     if ok:
-        ctx.add(claim, "consistent", shown, _join(f"{word} {what} = {shown:.4g} {cunit}", check.get("note")),
+        # a limit no published figure enters (GigE, its goodput) can hardly fail: counted apart
+        ctx.add(claim, "consistent" if claims else "bound", shown, _join(f"{word} {what} = {shown:.4g} {cunit}", check.get("note")),
                 check.get("check", "bound"), inputs=claims)
     else:
         off = 100 * (value / limit_si - 1) if limit_si else math.inf
@@ -379,7 +402,15 @@ def _model(ctx, check):
 
 
 def _input(ctx, check):
-    ctx.add(check["claim"], "input", None, check.get("note", "an input of a derivation"), check.get("check", "input"))
+    """``input``; with ``derived``, the note gives what the check computes from it (in ``unit``)."""
+    note = check.get("note", "an input of a derivation")
+    claims = ()
+    if "derived" in check:
+        values, claims = _input_values(ctx, check)
+        value = evaluate(check["derived"], values)
+        note = _join(f"{check.get('what', check['derived'])} = {value:.4g} {check.get('unit', '')}".rstrip(),
+                     check.get("note"))
+    ctx.add(check["claim"], "input", None, note, check.get("check", "input"), inputs=claims)
 
 
 def _judgement(ctx, check):
@@ -404,9 +435,15 @@ def _run_study_checks(ctx, seed):
     checks = studies.checks(seed)
     before = len(ctx.findings)
     try:
-        for check in checks:
+        for i, check in enumerate(checks):
             ctx.need(check["claim"])
-            _RUN[studies.kind(check)](ctx, check)
+            try:
+                _RUN[studies.kind(check)](ctx, check)
+            except (FormulaError, ArithmeticError, ValueError, TypeError) as exc:
+                if isinstance(exc, (_MissingClaim, StudyError)):
+                    raise
+                raise StudyError(f"{studies.claims_path(seed)}: check {i + 1}: {check['claim']!r}: "
+                                 f"{exc}") from None
     except _MissingClaim as exc:
         del ctx.findings[before:]
         ctx.skipped[seed] = exc.args[0]

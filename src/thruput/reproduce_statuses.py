@@ -7,17 +7,22 @@ from __future__ import annotations
 __all__ = ["STATUSES", "STATUS_MEANING", "COUNTED"]
 
 #: statuses, most serious first: a claim with several findings keeps the first
-STATUSES = ("erratum", "differs", "reproduced", "measured-vs-model", "consistent", "input", "not-reproducible")
+STATUSES = ("erratum", "differs", "reproduced", "measured-vs-model", "consistent", "bound", "input",
+            "not-reproducible")
 #: what each status means, for ``thruput reproduce --help``, the README and the site
 STATUS_MEANING = {
     "erratum": "contradicts the document itself (a misprinted unit, order statistic or date)",
     "differs": "a derivation, bound or equality fails by more than the printed precision",
-    "reproduced": "re-derived by a declared formula from other published inputs, within the printed precision",
+    "reproduced": "re-derived by a declared formula from other published inputs, within the printed precision; "
+                  "never from its own sentence's numbers alone or through a constant fitted to it",
     "measured-vs-model": "a measurement set against the expectation the source itself computes",
-    "consistent": "passes a check that is not a re-derivation: a bound, the same figure printed twice or in "
-                  "another unit, a standard constant, a weekday, an order statistic",
+    "consistent": "passes a check that is not an independent re-derivation: the arithmetic of its own sentence, "
+                  "a bound from other published figures, the same figure printed twice or in another unit, a "
+                  "standard constant, a weekday, an order statistic",
+    "bound": "within a physical limit no published figure enters (a line rate, TCP or UDP goodput of GigE): "
+             "it can hardly fail, so it is counted apart, not as a check that confirms the value",
     "input": "only an input of a derivation or table, which no check constrains",
     "not-reproducible": "nothing else published constrains it; it needs the lost raw data",
 }
-#: statuses that say something was checked (``input`` and ``not-reproducible`` do not)
+#: statuses that say something was checked (``bound``, ``input`` and ``not-reproducible`` do not)
 COUNTED = ("erratum", "differs", "reproduced", "measured-vs-model", "consistent")

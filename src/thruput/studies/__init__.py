@@ -7,9 +7,15 @@
     checked: a formula and the published inputs it uses, a bound, an equality, or a
     person's judgement with its reasoning (schema in ``studies/README.md``);
     :func:`thruput.reproduce.build_ledger` interprets them.
-``page.yaml``
+``page.yaml`` (optional)
     what the study's page shows: title, source, summary, which published tables are
     charted, the theory curves and which effects a bundled campaign is shown beside.
+    Without it the page has a default title (``title`` of ``claims.yaml`` if it has one)
+    and generic charts drawn from the claims.
+
+Study folders outside the package are found through the ``THRUPUT_STUDIES`` environment
+variable (folders holding ``seed_<nnn>/``, separated by ``os.pathsep``): a new study is a
+``claims.yaml`` and its ``seed_<nnn>.csv``, with no code.
 
 :func:`page_link` gives other pages a stable title and relative link for a study.
 """
@@ -17,6 +23,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import re
 from pathlib import Path
 
@@ -25,18 +32,34 @@ import yaml
 from ..errors import ThruputError
 from .formulas import CONSTANTS, FormulaError, names
 
-__all__ = ["SEEDS", "STUDY_DIR", "StudyError", "checks", "kind", "parse_input", "page", "page_link", "title"]
+__all__ = ["SEEDS", "STUDY_DIR", "STUDIES_ENV", "StudyError", "checks", "claims_path", "kind", "parse_input",
+           "page", "page_link", "study_dirs", "title"]
 
 #: folder of the study folders (inside the package, so it ships with it)
 STUDY_DIR = Path(__file__).resolve().parent
+#: environment variable naming more folders of study folders (``os.pathsep``-separated)
+STUDIES_ENV = "THRUPUT_STUDIES"
+
+
+def study_dirs():
+    """The folders searched for ``seed_<nnn>/``: the package's, then those of ``THRUPUT_STUDIES``."""
+    extra = [Path(p) for p in os.environ.get(STUDIES_ENV, "").split(os.pathsep) if p.strip()]
+    return [STUDY_DIR] + extra
+
+
+def _scan():
+    return tuple(sorted({p.name.split("_", 1)[1] for d in study_dirs() for p in d.glob("seed_*")
+                         if p.is_dir() and (p / "claims.yaml").is_file()}))
+
+
 #: the studies, by seed
-SEEDS = tuple(sorted(p.name.split("_", 1)[1] for p in STUDY_DIR.glob("seed_*") if p.is_dir()))
+SEEDS = _scan()
 #: the kind of a check is named by the one of these keys it has
 KINDS = ("derive", "at_most", "at_least", "same_as", "after", "weekday", "model", "input", "judgement")
 #: statuses a ``judgement`` may set: ``reproduced`` must be computed
 JUDGEMENTS = ("erratum", "differs", "consistent", "not-reproducible")
 #: check keys besides the kind
-_KEYS = {"claim", "inputs", "unit", "tolerance", "what", "note", "check", "fails", "derived"}
+_KEYS = {"claim", "inputs", "unit", "tolerance", "what", "note", "check", "fails", "derived", "restates"}
 _INPUT = re.compile(r"^\s*(?P<claim>\d{3}-\S+?)\s*(?:\[(?P<unit>[^\]]+)\])?\s*$")
 
 
@@ -49,10 +72,17 @@ def _seed(seed):
 
 
 def _folder(seed):
-    folder = STUDY_DIR / f"seed_{_seed(seed)}"
-    if not folder.is_dir():
-        raise StudyError(f"no study {_seed(seed)!r} in {STUDY_DIR} (known: {', '.join(SEEDS)})")
-    return folder
+    dirs = [STUDY_DIR] + study_dirs()[1:]
+    for d in dirs:
+        folder = d / f"seed_{_seed(seed)}"
+        if folder.is_dir():
+            return folder
+    raise StudyError(f"no study {_seed(seed)!r} in {', '.join(map(str, dirs))} (known: {', '.join(SEEDS)})")
+
+
+def claims_path(seed):
+    """The ``claims.yaml`` of one study (for messages)."""
+    return _folder(seed) / "claims.yaml"
 
 
 def parse_input(spec):
@@ -108,8 +138,15 @@ def _validate(check, where):
 @functools.lru_cache(maxsize=None)
 def _load(seed, what):
     path = _folder(seed) / f"{what}.yaml"
-    with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
+    if what == "page" and not path.exists():
+        return {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh) or {}
+    except yaml.YAMLError as exc:   # a !!python/object tag, a tab, an unclosed quote: never a raw error
+        raise StudyError(f"{path}: not plain YAML: {' '.join(str(exc).split())}") from None
+    if not isinstance(data, dict):
+        raise StudyError(f"{path}: a mapping of keys is expected, not a {type(data).__name__}")
     if what == "claims":
         for i, check in enumerate(data.get("checks", [])):
             _validate(check, f"{path}: check {i + 1}")
@@ -122,8 +159,18 @@ def checks(seed):
 
 
 def page(seed):
-    """What one study's page shows (the mapping of its ``page.yaml``)."""
-    return _load(_seed(seed), "page")
+    """What one study's page shows: its ``page.yaml`` over the defaults of a study without one.
+
+    The defaults: ``title`` and ``source`` and ``summary`` from ``claims.yaml`` (or
+    ``"Study <nnn>"`` and empty), no tables, curves, charts or side-by-side effects.
+    """
+    seed = _seed(seed)
+    claims = _load(seed, "claims")
+    info = {"title": claims.get("title") or f"Study {seed}", "source": claims.get("source", ""),
+            "summary": claims.get("summary", ""), "side_by_side": [], "curves": [], "tables": {}, "charts": {},
+            "text": {}}
+    info.update(_load(seed, "page"))
+    return info
 
 
 def title(seed):

@@ -263,7 +263,10 @@ def theory_curves(published):
     """
     v = published.set_index("id")["value_si"]
     parts = []
+    present = set(published["seed"])
     for seed in SEEDS:
+        if seed not in present:   # a page built from one study's rows draws that study's curves only
+            continue
         for c in page(seed).get("curves", []):
             rtt = v[c["rtt"]]
             cap = CONSTANTS[c["cap"]] if c.get("cap") else None
@@ -278,4 +281,6 @@ def theory_curves(published):
                 parts.append(_recovery_curve(seed, c["label"], rtt))
             else:
                 raise StudyError(f"study {seed}: unknown curve {c['curve']!r}")
+    if not parts:
+        return pd.DataFrame(columns=["seed", "curve", "label", "x", "x_unit", "y", "y_unit"])
     return pd.concat(parts, ignore_index=True)
