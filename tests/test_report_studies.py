@@ -140,7 +140,8 @@ def test_study_ledger_groups_rows_by_status(processed, ledger):
         if heading:
             positions.append(heading.start())
     assert positions == sorted(positions)          # errata first, not-reproducible last
-    assert page.count('<details class="thruput-fold">') == 2
+    # consistent, bound and not-reproducible are folded (seed 000 has no input rows)
+    assert page.count('<details class="thruput-fold">') == 3
     for claim in rows["claim"]:
         assert page.count(f'<td class="claim">{claim}</td>') == 1
     # the erratum's reasoning is there, split into its findings
@@ -340,3 +341,93 @@ def test_side_by_side_of_study_001_with_the_udpmon_campaign(processed_udp, shown
     assert f"fitted slope is {float(fit['slope']):.5f} ± {float(fit['slope_se']):.5f} us/byte" in text
     assert f"(intercept {float(fit['intercept']):.1f} us)" in text
     assert len(pair.hconcat[1].layer[0].data) == int(fit["n"]) == 23
+
+
+# --------------------------------------------------------------------------- a study by YAML alone
+
+#: A sixth study as a user adds it: a CSV of its published numbers and a claims.yaml, no
+#: page.yaml and no code.
+_STUDY_CSV = """id,seed,section,quote,value,unit,measures,statistic,src,dst,window,streams,tool,date,group,config,note
+005-window,005,Tuning,a 64 KB window,64,KiB,window,value,a,b,,,iperf,,,,
+005-rtt,005,Tuning,the RTT was 10 ms,10,ms,rtt,min,a,b,,,ping,,,,
+005-rate,005,Tuning,we got 52 Mbit/s,52,Mbit/s,throughput,max,a,b,64 KiB,1,iperf,,005-runs,,
+005-rate-mean,005,Tuning,on average 45 Mbit/s,45,Mbit/s,throughput,mean,a,b,64 KiB,1,iperf,,005-runs,,
+005-rate-min,005,Tuning,at worst 30 Mbit/s,30,Mbit/s,throughput,min,a,b,64 KiB,1,iperf,,005-runs,,
+005-mbyte,005,Tuning,or 6.5 MByte/s,6.5,MByte/s,throughput,max,a,b,64 KiB,1,iperf,,,,
+005-link,005,Setup,on a gigabit link,0.9,Gbit/s,throughput,value,a,b,,,,,,,
+005-hosts,005,Setup,two hosts,2,count,hosts,value,,,,,,,,,
+"""
+_STUDY_CLAIMS = {
+    "title": "A made-up study added by YAML alone",
+    "checks": [
+        {"claim": "005-rate", "at_most": "window_limited_throughput(window, rtt)",
+         "inputs": {"window": "005-window", "rtt": "005-rtt"}},
+        {"claim": "005-mbyte", "derive": "rate", "inputs": {"rate": "005-rate"}},
+        {"claim": "005-link", "at_most": "GIGE_BPS"},
+        {"claim": "005-window", "input": True},
+        {"claim": "005-rtt", "input": True},
+    ],
+}
+
+
+@pytest.fixture
+def sixth_study(tmp_path, monkeypatch):
+    """Study 005 in a folder outside the package, found through THRUPUT_STUDIES."""
+    import yaml
+
+    from thruput import studies as study_data
+
+    (tmp_path / "studies" / "seed_005").mkdir(parents=True)
+    (tmp_path / "studies" / "seed_005" / "claims.yaml").write_text(yaml.safe_dump(_STUDY_CLAIMS, sort_keys=False))
+    (tmp_path / "published").mkdir()
+    (tmp_path / "published" / "seed_005.csv").write_text(_STUDY_CSV)
+    monkeypatch.setenv(study_data.STUDIES_ENV, str(tmp_path / "studies"))
+    monkeypatch.setattr(study_data, "SEEDS", study_data._scan())
+    study_data._load.cache_clear()
+    yield tmp_path
+    study_data._load.cache_clear()
+
+
+def test_a_study_by_yaml_alone_has_a_ledger(sixth_study):
+    from thruput import studies as study_data
+
+    assert "005" in study_data.SEEDS
+    assert study_data.page("005")["title"] == "A made-up study added by YAML alone"   # no page.yaml
+    led = reproduce.build_ledger(published.load(path=sixth_study / "published")).set_index("claim")
+    assert led["status"].to_dict() == {
+        "005-window": "input", "005-rtt": "input",
+        "005-rate": "consistent",            # 52 <= 64 KiB / 10 ms = 52.4 Mbit/s, from published figures
+        "005-rate-mean": "consistent", "005-rate-min": "consistent",   # order statistics of 005-runs
+        "005-mbyte": "consistent",           # the same figure in another unit
+        "005-link": "bound",                 # <= GigE: a limit no published figure enters
+        "005-hosts": "not-reproducible"}
+    assert led.at["005-rate", "derived_value"] == pytest.approx(65536 * 8 / 0.01 / 1e6)
+
+
+def test_a_study_by_yaml_alone_gets_a_page(sixth_study):
+    """notebooks/study.ipynb, executed as the page stage runs it, on the new study: its
+    title, its ledger and generic charts of its tables, with no page.yaml and no code."""
+    from thruput.site.execute import execute
+
+    processed = sixth_study / "processed"
+    processed.mkdir()
+    reproduce.build_ledger(published.load(path=sixth_study / "published")).to_csv(
+        processed / "reproduction.csv", index=False)
+    target = sixth_study / "study-005.ipynb"
+    nb = execute(ROOT / "notebooks" / "study.ipynb", target,
+                 {"seed": "005", "published": str(sixth_study / "published"), "processed": str(processed),
+                  "reports": str(sixth_study / "reports")}, cwd=ROOT, timeout=300)
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "\n".join(str(o.get("data", {}).get("text/html", "")) + str(o.get("data", {}).get("text/markdown", ""))
+                     + str(o.get("text", "")) for o in outputs)
+    assert "Study 005: A made-up study added by YAML alone" in text
+    assert "8 published figures</b> in the reproduction ledger" in text
+    assert "005-rate" in text and "No theory curves for this study." in text
+    assert "has not been built" in text                      # no study-effects product: said so
+    charts_html = [o["data"]["text/html"] for o in outputs if "vegaEmbed(" in o.get("data", {}).get("text/html", "")]
+    assert len(charts_html) == 7                             # the status counts and six tables x units
+    assert "Study 005: published figures by reproduction status" in charts_html[0]
+    assert sum("005-runs: published vs derived (Mbit/s)" in h for h in charts_html) == 1
+    assert sum("Tuning: published vs derived (KiB)" in h for h in charts_html) == 1
+    assert sum("005-rate \\u00b7 derived" in h for h in charts_html) == 1   # the bound beside the printed 52

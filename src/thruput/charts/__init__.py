@@ -286,14 +286,17 @@ from .rendering import enable_offline_renderer  # noqa: E402,F401
 # thruput.reproduce; the status colours are the same on every page.
 
 import numpy as np  # noqa: E402  (this section's own import: the top of the file is shared)
+from ..reproduce_statuses import STATUSES as _LEDGER_STATUSES  # noqa: E402  (statuses alone, no studies)
 
 __all__ += ["STATUS_DOMAIN", "status_color", "status_counts", "range_dots", "theory_points",
             "grouped_ranges", "category_bars", "slope_dots", "throughput_vs_streams",
             "rtt_vs_throughput", "side_by_side"]
 
 #: Ledger statuses, most serious first (thruput.reproduce.STATUSES), with fixed colours.
-STATUS_DOMAIN = ["erratum", "differs", "reproduced", "measured-vs-model", "consistent", "input", "not-reproducible"]
-STATUS_RANGE = ["#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#4c78a8", "#c7c7c7", "#a0a0a0"]
+STATUS_DOMAIN = list(_LEDGER_STATUSES)
+_STATUS_COLOURS = {"erratum": "#d62728", "differs": "#ff7f0e", "reproduced": "#2ca02c", "measured-vs-model": "#9467bd",
+                   "consistent": "#4c78a8", "bound": "#9ecae9", "input": "#c7c7c7", "not-reproducible": "#a0a0a0"}
+STATUS_RANGE = [_STATUS_COLOURS[s] for s in STATUS_DOMAIN]
 #: Width of one chart of a side-by-side pair (two fit the page with their legends below).
 PAIR_WIDTH = 360
 #: Category axes show their whole label (board and bus names are long).

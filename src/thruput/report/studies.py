@@ -53,7 +53,7 @@ _LEDGER_HEADINGS = {"claim": "claim", "quote": "printed", "published_value": "pu
                     "published_unit": "unit", "derived_value": "derived", "status": "status",
                     "note": "reasoning"}
 #: Statuses whose rows are shown folded on a study page (the list is long, the news is elsewhere).
-_FOLDED = ("consistent", "input", "not-reproducible")
+_FOLDED = ("consistent", "bound", "input", "not-reproducible")
 #: Styles of the ledger tables and the "new measurement" call-out (inline: the page
 #: stylesheet is the site's, and Quarto's theme differs from the nbconvert one).
 _STYLE = """<style>
@@ -184,8 +184,43 @@ def study_charts(published, seed, processed=None):
     p = published_frame(published, processed)
     fn = _PUBLISHED.get(_seed(seed))
     if fn is None:
-        return Markdown("No tables are transcribed for this study.")
+        return _published_generic(p, _seed(seed))
     fn(p)
+
+
+def _table_key(rows):
+    """The table a published row belongs to: its ``group``, else its document section."""
+    return rows["group"].where(rows["group"] != "", rows["section"])
+
+
+def _published_generic(p, seed):
+    """The charts of a study without charts of its own (a study added by YAML alone): how
+    many of its figures have each ledger status, and per table (``group``, else section)
+    and unit, every published figure beside the value its check derived."""
+    rows = _rows(p, seed)
+    rows = rows[rows["value"].notna() & (rows["unit"] != pub.DATETIME_UNIT)]
+    if rows.empty:
+        return Markdown("No numbers are transcribed for this study.")
+    if (rows["status"] != "").any():
+        counts = rows.groupby("status").size().rename("n").reset_index()
+        counts["study"] = f"Study {seed}"
+        display(Markdown("How many of the study's published figures have each status in the reproduction ledger."))
+        display(charts.status_counts(counts, title=f"Study {seed}: published figures by reproduction status"))
+    display(Markdown("Each table of the study (rows of one `group`, else of one section of the document) as "
+                     "transcribed, with the value its declared check derived beside it (in the printed unit; for "
+                     "a bound, the bound)."))
+    for (table, unit), t in rows.groupby([_table_key(rows), rows["unit"]], sort=False):
+        label = "" if unit in ("", "1") else unit
+        parts = [pd.DataFrame({"category": t["id"] + " · published", "value": t["value"].astype(float),
+                               "kind": "published", "status": t["status"], "quote": t["quote"]})]
+        derived = t[t["derived_value"].notna()]
+        if len(derived):
+            parts.append(pd.DataFrame({"category": derived["id"] + " · derived",
+                                       "value": derived["derived_value"].astype(float), "kind": "derived",
+                                       "status": derived["status"], "quote": derived["ledger_note"]}))
+        bars = pd.concat(parts, ignore_index=True).sort_values("category", kind="stable")
+        display(charts.category_bars(bars, unit=label, title=f"{table}: published vs derived"
+                                     + (f" ({label})" if label else "")))
 
 
 def _points(rows, x, y, what):
