@@ -137,12 +137,18 @@ def test_evaluate(formula, value):
     ("(-8) ** 0.5", "a complex result"),
     ("sqrt(-1)", "math domain error"),
     ("-(" * 300 + "1" + ")" * 300, "too many nested parentheses"),
+    ("-" * 1990 + "1", "nested too deeply"),
     ("1+" * 1500 + "1", "longer than 2000"),
     ("min('" + "a" * 200 + "', 1)", "longer than 100 characters"),
 ])
 def test_evaluate_rejects(formula, message):
     with pytest.raises(formulas.FormulaError, match=re.escape(message)):
         formulas.evaluate(formula, {"x": 3.0})
+
+
+def test_names_of_a_deeply_nested_formula():
+    with pytest.raises(formulas.FormulaError, match="nested too deeply"):
+        formulas.names("-" * 1990 + "1")
 
 
 @pytest.mark.parametrize("formula", ["9**9**9", "10**400", "'a'*10**10"])
@@ -201,6 +207,8 @@ def _write(tmp_path, monkeypatch, checks):
     ({"claim": "009-a", "derive": "x", "at_most": "x", "inputs": {"x": "009-b"}}, "needs exactly one of"),
     ({"claim": "009-a", "derive": "x", "inputs": {"x": "not a claim"}}, "is not '<claim id>'"),
     ({"claim": "009-a", "input": True, "colour": "red"}, "unknown keys ['colour']"),
+    ({"claim": "009-a", "derive": "x", "inputs": "009-b"}, "'inputs' is a mapping"),
+    ({"claim": "009-a", "derive": "x", "inputs": {"x": "009-b"}, "restates": True}, "'restates' says where"),
 ])
 def test_schema_errors_name_file_and_claim(tmp_path, monkeypatch, check, message):
     with pytest.raises(studies.StudyError, match=r"seed_009/claims\.yaml: check 1: '009-a': .*" + re.escape(message)):

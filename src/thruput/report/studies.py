@@ -5,7 +5,9 @@ What each page shows is declared beside the study's checks, in
 their labels, the theory curves, the effects a campaign is shown beside, the section text);
 this module only arranges it. Each study page shows, from top to bottom: what the document
 measured (:data:`STUDIES`),
-its published tables as charts (:func:`study_charts`), the theory that explains them with
+its published tables as charts (:func:`study_charts`; a study with no charts of its own,
+one added by YAML alone, gets generic ones: its verdict counts and, per table, each
+published figure beside its derived value), the theory that explains them with
 the published figures on it (:func:`study_theory`), the reproduction ledger of the study
 (:func:`study_ledger`) and, where a bundled campaign shows the same effect, the two side
 by side, marked as a new measurement (:func:`study_side_by_side`): which campaign shows

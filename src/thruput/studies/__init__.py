@@ -107,6 +107,8 @@ def _validate(check, where):
 
     if not isinstance(check, dict) or "claim" not in check:
         raise StudyError(f"{where}: a check is a mapping with a 'claim'")
+    if "restates" in check and not (isinstance(check["restates"], str) and check["restates"].strip()):
+        fail("'restates' says where the inputs are printed in the figure's own sentence (text)")
     try:
         k = kind(check)
     except StudyError as exc:
@@ -120,6 +122,8 @@ def _validate(check, where):
         if not check.get("note"):
             fail("a judgement needs its reasoning in 'note'")
     inputs = check.get("inputs") or {}
+    if not isinstance(inputs, dict):
+        fail(f"'inputs' is a mapping of name: claim, not {inputs!r}"[:200])
     for spec in inputs.values():
         try:
             parse_input(spec)
@@ -147,6 +151,8 @@ def _load(seed, what):
         raise StudyError(f"{path}: not plain YAML: {' '.join(str(exc).split())}") from None
     if not isinstance(data, dict):
         raise StudyError(f"{path}: a mapping of keys is expected, not a {type(data).__name__}")
+    if what == "claims" and not isinstance(data.get("checks", []), list):
+        raise StudyError(f"{path}: 'checks' is a list of checks")
     if what == "claims":
         for i, check in enumerate(data.get("checks", [])):
             _validate(check, f"{path}: check {i + 1}")

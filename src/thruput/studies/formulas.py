@@ -161,7 +161,10 @@ def names(formula):
             for child in ast.iter_child_nodes(node):
                 walk(child)
 
-    walk(_parse(formula))
+    try:
+        walk(_parse(formula))
+    except RecursionError:
+        raise FormulaError(f"formula {str(formula)[:60]!r}: nested too deeply") from None
     return list(dict.fromkeys(found))
 
 
