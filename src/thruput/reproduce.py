@@ -330,14 +330,15 @@ def _bound(ctx, check, key):
     upper = key == "at_most"
     ok = value <= limit_si + slack if upper else value >= limit_si - slack
     word = "at most" if upper else "at least"
+    shown_text = f"{shown:.4g}" + ("" if cunit == "1" else f" {cunit}")     # a ratio prints no unit
     if ok:
         # a limit no published figure enters (GigE, its goodput) can hardly fail: counted apart
-        ctx.add(claim, "consistent" if claims else "bound", shown, _join(f"{word} {what} = {shown:.4g} {cunit}", check.get("note")),
-                check.get("check", "bound"), inputs=claims)
+        ctx.add(claim, "consistent" if claims else "bound", shown,
+                _join(f"{word} {what} = {shown_text}", check.get("note")), check.get("check", "bound"), inputs=claims)
     else:
         off = 100 * (value / limit_si - 1) if limit_si else math.inf
         ctx.add(claim, check.get("fails", "differs"), shown,
-                _join(f"{'exceeds' if upper else 'falls short of'} {what} = {shown:.4g} {cunit} by {abs(off):.0f}%",
+                _join(f"{'exceeds' if upper else 'falls short of'} {what} = {shown_text} by {abs(off):.0f}%",
                       check.get("note")), check.get("check", "bound"), inputs=claims)
 
 
