@@ -259,6 +259,7 @@ _CHECKS = [
     {"claim": "009-sum-bad", "derive": "a + b", "inputs": {"a": "009-one", "b": "009-two"}},
     {"claim": "009-mbyte", "derive": "x", "inputs": {"x": "009-one"}},
     {"claim": "009-oc3", "derive": "OC3_BPS"},
+    {"claim": "009-untouched", "derive": 7, "unit": "Mbit/s"},      # a bare number is a constant
     {"claim": "009-peak", "at_most": "window_limited_throughput(65536, rtt)", "inputs": {"rtt": "009-rtt"}},
     {"claim": "009-floor", "at_least": "10e6"},
     {"claim": "009-copy", "same_as": "009-two", "fails": "erratum"},
@@ -313,7 +314,7 @@ def test_every_kind_of_check(tmp_path, monkeypatch):
         "009-slope": ("measured-vs-model", False),
         "009-rate": ("reproduced", False),           # 1.6 MiB / 1.1 s = 12.2; 11.8 within the inputs' rounding
         "009-typo": ("erratum", True),
-        "009-untouched": ("not-reproducible", False),
+        "009-untouched": ("consistent", False),      # 7 Mbit/s, a constant: not a reproduction
         # used as inputs, but nothing checks them and no check declares them `input`
         "009-rtt": ("not-reproducible", False), "009-size": ("not-reproducible", False),
         "009-time": ("not-reproducible", False),

@@ -302,7 +302,7 @@ def _derive(ctx, check):
         status, why = "consistent", f"{arithmetic}: {check['restates']}"
     elif fitted:
         status, why = "consistent", f"{arithmetic}: {', '.join(fitted)} was fitted to this figure ({FITTED[fitted[0]]})"
-    elif len(others) == 1 and check["derive"].strip() in values:
+    elif len(others) == 1 and str(check["derive"]).strip() in values:
         status, why = "consistent", f"the same figure as {others[0]}, printed with another rounding"
     elif len(others) == 1 and math.isclose(units.to_base(derived, ctx.unit(claim)), ctx.si(others[0]),
                                              rel_tol=1e-12):
