@@ -26,6 +26,7 @@ REGISTRY = (
     "iperf3_stream",    # iperf3 --json-stream (one JSON event per line)
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
+    "ndt7",             # M-Lab ndt7 results (JSON)
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "web100_snaplog",   # web100 binary snaplog
