@@ -27,6 +27,8 @@ REGISTRY = (
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
     "ndt7",             # M-Lab ndt7 results (JSON)
+    "pscheduler_throughput",  # perfSONAR pScheduler throughput results (JSON)
+    "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "web100_snaplog",   # web100 binary snaplog
