@@ -31,6 +31,7 @@ REGISTRY = (
     "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
+    "owamp",            # owamp owping/twping statistics text
     "web100_snaplog",   # web100 binary snaplog
     "web100_sidestream",  # web100 sidestream text (K:/C: lines)
     "web100_dump",      # web100 "Name: value" dumps

@@ -425,6 +425,8 @@ def _latency(result, spec, ledger, cut, fmt):
             checks.append(consistency_check("sent: packets-sent vs raw packets", sent, float(n), rtol=0.0))
     summary = {k: result.get(k) for k in (*counters, "max-clock-error") if k in result}
     summary["bucket-width"] = bucket
+    if "packets-sent" in result:   # as thruput inspect shows the rtt kind's counts
+        summary.update(transmitted=result["packets-sent"], received=result.get("packets-received"))
     return build("rtt", variables, fmt=fmt, tool=TOOL, ledger=ledger, extras=extras, coords=coords,
                  tool_summary=summary, consistency=checks, attrs={"pscheduler_test": "latency"})
 
@@ -461,6 +463,10 @@ def _rtt(result, ledger, cut, fmt):
     }
     summary = {k: result.get(k) for k in ("sent", "received", "lost", "reorders", "duplicates", "loss",
                                           "min", "max", "mean", "stddev") if k in result}
+    if "sent" in result:   # as thruput inspect shows the rtt kind's counts and ping's statistics
+        summary["transmitted"] = result["sent"]
+    summary.update({f"rtt_{k if k != 'mean' else 'avg'}": _duration_ms(result[k])
+                    for k in ("min", "max", "mean", "stddev") if result.get(k) is not None})
     checks = []
     if not cut:
         got = base["rtt"][reply]
