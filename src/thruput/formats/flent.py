@@ -1,21 +1,26 @@
-"""flent data files (``*.flent.gz``: gzip-compressed JSON, data format version 3 and later).
+"""flent data files (``*.flent.gz``: gzip-compressed JSON, data formats 1 to 4).
 
 A flent file is one test (``rrul``, ``tcp_nup``, ``ping``, ...): every measured series
 resampled by flent onto one time grid (``x_values``, spaced ``metadata.STEP_SIZE``
 seconds from ``metadata.T0``) in ``results``, the unresampled measurements in
-``raw_values``, and per-series metadata (runner, command, units, ``MEAN_VALUE``) in
-``metadata.SERIES_META``. :func:`thruput.read` decompresses the gzip layer.
+``raw_values`` (format 1: in ``SERIES_META[*].RAW_VALUES``), and per-series metadata
+(runner, command, units, ``MEAN_VALUE``) in ``metadata.SERIES_META``. flent was
+netperf-wrapper until 2015 (``NETPERF_WRAPPER_VERSION``). :func:`thruput.read`
+decompresses the gzip layer.
 
 How the series map onto the ``throughput`` kind (one run; dims ``run``, ``stream``,
 ``interval``)
 ---------------------------------------------------------------------------------------
 Streams
-    Every series in ``Mbits/s`` that a command produced (its ``SERIES_META`` has a
-    ``COMMAND``: netperf's ``TCP upload BE``, ``TCP upload::7``, iperf's ``UDP upload``)
-    is one stream, in ``SERIES_META.IDX`` order; series without a command (``TCP upload
-    sum``/``avg``, ``TCP totals``) are flent's own aggregates. Files without
-    ``SERIES_META`` fall back to the names: ``... sum``, ``... avg`` and ``... totals`` are
-    aggregates. ``flent_stream_name`` keeps each stream's series name.
+    Each series is classified by itself (:func:`_classify`), so that files whose
+    SERIES_META covers only some series or gives no units (formats 1-2) read like new
+    ones: a series in Mbits/s, Kbits/s or bits/s (SERIES_META ``UNITS``, else a name
+    ``TCP|UDP upload|download ...``) is a stream if a runner's ``COMMAND`` measured it or
+    its name is a flow's; flent's computing runners (``SumRunner``, ``AverageRunner``,
+    ``FairnessRunner``, ...) and names ending ``sum``/``avg``/``totals``/``fairness``
+    without a command are aggregates. Streams are in ``SERIES_META.IDX`` order, then by
+    name. ``flent_stream_name`` keeps each stream's series name, ``flent_stream_host``
+    its host (netperf ``-H``, else the test's ``HOST``).
 ``stream_direction``
     ``"send"`` for uploads (name ``upload``, netperf ``TCP_STREAM``), ``"receive"`` for
     downloads (``download``, ``TCP_MAERTS``), seen from the host that ran flent.
@@ -25,7 +30,9 @@ Intervals
     (Mbits/s as stored, here bit/s); flent keeps no byte counts, so ``interval_bytes`` is
     NaN. ``interval_rtt`` and ``interval_rttvar`` are the stream's ``::tcp_rtt`` and
     ``::tcp_rtt_var`` sub-series (ms, from ``ss``); its ``::tcp_cwnd`` is in segments, so
-    it is ``flent_interval_cwnd`` (count) and ``interval_cwnd`` (byte) stays NaN.
+    it is ``flent_interval_cwnd`` (count) and ``interval_cwnd`` (byte) stays NaN;
+    ``::tcp_pacing_rate``, ``::tcp_delivery_rate`` and ``::tcp_bbr_bw`` (Mbits/s) are
+    ``flent_interval_pacing_rate``/``_delivery_rate``/``_bbr_bw`` (bit/s).
 Run totals
     The *forward* direction is upload where the test has upload streams, else download.
     ``stream_throughput`` is each stream's ``MEAN_VALUE`` (the runner's own whole-test
@@ -43,6 +50,13 @@ Everything else, as ``flent_*`` extras on the same grid
     them); ``flent_aggregate`` (bit/s) for flent's sums and averages in Mbits/s; and
     ``flent_series`` (unitless, flent's unit string in ``flent_series_units``) for all
     other series (CPU, qdisc statistics, ...).
+
+``flent_test`` (and ``attrs``) is the file's own ``NAME``; ``flent_test_shown`` the test
+its series show (:func:`_test_shown`: rrul, rrul_be, rtt_fair, tcp_nup, ...). Each latency
+series has its host (``flent_ping_host``). Before format 4 flent stored netperf UDP_RR raw
+probes as transactions/s and HTTP latency in s: converted to ms as flent does on load.
+``consistency`` checks flent's ``TCP upload sum``/``TCP download sum`` ``MEAN_VALUE``
+against the sum of the direction's streams' ``MEAN_VALUE``.
 
 ``line`` is the source line of each stream's value in ``results`` where the file is laid
 out as flent writes it (one value per line), else -1. ``tool_summary`` holds each series'
