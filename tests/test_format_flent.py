@@ -218,6 +218,7 @@ def test_flows_without_units_or_command_in_series_meta_are_streams(rrul):
         sm = d["metadata"]["SERIES_META"]
         d["version"] = 2
         d["metadata"]["NETPERF_WRAPPER_VERSION"] = d["metadata"].pop("FLENT_VERSION")
+        del d["metadata"]["T0"]        # old files have TIME only
         for name in list(sm):
             if name.startswith("TCP upload BE") and "::" not in name:
                 sm[name] = {"MEAN_VALUE": sm[name]["MEAN_VALUE"]}
@@ -234,6 +235,7 @@ def test_flows_without_units_or_command_in_series_meta_are_streams(rrul):
     down = ds.stream_direction[0].values == "receive"
     assert np.isnan(ds.stream_throughput[0].values[down]).all()   # no MEAN_VALUE kept for them
     assert ds.attrs["tool_version"] == "1.0.1-git-1cfb649" and ds.attrs["flent_data_version"] == 2
+    assert ds.start_time.values[0] == np.datetime64(doc["metadata"]["TIME"].rstrip("Z"), "ns")
     assert ds.flent_aggregate_series.values.tolist() == ["TCP upload avg", "TCP upload sum", "TCP download avg",
                                                         "TCP download sum", "TCP totals"]
 

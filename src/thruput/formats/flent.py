@@ -319,7 +319,7 @@ def _process(doc, text, ledger, lost):
     # start_time is T0, where the time grid (interval_start 0) begins, so that start_time +
     # interval_start is the UTC time of an interval (metadata.TIME, when flent itself
     # started, is a second or two earlier)
-    start = from_iso(meta.get("T0"))
+    start = from_iso(meta.get("T0") or meta.get("TIME"))   # old files: no T0 (flent uses TIME then)
     variables["start_time"] = (("run",), np.array([start if not np.isnat(start) else
                                                    unix_to_datetime(t0 if t0 else _NAN)], dtype="datetime64[ns]"))
     version = _int(doc.get("version"), 1)
@@ -499,7 +499,7 @@ def _t0(meta, raw_values, pings):
     Files without a readable T0 fall back to the earliest raw probe.
     """
     try:
-        return datetime.fromisoformat(str(meta.get("T0")).replace("Z", "+00:00")).timestamp()
+        return datetime.fromisoformat(str(meta.get("T0") or meta.get("TIME")).replace("Z", "+00:00")).timestamp()
     except ValueError:
         times = [r.get("t") for p in pings for r in (raw_values.get(p) or [])[:1] if isinstance(r, dict)]
         times = [t for t in times if isinstance(t, (int, float))]
