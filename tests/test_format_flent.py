@@ -196,3 +196,127 @@ def test_start_time_is_t0(corpus):
     """start_time + interval_start is the UTC time of an interval: flent's grid starts at T0."""
     ds = thruput.read(corpus / "flent" / "test-tcp_nup.flent.gz")
     assert str(ds.start_time.values[0]) == "2017-02-21T20:55:11.677001000"   # "T0": "...11.677001Z"
+
+
+# --- older data-file versions and other tests, derived from the genuine rrul_be file -------
+# flent's own test files of data formats 1-2 (rrul_icmp), rtt_fair_up, http-1up and
+# voip-1up are not in the corpus; these variants of test-rrul.flent.gz change only what
+# those versions and tests change (flent's resultset.unserialise_compat and tests/*.conf).
+
+def _variant(doc, edit):
+    doc = json.loads(json.dumps(doc))
+    edit(doc)
+    return flent.parse(json.dumps(doc, indent=2, sort_keys=True))
+
+
+def test_flows_without_units_or_command_in_series_meta_are_streams(rrul):
+    """Data formats 1-2: SERIES_META without UNITS/COMMAND/RUNNER for the flows (or no
+    entry at all): every TCP flow is still a stream, by its name."""
+    _, doc = rrul
+
+    def old(d):
+        sm = d["metadata"]["SERIES_META"]
+        d["version"] = 2
+        d["metadata"]["NETPERF_WRAPPER_VERSION"] = d["metadata"].pop("FLENT_VERSION")
+        del d["metadata"]["T0"]        # old files have TIME only
+        for name in list(sm):
+            if name.startswith("TCP upload BE") and "::" not in name:
+                sm[name] = {"MEAN_VALUE": sm[name]["MEAN_VALUE"]}
+            elif name.startswith("TCP download BE") and "::" not in name:
+                del sm[name]
+    ds = _variant(doc, old)
+    thruput.contract.validate(ds)
+    assert ds.sizes["stream"] == 8 and float(ds.streams[0]) == 4
+    # without IDX, the flows are in the order of their names
+    direction = dict(zip(ds.flent_stream_name[0].values.tolist(), ds.stream_direction[0].values.tolist()))
+    assert direction == {**{f"TCP upload {x}": "send" for x in ("BE", "BE2", "BE3", "BE4")},
+                         **{f"TCP download {x}": "receive" for x in ("BE", "BE2", "BE3", "BE4")}}
+    assert float(ds.throughput[0]) == pytest.approx(9.19e6, rel=1e-12)
+    down = ds.stream_direction[0].values == "receive"
+    assert np.isnan(ds.stream_throughput[0].values[down]).all()   # no MEAN_VALUE kept for them
+    assert ds.attrs["tool_version"] == "1.0.1-git-1cfb649" and ds.attrs["flent_data_version"] == 2
+    assert ds.start_time.values[0] == np.datetime64(doc["metadata"]["TIME"].rstrip("Z"), "ns")
+    assert ds.flent_aggregate_series.values.tolist() == ["TCP upload avg", "TCP upload sum", "TCP download avg",
+                                                        "TCP download sum", "TCP totals"]
+
+
+def test_single_upload_flow_of_http_and_voip_tests(rrul):
+    """http-1up / voip-1up: one 'TCP upload' flow (netperf_demo) beside HTTP or VoIP series."""
+    _, doc = rrul
+
+    def one(d):
+        res, sm = d["results"], d["metadata"]["SERIES_META"]
+        d["metadata"]["NAME"] = "voip-1up"
+        for name in list(res):
+            if name.startswith("TCP") and name != "TCP upload BE":
+                del res[name]
+                sm.pop(name, None)
+        res["TCP upload"] = res.pop("TCP upload BE")
+        sm["TCP upload"] = sm.pop("TCP upload BE")
+        res["VoIP::bitrate"] = [64.0] * len(d["x_values"])
+        sm["VoIP::bitrate"] = {"UNITS": "Kbits/s", "RUNNER": "NullRunner", "IDX": 90}
+    ds = _variant(doc, one)
+    assert ds.flent_stream_name[0].values.tolist() == ["TCP upload"]
+    assert ds.stream_throughput[0].values.tolist() == [2.22e6]
+    assert ds.attrs["flent_test"] == "voip-1up" and ds.attrs["flent_test_shown"] == "tcp_1up"
+    assert "VoIP::bitrate" in ds.flent_other_series.values.tolist()
+
+
+def test_rtt_fair_flows_to_four_hosts(tcp_nup):
+    """rtt_fair_up: 'TCP upload BE<i> <host>' to four hosts, each with its ping."""
+    _, doc = tcp_nup
+    hosts = ["flent-fremont.bufferbloat.net", "flent-eu.bufferbloat.net", "flent-newark.bufferbloat.net",
+             "flent-tokyo.bufferbloat.net"]
+
+    def fair(d):
+        res, sm = d["results"], d["metadata"]["SERIES_META"]
+        d["metadata"]["NAME"] = "rtt_fair_up"
+        for name in list(res):
+            if name.startswith("TCP upload::") and name.split("::")[1] not in ("1", "2", "3", "4"):
+                del res[name]
+                sm.pop(name, None)
+        for i, host in enumerate(hosts, 1):
+            new = f"TCP upload BE{i} {host}"
+            for suffix in ("", "::tcp_cwnd", "::tcp_rtt", "::tcp_rtt_var"):
+                if f"TCP upload::{i}{suffix}" in res:
+                    res[new + suffix] = res.pop(f"TCP upload::{i}{suffix}")
+                    sm[new + suffix] = sm.pop(f"TCP upload::{i}{suffix}", {})
+            sm[new]["COMMAND"] = sm[new]["COMMAND"].replace("kau.toke.dk", host)
+        sm["TCP upload sum"]["MEAN_VALUE"] = sum(sm[f"TCP upload BE{i} {h}"]["MEAN_VALUE"]
+                                                 for i, h in enumerate(hosts, 1))
+    ds = _variant(doc, fair)
+    assert ds.sizes["stream"] == 4 and ds.flent_stream_host[0].values.tolist() == hosts
+    assert ds.attrs["flent_test_shown"] == "rtt_fair_up" and ds.attrs["consistent"] == 1
+    assert float(ds.throughput[0]) == pytest.approx((0.7 + 0.73 + doc["metadata"]["SERIES_META"]["TCP upload::3"]
+                                                     ["MEAN_VALUE"] + doc["metadata"]["SERIES_META"]["TCP upload::4"]
+                                                     ["MEAN_VALUE"]) * 1e6)
+
+
+def test_socket_stats_rates_per_flow(rrul):
+    """flent's ss runner: <flow>::tcp_pacing_rate / ::tcp_delivery_rate in Mbits/s -> bit/s."""
+    _, doc = rrul
+
+    def rates(d):
+        n = len(d["x_values"])
+        d["results"]["TCP upload BE3::tcp_pacing_rate"] = [12.5] * n
+        d["results"]["TCP upload BE3::tcp_delivery_rate"] = [None] + [2.0] * (n - 1)
+    ds = _variant(doc, rates)
+    assert (ds.flent_interval_pacing_rate[0, 2].values == 12.5e6).all()
+    assert np.isnan(ds.flent_interval_delivery_rate[0, 2, 0]) and ds.flent_interval_delivery_rate[0, 2, 1] == 2e6
+    assert np.isnan(ds.flent_interval_pacing_rate[0, 0].values).all()
+    assert ds.flent_interval_pacing_rate.attrs["units"] == "bit/s"
+
+
+def test_a_disagreeing_sum_is_reported(rrul):
+    _, doc = rrul
+    ds = _variant(doc, lambda d: d["metadata"]["SERIES_META"]["TCP upload sum"].update(MEAN_VALUE=10.0))
+    assert ds.attrs["consistent"] == 0
+    bad = [c for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    assert bad[0]["tool"] == 10e6 and bad[0]["data"] == pytest.approx(9.19e6)
+
+
+def test_ping_hosts_and_test_shown(rrul):
+    ds, _ = rrul
+    assert ds.flent_ping_host.values.tolist()[:4] == ["testserv-05"] * 4
+    assert ds.attrs["flent_test"] == "rrul_be" and ds.attrs["flent_test_shown"] == "rrul_be"
+    assert ds.attrs["consistent"] == 1

@@ -26,8 +26,12 @@ REGISTRY = (
     "iperf3_stream",    # iperf3 --json-stream (one JSON event per line)
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
+    "ndt7",             # M-Lab ndt7 results (JSON)
+    "pscheduler_throughput",  # perfSONAR pScheduler throughput results (JSON)
+    "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
+    "owamp",            # owamp owping/twping statistics text
     "web100_snaplog",   # web100 binary snaplog
     "web100_sidestream",  # web100 sidestream text (K:/C: lines)
     "web100_dump",      # web100 "Name: value" dumps

@@ -1,0 +1,25 @@
+"""perfSONAR pScheduler results of latency (owamp/twamp: one-way delay histogram, loss, duplicates, reorders) and rtt (ping) tests.
+
+The mapping, the wrappings read and the checks are described in :mod:`._pscheduler`.
+"""
+
+from __future__ import annotations
+
+from . import _pscheduler
+
+__all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
+
+NAME = "pscheduler_latency"
+KIND = "rtt"
+TOOL = _pscheduler.TOOL
+BINARY = False
+
+
+def sniff(head):
+    """True if ``head`` (the first 4 KB) is a pScheduler result this format reads."""
+    return _pscheduler.sniff(head, NAME)
+
+
+def parse(text):
+    """Parse a pScheduler result (see :mod:`._pscheduler`) into a rtt Dataset."""
+    return _pscheduler.parse(text, NAME)
