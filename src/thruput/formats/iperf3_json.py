@@ -129,10 +129,10 @@ INTERVAL_SUM_KEYS = ("start", "end", "bytes", "bits_per_second", "omitted")
 #: Keys read from ``end.streams[i].sender`` / ``.receiver`` / ``.udp``.
 END_STREAM_KEYS = ("bytes", "bits_per_second", "retransmits", "max_snd_cwnd", "max_rtt",
                    "min_rtt", "mean_rtt", "jitter_ms", "lost_packets", "packets", "out_of_order",
-                   "socket")
+                   "socket", "seconds", "start", "end")
 #: Keys read from ``end.sum_sent`` / ``end.sum_received`` / ``end.sum``.
 SUM_KEYS = ("seconds", "bytes", "bits_per_second", "retransmits", "jitter_ms", "lost_packets",
-            "packets")
+            "packets", "start", "end")
 
 #: iperf3 prints rtt and rttvar as Linux tcp_info does, in microseconds.
 US_PER_MS = 1000.0
@@ -532,7 +532,8 @@ def _extract_checked(doc, text, start, end, first_line, file_index, rows, lost):
         snd = es.get("sender") or es.get("udp") or {}
         rcv = es.get("receiver") or {}
         chosen = rcv if rcv.get("bytes") or not snd else snd
-        rows.stream.append(tuple(map(chosen.get, END_STREAM_KEYS)) + tuple(map(snd.get, END_STREAM_KEYS)))
+        rows.stream.append(tuple(map(chosen.get, END_STREAM_KEYS)) + tuple(map(snd.get, END_STREAM_KEYS))
+                           + (rcv.get("bytes"),))
         flag = senders[k] if senders is not None else snd.get("sender", rcv.get("sender"))
         # before 3.1 there is no sender flag: the client sends unless -R, the server the reverse
         rows.direction.append(bool(flag) if flag is not None else (reverse == server))
@@ -555,12 +556,23 @@ def _extract_checked(doc, text, start, end, first_line, file_index, rows, lost):
         str(fin.get("sender_tcp_congestion") or ""), str(fin.get("receiver_tcp_congestion") or ""),
     ))
     rows.tool_summary.append({k: v for k, v in fin.items() if k.startswith("sum")})
+    if _no_receiver_report(sent, received):
+        rows.truncation.append(f"run at line {first_line}: the receiver's report never came back "
+                               "(end.sum_received holds 0 datagrams): its counts and the loss are unknown")
     if lost or error:
         where = f"run at line {first_line}: "
         if lost:
             rows.truncation.append(where + lost + (" (end sums lost)" if not fin else ""))
         else:
             rows.truncation.append(where + f"iperf3 reported {error!r}; totals not exchanged are NaN")
+
+
+def _no_receiver_report(sent, received):
+    """A UDP client's ``end.sum_received`` written with 0 datagrams while it sent some: the
+    server's results never came back (iperf3 fills the receiver's sums with zeros)."""
+    return (received.get("packets") == 0 and received.get("bytes") == 0
+            and isinstance(sent.get("bytes"), (int, float)) and sent.get("bytes") > 0
+            and "packets" in sent)
 
 
 def _interval_lines(text, start, end, first_line, count):
@@ -664,6 +676,9 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
     # --- run-level sums: sender, receiver, the fallback "sum" ------------------------------------
     k = {key: i for i, key in enumerate(SUM_KEYS)}
     sent, received, plain, sent_rev, received_rev = (sums[:, i, :] for i in range(5))
+    # end.sum stands in for the receiver only in logs that have no end.sum_received (old
+    # UDP logs); a receiver's sums written with 0 datagrams leave its counts unknown
+    no_received = np.isnan(received[:, k["packets"]])
     # a side written with 0 bytes while the other side moved data was never exchanged
     sent = _not_exchanged(sent, received, k["bytes"])
     received = _not_exchanged(received, sent, k["bytes"])
@@ -672,7 +687,7 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
     have_rcv = ~np.isnan(received[:, k["bits_per_second"]])
     chosen = np.where(have_rcv[:, None], received, sent)
     # UDP loss and jitter are the receiver's; old logs put them in end.sum
-    udp_src = np.where(np.isnan(received[:, k["packets"]])[:, None], plain, received)
+    udp_src = np.where(no_received[:, None], plain, received)
     udp = scol["protocol"] == "UDP"
     loss = np.where(udp & (udp_src[:, k["packets"]] > 0),
                     udp_src[:, k["lost_packets"]] / np.where(udp_src[:, k["packets"]] > 0, udp_src[:, k["packets"]], 1),
@@ -681,7 +696,7 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
     # --- per stream ----------------------------------------------------------------------------
     sidx_run, sidx_stream = _grid(n_str)
     ew = len(END_STREAM_KEYS)
-    st = _floats(rows.stream, 2 * ew, "stream", source)
+    st = _floats(rows.stream, 2 * ew + 1, "stream", source)   # + the receiver's bytes
     e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
 
     def per_stream(values, fill=_NAN, dtype=float):
@@ -736,6 +751,7 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
                           _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
                           & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
                           col["truncated"] > 0, n_int)
+    checks = _with_more_checks(checks, sums, st, n_str, col, scol, per_stream)
     if runs_only:
         return ({name: values for name, (_, values) in variables.items()}, col["file"].astype(np.int64),
                 checks, ledger.close(), received[:, k["bytes"]], sent[:, k["bytes"]])
@@ -876,6 +892,72 @@ def _consistency(sent, received, iv_bytes, host_sends, stream_sent, stream_check
                 where + "bytes: end.sum_received vs end.sum_sent", sent[r], received[r],
                 rtol=RECEIVED_VS_SENT_RTOL, note=_IN_FLIGHT_NOTE))
     return checks
+
+
+#: iperf3 prints times with 6 decimals (``"end": 1.000294``): a rate recomputed from its
+#: bytes and printed seconds is off by up to half a microsecond over the span.
+TIME_PRINTED = 5e-7
+#: iperf3 computes a rate as bytes x 8 over the span (``end - start``; some versions
+#: ``seconds``) in doubles and prints it with 15+ digits: only float rounding remains.
+RATE_RTOL = 1e-9
+#: The sums iperf3 prints beside its per-stream objects: (name, index in ``sums``).
+_SUMS = (("end.sum_sent", 0), ("end.sum_received", 1), ("end.sum", 2),
+         ("end.sum_sent_bidir_reverse", 3), ("end.sum_received_bidir_reverse", 4))
+
+
+def _rate_check(check, rate, amount, seconds, start, end, *others):
+    """A rate iperf3 printed against its own bytes x 8 / seconds, or None where either is
+    missing (the span is ``end - start`` or ``seconds``, whichever the version used, or one
+    of ``others``)."""
+    spans = [t for t in (end - start, seconds) + others if t > 0]
+    if not spans or not (rate >= 0) or not (amount > 0):
+        return None
+    data = min((amount * 8 / t for t in spans), key=lambda v: abs(v - rate))
+    return consistency_check(check + ": bit/s vs bytes x 8 / seconds", rate, data,
+                             rtol=RATE_RTOL + TIME_PRINTED / min(spans),
+                             note="times printed with 6 decimals")
+
+
+def _with_more_checks(checks, sums, st, n_str, col, scol, per_stream):
+    """``checks`` and, per complete run, the numbers iperf3 prints twice in ``end``: every
+    sum's and stream's rate against its bytes and seconds, ``end.sum_received`` against its
+    streams' receiver bytes (TCP), ``end.sum``'s UDP datagrams and losses against its
+    streams'; in run order."""
+    k = {key: i for i, key in enumerate(SUM_KEYS)}
+    e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
+    ew = len(END_STREAM_KEYS)
+    keys = ("bytes", "bits_per_second", "seconds", "start", "end", "packets", "lost_packets")
+    chosen = {key: per_stream(st[:, e[key]]) for key in keys}        # the receiver where exchanged
+    sender = {key: per_stream(st[:, ew + e[key]]) for key in keys}
+    rcv_bytes = per_stream(st[:, 2 * ew])
+    more = []
+    for r in np.flatnonzero(~(col["truncated"] > 0)).tolist():
+        where, n = f"run {r}: ", int(n_str[r])
+        for name, i in _SUMS:
+            row = sums[r, i]
+            # a UDP end.sum holds the sender's rate over the receiver's times (3.12)
+            sender_spans = (sums[r, 0, k["seconds"]], sums[r, 0, k["end"]] - sums[r, 0, k["start"]]) if i == 2 else ()
+            more.append(_rate_check(where + name, row[k["bits_per_second"]], row[k["bytes"]],
+                                    row[k["seconds"]], row[k["start"]], row[k["end"]], *sender_spans))
+        for j in range(n):
+            sides = [("sender", sender)] + ([("receiver", chosen)] if rcv_bytes[r, j] > 0 else [])
+            for label, v in sides:
+                more.append(_rate_check(where + f"end.streams[{j}].{label}", v["bits_per_second"][r, j],
+                                        v["bytes"][r, j], v["seconds"][r, j], v["start"][r, j], v["end"][r, j]))
+        single = col["bidir"][r] == 0 and n > 0
+        tcp = scol["protocol"][r] == "TCP"
+        received = sums[r, 1, k["bytes"]]
+        if single and tcp and received > 0 and np.all(rcv_bytes[r, :n] >= 0):
+            more.append(consistency_check(where + "bytes: end.sum_received vs the sum of end.streams[].receiver",
+                                          received, float(np.sum(rcv_bytes[r, :n])), rtol=EXACT_RTOL))
+        if single and not tcp:
+            for key in ("packets", "lost_packets"):
+                total, parts = sums[r, 2, k[key]], chosen[key][r, :n]
+                if total >= 0 and np.all(parts >= 0):
+                    more.append(consistency_check(
+                        where + f"{key.replace('_', ' ')}: end.sum vs the sum of end.streams[].udp",
+                        total, float(np.sum(parts)), rtol=EXACT_RTOL, note="datagram counts are integers"))
+    return _in_run_order(checks + [c for c in more if c is not None])
 
 
 def _grid(counts):
