@@ -900,19 +900,27 @@ TIME_PRINTED = 5e-7
 #: iperf3 computes a rate as bytes x 8 over the span (``end - start``; some versions
 #: ``seconds``) in doubles and prints it with 15+ digits: only float rounding remains.
 RATE_RTOL = 1e-9
+#: iperf3 3.0.x wrote its JSON numbers with ``%g``: 6 significant digits (``"end": 13.0001``,
+#: ``"bits_per_second": 935992000.0`` in ../shared/corpus/iperf3/iperf3-3.0.11-tcp.json), so
+#: a rate and its seconds are each off by up to 5e-6 of their value. Used also where the
+#: version is not printed.
+G6_RTOL = 2 * 5e-6
 #: The sums iperf3 prints beside its per-stream objects: (name, index in ``sums``).
 _SUMS = (("end.sum_sent", 0), ("end.sum_received", 1), ("end.sum", 2),
          ("end.sum_sent_bidir_reverse", 3), ("end.sum_received_bidir_reverse", 4))
 
 
-def _rate_check(check, rate, amount, seconds, start, end, *others):
+def _rate_check(check, rate, amount, seconds, start, end, *others, g6=False):
     """A rate iperf3 printed against its own bytes x 8 / seconds, or None where either is
     missing (the span is ``end - start`` or ``seconds``, whichever the version used, or one
-    of ``others``)."""
+    of ``others``); ``g6``: numbers printed with 6 significant digits (:data:`G6_RTOL`)."""
     spans = [t for t in (end - start, seconds) + others if t > 0]
     if not spans or not (rate >= 0) or not (amount > 0):
         return None
     data = min((amount * 8 / t for t in spans), key=lambda v: abs(v - rate))
+    if g6:
+        return consistency_check(check + ": bit/s vs bytes x 8 / seconds", rate, data, rtol=G6_RTOL,
+                                 note="rate and times printed with 6 significant digits (3.0.x)")
     return consistency_check(check + ": bit/s vs bytes x 8 / seconds", rate, data,
                              rtol=RATE_RTOL + TIME_PRINTED / min(spans),
                              note="times printed with 6 decimals")
@@ -933,17 +941,20 @@ def _with_more_checks(checks, sums, st, n_str, col, scol, per_stream):
     more = []
     for r in np.flatnonzero(~(col["truncated"] > 0)).tolist():
         where, n = f"run {r}: ", int(n_str[r])
+        version = str(scol["version"][r])
+        g6 = not version or version.startswith("3.0")
         for name, i in _SUMS:
             row = sums[r, i]
             # a UDP end.sum holds the sender's rate over the receiver's times (3.12)
             sender_spans = (sums[r, 0, k["seconds"]], sums[r, 0, k["end"]] - sums[r, 0, k["start"]]) if i == 2 else ()
             more.append(_rate_check(where + name, row[k["bits_per_second"]], row[k["bytes"]],
-                                    row[k["seconds"]], row[k["start"]], row[k["end"]], *sender_spans))
+                                    row[k["seconds"]], row[k["start"]], row[k["end"]], *sender_spans, g6=g6))
         for j in range(n):
             sides = [("sender", sender)] + ([("receiver", chosen)] if rcv_bytes[r, j] > 0 else [])
             for label, v in sides:
                 more.append(_rate_check(where + f"end.streams[{j}].{label}", v["bits_per_second"][r, j],
-                                        v["bytes"][r, j], v["seconds"][r, j], v["start"][r, j], v["end"][r, j]))
+                                        v["bytes"][r, j], v["seconds"][r, j], v["start"][r, j], v["end"][r, j],
+                                        g6=g6))
         single = col["bidir"][r] == 0 and n > 0
         tcp = scol["protocol"][r] == "TCP"
         received = sums[r, 1, k["bytes"]]
