@@ -93,3 +93,16 @@ def duplicate(text, n):
     """``text`` with line ``n`` (1-based) printed twice (a line repeated by a copy)."""
     lines = text.splitlines(keepends=True)
     return "".join(lines[:n] + [lines[n - 1]] + lines[n:])
+
+
+def drop_json(text, keys):
+    """An iperf3 -J ``text`` without the item at ``keys`` (a path of keys and list indices),
+    re-written as iperf3 writes it (tab-indented)."""
+    import json
+
+    doc = json.loads(text)
+    obj = doc
+    for key in keys[:-1]:
+        obj = obj[key]
+    del obj[keys[-1]]
+    return json.dumps(doc, indent="\t") + "\n"

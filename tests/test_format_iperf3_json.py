@@ -375,14 +375,16 @@ def test_end_sums_are_checked_against_intervals_and_streams():
         "run 0: bytes: end.sum_sent vs the sum of the intervals",
         "run 0: bytes: end.sum_sent vs the sum of end.streams[].sender",
         "run 0: bytes: end.sum_received vs end.sum_sent"]
-    # then every rate against its bytes and seconds (2 sums, 4 streams x 2 sides) and the
-    # receiver's total against its streams (tests/test_consistency_lies.py damages them)
+    # then every rate against its bytes and seconds (2 sums, 4 streams x 2 sides), the
+    # receiver's total against its streams, and each stream's sender total against its
+    # intervals (tests/test_consistency_lies.py damages them)
     assert [c["check"] for c in checks[3:]] == [
         "run 0: end.sum_sent: bit/s vs bytes x 8 / seconds",
         "run 0: end.sum_received: bit/s vs bytes x 8 / seconds",
         *(f"run 0: end.streams[{j}].{side}: bit/s vs bytes x 8 / seconds"
           for j in range(4) for side in ("sender", "receiver")),
-        "run 0: bytes: end.sum_received vs the sum of end.streams[].receiver"]
+        "run 0: bytes: end.sum_received vs the sum of end.streams[].receiver",
+        *(f"run 0: bytes: end.streams[{j}].sender vs the sum of its intervals" for j in range(4))]
     assert ds.attrs["consistent"] == 1
     # "sum_sent": {"bytes": 3613655040}, "sum_received": {"bytes": 3595042816}
     assert (checks[2]["tool"], checks[2]["data"]) == (3613655040, 3595042816)

@@ -752,6 +752,10 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
                           & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
                           col["truncated"] > 0, n_int)
     checks = _with_more_checks(checks, sums, st, n_str, col, scol, per_stream)
+    checks = _in_run_order(checks + _stream_interval_checks(ivr[:, INTERVAL_KEYS.index("bytes")], iv_kept, n_str,
+                                                            n_int, per_stream(st[:, ew + e["bytes"]]),
+                                                            per_stream(st[:, 2 * ew]), rows.direction,
+                                                            col["truncated"] > 0))
     if runs_only:
         return ({name: values for name, (_, values) in variables.items()}, col["file"].astype(np.int64),
                 checks, ledger.close(), received[:, k["bytes"]], sent[:, k["bytes"]])
@@ -969,6 +973,35 @@ def _with_more_checks(checks, sums, st, n_str, col, scol, per_stream):
                         where + f"{key.replace('_', ' ')}: end.sum vs the sum of end.streams[].udp",
                         total, float(np.sum(parts)), rtol=EXACT_RTOL, note="datagram counts are integers"))
     return _in_run_order(checks + [c for c in more if c is not None])
+
+
+def _stream_interval_checks(iv_bytes, iv_kept, n_str, n_int, sent, received, direction, truncated):
+    """Each stream's end total of this host's side (``sender`` where it sends, ``receiver``
+    where it receives: per stream under ``--bidir``) against the sum of its non-omitted
+    intervals: an interval lost or repeated, or a stream's bytes edited, in one place only.
+    ``iv_bytes``: every interval stream's bytes (interval-major per run); ``direction``:
+    per run-stream, True where this host sends."""
+    checks, start = [], 0
+    direction = np.asarray(direction, dtype=bool)
+    first_stream = np.cumsum(n_str) - n_str
+    for r in range(len(n_str)):
+        s, i = int(n_str[r]), int(n_int[r])
+        block = np.asarray(iv_bytes[start:start + s * i], dtype=float).reshape(i, s)
+        start += s * i
+        if truncated[r] or not (s and i):
+            continue
+        with np.errstate(invalid="ignore"):
+            totals = np.nansum(np.where(iv_kept[r, :i, None], block, np.nan), axis=0)
+        for j in range(s):
+            sends = direction[first_stream[r] + j]
+            own = sent[r, j] if sends else received[r, j]
+            if not own > 0 or np.isnan(block[:, j]).all():
+                continue
+            side = "sender" if sends else "receiver"
+            checks.append(consistency_check(
+                f"run {r}: bytes: end.streams[{j}].{side} vs the sum of its intervals", own, float(totals[j]),
+                rtol=EXACT_RTOL, note="omitted (-O) intervals excluded"))
+    return checks
 
 
 def _grid(counts):

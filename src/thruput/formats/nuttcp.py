@@ -439,7 +439,7 @@ PRINTED_RATE_ROUNDING = 5e-4
 PRINTED_MB_ROUNDING = 5e-5
 PRINTED_KBPS_ROUNDING = 0.005
 #: MB against KB/sec x seconds allows a whole unit of the printed seconds (0.01 s), not
-#: half: in 3 of the 36 genuine 120 s runs of ../shared/corpus/real/starlink-drive the
+#: half: in 3 of the 27 genuine 120 s runs of ../shared/corpus/real/starlink-drive the
 #: seconds that KB/sec implies round to the other side of the printed ones by up to 0.0054 s
 #: (``69.5944 MB in 121.21 real seconds = 587.97 KB/sec``: 121.2046 s).
 SECONDS_UNIT = 0.01
