@@ -90,7 +90,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..contract import RUN_CHECK, Ledger, build, consistency_check
+from ..contract import RUN_CHECK, Ledger, build, consistency_check, consistency_checks
 from ..errors import ParseError
 from . import _iperf3_server
 from ._json import DECODER as _DECODER
@@ -751,11 +751,8 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
                           _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
                           & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
                           col["truncated"] > 0, n_int)
-    checks = _with_more_checks(checks, sums, st, n_str, col, scol, per_stream)
-    checks = _in_run_order(checks + _stream_interval_checks(ivr[:, INTERVAL_KEYS.index("bytes")], iv_kept, n_str,
-                                                            n_int, per_stream(st[:, ew + e["bytes"]]),
-                                                            per_stream(st[:, 2 * ew]), rows.direction,
-                                                            col["truncated"] > 0))
+    checks = _with_end_checks(checks, sums, st, n_str, n_int, col, scol, ivr[:, INTERVAL_KEYS.index("bytes")],
+                              iv_kept, np.asarray(rows.direction, dtype=bool))
     if runs_only:
         return ({name: values for name, (_, values) in variables.items()}, col["file"].astype(np.int64),
                 checks, ledger.close(), received[:, k["bytes"]], sent[:, k["bytes"]])
@@ -914,94 +911,119 @@ _SUMS = (("end.sum_sent", 0), ("end.sum_received", 1), ("end.sum", 2),
          ("end.sum_sent_bidir_reverse", 3), ("end.sum_received_bidir_reverse", 4))
 
 
-def _rate_check(check, rate, amount, seconds, start, end, *others, g6=False):
-    """A rate iperf3 printed against its own bytes x 8 / seconds, or None where either is
-    missing (the span is ``end - start`` or ``seconds``, whichever the version used, or one
-    of ``others``); ``g6``: numbers printed with 6 significant digits (:data:`G6_RTOL`)."""
-    spans = [t for t in (end - start, seconds) + others if t > 0]
-    if not spans or not (rate >= 0) or not (amount > 0):
-        return None
-    data = min((amount * 8 / t for t in spans), key=lambda v: abs(v - rate))
-    if g6:
-        return consistency_check(check + ": bit/s vs bytes x 8 / seconds", rate, data, rtol=G6_RTOL,
-                                 note="rate and times printed with 6 significant digits (3.0.x)")
-    return consistency_check(check + ": bit/s vs bytes x 8 / seconds", rate, data,
-                             rtol=RATE_RTOL + TIME_PRINTED / min(spans),
-                             note="times printed with 6 decimals")
+def _rate_checks(name, runs, rate, amount, spans, g6, order):
+    """Rates iperf3 printed against their own bytes x 8 / seconds, where both are there:
+    ``spans`` the candidate seconds (``end - start``, ``seconds``, ...; whichever the
+    version used is the closer one); ``g6``: numbers printed with 6 significant digits
+    (:data:`G6_RTOL`). Returns ``(keys, records)``; ``name(i)`` names the i-th."""
+    spans = np.where(np.stack(spans) > 0, np.stack(spans), _NAN)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        derived = amount * 8 / spans
+        gap = np.abs(derived - rate)
+        pick = np.argmin(np.where(np.isnan(gap), np.inf, gap), axis=0)
+        data = derived[pick, np.arange(len(rate))]
+        shortest = np.nanmin(np.where(np.isnan(spans), np.inf, spans), axis=0)
+        use = (rate >= 0) & (amount > 0) & np.isfinite(shortest)
+    use = np.flatnonzero(use)
+    rtol = np.where(g6[use], G6_RTOL, RATE_RTOL + TIME_PRINTED / shortest[use])
+    notes = np.where(g6[use], "rate and times printed with 6 significant digits (3.0.x)",
+                     "times printed with 6 decimals").tolist()
+    records = consistency_checks([name(i) + ": bit/s vs bytes x 8 / seconds" for i in use.tolist()],
+                                 rate[use], data[use], rtol=rtol, note=notes)
+    return np.column_stack([runs[use], *order(use)]), records
 
 
-def _with_more_checks(checks, sums, st, n_str, col, scol, per_stream):
-    """``checks`` and, per complete run, the numbers iperf3 prints twice in ``end``: every
-    sum's and stream's rate against its bytes and seconds, ``end.sum_received`` against its
-    streams' receiver bytes (TCP), ``end.sum``'s UDP datagrams and losses against its
-    streams'; in run order."""
+def _with_end_checks(checks, sums, st, n_str, n_int, col, scol, iv_bytes, iv_kept, direction):
+    """``checks`` and, per complete run, the numbers iperf3 prints twice: every sum's and
+    stream's rate against its bytes and seconds, ``end.sum_received`` against its streams'
+    receiver bytes (TCP), ``end.sum``'s UDP datagrams and losses against its streams', each
+    stream's total of this host's side (``sender`` where it sends, ``receiver`` where it
+    receives: per stream under ``--bidir``) against the sum of its non-omitted intervals.
+    Vectorised over every run (an archive holds thousands); each run's checks together, in
+    run order, its new ones after the others."""
+    n_runs = len(n_str)
     k = {key: i for i, key in enumerate(SUM_KEYS)}
     e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
     ew = len(END_STREAM_KEYS)
-    keys = ("bytes", "bits_per_second", "seconds", "start", "end", "packets", "lost_packets")
-    chosen = {key: per_stream(st[:, e[key]]) for key in keys}        # the receiver where exchanged
-    sender = {key: per_stream(st[:, ew + e[key]]) for key in keys}
-    rcv_bytes = per_stream(st[:, 2 * ew])
-    more = []
-    for r in np.flatnonzero(~(col["truncated"] > 0)).tolist():
-        where, n = f"run {r}: ", int(n_str[r])
-        version = str(scol["version"][r])
-        g6 = not version or version.startswith("3.0")
-        for name, i in _SUMS:
-            row = sums[r, i]
-            # a UDP end.sum holds the sender's rate over the receiver's times (3.12)
-            sender_spans = (sums[r, 0, k["seconds"]], sums[r, 0, k["end"]] - sums[r, 0, k["start"]]) if i == 2 else ()
-            more.append(_rate_check(where + name, row[k["bits_per_second"]], row[k["bytes"]],
-                                    row[k["seconds"]], row[k["start"]], row[k["end"]], *sender_spans, g6=g6))
-        for j in range(n):
-            sides = [("sender", sender)] + ([("receiver", chosen)] if rcv_bytes[r, j] > 0 else [])
-            for label, v in sides:
-                more.append(_rate_check(where + f"end.streams[{j}].{label}", v["bits_per_second"][r, j],
-                                        v["bytes"][r, j], v["seconds"][r, j], v["start"][r, j], v["end"][r, j],
-                                        g6=g6))
-        single = col["bidir"][r] == 0 and n > 0
-        tcp = scol["protocol"][r] == "TCP"
-        received = sums[r, 1, k["bytes"]]
-        if single and tcp and received > 0 and np.all(rcv_bytes[r, :n] >= 0):
-            more.append(consistency_check(where + "bytes: end.sum_received vs the sum of end.streams[].receiver",
-                                          received, float(np.sum(rcv_bytes[r, :n])), rtol=EXACT_RTOL))
-        if single and not tcp:
-            for key in ("packets", "lost_packets"):
-                total, parts = sums[r, 2, k[key]], chosen[key][r, :n]
-                if total >= 0 and np.all(parts >= 0):
-                    more.append(consistency_check(
-                        where + f"{key.replace('_', ' ')}: end.sum vs the sum of end.streams[].udp",
-                        total, float(np.sum(parts)), rtol=EXACT_RTOL, note="datagram counts are integers"))
-    return _in_run_order(checks + [c for c in more if c is not None])
+    complete = ~(col["truncated"] > 0)
+    version = np.asarray(scol["version"], dtype=str)
+    g6 = (version == "") | np.char.startswith(version, "3.0")
+    keys, more = [], []
 
+    def add(pair):
+        keys.append(np.asarray(pair[0], dtype=np.int64).reshape(-1, 4))
+        more.extend(pair[1])
 
-def _stream_interval_checks(iv_bytes, iv_kept, n_str, n_int, sent, received, direction, truncated):
-    """Each stream's end total of this host's side (``sender`` where it sends, ``receiver``
-    where it receives: per stream under ``--bidir``) against the sum of its non-omitted
-    intervals: an interval lost or repeated, or a stream's bytes edited, in one place only.
-    ``iv_bytes``: every interval stream's bytes (interval-major per run); ``direction``:
-    per run-stream, True where this host sends."""
-    checks, start = [], 0
-    direction = np.asarray(direction, dtype=bool)
-    first_stream = np.cumsum(n_str) - n_str
-    for r in range(len(n_str)):
-        s, i = int(n_str[r]), int(n_int[r])
-        block = np.asarray(iv_bytes[start:start + s * i], dtype=float).reshape(i, s)
-        start += s * i
-        if truncated[r] or not (s and i):
-            continue
+    def keyed(runs_, a, b=0, c=0):
+        n = len(runs_)
+        return np.column_stack([runs_, np.full(n, a), np.broadcast_to(b, (n,)), np.full(n, c)])
+
+    runs = np.arange(n_runs)
+    for i, (name, _) in enumerate(_SUMS):
+        row = sums[:, i]
+        spans = [row[:, k["end"]] - row[:, k["start"]], row[:, k["seconds"]]]
+        if i == 2:   # a UDP end.sum holds the sender's rate over the receiver's times (3.12)
+            spans += [sums[:, 0, k["end"]] - sums[:, 0, k["start"]], sums[:, 0, k["seconds"]]]
+        rate = np.where(complete, row[:, k["bits_per_second"]], _NAN)
+        add(_rate_checks(lambda r, name=name: f"run {r}: {name}", runs, rate, row[:, k["bytes"]], spans, g6,
+                         lambda use, i=i: (np.zeros(len(use)), np.full(len(use), i), np.zeros(len(use)))))
+    # per stream (the rows of ``st``, run-major), sender then receiver (where exchanged)
+    s_run, s_index = _grid(n_str)
+    rcv_bytes = st[:, 2 * ew]
+    for side, offset, exchanged in (("sender", ew, True), ("receiver", 0, rcv_bytes > 0)):
+        col_ = {key: st[:, offset + e[key]] for key in ("bytes", "bits_per_second", "seconds", "start", "end")}
+        rate = np.where(complete[s_run] & exchanged, col_["bits_per_second"], _NAN)
+        add(_rate_checks(lambda j, side=side: f"run {s_run[j]}: end.streams[{s_index[j]}].{side}", s_run, rate,
+                         col_["bytes"], [col_["end"] - col_["start"], col_["seconds"]], g6[s_run],
+                         lambda use, o=int(offset == 0): (np.ones(len(use)), s_index[use], np.full(len(use), o))))
+    single = complete & (col["bidir"] == 0) & (n_str > 0)
+    tcp = np.asarray(scol["protocol"]) == "TCP"
+    with np.errstate(invalid="ignore"):
+        rcv_total = np.bincount(s_run, weights=np.nan_to_num(rcv_bytes), minlength=n_runs)
+        rcv_printed = np.bincount(s_run, weights=(rcv_bytes >= 0), minlength=n_runs) == n_str
+        received = sums[:, 1, k["bytes"]]
+        use = np.flatnonzero(single & tcp & (received > 0) & rcv_printed)
+    add((keyed(use, 2), consistency_checks(
+        [f"run {r}: bytes: end.sum_received vs the sum of end.streams[].receiver" for r in use.tolist()],
+        received[use], rcv_total[use], rtol=EXACT_RTOL)))
+    for n, key in enumerate(("packets", "lost_packets")):
+        parts = st[:, e[key]]
         with np.errstate(invalid="ignore"):
-            totals = np.nansum(np.where(iv_kept[r, :i, None], block, np.nan), axis=0)
-        for j in range(s):
-            sends = direction[first_stream[r] + j]
-            own = sent[r, j] if sends else received[r, j]
-            if not own > 0 or np.isnan(block[:, j]).all():
-                continue
-            side = "sender" if sends else "receiver"
-            checks.append(consistency_check(
-                f"run {r}: bytes: end.streams[{j}].{side} vs the sum of its intervals", own, float(totals[j]),
-                rtol=EXACT_RTOL, note="omitted (-O) intervals excluded"))
-    return checks
+            part_sum = np.bincount(s_run, weights=np.nan_to_num(parts), minlength=n_runs)
+            printed = np.bincount(s_run, weights=(parts >= 0), minlength=n_runs) == n_str
+            total = sums[:, 2, k[key]]
+            use = np.flatnonzero(single & ~tcp & (total >= 0) & printed)
+        add((keyed(use, 3, n), consistency_checks(
+            [f"run {r}: {key.replace('_', ' ')}: end.sum vs the sum of end.streams[].udp" for r in use.tolist()],
+            total[use], part_sum[use], rtol=EXACT_RTOL, note="datagram counts are integers")))
+    # each stream's own side against its intervals (rows interval-major within a run)
+    counts = n_str * n_int
+    r3 = np.repeat(runs, counts)
+    pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    width = np.maximum(np.repeat(n_str, counts), 1)
+    i3, s3 = pos // width, pos % width
+    row3 = (np.cumsum(n_str) - n_str)[r3] + s3          # the stream's row in ``st``
+    amounts = np.asarray(iv_bytes, dtype=float)
+    kept = iv_kept[r3, i3] & ~np.isnan(amounts) if len(r3) else np.zeros(0, bool)
+    iv_total = np.bincount(row3, weights=np.where(kept, amounts, 0.0), minlength=len(s_run))
+    iv_seen = np.bincount(row3, weights=~np.isnan(amounts), minlength=len(s_run)) > 0
+    own = np.where(direction, st[:, ew + e["bytes"]], rcv_bytes)
+    with np.errstate(invalid="ignore"):
+        use = np.flatnonzero(complete[s_run] & iv_seen & (own > 0))
+    add((keyed(s_run[use], 4, s_index[use]), consistency_checks(
+        [f"run {s_run[j]}: bytes: end.streams[{s_index[j]}].{'sender' if direction[j] else 'receiver'} "
+         "vs the sum of its intervals" for j in use.tolist()],
+        own[use], iv_total[use], rtol=EXACT_RTOL, note="omitted (-O) intervals excluded")))
+    # each run's earlier checks (in run order already), then its new ones in key order
+    keys = np.concatenate(keys) if keys else np.zeros((0, 4), np.int64)
+    order = np.lexsort(keys.T[::-1])
+    new_runs = keys[order, 0]
+    old_runs = np.array([_run_of(c) for c in checks], dtype=np.int64)
+    out = []
+    for r in np.unique(np.concatenate([old_runs, new_runs])).tolist():
+        out.extend(checks[i] for i in range(*np.searchsorted(old_runs, [r, r + 1])))
+        out.extend(more[i] for i in order[slice(*np.searchsorted(new_runs, [r, r + 1]))].tolist())
+    return out
 
 
 def _grid(counts):
