@@ -546,7 +546,7 @@ def _run_numbers(run, truncation, index, checks):
     absent = _absent_streams(run)
     if absent:
         truncation.append(f"run {index}: no line of stream(s) {absent}: iperf 2.1 numbers a client's "
-                          f"streams 1..{max(run.streams)}, so the total is not the whole run's")
+                          f"streams 1..{max(absent[-1], *run.streams)}, so the total is not the whole run's")
     missing = [s.id for s, _, final in streams if final is None and (s.rows or s.connect)]
     if missing:
         kept = max((len(i) for _, i, _ in streams), default=0)
@@ -710,9 +710,14 @@ def _absent_streams(run):
     line of those streams is lost (a cut or edited log), so their sum is not the run's.
     iperf 2.0 numbers streams by socket (3, 4, ...) and a server by connection: not checked."""
     ids = [sid for sid in run.streams if sid >= 0]
-    if run.side == "server" or not ids or min(ids) != 1 or max(ids) > MAX_STREAM_ID:
+    if run.side == "server" or not ids or min(ids) != 1 or max(ids) > MAX_NUMBERED_STREAMS:
         return []
     return sorted(set(range(1, max(ids) + 1)) - set(ids))
+
+
+#: Beyond this many streams an id is not -P's numbering (a damaged number): not checked,
+#: so that a huge id never builds a huge set.
+MAX_NUMBERED_STREAMS = 1 << 16
 
 
 #: A whole-run report against the sum of its interval reports: both printed to 3
@@ -720,6 +725,9 @@ def _absent_streams(run):
 #: interval (``0.0000-2.0168`` after ``1.0000-2.0000``): the bytes of that tail are in the
 #: final only, allowed at up to this many times the run's mean rate.
 TAIL_RATE_FACTOR = 2.0
+#: More -i grid points than this in a run is a damaged time, not a grid: no tail allowed
+#: for (the whole final is then the tolerance), and no float overflow.
+MAX_GRID_POINTS = 1e9
 
 
 def _interval_checks(index, streams, sum_intervals, sum_final):
@@ -737,7 +745,8 @@ def _interval_checks(index, streams, sum_intervals, sum_final):
         # the tail past the -i grid's last point (the grid, not this stream's last interval:
         # that one may be the line lost)
         step = intervals[0]["end"] - intervals[0]["start"]
-        tail = final["end"] - step * math.floor(final["end"] / step + 1e-6) if step > 0 else span
+        points = final["end"] / step if step > 0 else math.inf
+        tail = final["end"] - step * math.floor(points + 1e-6) if points < MAX_GRID_POINTS else span
         checks.append(contract.consistency_check(
             f"run {index}: bytes: {label} vs the sum of its intervals", final["bytes"],
             _nansum([row["bytes"] for row in intervals]),
