@@ -221,3 +221,17 @@ def test_damage_of_a_genuine_log_is_caught(case, corpus):
     ds = read_bytes(damaged)
     assert ds.attrs["consistent"] == 0
     assert any(words in c["check"] for c in _failed(ds)), [c["check"] for c in _failed(ds)]
+
+
+def test_consistency_checks_are_consistency_check_over_arrays():
+    """The vectorised records (iperf3 -J's end checks over thousands of runs) are exactly
+    the ones :func:`consistency_check` makes, NaN included."""
+    from thruput.contract import consistency_check, consistency_checks
+
+    tool = [100.0, 100.0, math.nan, math.nan, 0.0, 1e18]
+    data = [100.9, 102.0, 5.0, math.nan, 0.0, 77.0]
+    names = [f"c{i}" for i in range(len(tool))]
+    assert consistency_checks(names, tool, data, rtol=0.01, atol=0.0, note="n") == [
+        consistency_check(n, t, v, rtol=0.01, note="n") for n, t, v in zip(names, tool, data)]
+    assert [c["ok"] for c in consistency_checks(names, tool, data, rtol=0.01)] == [True, False, False, True,
+                                                                                   True, False]
