@@ -56,3 +56,53 @@ def replace(text, n, old, new):
     assert old in lines[n - 1], (old, lines[n - 1])
     lines[n - 1] = lines[n - 1].replace(old, new, 1)
     return "".join(lines)
+
+
+def set_json(text, keys, value):
+    """An iperf3 -J ``text`` with the value at ``keys`` (a path of keys and list indices)
+    set to ``value``, re-written as iperf3 writes it (tab-indented)."""
+    import json
+
+    doc = json.loads(text)
+    obj = doc
+    for key in keys[:-1]:
+        obj = obj[key]
+    obj[keys[-1]] = value
+    return json.dumps(doc, indent="\t") + "\n"
+
+
+def edit_event(text, event, keys, factor):
+    """An iperf3 --json-stream ``text`` whose first ``event`` line has the number at ``keys``
+    (a path inside its ``data``) times ``factor``, written back on one line as iperf3 does."""
+    import json
+
+    lines = text.splitlines(keepends=True)
+    for k, line in enumerate(lines):
+        if line.startswith('{"event":"%s"' % event):
+            doc = json.loads(line)
+            obj = doc["data"]
+            for key in keys[:-1]:
+                obj = obj[key]
+            obj[keys[-1]] = obj[keys[-1]] * factor
+            lines[k] = json.dumps(doc, separators=(",", ":")) + "\n"
+            return "".join(lines)
+    raise AssertionError(f"no {event!r} event")
+
+
+def duplicate(text, n):
+    """``text`` with line ``n`` (1-based) printed twice (a line repeated by a copy)."""
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:n] + [lines[n - 1]] + lines[n:])
+
+
+def drop_json(text, keys):
+    """An iperf3 -J ``text`` without the item at ``keys`` (a path of keys and list indices),
+    re-written as iperf3 writes it (tab-indented)."""
+    import json
+
+    doc = json.loads(text)
+    obj = doc
+    for key in keys[:-1]:
+        obj = obj[key]
+    del obj[keys[-1]]
+    return json.dumps(doc, indent="\t") + "\n"

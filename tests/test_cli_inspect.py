@@ -106,7 +106,8 @@ def test_inconsistent_summary_is_warned_about(tmp_path):
     assert done.returncode == 0
     [report] = json.loads(done.stdout)
     assert [c["check"] for c in report["consistency"]] == [
-        "run 0: bytes: [SUM] final vs the streams' finals", "run 0: [SUM] final: bit/s vs bytes x 8 / seconds"]
+        "run 0: bytes: [SUM] final vs the streams' finals", "run 0: [SUM] final: bit/s vs bytes x 8 / seconds",
+        "run 0: bytes: [SUM] final vs the sum of its intervals"]
     assert done.stderr.startswith(f"thruput: warning: {path}: the tool's summary disagrees with the data: "
                                   "run 0: bytes: [SUM] final vs the streams' finals: tool 1.29923e+11, data 1.30352e+10 "
                                   "(3 significant digits printed)\n")

@@ -344,7 +344,9 @@ def test_printed_totals_are_checked_against_the_streams_and_the_rates():
     assert [c["check"] for c in checks] == [
         "run 0: bytes: [SUM] final vs the streams' finals",
         "run 0: [SUM] final: bit/s vs bytes x 8 / seconds",
-        *(f"run 0: stream {i} final: bit/s vs bytes x 8 / seconds" for i in (1, 2, 3, 4))]
+        *(f"run 0: stream {i} final: bit/s vs bytes x 8 / seconds" for i in (1, 2, 3, 4)),
+        *(f"run 0: bytes: stream {i} final vs the sum of its intervals" for i in (1, 2, 3, 4)),
+        "run 0: bytes: [SUM] final vs the sum of its intervals"]
     assert ds.attrs["consistent"] == 1
     # [SUM] 12.1 GBytes; streams 3.37 + 3.47 + 2.96 + 2.34 GBytes
     assert checks[0]["tool"] == pytest.approx(12.1 * GiB)
@@ -358,7 +360,8 @@ def test_a_damaged_sum_line_is_inconsistent():
     assert ds.attrs["consistent"] == 0
     bad = [c["check"] for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
     assert bad == ["run 0: bytes: [SUM] final vs the streams' finals",
-                   "run 0: [SUM] final: bit/s vs bytes x 8 / seconds"]
+                   "run 0: [SUM] final: bit/s vs bytes x 8 / seconds",
+                   "run 0: bytes: [SUM] final vs the sum of its intervals"]
 
 
 def test_udp_received_datagrams_agree_with_the_bytes():
@@ -371,7 +374,8 @@ def test_udp_received_datagrams_agree_with_the_bytes():
 
 def test_genuine_corpus_passes_its_checks(corpus):
     ds = thruput.read(corpus / "iperf2" / "perfkitbenchmarker-iperf_results.txt")
-    assert ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 16
+    # 16 rates and totals, and 4 finals against their intervals
+    assert ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 20
 
 
 def test_start_time_is_the_earliest_enhanced_connection_time():

@@ -329,7 +329,8 @@ def test_summary_lines_are_checked_against_streams_intervals_and_rates():
         "run at line 1: bytes: [SUM] receiver line vs the streams' receiver lines",
         "run at line 1: sender summary: bit/s vs bytes x 8 / seconds",
         "run at line 1: receiver summary: bit/s vs bytes x 8 / seconds",
-        "run at line 1: bytes: sender summary vs the sum of the interval lines"]
+        "run at line 1: bytes: sender summary vs the sum of the interval lines",
+        *(f"run at line 1: bytes: stream [{i}] sender line vs the sum of its interval lines" for i in (5, 7, 9, 12))]
     assert ds.attrs["consistent"] == 1
     # [SUM] 0.00-1.00 sec 1.69 GBytes 14.5 Gbits/sec 11 sender; streams 439+434+436+425 MBytes
     assert checks[0]["tool"] == pytest.approx(1.69 * GiB)
@@ -340,8 +341,9 @@ def test_a_lost_interval_line_makes_the_summary_disagree():
     from .damage import drop, sample
     ds = iperf3_text.parse(drop(sample("iperf3_text", "3.12--tcp-P4.txt"), 8))  # [  7] 0.00-0.51 218 MBytes
     assert ds.attrs["consistent"] == 0
-    [bad] = [c for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    [bad, stream] = [c for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
     assert bad["check"] == "run at line 1: bytes: sender summary vs the sum of the interval lines"
+    assert stream["check"] == "run at line 1: bytes: stream [7] sender line vs the sum of its interval lines"
     assert bad["tool"] - bad["data"] == pytest.approx(218 * MiB, rel=0.02)  # printed rounding
 
 
@@ -350,7 +352,8 @@ def test_genuine_text_logs_pass_their_checks(corpus):
     read = [thruput.read(p) for p in paths]
     text = [ds for ds in read if ds.attrs["format"] == "iperf3_text"]
     assert len(text) >= 7
-    assert all(ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 3 for ds in text)
+    # 3 checks of the run, 1 of its stream's line against its intervals
+    assert all(ds.attrs["consistent"] == 1 and len(json.loads(ds.attrs["consistency"])) == 4 for ds in text)
 
 
 def test_start_time_from_verbose_time_line_and_timestamps():

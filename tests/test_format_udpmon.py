@@ -233,7 +233,10 @@ def test_sweep_rates_and_loss_agree_with_counts_and_times(corpus):
     assert [(c["check"], c["tool"], round(c["data"], 4)) for c in checks] == [
         ("%lost vs (num_sent - num_recv) / num_sent (worst row: line 18)", 12.0, 12.5),
         ("send_user_data_rate vs num_sent x pkt len x 8 / Send time (worst row: line 18)", 142.437, 142.4375),
-        ("recv_user_data_rate vs num_recv x pkt len x 8 / Recv time (worst row: line 16)", 123.144, 123.1445)]
+        ("recv_user_data_rate vs num_recv x pkt len x 8 / Recv time (worst row: line 16)", 123.144, 123.1445),
+        # and no row whose histogram quartiles or entries are out of order
+        ("histogram: iq25 <= median <= iq75: rows out of order", 0, 0),
+        ("histogram: num_in_hist <= num_recv: rows out of order", 0, 0)]
 
 
 def test_a_damaged_count_makes_the_sweep_inconsistent():
@@ -251,4 +254,18 @@ def test_histogram_adds_up_to_its_entries_and_the_loop_count():
     ds = thruput.read(DATA / "udpmon_req" / "histogram--r64-l5000-H.txt")
     checks = json.loads(ds.attrs["consistency"])
     # counts 4994 mean 42.51 underflows 0 overflows 6; loop_count 5000
-    assert [(c["tool"], c["data"], c["ok"]) for c in checks] == [(4994, 4994, True), (5000, 5000, True)]
+    assert [(c["tool"], c["data"], c["ok"]) for c in checks[:2]] == [(4994, 4994, True), (5000, 5000, True)]
+    # the opening line's figures printed again at the end; mean, sigma, median and
+    # quartiles against the bins (mean 42.51 sigma 31.24; median 19; 25-quartile 18; 75-quartile 76)
+    rest = {c["check"].split("histogram ")[1]: c for c in checks[2:]}
+    assert all(c["ok"] for c in rest.values())
+    assert sorted(rest) == sorted([
+        "entries: opening line vs closing lines", "mean: opening line vs closing lines",
+        "underflows: opening line vs closing lines", "overflows: opening line vs closing lines",
+        "mean vs its bins", "sigma vs its bins",
+        "median vs the bin where its bins' count crosses 0.5",
+        "q25 vs the bin where its bins' count crosses 0.25",
+        "q75 vs the bin where its bins' count crosses 0.75"])
+    assert rest["mean vs its bins"]["data"] == pytest.approx(42.5076, abs=1e-4)
+    assert [rest[f"{k} vs the bin where its bins' count crosses {s}"]["data"]
+            for k, s in (("median", 0.5), ("q25", 0.25), ("q75", 0.75))] == [19, 18, 76]

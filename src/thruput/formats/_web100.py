@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from ..contract import build
+from ..contract import build, consistency_check
 from ..errors import ParseError
 
 __all__ = ["RENAMES", "SHARED", "NUMBER_RE", "canonical", "units_of", "assemble", "elapsed",
@@ -221,7 +221,43 @@ def assemble(fmt, columns, *, time, line, ledger, connection=None, attrs=None,
     if connection is not None:
         variables["connection"] = (("snapshot",), np.asarray(connection, dtype=object))
     return build("tcp_instrumentation", variables, fmt=fmt, tool="web100", tool_version=tool_version,
-                 ledger=ledger, extras=extras, attrs=attrs, tool_summary=tool_summary)
+                 ledger=ledger, extras=extras, attrs=attrs, tool_summary=tool_summary,
+                 consistency=snapshot_checks(columns, connection, line))
+
+
+#: Counters web100 keeps from the connection's start: never smaller in a later snapshot of
+#: the same connection (``Duration`` in microseconds, the others in bytes, segments or events).
+#: Current names (:func:`canonical`; ``ThruBytesAcked`` is ``HCThruOctetsAcked``).
+CUMULATIVE = ("Duration", "HCThruOctetsAcked", "HCThruOctetsReceived", "SegsOut", "SegsIn", "HCDataOctetsOut",
+              "HCDataOctetsIn", "SegsRetrans", "OctetsRetrans", "CongSignals", "DupAcksIn", "Timeouts",
+              "FastRetran")
+#: A 32-bit counter that wraps goes back by almost 2**32: a wrap, not a snapshot out of order.
+WRAP = 2.0 ** 31
+
+
+def snapshot_checks(columns, connection, line):
+    """Each connection's snapshots in the order web100 took them: its ``Duration`` grows
+    strictly from one snapshot to the next (a snapshot repeated or out of order does not),
+    and its cumulative counters never shrink. web100 prints no snapshot count or sequence
+    number, so a snapshot lost from a dump is not detectable (a longer poll looks the same)."""
+    n = len(line)
+    if n < 2:
+        return []
+    owner = np.asarray(connection, dtype=object) if connection is not None else np.zeros(n, dtype=object)
+    same = owner[1:] == owner[:-1]       # consecutive snapshots of one connection
+    checks = []
+    for name in CUMULATIVE:
+        if name not in columns or np.asarray(columns[name]).dtype.kind not in "fiu":
+            continue
+        values = np.asarray(columns[name], dtype=float)
+        step = np.diff(values)
+        with np.errstate(invalid="ignore"):
+            bad = same & ((step <= 0) if name == "Duration" else ((step < 0) & (step > -WRAP)))
+        first = f"; first at line {int(line[1 + int(np.argmax(bad))])}" if bad.any() else ""
+        what = "not after the previous one (repeated or out of order)" if name == "Duration" else "smaller than the previous one"
+        checks.append(consistency_check(f"{name}: snapshots {what}", 0, int(bad.sum()), rtol=0.0,
+                                        note=f"per connection, in the order logged{first}"))
+    return checks
 
 
 def elapsed(columns, line, name="Duration"):

@@ -90,7 +90,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..contract import RUN_CHECK, Ledger, build, consistency_check
+from ..contract import RUN_CHECK, Ledger, build, consistency_check, consistency_checks
 from ..errors import ParseError
 from . import _iperf3_server
 from ._json import DECODER as _DECODER
@@ -129,10 +129,10 @@ INTERVAL_SUM_KEYS = ("start", "end", "bytes", "bits_per_second", "omitted")
 #: Keys read from ``end.streams[i].sender`` / ``.receiver`` / ``.udp``.
 END_STREAM_KEYS = ("bytes", "bits_per_second", "retransmits", "max_snd_cwnd", "max_rtt",
                    "min_rtt", "mean_rtt", "jitter_ms", "lost_packets", "packets", "out_of_order",
-                   "socket")
+                   "socket", "seconds", "start", "end")
 #: Keys read from ``end.sum_sent`` / ``end.sum_received`` / ``end.sum``.
 SUM_KEYS = ("seconds", "bytes", "bits_per_second", "retransmits", "jitter_ms", "lost_packets",
-            "packets")
+            "packets", "start", "end")
 
 #: iperf3 prints rtt and rttvar as Linux tcp_info does, in microseconds.
 US_PER_MS = 1000.0
@@ -532,7 +532,8 @@ def _extract_checked(doc, text, start, end, first_line, file_index, rows, lost):
         snd = es.get("sender") or es.get("udp") or {}
         rcv = es.get("receiver") or {}
         chosen = rcv if rcv.get("bytes") or not snd else snd
-        rows.stream.append(tuple(map(chosen.get, END_STREAM_KEYS)) + tuple(map(snd.get, END_STREAM_KEYS)))
+        rows.stream.append(tuple(map(chosen.get, END_STREAM_KEYS)) + tuple(map(snd.get, END_STREAM_KEYS))
+                           + (rcv.get("bytes"),))
         flag = senders[k] if senders is not None else snd.get("sender", rcv.get("sender"))
         # before 3.1 there is no sender flag: the client sends unless -R, the server the reverse
         rows.direction.append(bool(flag) if flag is not None else (reverse == server))
@@ -555,12 +556,23 @@ def _extract_checked(doc, text, start, end, first_line, file_index, rows, lost):
         str(fin.get("sender_tcp_congestion") or ""), str(fin.get("receiver_tcp_congestion") or ""),
     ))
     rows.tool_summary.append({k: v for k, v in fin.items() if k.startswith("sum")})
+    if _no_receiver_report(sent, received):
+        rows.truncation.append(f"run at line {first_line}: the receiver's report never came back "
+                               "(end.sum_received holds 0 datagrams): its counts and the loss are unknown")
     if lost or error:
         where = f"run at line {first_line}: "
         if lost:
             rows.truncation.append(where + lost + (" (end sums lost)" if not fin else ""))
         else:
             rows.truncation.append(where + f"iperf3 reported {error!r}; totals not exchanged are NaN")
+
+
+def _no_receiver_report(sent, received):
+    """A UDP client's ``end.sum_received`` written with 0 datagrams while it sent some: the
+    server's results never came back (iperf3 fills the receiver's sums with zeros)."""
+    return (received.get("packets") == 0 and received.get("bytes") == 0
+            and isinstance(sent.get("bytes"), (int, float)) and sent.get("bytes") > 0
+            and "packets" in sent)
 
 
 def _interval_lines(text, start, end, first_line, count):
@@ -664,6 +676,9 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
     # --- run-level sums: sender, receiver, the fallback "sum" ------------------------------------
     k = {key: i for i, key in enumerate(SUM_KEYS)}
     sent, received, plain, sent_rev, received_rev = (sums[:, i, :] for i in range(5))
+    # end.sum stands in for the receiver only in logs that have no end.sum_received (old
+    # UDP logs); a receiver's sums written with 0 datagrams leave its counts unknown
+    no_received = np.isnan(received[:, k["packets"]])
     # a side written with 0 bytes while the other side moved data was never exchanged
     sent = _not_exchanged(sent, received, k["bytes"])
     received = _not_exchanged(received, sent, k["bytes"])
@@ -672,7 +687,7 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
     have_rcv = ~np.isnan(received[:, k["bits_per_second"]])
     chosen = np.where(have_rcv[:, None], received, sent)
     # UDP loss and jitter are the receiver's; old logs put them in end.sum
-    udp_src = np.where(np.isnan(received[:, k["packets"]])[:, None], plain, received)
+    udp_src = np.where(no_received[:, None], plain, received)
     udp = scol["protocol"] == "UDP"
     loss = np.where(udp & (udp_src[:, k["packets"]] > 0),
                     udp_src[:, k["lost_packets"]] / np.where(udp_src[:, k["packets"]] > 0, udp_src[:, k["packets"]], 1),
@@ -681,7 +696,7 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
     # --- per stream ----------------------------------------------------------------------------
     sidx_run, sidx_stream = _grid(n_str)
     ew = len(END_STREAM_KEYS)
-    st = _floats(rows.stream, 2 * ew, "stream", source)
+    st = _floats(rows.stream, 2 * ew + 1, "stream", source)   # + the receiver's bytes
     e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
 
     def per_stream(values, fill=_NAN, dtype=float):
@@ -736,6 +751,8 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
                           _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
                           & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
                           col["truncated"] > 0, n_int)
+    checks = _with_end_checks(checks, sums, st, n_str, n_int, col, scol, ivr[:, INTERVAL_KEYS.index("bytes")],
+                              iv_kept, np.asarray(rows.direction, dtype=bool))
     if runs_only:
         return ({name: values for name, (_, values) in variables.items()}, col["file"].astype(np.int64),
                 checks, ledger.close(), received[:, k["bytes"]], sent[:, k["bytes"]])
@@ -876,6 +893,137 @@ def _consistency(sent, received, iv_bytes, host_sends, stream_sent, stream_check
                 where + "bytes: end.sum_received vs end.sum_sent", sent[r], received[r],
                 rtol=RECEIVED_VS_SENT_RTOL, note=_IN_FLIGHT_NOTE))
     return checks
+
+
+#: iperf3 prints times with 6 decimals (``"end": 1.000294``): a rate recomputed from its
+#: bytes and printed seconds is off by up to half a microsecond over the span.
+TIME_PRINTED = 5e-7
+#: iperf3 computes a rate as bytes x 8 over the span (``end - start``; some versions
+#: ``seconds``) in doubles and prints it with 15+ digits: only float rounding remains.
+RATE_RTOL = 1e-9
+#: iperf3 3.0.x wrote its JSON numbers with ``%g``: 6 significant digits (``"end": 13.0001``,
+#: ``"bits_per_second": 935992000.0`` in ../shared/corpus/iperf3/iperf3-3.0.11-tcp.json), so
+#: a rate and its seconds are each off by up to 5e-6 of their value. Used also where the
+#: version is not printed.
+G6_RTOL = 2 * 5e-6
+#: The sums iperf3 prints beside its per-stream objects: (name, index in ``sums``).
+_SUMS = (("end.sum_sent", 0), ("end.sum_received", 1), ("end.sum", 2),
+         ("end.sum_sent_bidir_reverse", 3), ("end.sum_received_bidir_reverse", 4))
+
+
+def _rate_checks(name, runs, rate, amount, spans, g6, order):
+    """Rates iperf3 printed against their own bytes x 8 / seconds, where both are there:
+    ``spans`` the candidate seconds (``end - start``, ``seconds``, ...; whichever the
+    version used is the closer one); ``g6``: numbers printed with 6 significant digits
+    (:data:`G6_RTOL`). Returns ``(keys, records)``; ``name(i)`` names the i-th."""
+    spans = np.where(np.stack(spans) > 0, np.stack(spans), _NAN)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        derived = amount * 8 / spans
+        gap = np.abs(derived - rate)
+        pick = np.argmin(np.where(np.isnan(gap), np.inf, gap), axis=0)
+        data = derived[pick, np.arange(len(rate))]
+        shortest = np.nanmin(np.where(np.isnan(spans), np.inf, spans), axis=0)
+        use = (rate >= 0) & (amount > 0) & np.isfinite(shortest)
+    use = np.flatnonzero(use)
+    rtol = np.where(g6[use], G6_RTOL, RATE_RTOL + TIME_PRINTED / shortest[use])
+    notes = np.where(g6[use], "rate and times printed with 6 significant digits (3.0.x)",
+                     "times printed with 6 decimals").tolist()
+    records = consistency_checks([name(i) + ": bit/s vs bytes x 8 / seconds" for i in use.tolist()],
+                                 rate[use], data[use], rtol=rtol, note=notes)
+    return np.column_stack([runs[use], *order(use)]), records
+
+
+def _with_end_checks(checks, sums, st, n_str, n_int, col, scol, iv_bytes, iv_kept, direction):
+    """``checks`` and, per complete run, the numbers iperf3 prints twice: every sum's and
+    stream's rate against its bytes and seconds, ``end.sum_received`` against its streams'
+    receiver bytes (TCP), ``end.sum``'s UDP datagrams and losses against its streams', each
+    stream's total of this host's side (``sender`` where it sends, ``receiver`` where it
+    receives: per stream under ``--bidir``) against the sum of its non-omitted intervals.
+    Vectorised over every run (an archive holds thousands); each run's checks together, in
+    run order, its new ones after the others."""
+    n_runs = len(n_str)
+    k = {key: i for i, key in enumerate(SUM_KEYS)}
+    e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
+    ew = len(END_STREAM_KEYS)
+    complete = ~(col["truncated"] > 0)
+    version = np.asarray(scol["version"], dtype=str)
+    g6 = (version == "") | np.char.startswith(version, "3.0")
+    keys, more = [], []
+
+    def add(pair):
+        keys.append(np.asarray(pair[0], dtype=np.int64).reshape(-1, 4))
+        more.extend(pair[1])
+
+    def keyed(runs_, a, b=0, c=0):
+        n = len(runs_)
+        return np.column_stack([runs_, np.full(n, a), np.broadcast_to(b, (n,)), np.full(n, c)])
+
+    runs = np.arange(n_runs)
+    for i, (name, _) in enumerate(_SUMS):
+        row = sums[:, i]
+        spans = [row[:, k["end"]] - row[:, k["start"]], row[:, k["seconds"]]]
+        if i == 2:   # a UDP end.sum holds the sender's rate over the receiver's times (3.12)
+            spans += [sums[:, 0, k["end"]] - sums[:, 0, k["start"]], sums[:, 0, k["seconds"]]]
+        rate = np.where(complete, row[:, k["bits_per_second"]], _NAN)
+        add(_rate_checks(lambda r, name=name: f"run {r}: {name}", runs, rate, row[:, k["bytes"]], spans, g6,
+                         lambda use, i=i: (np.zeros(len(use)), np.full(len(use), i), np.zeros(len(use)))))
+    # per stream (the rows of ``st``, run-major), sender then receiver (where exchanged)
+    s_run, s_index = _grid(n_str)
+    rcv_bytes = st[:, 2 * ew]
+    for side, offset, exchanged in (("sender", ew, True), ("receiver", 0, rcv_bytes > 0)):
+        col_ = {key: st[:, offset + e[key]] for key in ("bytes", "bits_per_second", "seconds", "start", "end")}
+        rate = np.where(complete[s_run] & exchanged, col_["bits_per_second"], _NAN)
+        add(_rate_checks(lambda j, side=side: f"run {s_run[j]}: end.streams[{s_index[j]}].{side}", s_run, rate,
+                         col_["bytes"], [col_["end"] - col_["start"], col_["seconds"]], g6[s_run],
+                         lambda use, o=int(offset == 0): (np.ones(len(use)), s_index[use], np.full(len(use), o))))
+    single = complete & (col["bidir"] == 0) & (n_str > 0)
+    tcp = np.asarray(scol["protocol"]) == "TCP"
+    with np.errstate(invalid="ignore"):
+        rcv_total = np.bincount(s_run, weights=np.nan_to_num(rcv_bytes), minlength=n_runs)
+        rcv_printed = np.bincount(s_run, weights=(rcv_bytes >= 0), minlength=n_runs) == n_str
+        received = sums[:, 1, k["bytes"]]
+        use = np.flatnonzero(single & tcp & (received > 0) & rcv_printed)
+    add((keyed(use, 2), consistency_checks(
+        [f"run {r}: bytes: end.sum_received vs the sum of end.streams[].receiver" for r in use.tolist()],
+        received[use], rcv_total[use], rtol=EXACT_RTOL)))
+    for n, key in enumerate(("packets", "lost_packets")):
+        parts = st[:, e[key]]
+        with np.errstate(invalid="ignore"):
+            part_sum = np.bincount(s_run, weights=np.nan_to_num(parts), minlength=n_runs)
+            printed = np.bincount(s_run, weights=(parts >= 0), minlength=n_runs) == n_str
+            total = sums[:, 2, k[key]]
+            use = np.flatnonzero(single & ~tcp & (total >= 0) & printed)
+        add((keyed(use, 3, n), consistency_checks(
+            [f"run {r}: {key.replace('_', ' ')}: end.sum vs the sum of end.streams[].udp" for r in use.tolist()],
+            total[use], part_sum[use], rtol=EXACT_RTOL, note="datagram counts are integers")))
+    # each stream's own side against its intervals (rows interval-major within a run)
+    counts = n_str * n_int
+    r3 = np.repeat(runs, counts)
+    pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
+    width = np.maximum(np.repeat(n_str, counts), 1)
+    i3, s3 = pos // width, pos % width
+    row3 = (np.cumsum(n_str) - n_str)[r3] + s3          # the stream's row in ``st``
+    amounts = np.asarray(iv_bytes, dtype=float)
+    kept = iv_kept[r3, i3] & ~np.isnan(amounts) if len(r3) else np.zeros(0, bool)
+    iv_total = np.bincount(row3, weights=np.where(kept, amounts, 0.0), minlength=len(s_run))
+    iv_seen = np.bincount(row3, weights=~np.isnan(amounts), minlength=len(s_run)) > 0
+    own = np.where(direction, st[:, ew + e["bytes"]], rcv_bytes)
+    with np.errstate(invalid="ignore"):
+        use = np.flatnonzero(complete[s_run] & iv_seen & (own > 0))
+    add((keyed(s_run[use], 4, s_index[use]), consistency_checks(
+        [f"run {s_run[j]}: bytes: end.streams[{s_index[j]}].{'sender' if direction[j] else 'receiver'} "
+         "vs the sum of its intervals" for j in use.tolist()],
+        own[use], iv_total[use], rtol=EXACT_RTOL, note="omitted (-O) intervals excluded")))
+    # each run's earlier checks (in run order already), then its new ones in key order
+    keys = np.concatenate(keys) if keys else np.zeros((0, 4), np.int64)
+    order = np.lexsort(keys.T[::-1])
+    new_runs = keys[order, 0]
+    old_runs = np.array([_run_of(c) for c in checks], dtype=np.int64)
+    out = []
+    for r in np.unique(np.concatenate([old_runs, new_runs])).tolist():
+        out.extend(checks[i] for i in range(*np.searchsorted(old_runs, [r, r + 1])))
+        out.extend(more[i] for i in order[slice(*np.searchsorted(new_runs, [r, r + 1]))].tolist())
+    return out
 
 
 def _grid(counts):

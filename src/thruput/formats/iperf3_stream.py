@@ -126,7 +126,7 @@ def _process(runs, ledger):
         rows.iv_line[len(rows.iv_line) - len(iv_lines) * streams:] = np.repeat(iv_lines, streams).tolist()
     ds = iperf3_json._assemble(rows, ledger, tool_summary={"runs": rows.tool_summary})
     ds.attrs["format"] = NAME
-    checks = []
+    checks = json.loads(ds.attrs["consistency"])    # the -J reader's checks of the end event
     omitted = ds["iperf3_interval_omitted"].values.astype(bool)
     for r, (first, doc, iv_lines) in enumerate(runs):
         sent = float(ds["iperf3_bytes_sender"][r])

@@ -460,6 +460,7 @@ def _process(runs, ledger):
                 printed[("" if d == "fwd" else "reverse_") + tag] = _summary_dict(run_sum[r, slot])
         summaries.append(printed)
         checks.extend(_consistency(run, r, st[r], run_sum[r], iv[r], omitted[r], sums[r], forward))
+        checks.extend(_stream_interval_checks(run, st[r], iv[r], omitted[r], direction[r]))
         num["streams"][r] = float(run.meta["streams"]) if "streams" in run.meta else len(forward)
         for key in ("blksize", "omit", "duration", "cpu_host", "cpu_remote"):
             if key in run.meta:
@@ -484,7 +485,14 @@ def _process(runs, ledger):
                 if "sender" in tags and "receiver" not in tags:
                     truncation.append(f"run at line {run.line}: the {'reverse ' if d == 'rev' else ''}"
                                       "receiver summary lines are lost")
-    # a receiver's 0 bytes after a sender that moved data: never exchanged (interrupted client)
+    # a receiver's 0 bytes after a sender that moved data: never exchanged (interrupted client);
+    # a UDP receiver line of 0 datagrams (0/0): the server's report never came back, and its
+    # counts (so the loss) are unknown, not the sender's
+    udp = np.array(protocol) == "UDP"
+    unreported = udp & (run_sum[:, 1, 2] == 0) & (run_sum[:, 1, 6] == 0) & (run_sum[:, 0, 2] > 0)
+    for r in np.flatnonzero(unreported).tolist():
+        truncation.append(f"run at line {runs[r].line}: the receiver's report never came back (its line "
+                          "holds 0 datagrams): its counts and the loss are unknown")
     for s_slot, r_slot in ((0, 1), (2, 3)):
         lost = (run_sum[:, r_slot, 2] == 0) & (run_sum[:, s_slot, 2] > 0)
         run_sum[lost, r_slot] = _NAN
@@ -494,8 +502,7 @@ def _process(runs, ledger):
     have_rcv = ~np.isnan(receiver[:, 3])
     chosen = np.where(have_rcv[:, None], receiver, sender)
     stream_chosen = np.where(np.isnan(st[:, :, 1, 3])[..., None], st[:, :, 0], st[:, :, 1])
-    udp = np.array(protocol) == "UDP"
-    udp_src = np.where(np.isnan(receiver[:, 6])[:, None], sender, receiver)
+    udp_src = np.where((np.isnan(receiver[:, 6]) & ~unreported)[:, None], sender, receiver)
     loss = np.where(udp & (udp_src[:, 6] > 0), udp_src[:, 8] / np.where(udp_src[:, 6] > 0, udp_src[:, 6], 1), _NAN)
     reverse = np.where(np.isnan(run_sum[:, 3, 3]), run_sum[:, 2, 3], run_sum[:, 3, 3])
 
@@ -617,6 +624,26 @@ def _consistency(run, r, streams, totals, iv, omitted, sums, forward):
                 where + f"bytes: {_SLOTS[own][1]} summary vs the sum of the interval lines", totals[own, 2],
                 float(np.nansum(per_interval)), rtol=SUM_RTOL,
                 note="omitted (-O) intervals excluded; 3 significant digits printed"))
+    return checks
+
+
+def _stream_interval_checks(run, streams, iv, omitted, direction):
+    """Each stream's summary line of this host's side (sender where it sends, receiver
+    where it receives, per stream: ``--bidir`` has both) against the sum of its interval
+    lines: an interval line lost or repeated under an intact summary changes only those."""
+    checks = []
+    ids = {k: sid for sid, k in run.streams.items()}
+    for index in range(len(run.streams)):
+        side = 0 if direction[index] == "send" else 1
+        total = streams[index, side, 2]
+        amounts = np.where(omitted[index] == 0, iv[index, :, 2], np.nan)
+        if np.isnan(total) or np.isnan(amounts).all():
+            continue
+        label = f"[{ids.get(index, index)}]" + (f"[{run.role[index]}]" if run.role.get(index) else "")
+        checks.append(consistency_check(
+            f"run at line {run.line}: bytes: stream {label} {_SLOTS[side][1]} line vs the sum of its interval lines",
+            total, float(np.nansum(amounts)), rtol=SUM_RTOL,
+            note="omitted (-O) intervals excluded; 3 significant digits printed"))
     return checks
 
 

@@ -112,7 +112,7 @@ _SIDE_LINES = {   # message -> what it holds (the converter in _process reads th
         r"^buflen=(?P<buflen>\d+),? nstream=(?P<nstream>\d+),? port=\d+,?"
         r" (?:mode=)?(?P<protocol>tcp|udp)(?: -> \S+| host=\S+)?$"),
     "final": re.compile(
-        rf"^(?P<mb>{_NUM}) MB in (?P<sec>{_NUM}) real seconds = {_NUM} KB/sec = (?P<rate>{_NUM}) Mbps$"),
+        rf"^(?P<mb>{_NUM}) MB in (?P<sec>{_NUM}) real seconds = (?P<kbps>{_NUM}) KB/sec = (?P<rate>{_NUM}) Mbps$"),
     "retrans": re.compile(r"^retrans = (?P<retrans>\d+)(?: cwnd = (?P<cwnd>\d+) KB)?$"),
     "drops": re.compile(rf"^(?P<drop>-?\d+) / (?P<pkt>\d+) drop/pkt (?P<loss>-?{_NUM})% data loss$"),
     "windows": re.compile(r"^send window size = (?P<send>\d+), receive window size = (?P<receive>\d+)$"),
@@ -265,7 +265,8 @@ def _side(found, n, side, msg, ledger):
             ledger.error(n, problem)
             return
         if "real_seconds" in words:
-            words = {"mb": words["megabytes"], "sec": words["real_seconds"], "rate": words["rate_Mbps"]}
+            words = {"mb": words["megabytes"], "sec": words["real_seconds"], "rate": words["rate_Mbps"],
+                     "kbps": words.get("rate_KBps")}
             key = "final"
         elif "cpu_seconds" in words:
             ledger.skip(n, "CPU rate")
@@ -373,6 +374,10 @@ def _process(found, ledger):
     if udp_drops:
         summary.setdefault("receiver", {}).update(packets=packets, lost_packets=lost, loss_percent=loss_printed)
     checks = _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed)
+    finals = (("nuttcp-r", r_final), ("nuttcp-t", t_final),
+              ("final", {"mb": brief.get("megabytes"), "sec": brief.get("real_seconds"),
+                         "rate": brief.get("rate_Mbps"), "kbps": brief.get("rate_KBps")} if brief else None))
+    checks.extend(_rate_checks(finals))
 
     R1, RS, RSI, RI = ("run",), ("run", "stream"), ("run", "stream", "interval"), ("run", "interval")
     one = lambda v: np.array([v], dtype=float)  # noqa: E731
@@ -424,6 +429,47 @@ def _process(found, ledger):
     }
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=version, ledger=ledger,
                  extras=extras, tool_summary=summary, consistency=checks)
+
+
+#: nuttcp prints MB with 4 decimals, KB/sec with 2, Mbps with 4 (3 with -fparse rate_Mbps
+#: on 8.x: half a unit of the last digit either way is below 5e-4), seconds with 2; its
+#: KB/sec and Mbps are computed from the exact seconds (``MB x 1024 / seconds``,
+#: ``KB/sec x 8.192``), so each pair agrees up to the rounding of what it prints.
+PRINTED_RATE_ROUNDING = 5e-4
+PRINTED_MB_ROUNDING = 5e-5
+PRINTED_KBPS_ROUNDING = 0.005
+#: MB against KB/sec x seconds allows a whole unit of the printed seconds (0.01 s), not
+#: half: in 3 of the 27 genuine 120 s runs of ../shared/corpus/real/starlink-drive the
+#: seconds that KB/sec implies round to the other side of the printed ones by up to 0.0054 s
+#: (``69.5944 MB in 121.21 real seconds = 587.97 KB/sec``: 121.2046 s).
+SECONDS_UNIT = 0.01
+#: 1 KB/sec (1024 byte/s) in Mbps (10**6 bit/s)
+MBPS_PER_KBPS = 1024 * 8 / 1e6
+
+
+def _rate_checks(finals):
+    """Each final line's three figures against each other: MB against KB/sec x seconds,
+    Mbps against KB/sec (or, where KB/sec is not printed, against MB x 8 / seconds)."""
+    checks = []
+    for label, final in finals:
+        mb, sec, rate, kbps = (_f(final, key) for key in ("mb", "sec", "rate", "kbps"))
+        if not (sec > 0 and mb >= 0 and rate >= 0):
+            continue
+        seconds = PRINTED_SECONDS_ROUNDING / sec
+        if kbps >= 0:
+            checks.append(consistency_check(
+                f"{label} final line: MB vs KB/sec x seconds", mb * KB, kbps * sec,
+                rtol=SECONDS_UNIT / sec + PRINTED_MB_ROUNDING / max(mb, PRINTED_MB_ROUNDING) + 1e-9,
+                atol=PRINTED_KBPS_ROUNDING * sec, note="seconds printed to 0.01 s"))
+            checks.append(consistency_check(
+                f"{label} final line: Mbps vs KB/sec x 8.192", rate, kbps * MBPS_PER_KBPS,
+                rtol=1e-6, atol=PRINTED_RATE_ROUNDING + PRINTED_RATE_ROUNDING * MBPS_PER_KBPS,
+                note="both printed from the exact seconds"))
+        else:
+            checks.append(consistency_check(
+                f"{label} final line: Mbps vs MB x 8 / seconds", rate, mb * MB * 8 / MBPS / sec,
+                rtol=seconds + 1e-6, atol=PRINTED_RATE_ROUNDING, note="seconds printed to 0.01 s"))
+    return checks
 
 
 def _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed):

@@ -1054,6 +1054,22 @@ def _consistency(status, rtt, printed, others, variant, unprinted_check):
                                         rtol=0))
         checks.append(_at_most("transmitted: sequence numbers printed vs ping's count",
                                summary["transmitted"], printed))
+    if variant == "windows" and "received" in summary:
+        # Windows counts a router's "Destination host unreachable" reply as received, and
+        # prints one line per probe sent
+        checks.append(consistency_check(
+            "received: ping's count vs replies and unreachable replies", summary["received"],
+            int((replies | (status == _UNREACH)).sum()), rtol=0, note="Windows counts both"))
+        checks.append(consistency_check("transmitted: ping's count vs probes printed",
+                                        summary["transmitted"], len(status), rtol=0,
+                                        note="Windows prints one line per probe"))
+        checks.append(consistency_check("lost: ping's count vs sent - received", summary["lost"],
+                                        summary["transmitted"] - summary["received"], rtol=0))
+    if summary.get("transmitted", 0) > 0 and "received" in summary and "loss_percent" in summary:
+        checks.append(consistency_check(
+            "loss: ping's percent vs its own transmitted and received", summary["loss_percent"],
+            100.0 * (summary["transmitted"] - summary["received"]) / summary["transmitted"],
+            rtol=0, atol=LOSS_PERCENT_ATOL, note="printed as a whole percent by some pings (cut, not rounded)"))
     timed = (replies | (status == _DUP)) & ~np.isnan(rtt)
     if "rtt_min" in summary and timed.any():
         low = np.min(rtt, where=timed, initial=np.inf)
@@ -1075,6 +1091,12 @@ def _consistency(status, rtt, printed, others, variant, unprinted_check):
 #: Status names by code, as an object array: indexing it gives an array of references to
 #: five shared str objects (8 bytes a probe, where ``<U11`` would take 44).
 STATUS_NAMES = np.array(PROBE_STATUSES, dtype=object)
+
+
+#: ping's loss percent against its own counts: iputils prints it with ``%g`` (16.6667%),
+#: Windows, busybox and old iputils as an integer they cut (2 of 6 lost: "33% loss"), so a
+#: whole percent apart at most.
+LOSS_PERCENT_ATOL = 1.0 + 1e-9
 
 
 def _rounding(value, variant):

@@ -402,6 +402,31 @@ def _consistency(numbers, lines):
         checks.append(consistency_check(f"{what} (worst row: line {int(lines[worst])})",
                                         tool[worst], data[worst], rtol=rtol, atol=atol,
                                         note="as printed, row by row"))
+    checks.extend(_order_checks(numbers, lines))
+    return checks
+
+
+#: Figures of one row that must come in this order (the histogram's quartiles around its
+#: median; its entries among the datagrams received): (what, columns, smallest first).
+ORDER_CHECKS = (
+    ("histogram: iq25 <= median <= iq75", ("iq25", "median", "iq75")),
+    ("histogram: num_in_hist <= num_recv", ("num_in_hist", "num_recv")),
+)
+
+
+def _order_checks(numbers, lines):
+    """Rows whose figures are out of :data:`ORDER_CHECKS`' order: 0 expected, the first
+    such row named (the -x histogram prints no bins to check its mean against)."""
+    checks = []
+    for what, columns in ORDER_CHECKS:
+        if not all(c in numbers for c in columns):
+            continue
+        values = np.vstack([numbers[c] for c in columns])
+        with np.errstate(invalid="ignore"):
+            bad = np.any(np.diff(values, axis=0) < 0, axis=0)
+        first = f"; first at line {int(lines[np.argmax(bad)])}" if bad.any() else ""
+        checks.append(consistency_check(f"{what}: rows out of order", 0, int(bad.sum()), rtol=0.0,
+                                        note=f"rows where it fails{first}"))
     return checks
 
 

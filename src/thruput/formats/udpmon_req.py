@@ -147,6 +147,7 @@ def _histogram(lines, n, title, point, ledger, cut=False):
     n += 1
     if n < len(lines) and (m := HIST_OPEN_RE.match(lines[n])):
         hist.update(m.groupdict())
+        hist["open"] = m.groupdict()    # printed again by the closing lines: checked
         ledger.parsed(n + 1)
         n += 1
     while n < len(lines) and (m := HIST_BIN_RE.match(lines[n])):
@@ -218,9 +219,18 @@ def _process(points, ledger, attrs, tool_version):
                  extras=extras, coords=coords, attrs=attrs, tool_summary=tool_summary, consistency=checks)
 
 
+#: The histogram's mean and sigma are printed with 4 significant digits (``42.51``,
+#: ``31.24``): half a unit of the last is at most 5e-4 of the value. UDPmon computes them
+#: from the bins' labels (42.5076 from the recorded sample's bins, printed 42.51).
+HIST_STAT_RTOL = 5e-4
+
+
 def _consistency(hists, counts, loop_count, lines):
     """Per -H histogram: its bins add up to its printed entries, and entries, underflows
-    and overflows to the row's loop_count (counts are integers: exact)."""
+    and overflows to the row's loop_count (counts are integers: exact); the figures of its
+    opening line equal those printed again at its end; its mean and sigma are the bins'
+    (:data:`HIST_STAT_RTOL`), its median and quartiles the bins where the cumulative count
+    crosses a half and a quarter (one bin apart at most: which side of the crossing)."""
     checks = []
     for i, h in enumerate(hists):
         if not h or "entries" not in h:
@@ -232,4 +242,34 @@ def _consistency(hists, counts, loop_count, lines):
             checks.append(consistency_check(
                 where + "entries + underflows + overflows vs loop_count", float(loop_count[i]),
                 float(h["entries"]) + float(h["underflows"]) + float(h["overflows"]), rtol=0.0))
+        for key, value in h.get("open", {}).items():
+            if key in h:
+                checks.append(consistency_check(where + f"{key}: opening line vs closing lines",
+                                                float(value), float(h[key]), rtol=0.0))
+        checks.extend(_bin_checks(where, h))
+    return checks
+
+
+def _bin_checks(where, h):
+    """The printed mean, sigma, median and quartiles of histogram ``h`` against its bins."""
+    labels = np.array([float(b) for b in h["bins"]])
+    weights = np.array([float(c) for c in h["counts"]])
+    total = weights.sum()
+    if not total > 0 or len(labels) < 2:
+        return []
+    width = float(np.min(np.diff(labels))) if len(labels) > 1 else 1.0
+    mean = float((labels * weights).sum() / total)
+    sigma = float(np.sqrt((((labels - mean) ** 2) * weights).sum() / total))
+    cumulative = np.cumsum(weights)
+    checks = []
+    for key, data in (("mean", mean), ("sigma", sigma)):
+        if key in h:
+            checks.append(consistency_check(where + f"{key} vs its bins", float(h[key]), data,
+                                            rtol=HIST_STAT_RTOL, note="4 significant digits printed"))
+    for key, share in (("median", 0.5), ("q25", 0.25), ("q75", 0.75)):
+        if key in h:
+            crossing = float(labels[min(int(np.searchsorted(cumulative, share * total)), len(labels) - 1)])
+            checks.append(consistency_check(where + f"{key} vs the bin where its bins' count crosses {share:g}",
+                                            float(h[key]), crossing, rtol=0.0, atol=width,
+                                            note="one bin either side of the crossing"))
     return checks
