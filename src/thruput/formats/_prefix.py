@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ParseError
+
 __all__ = ["STYLES", "WRAPPER_LINES", "detect", "strip", "account", "shift_error", "apply_times",
            "Stripped"]
 
@@ -257,9 +259,22 @@ def _times(stamps, style, tz, year):
             return times, ("year-less stamps (ts default form) and no year known: times are NaT "
                            "(pass year=)")
         values = _syslog_iso(values, year)
-    local = np.array([v.replace("T", " ") for v in values], dtype="datetime64[ns]")
+    try:
+        local = np.array([v.replace("T", " ") for v in values], dtype="datetime64[ns]")
+    except ValueError:  # a stamp of the right shape that is no time (month 13, second 84)
+        raise _bad_stamp(values, np.flatnonzero(present)) from None
     times[present] = _to_utc(local, tz)
     return times, ""
+
+
+def _bad_stamp(values, lines):
+    """The ParseError naming the first of ``values`` (at 0-based ``lines``) that is no time."""
+    for value, line in zip(values, lines):
+        try:
+            np.datetime64(value.replace("T", " "), "ns")
+        except ValueError:
+            return ParseError(f"wrapper time stamp {value!r} is not a valid time", line=int(line) + 1)
+    return ParseError("a wrapper time stamp is not a valid time")
 
 
 def _epoch_ns(value):
@@ -276,7 +291,7 @@ def _syslog_iso(values, year):
         if month < last:
             year += 1
         last = month
-        day = int(v[4:6])
+        day = int(v[4:6])   # (" 7" or "07"; a bad day is caught by _times)
         out.append(f"{year:04d}-{month:02d}-{day:02d} {v[7:]}")
     return out
 
