@@ -7,9 +7,9 @@ such shapes, alone and spliced into a recorded sample of the format (so that the
 is past its header when it meets them). ``tests/test_hostile.py`` requires every reader
 to finish them; ``python -m benchmarks hostile`` times them.
 
-Run as ``python -m tests.hostile FORMAT [SIZE]``: reads every input of FORMAT and prints
-one JSON line per input (``label``, ``seconds``, ``outcome``: ``ok``, ``refused`` (a
-ThruputError) or ``crash: <exception>``).
+Run as ``python -m tests.hostile [FORMAT ...] [SIZE]``: reads every input of each FORMAT
+(default: all) and prints one JSON line per input (``format``, ``label``, ``seconds``,
+``outcome``: ``ok``, ``refused`` (a ThruputError) or ``crash: <exception> at <where>``).
 """
 
 from __future__ import annotations
@@ -105,15 +105,18 @@ def read_one(name, data):
 
 
 def main(argv=None):
+    from thruput.formats import REGISTRY
+
     argv = sys.argv[1:] if argv is None else argv
-    name = argv[0]
-    size = int(argv[1]) if len(argv) > 1 else SIZE
-    for label, data in inputs(name, size):
-        start = time.perf_counter()
-        outcome = read_one(name, data)
-        print(json.dumps({"format": name, "label": label, "bytes": len(data),
-                          "seconds": round(time.perf_counter() - start, 4), "outcome": outcome}),
-              flush=True)
+    names = [a for a in argv if not a.isdigit()] or list(REGISTRY)
+    size = next((int(a) for a in argv if a.isdigit()), SIZE)
+    for name in names:
+        for label, data in inputs(name, size):
+            start = time.perf_counter()
+            outcome = read_one(name, data)
+            print(json.dumps({"format": name, "label": label, "bytes": len(data),
+                              "seconds": round(time.perf_counter() - start, 4), "outcome": outcome}),
+                  flush=True)
 
 
 if __name__ == "__main__":
