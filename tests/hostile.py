@@ -121,3 +121,114 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+
+
+# --- the seeded fuzzer: damage at and inside line boundaries ---------------------------
+
+#: Numbers a damaged log may hold: too many digits for int() (4,300) or a float, a sign,
+#: an exponent, nothing.
+HUGE_NUMBERS = (b"9" * 5000, b"1" + b"0" * 400, b"-1", b"1e999", b"4294967295", b"18446744073709551616",
+                b".", b"-", b"nan", b"0" * 30)
+
+
+def _line_op(lines, r):
+    """One damage at line boundaries: cut, drop, duplicate, swap, or a blank/junk line."""
+    op = r.choice(("cut", "drop", "dup", "swap", "insert"))
+    i = r.randrange(len(lines))
+    if op == "cut":
+        del lines[i + 1:]
+        lines[i] = lines[i][: r.randrange(len(lines[i]) + 1)]
+    elif op == "drop" and len(lines) > 1:
+        del lines[i]
+    elif op == "dup":
+        lines.insert(i, lines[i])
+    elif op == "swap":
+        j = r.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+    else:
+        lines.insert(i, r.choice((b"", b" ", lines[r.randrange(len(lines))][:20], bytes(r.randbytes(40)))))
+
+
+def _inline_op(lines, r):
+    """One damage inside a line: a digit flipped, a number replaced, bytes inserted."""
+    i = r.randrange(len(lines))
+    line = lines[i]
+    digits = [k for k, c in enumerate(line) if 48 <= c <= 57]
+    op = r.choice(("flip", "number", "junk", "delete"))
+    if op == "flip" and digits:
+        k = r.choice(digits)
+        lines[i] = line[:k] + bytes([48 + r.randrange(10)]) + line[k + 1:]
+    elif op == "number" and digits:
+        k = r.choice(digits)
+        end = k
+        while end < len(line) and 48 <= line[end] <= 57:
+            end += 1
+        lines[i] = line[:k] + r.choice(HUGE_NUMBERS) + line[end:]
+    elif op == "junk":
+        k = r.randrange(len(line) + 1)
+        lines[i] = line[:k] + r.choice((bytes(r.randbytes(8)), b"\x00", b"\xff\xfe", b"\r", b"\t", b";", b"[")) + line[k:]
+    else:
+        k = r.randrange(len(line) + 1)
+        lines[i] = line[:k] + line[k + r.randrange(1, 10):]
+
+
+def _wrap(data, r):
+    """The whole file as an archive may hold it: CRLF, UTF-16, gzip (whole or cut)."""
+    op = r.choice(("none", "none", "crlf", "utf16", "gzip", "gzip-cut", "bom"))
+    if op == "crlf":
+        return data.replace(b"\n", b"\r\n")
+    if op == "utf16":
+        return data.decode("latin-1").encode("utf-16")
+    if op == "gzip":
+        return gzip.compress(data, mtime=0)
+    if op == "gzip-cut":
+        packed = gzip.compress(data, mtime=0)
+        return packed[: r.randrange(2, len(packed) + 1)]
+    if op == "bom":
+        return b"\xef\xbb\xbf" + data
+    return data
+
+
+def mutate(data, r):
+    """``data`` with one to four damages at or inside line boundaries, then wrapped."""
+    lines = data.split(b"\n") or [b""]
+    for _ in range(r.randint(1, 4)):
+        (_line_op if r.random() < 0.5 else _inline_op)(lines, r)
+        if not lines:
+            lines = [b""]
+    return _wrap(b"\n".join(lines), r)
+
+
+def all_samples(name):
+    """Every recorded sample file of ``name`` (bytes, gzip undone), the foreign ones too."""
+    out = []
+    for path in sorted((DATA / name).glob("*")):
+        if path.is_file() and not path.name.endswith(".expected.json") and path.suffix not in (".sh", ".md"):
+            raw = path.read_bytes()
+            out.append(gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw)
+    return out
+
+
+def fuzz_inputs(name, count, seed=0):
+    """``count`` damaged copies of the samples of ``name``, the same for the same seed."""
+    r = random.Random(f"{name}:{seed}")
+    texts = all_samples(name) or [b""]
+    for k in range(count):
+        yield k, mutate(r.choice(texts), r)
+
+
+def read_fuzzed(name, data, sniffed=False):
+    """``thruput.read_bytes`` of ``data`` (as format ``name``, or sniffed): ``"ok"``,
+    ``"refused"`` or ``"crash: ..."``."""
+    from thruput.errors import ThruputError
+    from thruput.reader import read_bytes
+
+    try:
+        read_bytes(data, format=None if sniffed else name, path="<fuzz>")
+    except ThruputError:
+        return "refused"
+    except Exception as exc:  # noqa: BLE001 - what the fuzzer is looking for
+        import traceback
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return f"crash: {type(exc).__name__}: {str(exc)[:200]} at {where.filename}:{where.lineno}"
+    return "ok"
