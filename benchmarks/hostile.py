@@ -140,19 +140,23 @@ def main(argv=None):
     parser.add_argument("--bomb-mb", type=float, default=5632.0, help="expanded size of the gzip bomb (MB)")
     parser.add_argument("--formats", nargs="*", default=list(REGISTRY))
     parser.add_argument("--skip-large", action="store_true")
+    parser.add_argument("--skip-hostile", action="store_true")
+    parser.add_argument("--skip-bomb", action="store_true")
     parser.add_argument("--out", default=str(DEFAULT_OUT))
     args = parser.parse_args(argv)
     base = json.loads(subprocess.run([sys.executable, "-c", BASE], capture_output=True, text=True,
                                      env=_env(), check=True).stdout)
     print(f"interpreter with thruput imported: {base['peak_mb']:.0f} MB")
     result = {"machine": platform.platform(), "base_peak_mb": base["peak_mb"]}
-    print("1 MB hostile inputs (tests/hostile.py):")
-    result["hostile"] = bench_hostile(args.formats)
+    if not args.skip_hostile:
+        print("1 MB hostile inputs (tests/hostile.py):")
+        result["hostile"] = bench_hostile(args.formats)
     if not args.skip_large:
         with tempfile.TemporaryDirectory(prefix="thruput-hostile-") as tmp:
             print(f"large logs (~{args.mb:g} MB each, thruput.read in a fresh process):")
             result["large"] = bench_large(args.formats, args.mb, tmp)
-            result["bomb"] = bench_bomb(args.bomb_mb, tmp)
+            if not args.skip_bomb:
+                result["bomb"] = bench_bomb(args.bomb_mb, tmp)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "hostile.json").write_text(json.dumps(result, indent=1) + "\n")

@@ -252,7 +252,10 @@ def _times(stamps, style, tz, year):
         return times, ""
     values = stamps[present]
     if style in _EPOCH_STYLES:
-        times[present] = [_epoch_ns(v) for v in values]
+        try:   # (9999999999.9 s is past datetime64[ns]'s year 2262)
+            times[present] = [_epoch_ns(v) for v in values]
+        except OverflowError:
+            raise _bad_stamp(values, np.flatnonzero(present), _epoch_ns) from None
         return times, ""
     if style == "syslog":
         if year is None:
@@ -262,17 +265,22 @@ def _times(stamps, style, tz, year):
     try:
         local = np.array([v.replace("T", " ") for v in values], dtype="datetime64[ns]")
     except ValueError:  # a stamp of the right shape that is no time (month 13, second 84)
-        raise _bad_stamp(values, np.flatnonzero(present)) from None
+        raise _bad_stamp(values, np.flatnonzero(present), _iso_ns) from None
     times[present] = _to_utc(local, tz)
     return times, ""
 
 
-def _bad_stamp(values, lines):
-    """The ParseError naming the first of ``values`` (at 0-based ``lines``) that is no time."""
+def _iso_ns(value):
+    return np.datetime64(value.replace("T", " "), "ns")
+
+
+def _bad_stamp(values, lines, convert):
+    """The ParseError naming the first of ``values`` (at 0-based ``lines``) that
+    ``convert`` does not take."""
     for value, line in zip(values, lines):
         try:
-            np.datetime64(value.replace("T", " "), "ns")
-        except ValueError:
+            convert(value)
+        except (ValueError, OverflowError):
             return ParseError(f"wrapper time stamp {value!r} is not a valid time", line=int(line) + 1)
     return ParseError("a wrapper time stamp is not a valid time")
 
