@@ -9,7 +9,7 @@ BIN := .venv/bin/
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 endif
 
-.PHONY: site install test bench clean
+.PHONY: site install test fuzz bench clean
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -19,6 +19,10 @@ install:                 ## tools (apt, as root) and the Python package with all
 
 test:                    ## the whole test suite
 	$(PY) -m pytest -n 2 -q
+
+fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
+	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_fuzz.py -k seeded
 
 bench:                   ## the benchmarks under benchmarks/ (not part of the tests)
 	$(PY) -m benchmarks

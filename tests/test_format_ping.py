@@ -335,7 +335,6 @@ def test_empty_input():
 
 def test_fast_path_reads_like_the_general_path(corpus, monkeypatch):
     """The bulk reader (one split + NumPy) and the line-by-line regex give the same Dataset."""
-    monkeypatch.setattr(ping, "_pingscan", None)  # the Python paths (C: test_format_ping_scan)
     paths = SAMPLES + _corpus_files(corpus)
     fast = {p: thruput.read(p) for p in paths}
     used = {p for p in paths if ping._replies_fast(decode(p.read_bytes())) is not None}
@@ -364,14 +363,13 @@ def test_fast_and_general_paths_agree_on_damaged_logs(sample, cut, at, junk):
         except ParseError as exc:
             return exc.line
 
-    original, scanner = ping._replies_fast, ping._pingscan
-    ping._pingscan = None  # the Python paths (the C scanner: test_format_ping_scan)
+    original = ping._replies_fast
     try:
         fast = outcome()
         ping._replies_fast = lambda text: None
         general = outcome()
     finally:
-        ping._replies_fast, ping._pingscan = original, scanner
+        ping._replies_fast = original
     if isinstance(fast, int) or fast is None:
         assert fast == general
     else:

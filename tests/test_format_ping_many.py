@@ -25,8 +25,6 @@ from thruput.reader import decode
 
 from .conftest import DATA
 
-pytestmark = pytest.mark.skipif(ping._pingscan is None, reason="the batch needs the C scanner")
-
 SAMPLES = sorted((DATA / "ping").glob("*.out"))
 
 
@@ -137,10 +135,8 @@ def test_every_sample_and_corpus_log(corpus):
     assert len(alone) >= 20, [paths[k].name for k in alone]
 
 
-def test_empty_batch_and_no_scanner(monkeypatch):
+def test_empty_batch():
     assert ping_many.scan_many([]).taken.size == 0
-    monkeypatch.setattr(ping, "_pingscan", None)
-    assert ping_many.scan_many([_log(range(1, 4))]).taken.size == 0
 
 
 @settings(max_examples=80, deadline=4000, suppress_health_check=[HealthCheck.too_slow])

@@ -1,17 +1,13 @@
-"""The C scanner of ping logs (``thruput.formats._pingscan``) against its reference, the
-pure-Python readers of :mod:`thruput.formats.ping`.
+"""Ping's two pure-Python readers of Unix logs against each other: the bulk fast path
+(:func:`thruput.formats.ping._replies_fast`: one regex ``split`` and one NumPy read) and
+the line-by-line reference (:func:`~thruput.formats.ping._replies_general`).
 
-Whole logs: the same Dataset (or the same error at the same line) with and without the
-scanner on every sample here, every corpus file, and cut, spliced and junk-filled logs.
-Single lines: the same decision (reply or not) and bit-identical numbers as the regex
-:data:`~thruput.formats.ping.UNIX_LINES` and ``float()``, on generated near-replies and on
-arbitrary text (which also checks that no input makes the scanner crash or overrun).
+Whole logs: the same Dataset (or the same error at the same line) by both on every sample
+here, every corpus file, a long log with every kind of line, and cut, spliced and
+junk-filled logs.
 """
 
 from __future__ import annotations
-
-import shutil
-import sysconfig
 
 import numpy as np
 import pytest
@@ -25,142 +21,7 @@ from thruput.reader import decode
 
 from .conftest import DATA
 
-
-def _compiler():
-    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
-    return shutil.which(cc)
-
-
-def test_scanner_is_built_where_a_compiler_is():
-    """``pip install -e .`` compiles the extension when a C compiler is present; if this
-    fails, the build was skipped (it is optional): re-run the install and read its log."""
-    if not _compiler():
-        pytest.skip("no C compiler: the pure-Python reader is used")
-    assert ping._pingscan is not None, "thruput.formats._pingscan was not built"
-
-
-scan = pytest.importorskip("thruput.formats._pingscan").scan
-
 SAMPLES = sorted((DATA / "ping").glob("*.out"))
-SETTINGS = settings(max_examples=150, deadline=2000,
-                    suppress_health_check=[HealthCheck.too_slow])
-
-# ---------------------------------------------------------------------------------------
-# The reference, line by line
-
-
-def _reference(text):
-    """What ``scan`` must return, from UNIX_LINES and float() (the Python readers' way)."""
-    lines = text.split("\n")
-    if text.endswith("\n") and len(lines) > 1:
-        lines.pop()  # the newline that ends the text starts no line
-    replies, numbers, flags, others, texts = [], [], [], [], []
-    for number, line in enumerate(lines, start=1):
-        m = ping.UNIX_LINES.match(line)
-        if m.group(3) is None:
-            others.append(number)
-            texts.append(line)
-            continue
-        ts, size, seq, ttl, rtt, flag = m.groups()[:6]
-        replies.append(number)
-        numbers.append([float(ts) if ts else np.nan, float(size), float(seq),
-                        float(ttl) if ttl else -1.0, float(rtt) if rtt else np.nan])
-        flags.append({None: 0, "DUP!": 1, "BAD CHECKSUM!": 2}[flag])
-    return replies, numbers, flags, others, texts
-
-
-def assert_scans_like_reference(text):
-    lines, numbers, flags, others, texts = scan(text)
-    ref = _reference(text)
-    assert np.frombuffer(lines, np.int64).tolist() == ref[0]
-    got = np.frombuffer(numbers, np.float64).reshape(-1, 5)
-    want = np.array(ref[1], dtype=np.float64).reshape(-1, 5)
-    # bit for bit: the same doubles (NaN where absent)
-    assert got.view(np.int64).tolist() == want.view(np.int64).tolist()
-    assert np.frombuffer(flags, np.int8).tolist() == ref[2]
-    assert np.frombuffer(others, np.int64).tolist() == ref[3]
-    assert texts == ref[4]
-
-
-def test_reply_shapes():
-    """One line of each shape, hand-checked values."""
-    text = ("PING 127.0.0.1 (127.0.0.1) 56(84) bytes of data.\n"
-            "[1594978465.914536] 64 bytes from 127.0.0.1: icmp_seq=1 ttl=64 time=0.045 ms\n"
-            "64 bytes from ::1: seq=0 ttl=64 time=0.101 ms\n"
-            "16 bytes from fe80::1%lo0, icmp_seq=2 hlim=64 time=1. ms (DUP!)\n"
-            "16 bytes from host (10.0.0.1): icmp_seq=3. time=12ms\n"
-            "8 bytes from 127.0.0.1: icmp_seq=4\n"
-            "64 bytes from 10.0.0.1: icmp_seq=5 ttl=64 time=0.3 ms (BAD CHECKSUM!)\n"
-            "64 bytes from 10.0.0.1: icmp_seq=6 ttl=64 time=0.3 ms trailing\n"
-            "no answer yet for icmp_seq=7")
-    lines, numbers, flags, others, texts = scan(text)
-    assert np.frombuffer(lines, np.int64).tolist() == [2, 3, 4, 5, 6, 7]
-    got = np.frombuffer(numbers, np.float64).reshape(-1, 5)
-    np.testing.assert_array_equal(got, [
-        [1594978465.914536, 64, 1, 64, 0.045],
-        [np.nan, 64, 0, 64, 0.101],
-        [np.nan, 16, 2, 64, 1.0],
-        [np.nan, 16, 3, -1, 12.0],
-        [np.nan, 8, 4, -1, np.nan],
-        [np.nan, 64, 5, 64, 0.3]])
-    assert np.frombuffer(flags, np.int8).tolist() == [0, 0, 1, 0, 0, 2]
-    assert np.frombuffer(others, np.int64).tolist() == [1, 8, 9]
-    assert texts == [text.split("\n")[0], text.split("\n")[7], "no answer yet for icmp_seq=7"]
-    assert_scans_like_reference(text)
-
-
-@pytest.mark.parametrize("text", ["", "\n", "\n\n", "x", "x\n", "\r\n", "\x00", "é\n\x00é"])
-def test_edge_texts(text):
-    assert_scans_like_reference(text)
-
-
-NEAR_MISSES = [
-    "[.5] 64 bytes from a: icmp_seq=1", "[5.] 64 bytes from a: icmp_seq=1",
-    "[5] 64 bytes from a: icmp_seq=1", "[5.5]64 bytes from a: icmp_seq=1",
-    "[5.5 64 bytes from a: icmp_seq=1", " 64 bytes from a: icmp_seq=1",
-    "bytes from a: icmp_seq=1", "64 bytes from a icmp_seq=1", "64 bytes from a:icmp_seq=1",
-    "64 bytes from a: icmp_seq=", "64 bytes from a: icmpseq=1", "64 bytes from a: icmp_seq=1..",
-    "64 bytes from a: icmp_seq=1 ttl=", "64 bytes from a: icmp_seq=1 ttl=1 ",
-    "64 bytes from a: icmp_seq=1 hlim=x", "64 bytes from a: icmp_seq=1 time=.5 ms",
-    "64 bytes from a: icmp_seq=1 time=5  ms", "64 bytes from a: icmp_seq=1 time=5 m",
-    "64 bytes from a: icmp_seq=1 time=5", "64 bytes from a: icmp_seq=1 time=5 ms (DUP!",
-    "64 bytes from a: icmp_seq=1 (DUP!) (DUP!)", "64 bytes from a: icmp_seq=1 time=1 ms ttl=1",
-    "64 bytes from a: icmp_seq=1\r", "64 bytes from a: icmp_seq=\u0661",
-    "\u0666\u0664 bytes from a: icmp_seq=1", "64 bytes from a:, icmp_seq=1",
-    "64 bytes from a,: icmp_seq=1", "64 bytes from a: b: icmp_seq=1 ttl=2",
-]
-
-
-@pytest.mark.parametrize("line", NEAR_MISSES)
-def test_near_misses(line):
-    assert_scans_like_reference(line + "\n" + line)
-
-
-def test_numbers_past_the_exact_fast_path():
-    """2**53 + 1, 20+ digits, 23+ decimals and overflow go through float()'s own reader."""
-    for number in ("9007199254740992", "9007199254740993", "18446744073709551617",
-                   "1" * 400, "0.1234567890123456789012345", "1" * 17 + "." + "9" * 30,
-                   "00000000000000000000000001.5",
-                   # m / 10**k of a mantissa beyond 2**53 would round twice and be off
-                   "8145407785712.0239", "69977848286370.165", "64325869505121.36892"):
-        whole = number.split(".")[0]
-        text = (f"[{number if '.' in number else number + '.5'}] 64 bytes from a: "
-                f"icmp_seq={whole} ttl=1 time={number} ms\n")
-        assert_scans_like_reference(text)
-
-
-def test_not_str_is_a_type_error():
-    with pytest.raises(TypeError):
-        scan(b"64 bytes from a: icmp_seq=1")
-
-
-def test_lone_surrogate_falls_back_to_python():
-    text = ("PING a (1.2.3.4) 56(84) bytes of data.\n"
-            "64 bytes from \ud800: icmp_seq=1 ttl=64 time=0.1 ms\n")
-    with pytest.raises(UnicodeEncodeError):
-        scan(text)
-    assert_same_outcome(text)
-
 
 # Pieces of reply lines and of near misses, for the generated lines below.
 _DIGITS = st.text(alphabet="0123456789", min_size=1, max_size=24)
@@ -195,34 +56,13 @@ def _reply_like(draw):
 _LINE = st.one_of(_reply_like(), st.lists(_PIECES, max_size=14).map("".join))
 
 
-@SETTINGS
-@given(st.lists(_LINE, max_size=12), st.booleans())
-@example(["64 bytes from : icmp_seq=1"], True)  # an empty address
-@example(["64 bytes from a: icmp_seq=1 ttl=1 time=1 ms: x"], False)  # a ':' in the tail
-def test_generated_lines_scan_like_the_regex(lines, final_newline):
-    assert_scans_like_reference("\n".join(lines) + ("\n" if final_newline else ""))
-
-
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_reply_like(), min_size=2, max_size=4))
 @example(["64 bytes from 127.0.0.1: icmp_seq=1 ttl=64 time=0.045 ms",
           "64 bytes from 127.0.0.1: icmp_seq=2 ttl=64 time=0.05 ms"])
-def test_replies_merged_by_a_lost_newline_scan_like_the_regex(replies):
-    """Two or more replies on one line (a lost newline) are no reply in both readers."""
-    assert_scans_like_reference("".join(replies) + "\n")
+def test_replies_merged_by_a_lost_newline_read_alike(replies):
+    """Two or more replies on one line (a lost newline) are the same in both readers."""
     assert_same_outcome("PING a (a) 56(84) bytes of data.\n" + "".join(replies) + "\n")
-
-
-@SETTINGS
-@given(st.text(max_size=400))
-def test_any_text_scans_like_the_regex(text):
-    assert_scans_like_reference(text)
-
-
-@SETTINGS
-@given(st.binary(max_size=400))
-def test_any_bytes_scan_like_the_regex(data):
-    assert_scans_like_reference(decode(data))
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,27 +76,24 @@ def _outcome(text):
         return (type(exc).__name__, str(exc), exc.line)
 
 
-def _without_scanner(function, *args, general=False):
-    """``function(*args)`` by the pure-Python readers (``general``: the line-by-line one)."""
-    scanner, fast = ping._pingscan, ping._replies_fast
-    ping._pingscan = None
-    if general:
-        ping._replies_fast = lambda text: None
+def _general(function, *args):
+    """``function(*args)`` by the line-by-line reader only (no fast path)."""
+    fast = ping._replies_fast
+    ping._replies_fast = lambda text: None
     try:
         return function(*args)
     finally:
-        ping._pingscan, ping._replies_fast = scanner, fast
+        ping._replies_fast = fast
 
 
 def assert_same_outcome(text):
-    """The C scanner gives what the fast and the general Python readers give."""
-    with_c = _outcome(text)
-    for general in (False, True):
-        python = _without_scanner(_outcome, text, general=general)
-        if isinstance(with_c, tuple) or isinstance(python, tuple):
-            assert with_c == python
-        else:
-            assert with_c.identical(python)
+    """The fast path gives what the line-by-line reader gives."""
+    fast = _outcome(text)
+    general = _general(_outcome, text)
+    if isinstance(fast, tuple) or isinstance(general, tuple):
+        assert fast == general
+    else:
+        assert fast.identical(general)
 
 
 def test_every_sample_and_corpus_file_reads_alike(corpus):
@@ -269,7 +106,7 @@ def test_every_sample_and_corpus_file_reads_alike(corpus):
         ds = thruput.read(path) if "empty" not in path.name and "not-a-run" not in path.name \
             and "two-runs" not in path.name else None
         if ds is not None:
-            assert ds.identical(_without_scanner(thruput.read, path)), path
+            assert ds.identical(_general(thruput.read, path)), path
             replies += int((ds["status"].values.astype(str) == "reply").sum())
     assert replies == 722
 

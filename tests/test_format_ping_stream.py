@@ -2,8 +2,7 @@
 in pieces through ``ping.parse_chunks``.
 
 Two properties: the streamed Dataset is the one the whole-text parse gives (every sample
-and corpus file, cut into pieces as small as 64 bytes, by the C scanner and by the pure-Python
-readers), and a log of a few hundred MB is read with a peak resident set bounded by a
+and corpus file, cut into pieces as small as 64 bytes), and a log of a few hundred MB is read with a peak resident set bounded by a
 constant plus the size of the output, measured in a fresh process (``slow``): the kernel's
 high-water mark ``VmHWM``, which ``exec`` resets, beside ``resource.getrusage``'s
 ``ru_maxrss``, which Linux carries over from the process that forked the child (pytest,
@@ -12,6 +11,7 @@ large after generating the log) and so only bounds the peak from above.
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -19,6 +19,7 @@ import sys
 import pytest
 
 from thruput import reader
+from thruput.errors import ThruputError
 from thruput.formats import ping
 
 from .conftest import DATA, ROOT
@@ -44,12 +45,7 @@ def _same(a, b):
 
 
 @pytest.mark.parametrize("chunk", [64, 1000, 65536])
-@pytest.mark.parametrize("scanner", ["C", "Python"])
-def test_streamed_reads_equal_whole_reads(corpus, monkeypatch, chunk, scanner):
-    if scanner == "Python":
-        monkeypatch.setattr(ping, "_pingscan", None)
-    elif ping._pingscan is None:
-        pytest.skip("the C scanner is not built here")
+def test_streamed_reads_equal_whole_reads(corpus, monkeypatch, chunk):
     monkeypatch.setattr(reader, "STREAM_BYTES", 0)
     monkeypatch.setattr(reader, "CHUNK_BYTES", chunk)
     calls = []
@@ -147,3 +143,50 @@ def test_large_log_reads_in_bounded_memory(tmp_path):
     # plus the output)
     assert got["peak_mb"] - base["peak_mb"] < log["bytes"] / 2**20
     assert got["ru_maxrss_mb"] >= got["peak_mb"] - 1
+
+
+@pytest.mark.parametrize("wrap", ["crlf", "cr", "gzip", "gzip-crlf", "gzip-members"])
+def test_crlf_cr_and_gzip_logs_stream_like_plain_ones(monkeypatch, tmp_path, wrap):
+    """Issue 40: CRLF, CR and gzip logs go through ``parse_chunks`` too (decompressed and
+    turned into LF piece by piece), with the Dataset of the whole read."""
+    monkeypatch.setattr(reader, "STREAM_BYTES", 0)
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 100)
+    calls = []
+    monkeypatch.setattr(ping, "parse_chunks", _counting(ping.parse_chunks, calls))
+    samples = [p for p in SAMPLES if "empty" not in p.name and "not-a-run" not in p.name]
+    for sample in samples:
+        raw = sample.read_bytes()
+        if wrap.endswith("crlf"):
+            raw = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+        elif wrap == "cr":
+            raw = raw.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
+        if wrap.startswith("gzip"):
+            half = len(raw) // 2
+            raw = (gzip.compress(raw[:half], mtime=0) + gzip.compress(raw[half:], mtime=0)
+                   if wrap == "gzip-members" else gzip.compress(raw, mtime=0))
+        path = tmp_path / sample.name
+        path.write_bytes(raw)
+        assert _same(_outcome(reader.read, path), _outcome(reader.read_bytes, raw, path=str(path))), sample
+    assert len(calls) >= len(samples) - 3   # (a header past the first 100-byte piece: read whole)
+
+
+def test_a_gzip_bomb_is_refused_whole_and_streamed(monkeypatch, tmp_path):
+    """Issue 40: gzip that expands past GUNZIP_BYTES (read whole) or GUNZIP_RATIO times
+    (streamed) is a ParseError naming the file, not gigabytes of memory."""
+    head = (DATA / "ping" / "iputils--loopback-c5.out").read_bytes().split(b"\n")[0] + b"\n"
+    bomb = tmp_path / "bomb.out.gz"
+    bomb.write_bytes(gzip.compress(head + b"\n" * (8 * 2**20), mtime=0))
+    monkeypatch.setattr(reader, "GUNZIP_BYTES", 2**20)
+    with pytest.raises(ThruputError, match=r"bomb.out.gz: gzip data expands past 1 MB"):
+        reader.read_bytes(bomb.read_bytes(), path=str(bomb))
+    monkeypatch.setattr(reader, "STREAM_BYTES", 0)
+    with pytest.raises(ThruputError, match=r"bomb.out.gz: gzip data expands more than 200 times"):
+        reader.read(bomb)
+
+
+def test_a_log_past_the_whole_read_limit_is_refused_naming_the_limit(monkeypatch, tmp_path):
+    path = tmp_path / "iperf.txt"
+    path.write_bytes((DATA / "iperf2" / "v2.1.8--tcp-client.txt").read_bytes())
+    monkeypatch.setattr(reader, "WHOLE_BYTES", 100)
+    with pytest.raises(ThruputError, match=r"iperf.txt: 0 MB: larger than the 0 MB a iperf2 log is read whole"):
+        reader.read(path)

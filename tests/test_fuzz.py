@@ -5,7 +5,9 @@ never a hang (hypothesis' deadline)."""
 from __future__ import annotations
 
 import gzip
+import os
 import re
+import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -259,3 +261,33 @@ def test_a_number_of_hundreds_of_digits_is_an_error_not_inf_nor_a_crash(name, sa
     end = re.match(r"[0-9.]*", text[start:]).end() + start
     with pytest.raises(ParseError, match="infinite|not an integer|not valid|too large"):
         formats.get(name).parse(text[:start] + "1" + "0" * 400 + text[end:])
+
+
+# --- issue 40: a seeded fuzzer over every format ---------------------------------------
+
+#: Damaged copies per format (``tests/hostile.py``: one to four damages at and inside line
+#: boundaries, then CRLF, UTF-16, BOM or gzip, whole or cut). ``make fuzz`` raises it.
+FUZZ_COUNT = int(os.environ.get("THRUPUT_FUZZ_COUNT", "60"))
+FUZZ_SEED = int(os.environ.get("THRUPUT_FUZZ_SEED", "0"))
+#: Seconds one input may take: small samples read in milliseconds; only a hang misses it.
+FUZZ_BOUND_S = 30
+
+
+@pytest.mark.parametrize("name", formats.REGISTRY)
+def test_seeded_fuzz_only_thruput_errors(name):
+    """Every damaged copy is read (``thruput.read_bytes``, every fourth one sniffed) into a
+    valid Dataset or refused with a ThruputError; nothing else escapes, each finishes."""
+    from .hostile import fuzz_inputs, read_fuzzed
+
+    outcomes, slow = {}, []
+    for k, data in fuzz_inputs(name, FUZZ_COUNT, FUZZ_SEED):
+        start = time.perf_counter()
+        outcome = read_fuzzed(name, data, sniffed=k % 4 == 3)
+        if time.perf_counter() - start > FUZZ_BOUND_S:
+            slow.append(k)
+        outcomes.setdefault(outcome, []).append(k)
+    crashes = {o: ks for o, ks in outcomes.items() if o.startswith("crash")}
+    assert not crashes, f"{name} (seed {FUZZ_SEED}): {crashes}"
+    assert not slow, f"{name} (seed {FUZZ_SEED}): inputs {slow} took over {FUZZ_BOUND_S} s"
+    assert sum(map(len, outcomes.values())) == FUZZ_COUNT
+    assert outcomes.get("refused"), f"{name}: no damaged copy was refused"

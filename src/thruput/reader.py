@@ -26,6 +26,21 @@ STREAM_BYTES = 64 * 2**20
 CHUNK_BYTES = 4 * 2**20
 #: How much of a streamed log's beginning the format sees whole (its header and more).
 STREAM_HEAD_CHARS = 65536
+#: The largest log (bytes, gzip undone) a format without a streaming reader reads whole:
+#: its text, lines and arrays take many times the file (measured by ``python -m
+#: benchmarks hostile``: about 17 times for iperf 2 text and web100 sidestream, 12 for
+#: iperf3 --json-stream), and the peak resident set must stay under 1 GB. A larger log is
+#: refused with a ParseError naming the file and the limit (split it, one run per file).
+WHOLE_BYTES = 32 * 2**20
+#: Formats whose whole read costs more (iperf 2 CSV: 35 times the file) or less (JSON
+#: documents, binary snaplogs, ping with a wrapper prefix: 3 to 8 times) per byte.
+WHOLE_BYTES_BY_FORMAT = {"iperf2_csv": 16 * 2**20, "iperf3_json": 96 * 2**20, "irtt": 96 * 2**20,
+                         "flent": 96 * 2**20, "web100_snaplog": 128 * 2**20, "ping": 128 * 2**20}
+#: gzip data is refused past this many bytes decompressed when read whole (a 25 MB gzip
+#: of zeros expands to 5.5 GB), and, when streamed, past this expansion factor once it is
+#: past :data:`STREAM_BYTES` (logs compress 5 to 30 times; a gzip bomb some 1000 times).
+GUNZIP_BYTES = 256 * 2**20
+GUNZIP_RATIO = 200
 
 
 def read(path, format=None, lenient=None, *, tz=None, year=None):
@@ -66,13 +81,26 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
         ``AmbiguousFormatError`` listing the formats.
     """
     path = Path(path)
-    if path.stat().st_size > STREAM_BYTES:
+    size = path.stat().st_size
+    if size > STREAM_BYTES:
         with _lenient(lenient):
             ds = _read_streaming(path, format)
         if ds is not None:
             return ds
+        _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "this log", str(path))
     raw = path.read_bytes()
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
+
+
+def whole_limit(name):
+    """The largest log (bytes) format ``name`` reads whole (:data:`WHOLE_BYTES`)."""
+    return WHOLE_BYTES_BY_FORMAT.get(name, WHOLE_BYTES)
+
+
+def _check_size(size, limit, what, path):
+    if size > limit:
+        raise ParseError(f"{size / 2**20:.0f} MB: larger than the {limit / 2**20:.0f} MB {what} "
+                         f"is read whole with (thruput.reader.WHOLE_BYTES); split the log", path=path)
 
 
 def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=None):
@@ -81,6 +109,7 @@ def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
     head = decode(data[: formats.HEAD_BYTES])
     name, style = formats.sniff_wrapped(head, path, format)
+    _check_size(len(data), whole_limit(name), f"a {name} log", path)
     module = formats.get(name)
     stripped = None
     try:
@@ -228,29 +257,39 @@ def _read_streaming(path, format=None):
 
     Two passes over the file, neither holding it whole: the first computes the sha256,
     counts the lines and checks the encoding (UTF-8, else Latin-1, as :func:`decode`), the
-    second hands the decoded pieces to the format's ``parse_chunks``. The Dataset is the one
-    :func:`read_bytes` gives. None (the caller reads the file whole) for gzip files, files
-    with CR line ends, wrapped files (:mod:`thruput.formats._prefix`), formats without
-    ``parse_chunks`` and logs whose run header is not in the first piece.
+    second hands the decoded pieces to the format's ``parse_chunks``. gzip files are
+    decompressed on the way (in both passes; past :data:`GUNZIP_RATIO` times their size,
+    refused), CRLF and CR line ends become LF as in :func:`decode`. The Dataset is the one
+    :func:`read_bytes` gives. None (the caller reads the file whole, up to
+    :data:`WHOLE_BYTES`) for wrapped files (:mod:`thruput.formats._prefix`), formats
+    without ``parse_chunks`` and logs whose run header is not in the first piece.
     """
+    gz = False
     with open(path, "rb") as f:
         first = f.read(formats.HEAD_BYTES)
-    if first[:2] == GZIP_MAGIC or not first:
+        if first[:2] == GZIP_MAGIC:
+            gz = True
+            f.seek(0)
+            first = b""
+            for _, block in _blocks(f, True, str(path)):
+                first += block
+                if len(first) >= formats.HEAD_BYTES:
+                    break
+            first = first[: formats.HEAD_BYTES]
+    if not first:
         return None
     name, style = formats.sniff_wrapped(decode(first), str(path), format)
     module = formats.get(name)
     if style or not hasattr(module, "parse_chunks"):
         return None
-    facts = _file_facts(path)
-    if facts["cr"]:
-        return None
+    facts = _file_facts(path, gz)
     encoding = "utf-8" if facts["utf8"] else "latin-1"
-    pieces = _pieces(path, encoding)
+    pieces = _pieces(path, encoding, gz)
     piece = next(pieces, None)
     head = piece[:STREAM_HEAD_CHARS] if piece is not None else None
     if head is None or not module.SNIFF.search(head[: STREAM_HEAD_CHARS - formats.HEAD_BYTES]):
         return None
-    n_lines = facts["newlines"] + (0 if facts["last"] == b"\n" else 1)
+    n_lines = facts["newlines"] + (0 if facts["last"] in (b"\n", b"\r") else 1)
     chunks = _chain(piece, pieces)
     del piece
     try:
@@ -268,55 +307,102 @@ def _chain(first, rest):
     yield from rest
 
 
-def _file_facts(path):
-    """sha256, newline count, CR present, valid UTF-8, last byte and the decoded tail of
-    ``path``, in one pass of :data:`CHUNK_BYTES` reads."""
-    sha, newlines, cr, last = hashlib.sha256(), 0, False, b""
+def _blocks(f, gz, path):
+    """``(bytes as stored, bytes as read)`` of the open file ``f`` in :data:`CHUNK_BYTES`
+    reads, gzip members decompressed (each output block at most :data:`CHUNK_BYTES`);
+    past :data:`GUNZIP_RATIO` times the bytes stored (and :data:`STREAM_BYTES`), a
+    ParseError: a gzip bomb is refused, not expanded."""
+    if not gz:
+        while block := f.read(CHUNK_BYTES):
+            yield block, block
+        return
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    stored = expanded = 0
+    while raw := f.read(CHUNK_BYTES):
+        stored += len(raw)
+        data = raw
+        try:
+            while data:
+                if inflater.eof:
+                    if data[:2] != GZIP_MAGIC:   # bytes after the last member: ignored
+                        break
+                    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+                chunk = inflater.decompress(data, CHUNK_BYTES)
+                expanded += len(chunk)
+                if expanded > max(STREAM_BYTES, GUNZIP_RATIO * stored):
+                    raise ParseError(f"gzip data expands more than {GUNZIP_RATIO} times "
+                                     "(thruput.reader.GUNZIP_RATIO): refused", path=path)
+                data = inflater.unused_data if inflater.eof else inflater.unconsumed_tail
+                yield raw, chunk
+                raw = b""
+        except zlib.error as exc:
+            raise ParseError(f"corrupt gzip data: {exc}", path=path) from None
+        if raw:
+            yield raw, b""
+
+
+def _file_facts(path, gz=False):
+    """sha256 (of the file as stored), and of its content: line count (LF, CRLF or CR
+    ends), valid UTF-8, last byte and the decoded tail, in one pass of
+    :data:`CHUNK_BYTES` reads."""
+    sha, newlines, last = hashlib.sha256(), 0, b""
     utf8 = codecs.getincrementaldecoder("utf-8")()
     valid = True
+    tail = b""
     with open(path, "rb") as f:
-        while block := f.read(CHUNK_BYTES):
-            sha.update(block)
-            newlines += block.count(b"\n")
-            cr = cr or b"\r" in block
+        for raw, block in _blocks(f, gz, str(path)):
+            sha.update(raw)
+            if not block:
+                continue
+            # lines as decode() makes them: every LF, and every CR not before an LF
+            newlines += block.count(b"\n") + block.count(b"\r") - block.count(b"\r\n")
+            if last == b"\r" and block[:1] == b"\n":
+                newlines -= 1
             if valid:
                 try:
                     utf8.decode(block)
                 except UnicodeDecodeError:
                     valid = False
             last = block[-1:]
+            tail = (tail + block[-4 * 2048:])[-4 * 2048:]
         if valid:
             try:
                 utf8.decode(b"", final=True)
             except UnicodeDecodeError:
                 valid = False
-        size = f.tell()
-        f.seek(max(0, size - 4 * 2048))
-        tail = f.read().decode("utf-8" if valid else "latin-1", errors="ignore")
-    return {"sha256": sha.hexdigest(), "newlines": newlines, "cr": cr, "utf8": valid,
-            "last": last, "tail": tail}
+    tail = tail.decode("utf-8" if valid else "latin-1", errors="ignore")
+    return {"sha256": sha.hexdigest(), "newlines": newlines, "utf8": valid,
+            "last": last, "tail": tail.replace("\r\n", "\n").replace("\r", "\n")}
 
 
-def _pieces(path, encoding):
+def _pieces(path, encoding, gz=False):
     """The text of ``path`` in pieces of about :data:`CHUNK_BYTES`, each cut after a
-    newline (the last one as it ends), decoded as :func:`decode` does (BOM dropped)."""
+    line end (the last one as it ends), decoded as :func:`decode` does (BOM dropped,
+    CRLF and CR to LF; a CR at the end of a piece waits for the next, which may start
+    with its LF)."""
     carry = b""
     first = True
     with open(path, "rb") as f:
-        while block := f.read(CHUNK_BYTES):
+        for _, block in _blocks(f, gz, str(path)):
+            if not block:
+                continue
             if first and encoding == "utf-8" and block.startswith(UTF8_BOM):
                 block = block[len(UTF8_BOM):]
             first = False
             block = carry + block
-            cut = block.rfind(b"\n") + 1
+            cut = max(block.rfind(b"\n"), block.rfind(b"\r", 0, len(block) - 1)) + 1
             if cut == 0:
                 carry = block
                 continue
             carry = block[cut:]
-            yield block[:cut].decode(encoding)
+            yield _lf(block[:cut].decode(encoding))
             del block
     if carry:
-        yield carry.decode(encoding)
+        yield _lf(carry.decode(encoding))
+
+
+def _lf(text):
+    return text if "\r" not in text else text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 #: The line accounting attrs that add up over the files of a joined Dataset.
@@ -341,17 +427,23 @@ def _attrs(name):
     return {"units": units, "long_name": long_name}
 
 
-def _gunzip(raw, path):
-    """Decompress every gzip member of ``raw``.
+def _gunzip(raw, path, limit=None):
+    """Decompress every gzip member of ``raw``, at most ``limit`` bytes (default
+    :data:`GUNZIP_BYTES`): past it, a ParseError (a gzip bomb is refused, not expanded).
 
     A stream cut off mid-way yields the bytes that were complete (the format's parser then
     reports the truncation) instead of ``EOFError``; corrupt data is a ParseError.
     """
-    out = []
+    limit = GUNZIP_BYTES if limit is None else limit
+    out, total = [], 0
     while raw[:2] == GZIP_MAGIC:
         inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
         try:
-            out.append(inflater.decompress(raw))
+            out.append(inflater.decompress(raw, limit - total + 1))
+            total += len(out[-1])
+            if total > limit or inflater.unconsumed_tail:
+                raise ParseError(f"gzip data expands past {limit / 2**20:.0f} MB "
+                                 "(thruput.reader.GUNZIP_BYTES): refused", path=path)
             out.append(inflater.flush())
         except zlib.error as exc:
             raise ParseError(f"corrupt gzip data: {exc}", path=path) from None

@@ -2,12 +2,12 @@
 
 :func:`thruput.formats.ping.scan` costs about half a millisecond of Python per log
 whatever its length (ledger, sequence-number checks, consistency records), against some
-20 us for the C scanner's pass over a 100-probe log. :func:`scan_many` takes the logs
+some tens of us for the fast path's pass over a 100-probe log. :func:`scan_many` takes the logs
 that hold nothing but a header, replies in sequence and the summary, with ping's totals
 agreeing with the replies (the monitor's usual log), and decides all of them with NumPy
 over the whole batch. Every other log (a loss or error line, a duplicate, a wrapped or
 repeated sequence number, a cut-off or damaged log, a disagreement with ping's totals,
-Windows, no C scanner) is left to :func:`~thruput.formats.ping.scan`: the caller reads
+Windows, replies the fast path does not take) is left to :func:`~thruput.formats.ping.scan`: the caller reads
 it one by one, so its numbers, its records and its errors are exactly that reader's.
 
 For the logs it takes, the probes, ping's summary and the line accounting are those of
@@ -26,7 +26,7 @@ from . import ping
 
 __all__ = ["Many", "scan_many"]
 
-#: Columns of the C scanner's numbers (as in :func:`ping._replies_c`).
+#: Columns of :func:`_scan_text`'s numbers.
 _TIMESTAMP, _SIZE, _SEQ, _TTL, _RTT = range(5)
 
 
@@ -60,7 +60,7 @@ def scan_many(texts):
     The logs not in ``Many.taken`` must be read with :func:`ping.scan` (which also gives
     any error they raise). Nothing here raises for a log's content.
     """
-    found = [_scan_one(text) for text in texts] if ping._pingscan is not None else []
+    found = [_scan_one(text) for text in texts]
     taken = [k for k, f in enumerate(found) if f is not None]
     if not taken:
         return _empty()
@@ -114,27 +114,32 @@ class _Plain(NamedTuple):
 
 
 def _scan_one(text):
-    """The C scanner's replies of ``text`` and its few other lines read, or None when the
-    log is not plain (see :func:`scan_many`)."""
+    """The replies of ``text`` (ping's fast path, else its line-by-line reader) and its few
+    other lines read, or None when the log is not plain (see :func:`scan_many`)."""
     if not text.endswith("\n") or ping.BLANK_TEXT.match(text):
         return None
     try:
         variant, header_line = ping._variant(text, text[-ping.TAIL_CHARS:])
-        lines, numbers, flags, other_lines, other_texts = ping._pingscan.scan(text)
-    except (ping.ParseError, UnicodeEncodeError):
+        origin = ping.SEQ_ORIGIN.get(variant)
+        if origin is None:
+            return None
+        found = ping._replies_fast(text) or ping._replies_general(text, variant, text.count("\n"))
+    except ping.ParseError:
         return None
-    origin = ping.SEQ_ORIGIN.get(variant)
-    if origin is None or any(flags):
+    replies, others = found
+    if replies.flag is not None and any(replies.flag):     # (DUP!), (BAD CHECKSUM!)
         return None
-    lines = np.frombuffer(lines, dtype=np.int64)
+    lines = replies.line
+    numbers = np.column_stack([replies.timestamp, replies.size, replies.seq, replies.ttl,
+                               replies.rtt]).astype(np.float64)
     n_lines = text.count("\n")
-    if len(lines) + len(other_texts) != n_lines:
+    others = list(others)
+    if len(lines) + len(others) != n_lines:
         return None
     # (any other line, a loss, an ICMP or send error among them, sends the log to
     # ping.scan: none of those has the shape of a line taken here)
     summary, skipped, parsed, stats = {}, {}, len(lines), 0
-    at = np.frombuffer(other_lines, dtype=np.int64).tolist()
-    for line, other in zip(at, other_texts):
+    for line, other in others:
         if not other.strip(" \t"):
             reason = "blank"
         elif ping.HEADER.match(other):
@@ -159,8 +164,7 @@ def _scan_one(text):
         skipped[reason] = skipped.get(reason, 0) + 1
     if stats != 1 or "transmitted" not in summary:
         return None
-    return _Plain(variant, lines, np.frombuffer(numbers, dtype=np.float64).reshape(-1, 5), origin,
-                  n_lines, summary, skipped, parsed)
+    return _Plain(variant, lines, numbers, origin, n_lines, summary, skipped, parsed)
 
 
 def _agrees(parts, counts, rtt, owner):

@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ParseError
+
 __all__ = ["STYLES", "WRAPPER_LINES", "detect", "strip", "account", "shift_error", "apply_times",
            "Stripped"]
 
@@ -250,16 +252,37 @@ def _times(stamps, style, tz, year):
         return times, ""
     values = stamps[present]
     if style in _EPOCH_STYLES:
-        times[present] = [_epoch_ns(v) for v in values]
+        try:   # (9999999999.9 s is past datetime64[ns]'s year 2262)
+            times[present] = [_epoch_ns(v) for v in values]
+        except OverflowError:
+            raise _bad_stamp(values, np.flatnonzero(present), _epoch_ns) from None
         return times, ""
     if style == "syslog":
         if year is None:
             return times, ("year-less stamps (ts default form) and no year known: times are NaT "
                            "(pass year=)")
         values = _syslog_iso(values, year)
-    local = np.array([v.replace("T", " ") for v in values], dtype="datetime64[ns]")
+    try:
+        local = np.array([v.replace("T", " ") for v in values], dtype="datetime64[ns]")
+    except ValueError:  # a stamp of the right shape that is no time (month 13, second 84)
+        raise _bad_stamp(values, np.flatnonzero(present), _iso_ns) from None
     times[present] = _to_utc(local, tz)
     return times, ""
+
+
+def _iso_ns(value):
+    return np.datetime64(value.replace("T", " "), "ns")
+
+
+def _bad_stamp(values, lines, convert):
+    """The ParseError naming the first of ``values`` (at 0-based ``lines``) that
+    ``convert`` does not take."""
+    for value, line in zip(values, lines):
+        try:
+            convert(value)
+        except (ValueError, OverflowError):
+            return ParseError(f"wrapper time stamp {value!r} is not a valid time", line=int(line) + 1)
+    return ParseError("a wrapper time stamp is not a valid time")
 
 
 def _epoch_ns(value):
@@ -276,7 +299,7 @@ def _syslog_iso(values, year):
         if month < last:
             year += 1
         last = month
-        day = int(v[4:6])
+        day = int(v[4:6])   # (" 7" or "07"; a bad day is caught by _times)
         out.append(f"{year:04d}-{month:02d}-{day:02d} {v[7:]}")
     return out
 

@@ -62,7 +62,8 @@ BINARY = False
 # The spec: every kind of line iperf 2 prints, as regular expressions.
 # ---------------------------------------------------------------------------------------
 
-_ID = r"\[\s*(?P<id>\d+|SUM(?:-\d+)?)\]"
+#: (A stream id has at most 9 digits: a longer one is damage, not a number to convert.)
+_ID = r"\[\s*(?P<id>\d{1,9}|SUM(?:-\d+)?)\]"
 _SPAN = r"(?P<start>\d+(?:\.\d+)?)\s*-\s*(?P<end>\d+(?:\.\d+)?)\s+sec"
 _NUM = r"(?:\d+(?:\.\d*)?|\.\d+|nan|-?inf)"
 
@@ -100,7 +101,7 @@ TAIL_RES = (
 
 #: ``[  3] local 10.0.0.1 port 5001 connected with 10.0.0.2 port 38000 (ct=1.62 ms) ...``
 CONNECT_RE = re.compile(
-    r"^\[\s*(?P<id>\d+)\]\s+local\s+(?P<local>\S+)\s+port\s+(?P<lport>\d+)\s+connected\s+with\s+"
+    r"^\[\s*(?P<id>\d{1,9})\]\s+local\s+(?P<local>\S+)\s+port\s+(?P<lport>\d+)\s+connected\s+with\s+"
     r"(?P<remote>\S+)\s+port\s+(?P<rport>\d+)(?P<rest>.*)$")
 CONNECT_CT_RE = re.compile(r"\(ct=(?P<ct>\d+(?:\.\d+)?) ms\)")
 CONNECT_PEER_RE = re.compile(r"\(peer (?P<peer>[\w.\-]+)\)")
@@ -120,7 +121,7 @@ SEPARATOR_RE = re.compile(r"^-{10,}\s*$")
 RUN_SEPARATOR_RE = re.compile(r"^#")
 HEADER_RE = re.compile(r"^\[\s*(?:ID|SUM-cnt)\]\s+(?:Interval|Burst)")
 SENT_RE = re.compile(rf"^{_ID}\s+Sent\s+(?P<n>\d+)\s+datagrams\s*$")
-SERVER_REPORT_RE = re.compile(r"^\[\s*(?P<id>\d+)\]\s+Server Report:\s*$")
+SERVER_REPORT_RE = re.compile(r"^\[\s*(?P<id>\d{1,9})\]\s+Server Report:\s*$")
 OUT_OF_ORDER_RE = re.compile(rf"^{_ID}\s+{_SPAN}\s+(?P<n>\d+)\s+datagrams received out-of-order\s*$")
 CONNECT_TIMES_RE = re.compile(r"^\[\s*CT\]\s+final connect times")
 #: ``^C`` echoed by the terminal when the user interrupted the test (iperf then prints its

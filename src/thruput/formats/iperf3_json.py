@@ -118,7 +118,7 @@ BINARY = False
 #: A document of iperf3 -J starts with "start", whose first member is "connected" (every
 #: version; the list can outgrow the sniffer's 4 KB with -P 128) or, in the error-only
 #: document, may be followed by "version": "iperf 3.x".
-_SNIFF_START = re.compile(r'\A\s*(?:\^C)?\s*\{\s*"start"\s*:\s*\{\s*"(?:connected|version|system_info)"\s*:')
+_SNIFF_START = re.compile(r'\A\s*(?:\^C\s*)?\{\s*"start"\s*:\s*\{\s*"(?:connected|version|system_info)"\s*:')
 _SNIFF_VERSION = re.compile(r'"version"\s*:\s*"iperf 3\.')
 
 #: Keys read from every ``intervals[j].streams[i]``, in the column order of ``_Rows.iv``.
@@ -139,7 +139,9 @@ US_PER_MS = 1000.0
 #: ``start.sock_bufsize`` of 0 means "-w not given": nothing was requested.
 NOT_REQUESTED = 0
 #: The "iperf 3.12" of ``start.version``.
-_VERSION = re.compile(r"(\d+(?:\.\d+)+\S*)")
+#: (``(?<!\d)``: a start inside a run of digits is never tried, so that a long run
+#: costs one pass, not one per digit.)
+_VERSION = re.compile(r"(?<!\d)(\d+(?:\.\d+)+\S*)")
 #: Where an interval stream object starts (its first key) in iperf3's own layout.
 _SOCKET_KEY = '"socket"'
 _INTERVALS_KEY = '"intervals"'

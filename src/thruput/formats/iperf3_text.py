@@ -79,7 +79,7 @@ _LISTENING = re.compile(r"^Server listening on \d+")
 _REVERSE = re.compile(r"^Reverse mode, remote host \S+ is sending\s*$")
 #: iperf2 says "connected with"; iperf3 "connected to"
 _CONNECTED = re.compile(
-    r"^\[\s*(?P<id>\d+)\] local (?P<lhost>\S+) port (?P<lport>\d+) connected to (?P<rhost>\S+) port (?P<rport>\d+)\s*$")
+    r"^\[\s*(?P<id>\d{1,9})\] local (?P<lhost>\S+) port (?P<lport>\d+) connected to (?P<rhost>\S+) port (?P<rport>\d+)\s*$")
 #: 3.0-3.6 head the rate column "Bandwidth", 3.7+ "Bitrate"; --bidir adds "[Role]"
 _HEADER = re.compile(r"^\[ ID\](?:\[Role\])? Interval\s+Transfer\s+(?:Bitrate|Bandwidth)(?P<rest>.*)$")
 _SEPARATOR = re.compile(r"^(?:- ){10,}-?\s*$")
@@ -87,7 +87,7 @@ _RULE = re.compile(r"^-{20,}\s*$")
 _DONE = re.compile(r"^iperf Done\.\s*$")
 #: one report line: "[  5][TX-C]   0.00-0.50   sec   549 MBytes  9.20 Gbits/sec <rest>"
 _REPORT = re.compile(
-    r"^\[(?P<id>\s*\d+|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+(?P<start>\d+\.\d+)-\s*(?P<end>\d+\.\d+)\s+sec"
+    r"^\[(?P<id>\s*\d{1,9}|SUM)\](?:\[(?P<role>[TR]X-[CS])\])?\s+(?P<start>\d+\.\d+)-\s*(?P<end>\d+\.\d+)\s+sec"
     r"\s+(?P<xfer>\d+(?:\.\d+)?)\s+(?P<xunit>[KMGT]?(?:Bytes|bits))"
     r"\s+(?P<rate>\d+(?:\.\d+)?)\s+(?P<runit>[KMGT]?(?:bits|Bytes)/sec)(?P<rest>.*)$")
 #: what follows the rate: TCP sender "Retr [Cwnd]", UDP sender "datagrams",
@@ -95,8 +95,9 @@ _REPORT = re.compile(
 _REST_NUMBER = re.compile(r"^(?P<n>\d+)(?:\s+(?P<cwnd>\d+(?:\.\d+)?)\s+(?P<cunit>[KMGT]?Bytes))?$")
 _REST_UDP = re.compile(
     r"^(?P<jitter>\d+(?:\.\d+)?)\s+ms\s+(?P<lost>-?\d+)/(?P<total>\d+)\s+\((?P<pct>[^)]*)%\)$")
-_TAG = re.compile(r"\s*\b(?P<tag>sender|receiver)$")
-_OMITTED = re.compile(r"\s*\(omitted\)$")
+#: (searched: ``(?<!\s)`` tries a run of blanks from its first one only, in linear time)
+_TAG = re.compile(r"(?<!\s)\s*\b(?P<tag>sender|receiver)$")
+_OMITTED = re.compile(r"(?<!\s)\s*\(omitted\)$")
 _SENT = re.compile(r"^\[\s*\d+\] Sent \d+ datagrams\s*$")  # 3.1 UDP client, after the summary
 # -V (verbose) lines
 _VERSION = re.compile(r"^iperf (?P<version>3\.\d+\S*)\s*$")
@@ -111,13 +112,13 @@ _VERBOSE_INFO = re.compile(
     r"|Linux .*|Darwin .*|FreeBSD .*|Windows .*|CYGWIN.*|Warning: .*|Connecting to host .* with .*)\s*$")
 #: iperf3's own messages: "iperf3: error - ...", "iperf3: interrupt - ...", and the server's
 #: "iperf3: the client has unexpectedly closed the connection"
-_ERROR = re.compile(r"^iperf3: (?P<message>.+?)\s*$")
+_ERROR = re.compile(r"^iperf3: (?P<message>.*\S)\s*$")
 #: ``^C`` echoed by the terminal when the user interrupted iperf3 (which then prints its
 #: summary of what it had): an interruption, kept in ``truncation``; the rest of the line
 #: is read as usual.
 INTERRUPT = "^C"
 #: ``Time: Sun, 22 Nov 2026 13:54:09 GMT`` (-V): when the test started, UTC.
-_TIME = re.compile(r"^Time: (?P<when>.+?)\s*$")
+_TIME = re.compile(r"^Time: (?P<when>.*\S)\s*$")
 #: ``--timestamps`` prefixes every line with ``%c`` (``Sun Nov 22 18:31:42 2026 ``), the
 #: local time of the host; its zone is not printed: taken as UTC (see formats/_time.py).
 _STAMP = re.compile(r"^(?P<when>[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4})(?: |$)")

@@ -96,7 +96,7 @@ _REST_FINAL = re.compile(
     rf"(?:\s+(?P<rtt>{_NUM}) msRTT)?(?P<extra>\s+Trans:.*)?\s*$")
 #: -fparse: "megabytes=2.8125 real_sec=0.50 rate_Mbps=47.18 retrans=0" (no side prefix)
 _PARSE_WORDS = re.compile(r"^megabytes=\S+(?: \w+=\S+)+\s*$")
-_WORD = re.compile(r"(\w+)=(\S+)")
+_WORD = re.compile(r"(?<!\w)(\w+)=(\S+)")
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")
 #: -fparse keys read as numbers (after renaming by _FPARSE); the first three must be there
 _FPARSE_REQUIRED = {"interval": ("megabytes", "real_sec", "rate_Mbps"),
@@ -105,7 +105,7 @@ _FPARSE_NUMBERS = ("megabytes", "real_sec", "real_seconds", "rate_Mbps", "retran
                    "loss", "tx", "rx", "rtt", "nstream", "buflen", "mss", "rtt_ms", "send_window_size",
                    "receive_window_size", "reporting_interval")
 #: a line of one end (-v): "nuttcp-t: ...", "nuttcp-r: ..."
-_SIDE = re.compile(r"^nuttcp-(?P<side>[tr]): (?P<msg>.*?)\s*$")
+_SIDE = re.compile(r"^nuttcp-(?P<side>[tr]): (?P<msg>.*\S|)\s*$")
 _SIDE_LINES = {   # message -> what it holds (the converter in _process reads the groups)
     "version": re.compile(r"^v(?P<version>\d+\.\d+\.\d+\S*): socket$"),
     "socket": re.compile(
@@ -130,7 +130,7 @@ _SIDE_SKIPPED = (
     (re.compile(r"^initial congestion window = .*$"), "initial congestion window"),
     (re.compile(r"^rate limit = .*$|^rate_limit=.*$"), "rate limit"),
     (re.compile(r"^\d+ I/O calls, .*$|^io_calls=.*$"), "I/O call counts"),
-    (re.compile(r"^.*\d+user .*sys .*real .*$|^stats=cpu .*$"), "CPU usage"),
+    (re.compile(r"^(?=.*\duser )(?=.*sys )(?=.*real )|^stats=cpu "), "CPU usage"),
     (re.compile(rf"^{_NUM} MB in {_NUM} CPU seconds = .*$|^megabytes=\S+ cpu_seconds=.*$"), "CPU rate"),
     (re.compile(r"^Info: .*$"), "info"),
 )

@@ -86,23 +86,16 @@ Several runs in one file
     :class:`~thruput.errors.ParseError` naming its line (split the file, one run each).
 
 Speed
-    No per-line Python for replies. Where the optional C extension
-    :mod:`thruput.formats._pingscan` is built (``pip install`` compiles it when a C compiler
-    is present), :func:`_replies_c` reads every Unix log with it: one pass in C that decides
-    for each line whether it has :data:`UNIX_LINES`' reply shape and converts its numbers as
-    ``float()`` does; every other line is handed back with its number and text and read
-    below exactly as by the Python readers. Without the extension (``_pingscan`` is None),
-    :func:`_replies_fast` validates every reply line with one regex ``split`` over the whole
-    text, which also hands back the text between them (whose newlines give every line
-    number), and reads all the replies' numbers with one ``numpy.fromstring`` once the
-    address and the words are blanked out. Logs it cannot take (``(DUP!)`` flags, replies
-    with differing fields) and Windows logs are read by :func:`_replies_general`: one
-    ``findall`` with one match per line (the match index is the line number) and NumPy
-    conversions; it is the reference the other two are tested against (same Datasets on
-    every sample, corpus file and damaged log). Only the few other lines (header, summary,
-    losses, errors) go through per-line Python. ``python -m benchmarks ingest`` measures it.
-    (An editable install compiles the extension once: after editing ``_pingscan.c``, run
-    ``pip install -e .`` again.)
+    No per-line Python for replies. :func:`_replies_fast` validates every reply line with
+    one regex ``split`` over the whole text, which also hands back the text between them
+    (whose newlines give every line number), and reads all the replies' numbers with one
+    ``numpy.fromstring`` once the address and the words are blanked out. Logs it cannot
+    take (``(DUP!)`` flags, replies with differing fields) and Windows logs are read by
+    :func:`_replies_general`: one ``findall`` with one match per line (the match index is
+    the line number) and NumPy conversions; it is the reference the fast path is tested
+    against (same Datasets on every sample, corpus file and damaged log). Only the few
+    other lines (header, summary, losses, errors) go through per-line Python. ``python -m
+    benchmarks ingest`` measures it.
 
 References
     iputils ``ping/ping_common.c`` (statistics, ``pr_echo_reply``), FreeBSD ``sbin/ping``,
@@ -123,11 +116,6 @@ import numpy as np
 
 from ..contract import PROBE_STATUSES, Ledger, build, consistency_check
 from ..errors import ParseError
-
-try:  # the optional C scanner (see "Speed" above); None: the pure-Python readers
-    from . import _pingscan
-except ImportError:  # pragma: no cover - built wherever a C compiler was present
-    _pingscan = None
 
 NAME = "ping"
 KIND = "rtt"
@@ -342,7 +330,7 @@ def scan_chunks(chunks, *, head, tail, n_lines):
     """Scan one ping run given as consecutive pieces of its text (bounded memory).
 
     What :func:`parse` does with the whole text, piece by piece: each piece is scanned
-    (C scanner or Python readers) on its own and only the replies' numbers are kept, so
+    (fast path or line by line) on its own and only the replies' numbers are kept, so
     that memory holds one piece of text and the growing output, never the whole log
     (:func:`thruput.read` streams large files through here). ``dataset()`` of the result
     is the Dataset :func:`parse` gives for the joined text.
@@ -545,43 +533,9 @@ class _Replies:
 
 
 def _replies_bulk(text):
-    """The reply lines of a Unix log by the C scanner if it is built, else by the fast path
-    (both None when the log needs :func:`_replies_general`)."""
-    if _pingscan is not None:
-        try:
-            return _replies_c(text)
-        except UnicodeEncodeError:  # lone surrogates (not from decode): Python reads it
-            pass
+    """The reply lines of a Unix log by the fast path (None when the log needs
+    :func:`_replies_general`)."""
     return _replies_fast(text)
-
-
-#: ``flags`` codes of :mod:`._pingscan` to UNIX_LINES' group 6.
-_FLAG_TEXT = np.array(["", "DUP!", "BAD CHECKSUM!"], dtype=object)
-#: Columns of ``numbers`` of :mod:`._pingscan`.
-_TIMESTAMP, _SIZE, _SEQ, _TTL, _RTT = range(5)
-
-
-def _replies_c(text):
-    """Every line of a Unix log by :func:`thruput.formats._pingscan.scan` (one C pass).
-
-    Replies come back as arrays with the values :func:`_replies_general` gives them (the
-    numbers converted from the same digits as ``float()`` does, absent timestamp and RTT
-    NaN, absent TTL -1, cast to integers here by NumPy in the same way); every other line
-    as its number and text, for :class:`_OtherLines`.
-    """
-    lines, numbers, flags, other_lines, other_texts = _pingscan.scan(text)
-    numbers = np.frombuffer(numbers, dtype=np.float64).reshape(-1, 5)
-    out = _Replies()
-    out.line = np.frombuffer(lines, dtype=np.int64)
-    out.timestamp = numbers[:, _TIMESTAMP].copy()
-    out.size = _as_int(numbers[:, _SIZE], "size")
-    out.seq = _as_int(numbers[:, _SEQ], "seq")
-    out.ttl = _as_int(numbers[:, _TTL], "ttl")
-    out.rtt = numbers[:, _RTT].copy()
-    codes = np.frombuffer(flags, dtype=np.int8)
-    out.flag = _FLAG_TEXT[codes] if codes.any() else None
-    others = zip(np.frombuffer(other_lines, dtype=np.int64).tolist(), other_texts)
-    return out, others
 
 
 def _replies_fast(text):

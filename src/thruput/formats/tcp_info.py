@@ -52,7 +52,7 @@ HEADER_RE = re.compile(r"^(?:Netid\s+)?State\s+Recv-Q\s+Send-Q\s+Local Address:P
 STATES = ("ESTAB", "SYN-SENT", "SYN-RECV", "FIN-WAIT-1", "FIN-WAIT-2", "TIME-WAIT", "CLOSE",
           "CLOSE-WAIT", "LAST-ACK", "LISTEN", "CLOSING", "UNCONN", "UNKNOWN")
 SOCKET_RE = re.compile(r"^(?:tcp\s+)?(?P<state>" + "|".join(STATES) + r")\s+(?P<recv_q>\d+)\s+"
-                       r"(?P<send_q>\d+)\s+(?P<local>\S+)\s+(?P<peer>\S+)(?:\s+(?P<rest>.*?))?\s*$")
+                       r"(?P<send_q>\d+)\s+(?P<local>\S+)\s+(?P<peer>\S+)(?:\s+(?P<rest>.*\S|))?\s*$")
 INFO_RE = re.compile(r"^\s+\S")
 SNIFF_INFO_RE = re.compile(r"\brtt:\d+(?:\.\d+)?/\d")
 

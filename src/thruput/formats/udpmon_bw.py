@@ -62,7 +62,7 @@ MBIT = 1e6
 #: First banner line: date, version and the command line (``CPUs`` appears in bw_mon's).
 BANNER_RE = re.compile(
     r"^\s*(?P<date>\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4}) :\s+UDPmon Version (?P<version>\S+)"
-    r"\s+(?:CPUs\s+)?Command line:\s+(?P<command>.*?)\s*$")
+    r"\s+(?:CPUs\s+)?Command line:\s+(?P<command>.*\S|)\s*$")
 
 #: Further banner lines: regex -> {group: (attr suffix, type)}; their values become attrs.
 BANNER_FACTS = (
@@ -153,7 +153,7 @@ NIC_FIELDS = ("rx_packets", "tx_packets", "rx_packets_phy", "tx_packets_phy", "r
 SECTION_RE = re.compile(r"^(?P<side>[LR]) (?P<section>if|snmp|NIC)$")
 IFNAME_RE = re.compile(r"^(?P<name>[^\s:;]+):$")
 
-_NUMBER_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-?(nan|inf)$", re.I)
+_NUMBER_RE = re.compile(r"^[-+]?(\d+(?:\.\d*)?|\.\d+)([eE][-+]?\d+)?$|^-?(nan|inf)$", re.I)
 
 
 def sniff(head):
@@ -189,7 +189,10 @@ def parse_banner(lines, ledger):
         else:
             for regex, fields in BANNER_FACTS:
                 if m := regex.match(line):
-                    attrs.update({f"udpmon_{k}": conv(m[k]) for k, conv in fields.items()})
+                    try:   # a damaged "[\d.]+" may be "." or an int 5000 digits long
+                        attrs.update({f"udpmon_{k}": conv(m[k]) for k, conv in fields.items()})
+                    except ValueError:
+                        raise ParseError(f"banner value is not a number: {line[:80]!r}", i + 1) from None
                     ledger.parsed(i + 1)
                     break
             else:

@@ -59,12 +59,12 @@ HEADER_RE = re.compile(r"^\s*response len bytes;")
 ROW_RE = re.compile(r"^\s*\d+;")
 #: The last row cut off before its first ``;`` (only the start of the response length).
 ROW_PREFIX_RE = re.compile(r"^\s*\d*$")
-_NUMBER_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+_NUMBER_RE = re.compile(r"^[-+]?(\d+(?:\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
 
 #: A number as C's printf ``%g``/``%f`` writes it (``nan``/``inf`` for an empty histogram).
-_HIST_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
+_HIST_NUM = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)"
 #: -H histogram: title, opening summary, bins, and the three closing statistics lines.
-HIST_TITLE_RE = re.compile(r"^Hist\s+(?P<id>\d+)\s+(?P<title>.*?)\s*$")
+HIST_TITLE_RE = re.compile(r"^Hist\s+(?P<id>\d+)\s+(?P<title>.*\S|)\s*$")
 HIST_OPEN_RE = re.compile(rf"^\s*counts (?P<entries>\d+) mean (?P<mean>{_HIST_NUM}) underflows "
                           r"(?P<underflows>\d+) overflows (?P<overflows>\d+)\s*$")
 HIST_BIN_RE = re.compile(r"^\s*(?P<bin>-?\d+(?:\.\d*)?) ; (?P<count>\d+)\s*$")

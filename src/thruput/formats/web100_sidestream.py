@@ -36,7 +36,7 @@ TOOL = "web100"
 BINARY = False
 
 KEYS_RE = re.compile(r"^K: (\S+(?: \S+)+)\s*$")
-ROW_RE = re.compile(r"^C: (.*?)\s*$")
+ROW_RE = re.compile(r"^C: (.*\S|)\s*$")
 POLL_TIME_FORMAT = "%Y-%m-%d-%H:%M:%SZ"
 #: Columns that are not web100 variables: the collector's connection id and poll time.
 COLLECTOR_COLUMNS = {"cid": "sidestream connection id", "PollTime": "time the connection was polled (Unix s)"}

@@ -72,7 +72,13 @@ TYPES = {
     12: ("u1", 1),        # OCTET
 }
 VERSION_RE = re.compile(rb"^(\S+) (\S+) (\S+)$")
-VARIABLE_RE = re.compile(rb"^([A-Za-z_][\w]*) (\d+) (\d+) (\d+)$")
+#: A variable: name, offset in the snapshot, type code, size. (At most 9 digits each: a
+#: longer number is damage, and no number read from a file may size an allocation beyond
+#: :data:`MAX_SNAPSHOT_BYTES`.)
+VARIABLE_RE = re.compile(rb"^([A-Za-z_][\w]*) (\d{1,9}) (\d{1,9}) (\d{1,9})$")
+#: The largest offset of a variable in a snapshot: web100's largest group (``read``, 150
+#: variables of at most 32 bytes) takes about 1 KB.
+MAX_SNAPSHOT_BYTES = 65536
 SNIFF_RE = re.compile(r"^\S+ \S+ \S+\n\n/\w+\n[A-Za-z_]\w* \d+ \d+ \d+\n")
 
 
@@ -159,6 +165,9 @@ def _header(lines):
             if typ not in TYPES or TYPES[typ][1] != size:
                 raise ParseError(f"variable {name}: type {typ} with size {size} is not a web100 type",
                                  line=i)
+            if offset + size > MAX_SNAPSHOT_BYTES:
+                raise ParseError(f"variable {name}: offset {offset} is past the largest web100 "
+                                 f"snapshot ({MAX_SNAPSHOT_BYTES} bytes)", line=i)
             groups[current].append((name, offset, typ, size))
             marks.append((i, current))
         else:
