@@ -8,9 +8,14 @@ replaces it wherever it runs:
     is a ``<div>`` and a call of ``vegaEmbed``, which the site serves itself
     (:mod:`thruput.site.assets`), so the static pages work from a file system or localhost.
 ``notebook``
-    In a Jupyter kernel (JupyterLab, Notebook 7, classic notebook with ipywidgets): Altair's
-    ``jupyter`` widget renderer in offline mode, whose JavaScript (Vega, Vega-Lite,
-    Vega-Embed) is bundled by vl-convert from the Python package, drawing SVG.
+    In a Jupyter kernel (JupyterLab, Notebook 7, VS Code): each chart's output is a MIME
+    bundle that needs neither a kernel nor a network to draw, so it survives saving,
+    reopening and ``jupyter nbconvert``: the Vega-Lite spec under the Vega-Lite 5 MIME
+    type (drawn, interactive, by the Vega renderer JupyterLab and Notebook 7 ship, before
+    any other type of the bundle), a static SVG made by vl-convert (what nbconvert's HTML,
+    GitHub and a viewer without Vega show), and a line of text. (Altair's widget renderer
+    draws only while its kernel lives: a saved notebook kept a widget reference and no
+    chart.)
 ``none``
     A plain Python process: nothing to draw into; ``chart.save("c.html", inline=True)``
     writes a self-contained file.
@@ -25,10 +30,16 @@ import os
 
 import altair as alt
 
-__all__ = ["enable_offline_renderer", "where", "SITE_RENDERER", "EMBED_OPTIONS"]
+__all__ = ["enable_offline_renderer", "where", "notebook_bundle", "SITE_RENDERER",
+           "NOTEBOOK_RENDERER", "EMBED_OPTIONS"]
 
 #: The site's renderer, registered with Altair under this name.
 SITE_RENDERER = "thruput-site"
+#: The notebook renderer (spec + static SVG), registered with Altair under this name.
+NOTEBOOK_RENDERER = "thruput-notebook"
+#: The Vega-Lite MIME type JupyterLab 4 and Notebook 7 draw themselves (their Vega 5
+#: extension knows Vega-Lite 3 to 5, not Altair 6's ``application/vnd.vegalite.v6.json``).
+VEGALITE_MIME = "application/vnd.vegalite.v5+json"
 #: Vega-Embed options of both renderers: SVG (crisp, searchable, testable) and no menu.
 EMBED_OPTIONS = {"renderer": "svg", "actions": False}
 #: The environment variable ``thruput site build`` sets while it executes notebooks.
@@ -47,7 +58,37 @@ def _site_renderer(spec, **metadata):
     return {"text/html": html, "text/plain": f"<chart {ident}>"}
 
 
+def _static_svg(spec):
+    """The chart as SVG text, drawn by vl-convert (no browser, no network)."""
+    from altair.utils.mimebundle import spec_to_mimebundle
+
+    bundle = spec_to_mimebundle(spec, format="svg", mode="vega-lite", engine="vl-convert")
+    return bundle["image/svg+xml"]
+
+
+def notebook_bundle(spec, **metadata):
+    """The output of one chart in a notebook: Vega-Lite spec, static SVG and text.
+
+    Parameters
+    ----------
+    spec : dict
+        A Vega-Lite spec (Altair's ``chart.to_dict()``).
+
+    Returns
+    -------
+    tuple of dict
+        The MIME bundle and its metadata, as IPython's ``_repr_mimebundle_`` returns them.
+    """
+    lite = dict(spec)
+    # Vega-Lite 5 draws Altair's specs; its $schema is named so that it does not warn
+    lite["$schema"] = "https://vega.github.io/schema/vega-lite/v5.json"
+    bundle = {VEGALITE_MIME: lite, "image/svg+xml": _static_svg(spec),
+              "text/plain": "<Vega-Lite chart: drawn by JupyterLab, or its static SVG>"}
+    return bundle, {VEGALITE_MIME: {"embed_options": dict(EMBED_OPTIONS)}}
+
+
 alt.renderers.register(SITE_RENDERER, _site_renderer)
+alt.renderers.register(NOTEBOOK_RENDERER, notebook_bundle)
 
 
 def where():
@@ -71,7 +112,7 @@ def enable_offline_renderer(target=None):
     Returns
     -------
     str
-        The renderer now active (``"thruput-site"``, ``"jupyter"``, or Altair's own when
+        The renderer now active (``"thruput-site"``, ``"thruput-notebook"``, or Altair's own when
         there is nowhere to draw).
     """
     target = target or where()
@@ -79,7 +120,7 @@ def enable_offline_renderer(target=None):
         alt.renderers.enable(SITE_RENDERER)
         alt.data_transformers.disable_max_rows()
     elif target == "notebook":
-        alt.renderers.enable("jupyter", offline=True, embed_options=EMBED_OPTIONS)
+        alt.renderers.enable(NOTEBOOK_RENDERER)
         alt.data_transformers.disable_max_rows()
     elif target != "none":
         raise ValueError(f"target must be 'site', 'notebook' or 'none', not {target!r}")
