@@ -30,7 +30,7 @@ import os
 
 import altair as alt
 
-__all__ = ["enable_offline_renderer", "where", "notebook_bundle", "SITE_RENDERER",
+__all__ = ["enable_offline_renderer", "where", "notebook_bundle", "canonical_spec", "SITE_RENDERER",
            "NOTEBOOK_RENDERER", "EMBED_OPTIONS"]
 
 #: The site's renderer, registered with Altair under this name.
@@ -46,11 +46,41 @@ EMBED_OPTIONS = {"renderer": "svg", "actions": False}
 SITE_BUILD_ENV = "THRUPUT_SITE_BUILD"
 
 _counter = itertools.count()
+#: Significant digits a chart's numbers keep in its spec. NumPy's vectorised ``exp``,
+#: ``log`` and ``power`` take other code paths on other CPUs and may differ in the last
+#: bit; 17 digits of such a theory curve made a page, and so ``dvc.lock``, differ between
+#: two machines building the same commit. 12 digits are far below what a chart can show.
+SIGNIFICANT_DIGITS = 12
+
+
+def _rounded(value, digits):
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}") if value == value and abs(value) != float("inf") else value
+    if isinstance(value, dict):
+        return {k: _rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_rounded(v, digits) for v in value]
+    return value
+
+
+def canonical_spec(spec, digits=SIGNIFICANT_DIGITS):
+    """``spec`` with every float rounded to ``digits`` significant digits (a new object):
+    the same chart, the same bytes on any machine. Altair names each inline dataset by a
+    hash of its values; the datasets are named again from the rounded values."""
+    spec = _rounded(spec, digits)
+    if not isinstance(spec, dict) or not isinstance(spec.get("datasets"), dict):
+        return spec
+    names = {old: "data-" + hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:32]
+             for old, values in spec["datasets"].items()}
+    text = json.dumps(spec, sort_keys=True)
+    for old, new in names.items():
+        text = text.replace(json.dumps(old), json.dumps(new))
+    return json.loads(text)
 
 
 def _site_renderer(spec, **metadata):
     """A ``<div>`` and a call of the site's own ``vegaEmbed`` (no CDN)."""
-    text = json.dumps(spec, sort_keys=True)
+    text = json.dumps(canonical_spec(spec), sort_keys=True)
     ident = "vis-" + hashlib.sha1(text.encode()).hexdigest()[:10] + f"-{next(_counter)}"
     html = (f'<div id="{ident}" class="thruput-chart"></div>\n'
             f'<script type="text/javascript">vegaEmbed("#{ident}", {text}, '
@@ -79,6 +109,7 @@ def notebook_bundle(spec, **metadata):
     tuple of dict
         The MIME bundle and its metadata, as IPython's ``_repr_mimebundle_`` returns them.
     """
+    spec = canonical_spec(spec)
     lite = dict(spec)
     # Vega-Lite 5 draws Altair's specs; its $schema is named so that it does not warn
     lite["$schema"] = "https://vega.github.io/schema/vega-lite/v5.json"
