@@ -133,7 +133,7 @@ def test_the_authors_choice_is_shown_and_the_pick_only_suggested(shaped):
     assert auto["streams"].attrs["campaign"] == "shaped" and auto["streams"].attrs["chosen_by"] == "suggestion"
     tree = se.study_effects_product(p, {}, {"show": {"streams": "big"}})
     assert tree["streams"].attrs["campaign"] == "big"
-    assert tree["streams"].attrs["chosen_by"] == "params.yaml" and tree["streams"].attrs["suggested"] == "shaped"
+    assert tree["streams"].attrs["chosen_by"] == "author" and tree["streams"].attrs["suggested"] == "shaped"
     xr.testing.assert_identical(tree["streams"]["cells"].to_dataset(), p["big"]["cells"].to_dataset())
     scores = se.effect_scores(p, {"show": {"streams": "big"}})
     assert scores["chosen"].sel(effect="streams").values.tolist() == [True, False]       # big, shaped

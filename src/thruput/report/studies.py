@@ -683,7 +683,7 @@ def _choice_note(node):
     """Who chose the campaign: the author (params.yaml ``study-effects: show``) or the
     automatic pick, and what the pick suggests when the author chose another."""
     suggested, by = node.attrs.get("suggested", ""), node.attrs.get("chosen_by", "")
-    if by == "params.yaml":
+    if by == "author":
         other = (f" The automatic pick suggests <code>{html.escape(suggested)}</code>." if suggested
                  and suggested != node.attrs.get("campaign") else "")
         return f" Chosen in <code>params.yaml</code> (<code>study-effects: show</code>).{other}"

@@ -23,7 +23,7 @@ How a campaign is chosen
 ------------------------
 Which campaign illustrates which effect is the author's choice: ``show`` in the
 ``study-effects`` section of ``params.yaml`` maps an effect to a campaign of
-``campaigns:``, and the pages show that one (``chosen_by: params.yaml``). The automatic
+``campaigns:``, and the pages show that one (``chosen_by: author``). The automatic
 pick below is only a suggestion, which the pages name beside the author's choice; an effect
 ``show`` leaves out takes it (``chosen_by: suggestion``).
 
@@ -223,7 +223,7 @@ def _choices(products, params):
         if not assessed[effect][name][0]:
             raise ValueError(f"study-effects: show: {effect}: campaign {name!r} did not measure this effect "
                              f"(campaigns that did: {', '.join(n for n, r in assessed[effect].items() if r[0]) or 'none'})")
-        out[effect] = (name, "params.yaml", suggestion)
+        out[effect] = (name, "author", suggestion)
     return out, assessed
 
 
