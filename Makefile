@@ -1,4 +1,6 @@
-# The two commands of the README's Quick start: `make site` and `make test`.
+# The commands of the README's Quick start: `make site`, `make test`, and, in any new shell
+# (no environment to activate: the targets find ./.venv or the active conda env/virtualenv),
+# `make repro`, `make serve`, `make lab`.
 ifneq ($(CONDA_PREFIX)$(VIRTUAL_ENV),)
 PY := python
 BIN :=
@@ -9,10 +11,22 @@ BIN := .venv/bin/
 export PATH := $(CURDIR)/.venv/bin:$(PATH)
 endif
 
-.PHONY: site install test fuzz bench clean
+PORT ?= 8000
+STAGES ?=
+
+.PHONY: site install repro serve lab test fuzz bench clean
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
+
+repro:                   ## dvc repro: rebuild what is stale (after adding a campaign, say)
+	$(BIN)dvc repro $(STAGES)
+
+serve:                   ## serve the built site on http://127.0.0.1:$(PORT)/
+	$(BIN)thruput site serve --dir _site --port $(PORT)
+
+lab:                     ## JupyterLab on the project, offline (charts draw with no network)
+	$(BIN)jupyter lab --notebook-dir=$(CURDIR)
 
 install:                 ## tools (apt, as root) and the Python package with all extras
 	bash tools/bootstrap.sh

@@ -64,7 +64,8 @@ def set_campaigns(repo, names):
     path.write_text(yaml.safe_dump(params, sort_keys=False))
 
 
-def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, comparisons=None, monitors=None):
+def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, comparisons=None, monitors=None,
+                 study_show=None):
     """Create the project copy at ``repo`` and commit it.
 
     Parameters
@@ -83,6 +84,9 @@ def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, compar
         The ``studies`` list, ``comparisons`` mapping and ``monitors`` list of
         ``params.yaml`` (default: the project's; the copy has no monitor campaign's raw
         data, so a copy with the site needs ``monitors=[]``).
+    study_show : dict, optional
+        ``study-effects: show`` of ``params.yaml`` (effect -> campaign); by default the
+        project's entries that name a campaign of the copy.
     """
     repo = Path(repo)
     (repo / ".dvc").mkdir(parents=True)
@@ -109,6 +113,11 @@ def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, compar
         params["comparisons"] = dict(comparisons)
     if monitors is not None:
         params["monitors"] = list(monitors)
+    section = params.get("study-effects") or {}
+    show = study_show if study_show is not None else {
+        e: c for e, c in (section.get("show") or {}).items() if c in campaigns}
+    if section:
+        params["study-effects"] = {**section, "show": dict(show)}
     (repo / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     run(["git", "init", "-q", "-b", "main"], repo)
     for name in dvc_added:

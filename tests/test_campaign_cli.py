@@ -50,6 +50,20 @@ def test_check_lists_problems_with_file_and_line(tmp_path, capsys):
     assert out[-1] == f"{mini}: FAILED (2 errors, 0 warnings)"
 
 
+def test_check_of_a_folder_that_is_no_campaign_says_so_once(tmp_path, capsys):
+    (tmp_path / "pkg").mkdir()
+    for i in range(20):
+        (tmp_path / "pkg" / f"m{i}.py").write_text("x = 1\n")
+    assert main(["campaign", "check", str(tmp_path / "pkg"), str(UDPMON)]) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines() == [
+        f"thruput: {tmp_path / 'pkg'}: not a campaign (no campaign.yaml or runs.csv in it; "
+        "`thruput campaign new NAME` or `thruput campaign import` makes one)"]
+    assert captured.out.splitlines() == [f"{UDPMON}: ok (0 errors, 0 warnings)"]     # the others still checked
+    assert main(["campaign", "check", str(ROOT / "src")]) == 1
+    assert "not a campaign" in capsys.readouterr().err
+
+
 def test_check_name_under_root(capsys):
     assert main(["campaign", "check", "udpmon-veth-500m", "--root", str(ROOT / "data" / "raw")]) == 0
 

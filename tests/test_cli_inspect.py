@@ -136,3 +136,34 @@ def test_read_lenient_is_the_same_leniency(tmp_path):
         assert exc.errors == [(10, "unrecognised line: 'user@host:~$ exit'")]
     else:
         raise AssertionError("strict read accepted an unrecognised line")
+
+
+# --- issue 39: a mixed folder, as a user's project holds it --------------------------------------
+
+def test_a_mixed_folder_skips_non_logs_in_one_line_and_walks_no_venv(tmp_path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "ping.out").write_text(GOOD.read_text())
+    (tmp_path / "README.md").write_text("# my measurements\n\nSome notes.\n")
+    (tmp_path / "plot.py").write_text("import matplotlib\n")
+    for hidden in (".venv/lib", ".git", "node_modules/x", "src/__pycache__", "env/lib"):
+        (tmp_path / hidden).mkdir(parents=True)
+    (tmp_path / "env" / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    for inside in (".venv/lib/ping.out", ".git/ping.out", "node_modules/x/ping.out",
+                   "src/__pycache__/ping.out", "env/lib/ping.out"):
+        (tmp_path / inside).write_text(GOOD.read_text())
+    done = thruput("inspect", tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("ping (rtt)") == 1 and str(tmp_path / "logs" / "ping.out") in done.stdout
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("thruput: skipped 2 files that are not a log of any format (")
+    assert "known formats" not in done.stderr.lower() and "iperf3" not in done.stderr
+    # JSON lists the logs only
+    assert [r["path"] for r in json.loads(thruput("inspect", "--json", tmp_path).stdout)] == [
+        str(tmp_path / "logs" / "ping.out")]
+    # a file named on the command line is read, and fails when it is not a log
+    named = thruput("inspect", tmp_path / "README.md")
+    assert named.returncode == 1 and named.stderr.startswith(f"thruput: {tmp_path / 'README.md'}")
+    # a folder with no log at all
+    (tmp_path / "logs" / "ping.out").unlink()
+    none = thruput("inspect", tmp_path)
+    assert none.returncode == 1 and f"thruput: no log found in {tmp_path}" in none.stderr

@@ -36,7 +36,9 @@ def test_stages_and_params_sections():
         assert STAGES[name]["foreach"] == "${monitors}"
     assert set(PARAMS) == {"campaigns", "monitors", "studies", "comparisons", "stats", "study-effects", "monitor"}
     assert PARAMS["stats"] == stats.DEFAULTS               # one set of defaults
-    assert PARAMS["study-effects"] == study_effects.DEFAULTS
+    # the library's defaults, and the author's choice of campaign per effect
+    assert {**PARAMS["study-effects"], "show": {}} == study_effects.DEFAULTS
+    assert set(PARAMS["study-effects"]["show"].values()) <= set(PARAMS["campaigns"])
     assert STAGES["study-effects"]["params"] == ["study-effects"]
 
 

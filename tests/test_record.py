@@ -309,6 +309,19 @@ def test_no_server_is_a_clear_error_before_any_run(tmp_path):
         record(tmp_path / "nobody", Plan([65536], [1], repeats=1, duration_s=1, pause_s=1),
                Target("127.0.0.1", port), progress=False)
     assert not (tmp_path / "nobody" / "runs.csv").exists()
+    # nothing is left of what the failed record created: no empty folder, nor its parents
+    assert not (tmp_path / "nobody").exists()
+    with pytest.raises(RecordError):
+        record(tmp_path / "data" / "raw" / "nobody", Plan([65536], [1], repeats=1, duration_s=1, pause_s=1),
+               Target("127.0.0.1", port), progress=False)
+    assert list(tmp_path.iterdir()) == []
+    # a folder that was there before (a `campaign new` template) is kept as it was
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "kept" / "campaign.yaml").write_text("name: kept\n")
+    with pytest.raises(RecordError):
+        record(tmp_path / "kept", Plan([65536], [1], repeats=1, duration_s=1, pause_s=1),
+               Target("127.0.0.1", port), progress=False)
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == ["campaign.yaml"]
 
 
 @needs_tools

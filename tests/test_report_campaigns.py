@@ -158,6 +158,52 @@ def test_comparison_page_shows_the_stage_output(tmp_path, shown):
     cells = text(shown[2].data)
     # only streams 1 is in both; each row: window, streams, medians, difference, CI, HL, p
     assert cells.startswith("window (KiB) streams median zeta (Mbit/s) median alpha (Mbit/s) difference (Mbit/s) "
-                            "95% CI (Mbit/s) Hodges-Lehmann (Mbit/s) Mann-Whitney p 64 1 ")
+                            "95% CI (Mbit/s) ratio alpha / zeta 95% CI (ratio) Hodges-Lehmann (Mbit/s) "
+                            "Mann-Whitney p 64 1 ")
     assert len(re.findall(r"<tr>", shown[2].data)) == 2                # the 2 windows
     assert setup.startswith("key zeta alpha change")
+
+
+def test_comparison_of_levels_orders_apart_is_a_ratio_on_a_log_scale():
+    import numpy as np
+    import pandas as pd
+
+    from thruput.charts.comparison import difference_intervals, levels_differ
+
+    cells = pd.DataFrame({"window": [65536.0, 131072.0], "streams": [1, 1],
+                          "median_a": [9.4e8, 9.4e8], "median_b": [4.7e7, 4.8e7],
+                          "difference": [-8.93e8, -8.92e8], "difference_low": [-8.95e8, -8.94e8],
+                          "difference_high": [-8.9e8, -8.9e8], "ratio": [0.05, 0.051],
+                          "ratio_low": [0.049, 0.05], "ratio_high": [0.051, 0.052]})
+    assert levels_differ(cells)
+    spec = difference_intervals(cells, "veth-1g", "delay-40ms").to_dict()
+    y = spec["layer"][2]["encoding"]["y"]
+    assert y["field"] == "value" and y["scale"]["type"] == "log" and "delay-40ms / veth-1g" in y["title"]
+    assert spec["datasets"][spec["layer"][0]["data"]["name"]] == [{"ref": 1.0}]
+    assert spec["title"] == "Ratio of median throughput, delay-40ms / veth-1g"
+    near = cells.assign(median_b=cells["median_a"] * 0.8)
+    assert not levels_differ(near)
+    spec = difference_intervals(near, "a", "b").to_dict()
+    assert spec["title"].startswith("Difference of median throughput")
+    values = spec["datasets"][spec["layer"][2]["data"]["name"]]
+    assert np.isclose(values[0]["value"], -893.0)
+
+
+def test_comparison_setup_table_keeps_line_breaks(tmp_path, shown):
+    for name, dropped in (("zeta", "-s2-"), ("alpha", "-r1")):
+        campaign_without(tmp_path, name, dropped)
+    import yaml
+    for name, notes in (("zeta", "first line\nsecond <line>"), ("alpha", "other")):
+        path = tmp_path / "processed" / f"{name}.nc"
+        import xarray as xr
+        ds = xr.open_dataset(path).load()
+        ds.close()
+        meta = __import__("json").loads(ds.attrs["metadata"])
+        meta["notes"] = notes
+        ds.attrs["metadata"] = __import__("json").dumps(meta)
+        write_netcdf(ds, path)
+    out = tmp_path / "report" / "compare-z-vs-a.nc"
+    assert main(["pipeline", "compare", str(tmp_path / "processed" / "zeta.nc"),
+                 str(tmp_path / "processed" / "alpha.nc"), str(out), "--name", "z-vs-a"]) == 0
+    setup = report.comparison(tmp_path / "report", "z-vs-a").data
+    assert "first line<br>second &lt;line&gt;" in setup and "\\n" not in setup

@@ -115,7 +115,44 @@ def test_the_panels_are_the_chosen_campaigns_product(shaped):
 def test_unknown_parameters_are_refused():
     with pytest.raises(ValueError, match=r"unknown study-effects parameters \['min_strenght'\]"):
         se.params_with_defaults({"min_strenght": 2})
-    assert yaml.safe_load((ROOT / "params.yaml").read_text())["study-effects"] == se.DEFAULTS
+    section = yaml.safe_load((ROOT / "params.yaml").read_text())["study-effects"]
+    assert {k: section[k] for k in ("min_strength", "min_cells")} == {
+        "min_strength": se.MIN_STRENGTH, "min_cells": se.MIN_CELLS}
+    # the author's choices name effects the pages know, and campaigns of `campaigns:`
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    assert set(se.params_with_defaults(section)["show"]) <= set(se.EFFECTS)
+    assert set(section["show"].values()) <= set(params["campaigns"])
+    with pytest.raises(ValueError, match=r"show names unknown effects \['plateau'\]"):
+        se.params_with_defaults({"show": {"plateau": "x"}})
+
+
+def test_the_authors_choice_is_shown_and_the_pick_only_suggested(shaped):
+    big = sweep("big", metadata=LOOPBACK, streams=(1, 2, 4, 8, 16), repeats=2)
+    p = products(shaped=shaped, big=big)
+    auto = se.study_effects_product(p, {})
+    assert auto["streams"].attrs["campaign"] == "shaped" and auto["streams"].attrs["chosen_by"] == "suggestion"
+    tree = se.study_effects_product(p, {}, {"show": {"streams": "big"}})
+    assert tree["streams"].attrs["campaign"] == "big"
+    assert tree["streams"].attrs["chosen_by"] == "author" and tree["streams"].attrs["suggested"] == "shaped"
+    xr.testing.assert_identical(tree["streams"]["cells"].to_dataset(), p["big"]["cells"].to_dataset())
+    scores = se.effect_scores(p, {"show": {"streams": "big"}})
+    assert scores["chosen"].sel(effect="streams").values.tolist() == [True, False]       # big, shaped
+    assert scores["suggested"].sel(effect="streams").values.tolist() == [False, True]
+    with pytest.raises(ValueError, match="'nope' is not a campaign"):
+        se.study_effects_product(p, {}, {"show": {"rtt": "nope"}})
+    with pytest.raises(ValueError, match="did not measure this effect"):
+        se.study_effects_product(p, {}, {"show": {"latency": "shaped"}})
+
+
+def test_a_tiny_sweep_is_never_suggested(shaped):
+    # 3 windows x 2 streams x 2 repeats: 12 runs, a panel of 6 dots, and a strong effect
+    tiny = sweep("a-tiny", windows=(8192, 65536, 1048576), streams=(1, 2), repeats=2)
+    p = products(shaped=shaped, **{"a-tiny": tiny})
+    tree = se.study_effects_product(p, {})
+    assert {tree[e].attrs["campaign"] for e in ("window", "streams", "rtt")} == {"shaped"}
+    alone = se.study_effects_product(products(**{"a-tiny": tiny}), {})
+    assert alone["window"].attrs["campaign"] == ""
+    assert se.study_effects_product(products(**{"a-tiny": tiny}), {}, {"min_cells": 6})["window"].attrs["campaign"] == "a-tiny"
 
 
 @pytest.fixture(scope="module")
@@ -176,4 +213,6 @@ def test_stage_names_what_is_missing(processed, tmp_path, capsys):
     assert "no normalized campaign or statistics product for absent" in capsys.readouterr().err
     assert run_stage(processed, tmp_path, ["shaped"], "study-effects: {strength: 2}\n") == 1
     assert "unknown study-effects parameters ['strength']" in capsys.readouterr().err
+    assert run_stage(processed, tmp_path, ["shaped"], "study-effects: {show: {rtt: veth-1g}}\n") == 1
+    assert "show: rtt: 'veth-1g' is not a campaign of `campaigns:`" in capsys.readouterr().err
     assert not (tmp_path / "study-effects.nc").exists()

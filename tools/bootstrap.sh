@@ -54,4 +54,7 @@ settings.setdefault("@jupyterlab/apputils-extension:notification", {}).setdefaul
 path.parent.mkdir(parents=True, exist_ok=True)
 path.write_text(json.dumps(settings, indent=2) + "\n")
 PY
+# `jupyter nbconvert --to html` of a notebook: no script from a CDN (its charts are static
+# SVG in the saved outputs; thruput.site.html.OFFLINE_NBCONVERT), in <env>/etc/jupyter
+"$PY" -c 'from thruput.site.html import write_nbconvert_config; print("bootstrap: nbconvert offline:", write_nbconvert_config())'
 echo "bootstrap: thruput installed for $("$PY" -c 'import sys; print(sys.executable)')"

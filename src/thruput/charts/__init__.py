@@ -28,8 +28,20 @@ STREAMS_DOMAIN = [1, 2, 4, 5, 8, 10, 12, 15, 16, 20, 25, 30, 32, 40]
 STREAMS_RANGE = ["#4c78a8", "#f58518", "#54a24b", "#b279a2", "#e45756", "#72b7b2", "#eeca3b",
                  "#ff9da6", "#9d755d", "#bab0ac", "#1f77b4", "#8c564b", "#17becf", "#7f7f7f"]
 MBIT = 1e6
-WIDTH = 560
+#: Width of one chart (px): the page's width less its axes; legends go below the plot.
+WIDTH = 800
 HEIGHT = 320
+#: The Altair theme of thruput's charts (and plain Altair's, once thruput.charts is imported):
+#: legends below the plot, their labels whole, so that a chart uses the page's width
+#: instead of leaving half of it to a legend on its right.
+THEME = "thruput"
+
+
+@alt.theme.register(THEME, enable=True)
+def _theme():
+    return alt.theme.ThemeConfig(config={
+        "legend": {"orient": "bottom", "labelLimit": 400, "titleLimit": 400, "columnPadding": 16},
+        "view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT}})
 
 
 def streams_color(present=None, field="streams", title="streams", legend=True):
@@ -288,7 +300,7 @@ from .rendering import enable_offline_renderer  # noqa: E402,F401
 import numpy as np  # noqa: E402  (this section's own import: the top of the file is shared)
 from ..reproduce_statuses import STATUSES as _LEDGER_STATUSES  # noqa: E402  (statuses alone, no studies)
 
-__all__ += ["STATUS_DOMAIN", "status_color", "status_counts", "range_dots", "theory_points",
+__all__ += ["STATUS_DOMAIN", "status_color", "status_values", "status_counts", "range_dots", "theory_points",
             "grouped_ranges", "category_bars", "slope_dots", "throughput_vs_streams",
             "rtt_vs_throughput", "side_by_side"]
 
@@ -298,14 +310,23 @@ _STATUS_COLOURS = {"erratum": "#d62728", "differs": "#ff7f0e", "reproduced": "#2
                    "consistent": "#4c78a8", "bound": "#9ecae9", "input": "#c7c7c7", "not-reproducible": "#a0a0a0"}
 STATUS_RANGE = [_STATUS_COLOURS[s] for s in STATUS_DOMAIN]
 #: Width of one chart of a side-by-side pair (two fit the page with their legends below).
-PAIR_WIDTH = 360
+PAIR_WIDTH = 400
 #: Category axes show their whole label (board and bus names are long).
 _LABELS = alt.Axis(labelLimit=320)
 
 
-def status_color(field="status", legend=True):
-    """The shared colour encoding of a ledger status."""
-    return alt.Color(f"{field}:N", title="ledger status", legend=alt.Legend() if legend else None,
+def status_values(present, domain=STATUS_DOMAIN):
+    """The statuses of ``domain`` that occur in ``present``, in the domain's order: what a
+    legend lists (the colours stay fixed by the whole domain)."""
+    seen = set(present)
+    return [s for s in domain if s in seen]
+
+
+def status_color(field="status", legend=True, present=None):
+    """The shared colour encoding of a ledger status; with ``present`` (the statuses the
+    chart shows) the legend lists only those, each in its fixed colour."""
+    values = status_values(present) if present is not None else alt.Undefined
+    return alt.Color(f"{field}:N", title="ledger status", legend=alt.Legend(values=values) if legend else None,
                      scale=alt.Scale(domain=STATUS_DOMAIN, range=STATUS_RANGE))
 
 
@@ -319,7 +340,7 @@ def status_counts(counts, title="Published figures by reproduction status"):
     return alt.Chart(df, title=title).mark_bar().encode(
         y=alt.Y("study:N", title=None, sort=None, axis=_LABELS),
         x=alt.X("n:Q", title="published figures (count)", stack="zero"),
-        color=status_color(), order=alt.Order("order:Q"),
+        color=status_color(present=df["status"]), order=alt.Order("order:Q"),
         tooltip=[alt.Tooltip("study:N"), alt.Tooltip("status:N"), alt.Tooltip("n:Q", title="figures")],
     ).properties(width=WIDTH, height=28 * df["study"].nunique())
 
@@ -378,7 +399,8 @@ def range_dots(points, ranges=None, unit="", title="", scale="linear", range_lab
     if len(flagged):
         layers.append(alt.Chart(flagged).mark_point(size=300, strokeWidth=2, filled=False).encode(
             x=x, y=y, stroke=alt.Stroke("status:N", title="flagged",
-                                        scale=alt.Scale(domain=STATUS_DOMAIN[:2], range=STATUS_RANGE[:2])),
+                                        scale=alt.Scale(domain=STATUS_DOMAIN[:2], range=STATUS_RANGE[:2]),
+                                        legend=alt.Legend(values=status_values(flagged["status"]))),
             tooltip=tooltip))
     height = max(60, 34 * points["category"].nunique())
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=height)
@@ -423,7 +445,8 @@ def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear",
     if points is not None and len(points):
         layers.append(alt.Chart(points).mark_point(filled=True, size=90, stroke="black", strokeWidth=0.7).encode(
             x=x, y=y, fill=alt.Fill("status:N", title="published figure", scale=alt.Scale(
-                domain=STATUS_DOMAIN, range=STATUS_RANGE)), shape=alt.value("diamond"),
+                domain=STATUS_DOMAIN, range=STATUS_RANGE), legend=alt.Legend(values=status_values(points["status"]))),
+            shape=alt.value("diamond"),
             tooltip=[alt.Tooltip("what:N", title="published"), alt.Tooltip("x:Q", title=x_title, format=".4~g"),
                      alt.Tooltip("y:Q", title=y_title, format=".4~g"), alt.Tooltip("status:N", title="ledger status"),
                      alt.Tooltip("quote:N", title="printed")]))

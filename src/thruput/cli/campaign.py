@@ -8,6 +8,9 @@ import sys
 from .. import campaign as cp
 from ..errors import ThruputError
 
+#: A folder holding neither of these is no campaign (``campaign check`` says so and stops).
+CAMPAIGN_FILES = ("campaign.yaml", "runs.csv")
+
 
 def add_parser(sub):
     p = sub.add_parser("campaign", help="check, create or import a campaign directory",
@@ -88,6 +91,12 @@ def run_check(args):
             directory = cp.resolve(name, args.root)
         except ThruputError as exc:
             print(f"thruput: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        if not any((directory / f).is_file() for f in CAMPAIGN_FILES):
+            # a source tree or a home folder: say so once, not one warning per file in it
+            print(f"thruput: {directory}: not a campaign (no {' or '.join(CAMPAIGN_FILES)} in it; "
+                  "`thruput campaign new NAME` or `thruput campaign import` makes one)", file=sys.stderr)
             failed = True
             continue
         problems = check_campaign(directory)

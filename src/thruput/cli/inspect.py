@@ -1,13 +1,18 @@
 """``thruput inspect``: read logs and report format, kind, summary and line accounting.
 
-Every PATH may be a file or a directory (walked recursively, files in sorted order). One
-bad file never stops the batch: its first error goes to stderr once, naming file and line
+Every PATH may be a file or a directory (walked recursively, files in sorted order; hidden
+folders, virtual environments, ``node_modules`` and ``__pycache__`` are not entered). In a
+directory, a file no format recognises is not a log: it is skipped, and one line on stderr
+counts what was skipped (``thruput: skipped N files that are not logs: ...``); a file named
+on the command line is always read, and one that is not a log fails. One bad file never
+stops the batch: its first error goes to stderr once, naming file and line
 (``thruput: PATH:LINE: message``), and the exit status is 1. A truncated log, or one whose
 tool summary disagrees with its data (``consistency``), is read and warned about on
 stderr (``thruput: warning: PATH: ...``). With ``--lenient``, lines no reader recognises
 are counted as skipped ("unrecognised line") instead of failing the file.
 
-Exit status: 0 every file read, 1 some file failed, 2 usage error.
+Exit status: 0 every log read (files that are not logs skipped), 1 some file failed or a
+directory held no log at all, 2 usage error.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from pathlib import Path
 
 from .. import formats
 from ..contract import lenient as lenient_ledgers
-from ..errors import ParseError, ThruputError
+from ..errors import ParseError, ThruputError, UnknownFormatError
 from ..reader import read
 from ..inspection import line_accounting, summarize
 
@@ -39,14 +44,39 @@ def add_parser(sub):
     p.set_defaults(func=run)
 
 
-def walk(paths):
-    """The files named by ``paths``: files as given, directories walked recursively, each
-    directory's files in sorted order (hidden ones too: nothing is skipped silently)."""
+#: Folders a directory walk does not enter: tools' and environments' own files, never logs.
+SKIPPED_DIRS = {"node_modules", "__pycache__", "site-packages"}
+
+
+def _skipped_dir(path):
+    """Hidden folders, virtual environments (``pyvenv.cfg``, conda's ``conda-meta``), and
+    :data:`SKIPPED_DIRS`."""
+    return (path.name.startswith(".") or path.name in SKIPPED_DIRS
+            or (path / "pyvenv.cfg").is_file() or (path / "conda-meta").is_dir())
+
+
+def _walk_dir(root):
+    found = []
+    for path in sorted(root.iterdir(), key=str):
+        if path.is_dir() and not path.is_symlink():
+            if not _skipped_dir(path):
+                found.extend(_walk_dir(path))
+        elif path.is_file():
+            found.append(path)
+    return found
+
+
+def walk(paths, explicit=False):
+    """The files named by ``paths``: files as given, directories walked recursively, all
+    files in sorted order of their paths (folders :func:`_skipped_dir` names are not
+    entered, nor links to folders). With ``explicit``, pairs ``(path, named)``: whether
+    the file was named itself rather than found in a directory."""
     for path in map(Path, paths):
         if path.is_dir():
-            yield from sorted((p for p in path.rglob("*") if p.is_file()), key=str)
+            found = sorted(_walk_dir(path), key=str)
+            yield from (((p, False) for p in found) if explicit else found)
         else:
-            yield path   # a missing path is reported by inspect_file
+            yield (path, True) if explicit else path   # a missing path is reported by inspect_file
 
 
 def inspect_file(path, fmt=None, lenient=False):
@@ -67,6 +97,11 @@ def inspect_file(path, fmt=None, lenient=False):
     except ParseError as exc:
         report["errors"] = [{"line": line, "message": msg} for line, msg in exc.errors]
         report["message"] = str(exc.with_path(str(path)))
+        return report
+    except UnknownFormatError as exc:
+        report["not_a_log"] = True
+        report["errors"] = [{"line": None, "message": str(exc)}]
+        report["message"] = str(exc) if str(exc).startswith(str(path)) else f"{path}: {exc}"
         return report
     except (ThruputError, OSError) as exc:
         message = str(exc)
@@ -92,7 +127,13 @@ def _is_empty(path):
 
 
 def run(args):
-    reports = [inspect_file(p, args.format, args.lenient) for p in walk(args.paths)]
+    reports, skipped = [], []
+    for path, named in walk(args.paths, explicit=True):
+        report = inspect_file(path, args.format, args.lenient)
+        if report.pop("not_a_log", False) and not named:
+            skipped.append(path)          # found in a directory: not a log, not a failure
+        else:
+            reports.append(report)
     if args.json:
         json.dump([{k: v for k, v in r.items() if k != "message"} for r in reports], sys.stdout, indent=2)
         sys.stdout.write("\n")
@@ -101,6 +142,14 @@ def run(args):
     for r in reports:
         for message in _messages(r):
             print(message, file=sys.stderr)
+    if skipped:
+        shown = ", ".join(str(p) for p in skipped[:3]) + (", ..." if len(skipped) > 3 else "")
+        print(f"thruput: skipped {len(skipped)} file{'s' if len(skipped) != 1 else ''} that "
+              f"{'are' if len(skipped) != 1 else 'is'} not a log of any format ({shown}); "
+              f"`thruput inspect FILE` says why for one", file=sys.stderr)
+        if not reports:
+            print(f"thruput: no log found in {', '.join(map(str, args.paths))}", file=sys.stderr)
+            return FAILED
     return FAILED if any(r["errors"] for r in reports) else OK
 
 

@@ -320,11 +320,15 @@ def run_study_effects(args):
     campaigns = {n: xr.open_dataset(processed / f"{n}.nc", engine=NETCDF_ENGINE) for n in names}
     try:
         tree = study_effects_product(products, campaigns, section)
+    except ValueError as exc:          # a `show:` entry naming no campaign, or one without the effect
+        print(f"thruput: {args.params}: {exc}", file=sys.stderr)
+        return 1
     finally:
         for ds in campaigns.values():
             ds.close()
     write_product(tree, args.out)
     write_product(effect_scores(products, section), args.scores)
-    shown = {e: tree[e].attrs["campaign"] or "-" for e in tree.children}
-    print(f"{args.out}: " + ", ".join(f"{e} {c}" for e, c in shown.items()))
+    shown = {e: (tree[e].attrs["campaign"] or "-", tree[e].attrs["suggested"]) for e in tree.children}
+    print(f"{args.out}: " + ", ".join(f"{e} {c}" + (f" (suggested: {s or '-'})" if s != c and c != "-" else "")
+                                      for e, (c, s) in shown.items()))
     return 0

@@ -43,7 +43,7 @@ def add_parser(sub):
     d.add_argument("out", metavar="OUTDIR", help="folder of the data package to write")
     d.add_argument("--root", default=".", help="project folder (for CITATION.cff; default: .)")
     d.set_defaults(func=run_data)
-    s = site_sub.add_parser("serve", help="serve the built site on localhost")
+    s = site_sub.add_parser("serve", help="serve the built site on localhost (its files only: no folder listing, no link out of it)")
     s.add_argument("--dir", default="_site", help="the built site folder (default: _site)")
     s.add_argument("--port", type=int, default=8000,
                    help="port on 127.0.0.1; 0 picks a free one (default: 8000)")
@@ -99,7 +99,11 @@ def run_data(args):
 
 
 def run_serve(args):
-    from ..site import serve
+    from ..site.serve import serve
 
-    serve(args.dir, port=args.port)
+    try:
+        serve(args.dir, port=args.port)
+    except (FileNotFoundError, OSError) as exc:       # no site yet, port taken
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
     return 0

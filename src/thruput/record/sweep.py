@@ -206,7 +206,39 @@ def record(campaign_dir, plan, target, *, source_name=None, destination_name=Non
     campaign_dir = os.fspath(campaign_dir)
     name = os.path.basename(os.path.abspath(campaign_dir))
     _which(plan.tool)
+    created = _missing_dirs(campaign_dir)
     os.makedirs(campaign_dir, exist_ok=True)
+    try:
+        return _record(campaign_dir, name, plan, target, source_name, destination_name, about,
+                       progress, retries, command)
+    except BaseException:
+        _remove_if_empty(created)       # a record that failed before its first file: no trace
+        raise
+
+
+def _missing_dirs(path):
+    """The folders ``os.makedirs(path)`` would create, deepest first."""
+    missing, path = [], os.path.abspath(path)
+    while not os.path.exists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return missing
+
+
+def _remove_if_empty(dirs):
+    """Remove the folders of ``dirs`` (deepest first) that are still empty."""
+    for path in dirs:
+        try:
+            os.rmdir(path)
+        except OSError:                 # not empty (something was recorded), or gone
+            return
+
+
+def _record(campaign_dir, name, plan, target, source_name, destination_name, about, progress,
+            retries, command):
     existing = metadata.load(campaign_dir)
     try:
         rows = read_rows(campaign_dir)

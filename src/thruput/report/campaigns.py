@@ -28,7 +28,7 @@ from IPython.display import HTML, Markdown, display
 
 from .. import charts
 from ..project import project_path
-from ..charts.comparison import difference_intervals
+from ..charts.comparison import difference_intervals, levels_differ
 from ..cli.pipeline import STATS_SUFFIX, open_product
 
 __all__ = [
@@ -435,7 +435,15 @@ def comparison(reports, name):
                      "is applied."))
     df = cells.to_dataframe().reset_index().dropna(subset=["median_a", "median_b"])
     if len(df):
+        if "ratio" in df and levels_differ(df):
+            display(Markdown(f"The two levels differ by an order of magnitude or more, so the chart "
+                             f"shows the ratio {b} / {a} on a log scale (1: no difference); the table "
+                             "gives both."))
         display(difference_intervals(df, a, b, confidence))
+    ratio = {}
+    if "ratio" in df:
+        ratio = {f"ratio {b} / {a}": [f"{v:.3g}" for v in df["ratio"]],
+                 f"{confidence:.0%} CI (ratio)": [f"{lo:.3g} – {hi:.3g}" for lo, hi in zip(df["ratio_low"], df["ratio_high"])]}
     display(HTML(pd.DataFrame({
         "window (KiB)": [f"{w / 1024:g}" for w in df["window"]], "streams": df["streams"].astype(int),
         f"median {a} (Mbit/s)": [_mbit_text(v) for v in df["median_a"]],
@@ -443,6 +451,7 @@ def comparison(reports, name):
         "difference (Mbit/s)": [_mbit_text(v) for v in df["difference"]],
         f"{confidence:.0%} CI (Mbit/s)": [
             f"{_mbit_text(lo)} – {_mbit_text(hi)}" for lo, hi in zip(df["difference_low"], df["difference_high"])],
+        **ratio,
         "Hodges-Lehmann (Mbit/s)": [_mbit_text(v) for v in df["hodges_lehmann"]],
         "Mann-Whitney p": df["p_value"].round(3),
     }).to_html(index=False)))
@@ -450,7 +459,13 @@ def comparison(reports, name):
                      "that differs (hosts matched by their role on the path)."))
     meta = _group(product, "metadata").to_dataframe().reset_index(drop=True)
     table = pd.DataFrame({"key": meta["key"], a: meta["a"], b: meta["b"], "change": meta["change"]})
-    return HTML(table.replace("", "–").to_html(index=False))
+    # (pandas writes a line break inside a cell as a literal "\n": a paragraph break is <br>)
+    return HTML(table.replace("", "–").map(_html_lines).to_html(index=False, escape=False))
+
+
+def _html_lines(value):
+    """Text for an HTML table cell: escaped, its line breaks kept as ``<br>``."""
+    return html.escape(str(value)).strip().replace("\n", "<br>")
 
 
 def methods(params):

@@ -713,7 +713,18 @@ def _callout(node, effect_text, pair=True):
         f'<a href="campaign-{html.escape(name)}.html"><code>{html.escape(name)}</code></a>'
         f" ({html.escape(str(meta.get('title', name)))}){html.escape(where)}{html.escape(when)}."
         + (" The axes of the two charts are independent: compare the shape of the effect, not the numbers." if pair
-           else "") + "</div>")
+           else "") + _choice_note(node) + "</div>")
+
+
+def _choice_note(node):
+    """Who chose the campaign: the author (params.yaml ``study-effects: show``) or the
+    automatic pick, and what the pick suggests when the author chose another."""
+    suggested, by = node.attrs.get("suggested", ""), node.attrs.get("chosen_by", "")
+    if by == "author":
+        other = (f" The automatic pick suggests <code>{html.escape(suggested)}</code>." if suggested
+                 and suggested != node.attrs.get("campaign") else "")
+        return f" Chosen in <code>params.yaml</code> (<code>study-effects: show</code>).{other}"
+    return " Picked automatically (no <code>study-effects: show</code> entry in <code>params.yaml</code>)." if by else ""
 
 
 def _cells(node):

@@ -16,6 +16,7 @@ from ..errors import ThruputError
 from . import assets, datapackage, html, quarto
 from .config import load_config
 from .execute import NotebookError, execute
+from .serve import serve
 
 __all__ = ["build", "execute_page", "campaigns_in", "serve", "NotebookError"]
 
@@ -152,15 +153,3 @@ def _write_index(site, config):
                      f'<body><a href="{home}">{config.title}</a></body></html>\n')
 
 
-def serve(site="_site", host="127.0.0.1", port=8000):
-    """Serve ``site`` on ``host:port`` until interrupted (a quick look, not production)."""
-    import functools
-    import http.server
-
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    with http.server.ThreadingHTTPServer((host, port), handler) as httpd:
-        print(f"serving {site} at http://{host}:{httpd.server_address[1]}/ (Ctrl-C to stop)")
-        try:
-            httpd.serve_forever()
-        except KeyboardInterrupt:
-            pass

@@ -64,8 +64,10 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
     notebook's ``parameters`` cell defines.
 
     The page is the same bytes each time its inputs are (so ``dvc repro`` in a fresh clone
-    leaves ``dvc.lock`` as it was): no cell timings are recorded and the injected cell's
-    id is fixed. The kernel starts in ``cwd`` (the project root, so notebooks use project-relative paths)
+    leaves ``dvc.lock`` as it was): no cell timings are recorded, the injected cell's id
+    is fixed, every kernel has the same hash seed, and charts keep 12 significant digits
+    (:func:`thruput.charts.rendering.canonical_spec`: the last bit of NumPy's ``exp`` or
+    ``power`` differs between CPUs). The kernel starts in ``cwd`` (the project root, so notebooks use project-relative paths)
     with ``THRUPUT_SITE_BUILD=1`` set, which switches charts to the offline renderer.
 
     Raises
@@ -87,7 +89,8 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
                             resources={"metadata": {"path": str(cwd)}},
                             extra_arguments=KERNEL_ARGUMENTS, record_timing=False)
     try:
-        client.execute()
+        # one hash seed for every kernel: no page may depend on the order of a set of strings
+        client.execute(env={**os.environ, "PYTHONHASHSEED": "0"})
     except CellExecutionError as exc:
         index, first_line = _failing_cell(nb)
         summary = ANSI.sub("", str(exc)).strip().splitlines()

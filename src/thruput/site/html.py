@@ -14,7 +14,19 @@ from nbconvert import HTMLExporter
 
 from .assets import FAVICON, STYLESHEET, VEGA_BUNDLE
 
-__all__ = ["render_page", "page_shell"]
+__all__ = ["render_page", "page_shell", "OFFLINE_NBCONVERT", "write_nbconvert_config"]
+
+#: ``jupyter nbconvert --to html`` settings that keep its pages offline: its templates load
+#: require.js, MathJax, Mermaid, jQuery and the widget manager from CDNs by default. A
+#: notebook's charts need none of them (their outputs hold a static SVG, see
+#: :mod:`thruput.charts.rendering`), so each URL is an empty script, served by nobody;
+#: Mermaid's URL is no setting, so :data:`TEMPLATES` overrides the macro that names it.
+OFFLINE_NBCONVERT = {"HTMLExporter": {
+    name: "data:text/javascript," for name in (
+        "require_js_url", "mathjax_url", "mermaid_js_url", "mermaid_layout_elk_js_url",
+        "jquery_url", "widget_renderer_url")} | {"jupyter_widgets_base_url": "data:text/javascript,"}}
+#: nbconvert templates of thruput's own, searched before nbconvert's (``lab/mermaidjs``).
+TEMPLATES = Path(__file__).with_name("nbconvert")
 
 
 def _exporter():
@@ -37,6 +49,29 @@ def render_page(config, page, executed, site_dir):
     prefix = "../" * (len(page.html.parts) - 1)
     target.write_text(page_shell(config, page, body, prefix), encoding="utf-8")
     return target
+
+
+def write_nbconvert_config(directory=None):
+    """Write :data:`OFFLINE_NBCONVERT` into ``directory/jupyter_nbconvert_config.json``.
+
+    ``directory`` defaults to this environment's Jupyter config folder
+    (``<sys.prefix>/etc/jupyter``, which ``tools/bootstrap.sh`` fills); keys already set
+    there are kept. Returns the file's path.
+    """
+    import json
+    import sys
+
+    path = Path(directory or Path(sys.prefix, "etc", "jupyter")) / "jupyter_nbconvert_config.json"
+    config = json.loads(path.read_text()) if path.is_file() else {}
+    for section, values in OFFLINE_NBCONVERT.items():
+        for key, value in values.items():
+            config.setdefault(section, {}).setdefault(key, value)
+    bases = config["HTMLExporter"].setdefault("extra_template_basedirs", [])
+    if str(TEMPLATES) not in bases:
+        bases.insert(0, str(TEMPLATES))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def _link(prefix, page):

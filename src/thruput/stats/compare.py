@@ -27,8 +27,9 @@ import numpy as np
 import scipy.stats
 import xarray as xr
 
-from ._util import as_dims, cell_rngs, labelled, units_of
+from ._util import alpha_bounds, as_dims, cell_rngs, labelled, units_of
 from .load import median_difference
+from .summaries import bootstrap_samples
 
 __all__ = ["compare", "hodges_lehmann", "metadata_diff", "flatten_metadata"]
 
@@ -131,6 +132,19 @@ def _from_ordered(key):
     return float(np.uint64(bits).view(np.float64))
 
 
+def median_ratio(a, b, n_boot, confidence, rng):
+    """``median(b) / median(a)`` and its percentile-bootstrap interval (two samples
+    resampled independently, as :func:`~thruput.stats.load.median_difference`); NaN when
+    either is empty or the median of ``a`` is not positive."""
+    if a.size == 0 or b.size == 0 or not np.median(a) > 0:
+        return np.nan, np.nan, np.nan
+    lo_q, hi_q = alpha_bounds(confidence)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reps = bootstrap_samples(b, np.median, n_boot, rng) / bootstrap_samples(a, np.median, n_boot, rng)
+    low, high = np.quantile(reps, [lo_q, hi_q])
+    return float(np.median(b) / np.median(a)), float(low), float(high)
+
+
 def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):
     """Per-cell comparison of two campaigns' throughput (``b`` relative to ``a``).
 
@@ -151,7 +165,8 @@ def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED)
         Per shared cell: ``n_a``, ``n_b`` (count); ``median_a``, ``median_b``,
         ``difference`` (``median_b - median_a``) with ``difference_low`` and
         ``difference_high``, and ``hodges_lehmann`` (shift estimate), all in the units
-        of ``a``; ``u`` (Mann-Whitney U of ``b``, 1), ``p_value`` (two-sided, 1) and
+        of ``a``; ``ratio`` (``median_b / median_a``, 1) with ``ratio_low`` and
+        ``ratio_high`` (what to read where the two levels differ by orders of magnitude); ``u`` (Mann-Whitney U of ``b``, 1), ``p_value`` (two-sided, 1) and
         ``prob_superiority`` (``U / (n_a n_b)``: the chance a run of ``b`` beats one of
         ``a``, ties half, 1).
 
@@ -160,7 +175,8 @@ def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED)
     ``u`` and ``p_value`` are :func:`scipy.stats.mannwhitneyu` (``b`` first, two-sided,
     ``method="auto"``: exact for small samples without ties) [1]_; the shift is
     Hodges-Lehmann's [2]_; the interval of the difference of medians is a two-sample
-    percentile bootstrap [3]_. Cells with fewer than one value in either campaign are
+    percentile bootstrap [3]_, and so is that of their ratio (drawn after the
+    difference's resamples, from the same per-cell generator). Cells with fewer than one value in either campaign are
     NaN. No correction for testing many cells is applied: read p-values of a whole
     sweep as a screen, not as proof.
     """
@@ -175,7 +191,8 @@ def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED)
     shape = va.shape[:-1]
     va, vb = va.reshape(-1, va.shape[-1]), vb.reshape(-1, vb.shape[-1])
     keys = ("n_a", "n_b", "median_a", "median_b", "difference", "difference_low",
-            "difference_high", "hodges_lehmann", "u", "p_value", "prob_superiority")
+            "difference_high", "hodges_lehmann", "u", "p_value", "prob_superiority",
+            "ratio", "ratio_low", "ratio_high")
     out = {k: np.full(va.shape[0], np.nan) for k in keys}
     for c, rng in enumerate(cell_rngs(seed, va.shape[0])):
         x, y = va[c][~np.isnan(va[c])], vb[c][~np.isnan(vb[c])]
@@ -189,6 +206,7 @@ def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED)
         res = scipy.stats.mannwhitneyu(y, x, alternative="two-sided", method="auto")
         out["u"][c], out["p_value"][c] = res.statistic, res.pvalue
         out["prob_superiority"][c] = res.statistic / (x.size * y.size)
+        out["ratio"][c], out["ratio_low"][c], out["ratio_high"][c] = median_ratio(x, y, n_boot, confidence, rng)
     coords = {k: v for k, v in a.coords.items() if set(v.dims) <= set(other)}
     units = units_of(a)
     spec = {
@@ -200,6 +218,9 @@ def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED)
         "hodges_lehmann": (units, "Hodges-Lehmann shift from a to b"),
         "u": ("1", "Mann-Whitney U of b"), "p_value": ("1", "two-sided Mann-Whitney p-value"),
         "prob_superiority": ("1", "P(b > a) + P(b = a)/2"),
+        "ratio": ("1", "median b / median a"),
+        "ratio_low": ("1", "lower bootstrap bound of the ratio"),
+        "ratio_high": ("1", "upper bootstrap bound of the ratio"),
     }
     data = {}
     for k in keys:

@@ -6,9 +6,10 @@ measurement of the same effect, taken from the bundled campaign that shows it be
 statistics products (:mod:`thruput.stats.product`) and writes two files:
 
 ``data/report/study-effects.nc`` (:func:`study_effects_product`)
-    One group per effect of :data:`EFFECTS`. Its attrs name the chosen campaign
-    (``campaign``, "" when no campaign shows the effect), its ``title``, ``metadata``
-    (``campaign.yaml`` as JSON) and ``strength``; its subgroups are what the page's panel
+    One group per effect of :data:`EFFECTS`. Its attrs name the campaign shown
+    (``campaign``, "" when none shows the effect), how it was chosen (``chosen_by``), the
+    automatic pick (``suggested``), its ``title``, ``metadata`` (``campaign.yaml`` as JSON)
+    and ``strength``; its subgroups are what the page's panel
     draws, copied from the chosen campaign: the groups ``cells``, ``rtt`` and ``bound`` of
     its statistics product (TCP effects), ``latency_fit`` (``latency``), and ``udp_rows``,
     the spacing sweep's rows of the normalized campaign (``udp``). The study pages read only
@@ -20,15 +21,22 @@ statistics products (:mod:`thruput.stats.product`) and writes two files:
 
 How a campaign is chosen
 ------------------------
-An effect *applies* to a campaign that measured it: ``window`` a TCP sweep of at least 3
-windows, ``streams`` one of at least 2 streams counts, ``rtt`` one with ping probes,
-``latency`` a UDPmon campaign with a latency scan of 2 points or more, ``udp`` a UDPmon
-spacing sweep. A TCP campaign *shows* the effect when its :func:`effect_strength` reaches
-``min_strength`` (``params.yaml``, section ``study-effects``); the UDPmon effects are shown
-by every campaign they apply to. Of the campaigns that show it, the one with the highest
-score is chosen: a shaped path (a known capacity) first, then not loopback, then the
-strength rounded to 0.1, then the larger sweep (windows x streams); of equal scores, the
-campaign whose name sorts first.
+Which campaign illustrates which effect is the author's choice: ``show`` in the
+``study-effects`` section of ``params.yaml`` maps an effect to a campaign of
+``campaigns:``, and the pages show that one (``chosen_by: author``). The automatic
+pick below is only a suggestion, which the pages name beside the author's choice; an effect
+``show`` leaves out takes it (``chosen_by: suggestion``).
+
+The suggestion: an effect *applies* to a campaign that measured it: ``window`` a TCP sweep
+of at least 3 windows, ``streams`` one of at least 2 streams counts, ``rtt`` one with ping
+probes, ``latency`` a UDPmon campaign with a latency scan of 2 points or more, ``udp`` a
+UDPmon spacing sweep. A TCP campaign *shows* the effect when its :func:`effect_strength`
+reaches ``min_strength`` and its sweep has at least ``min_cells`` (window, streams) cells,
+so that a tiny sweep never takes a study's panel; the UDPmon effects are shown by every
+campaign they apply to. Of the campaigns that show it, the one with the highest score is
+suggested: a shaped path (a known capacity) first, then not loopback, then the strength
+rounded to 0.1, then the larger sweep (windows x streams); of equal scores, the campaign
+whose name sorts first.
 """
 
 from __future__ import annotations
@@ -47,8 +55,10 @@ EFFECTS = ("window", "streams", "rtt", "latency", "udp")
 TCP_EFFECTS = ("window", "streams", "rtt")
 #: A campaign shows a TCP effect when its strength reaches this ratio (a 50 % change).
 MIN_STRENGTH = 1.5
-#: The ``study-effects`` section of params.yaml, key -> default.
-DEFAULTS = {"min_strength": MIN_STRENGTH}
+#: Fewest (window, streams) cells of a TCP sweep the automatic pick suggests for an effect.
+MIN_CELLS = 12
+#: The ``study-effects`` section of params.yaml, key -> default (``show``: effect -> campaign).
+DEFAULTS = {"min_strength": MIN_STRENGTH, "min_cells": MIN_CELLS, "show": {}}
 #: Groups of the chosen campaign's statistics product that each effect's panel draws.
 PANEL_GROUPS = {"window": ("cells", "rtt", "bound"), "streams": ("cells", "rtt", "bound"),
                 "rtt": ("cells", "rtt", "bound"), "latency": ("latency_fit",), "udp": ()}
@@ -70,6 +80,13 @@ def params_with_defaults(params=None):
     unknown = sorted(set(params) - set(DEFAULTS))
     if unknown:
         raise ValueError(f"unknown study-effects parameters {unknown}; known: {sorted(DEFAULTS)}")
+    show = params.get("show") or {}
+    if not isinstance(show, dict):
+        raise ValueError(f"study-effects: show must map effects to campaigns, not {show!r}")
+    bad = sorted(set(show) - set(EFFECTS))
+    if bad:
+        raise ValueError(f"study-effects: show names unknown effects {bad}; known: {list(EFFECTS)}")
+    params["show"] = {e: str(show[e]) for e in EFFECTS if show.get(e)}
     return {**DEFAULTS, **params}
 
 
@@ -167,7 +184,7 @@ def _score(product, strength):
     return (_shaped(product), not _loopback(product), round(strength, 1), _size(product))
 
 
-def _assess(products, min_strength):
+def _assess(products, min_strength, min_cells=MIN_CELLS):
     """Per effect, per campaign in name order: (applies, strength, shows, score)."""
     out = {}
     for effect in EFFECTS:
@@ -176,16 +193,38 @@ def _assess(products, min_strength):
             product = products[name]
             applies = effect_applies(product, effect)
             strength = effect_strength(product, effect) if applies else float("nan")
-            shows = applies and (effect not in TCP_EFFECTS or strength >= min_strength)
+            shows = applies and (effect not in TCP_EFFECTS
+                                 or (strength >= min_strength and _size(product) >= min_cells))
             rows[name] = (applies, strength, shows, _score(product, strength) if shows else None)
         out[effect] = rows
     return out
 
 
-def _chosen(rows):
+def _suggested(rows):
     """The name with the highest score (the first in name order of equal ones), or None."""
     shown = [(name, r[3]) for name, r in rows.items() if r[2]]
     return max(shown, key=lambda item: item[1])[0] if shown else None
+
+
+def _choices(products, params):
+    """Per effect: (campaign shown or None, how it was chosen, suggestion or None), and the
+    assessment. Raises ValueError for a ``show`` entry the pages could not draw."""
+    assessed = _assess(products, float(params["min_strength"]), int(params["min_cells"]))
+    out = {}
+    for effect in EFFECTS:
+        suggestion = _suggested(assessed[effect])
+        name = params["show"].get(effect)
+        if name is None:
+            out[effect] = (suggestion, "suggestion", suggestion)
+            continue
+        if name not in products:
+            raise ValueError(f"study-effects: show: {effect}: {name!r} is not a campaign of `campaigns:` "
+                             f"(known: {', '.join(sorted(products)) or 'none'})")
+        if not assessed[effect][name][0]:
+            raise ValueError(f"study-effects: show: {effect}: campaign {name!r} did not measure this effect "
+                             f"(campaigns that did: {', '.join(n for n, r in assessed[effect].items() if r[0]) or 'none'})")
+        out[effect] = (name, "author", suggestion)
+    return out, assessed
 
 
 def effect_scores(products, params=None):
@@ -206,9 +245,10 @@ def effect_scores(products, params=None):
         ``loopback``, ``size`` (windows x streams, 1 without cells) and ``chosen``.
     """
     params = params_with_defaults(params)
-    assessed = _assess(products, float(params["min_strength"]))
+    choices, assessed = _choices(products, params)
     names = sorted(products)
-    chosen = {e: _chosen(rows) for e, rows in assessed.items()}
+    chosen = {e: c[0] for e, c in choices.items()}
+    suggested = {e: c[2] for e, c in choices.items()}
 
     def grid(value, dtype):
         return np.array([[value(n, e) for e in EFFECTS] for n in names], dtype=dtype).reshape(len(names), len(EFFECTS))
@@ -228,10 +268,14 @@ def effect_scores(products, params=None):
         "loopback": ("campaign", column(_loopback, bool), {"long_name": "the path is loopback"}),
         "size": ("campaign", column(_size, np.int64),
                  {"units": "count", "long_name": "windows x streams of the sweep"}),
+        "suggested": (dims, grid(lambda n, e: suggested[e] == n, bool),
+                      {"long_name": "the automatic pick for the effect (a suggestion)"}),
         "chosen": (dims, grid(lambda n, e: chosen[e] == n, bool),
-                   {"long_name": "the campaign the study pages show for the effect"}),
+                   {"long_name": "the campaign the study pages show for the effect "
+                                 "(params.yaml study-effects: show, else the suggestion)"}),
     }, coords={"campaign": np.asarray(names, dtype=str), "effect": np.asarray(EFFECTS, dtype=str)},
-        attrs={"min_strength": float(params["min_strength"]), "params": json.dumps(params, sort_keys=True)})
+        attrs={"min_strength": float(params["min_strength"]), "min_cells": int(params["min_cells"]),
+               "params": json.dumps(params, sort_keys=True)})
 
 
 def study_effects_product(products, campaigns, params=None):
@@ -254,18 +298,20 @@ def study_effects_product(products, campaigns, params=None):
         ``min_strength`` and ``params`` (JSON).
     """
     params = params_with_defaults(params)
-    assessed = _assess(products, float(params["min_strength"]))
+    choices, assessed = _choices(products, params)
     tree = {"/": xr.Dataset(attrs={"effects": json.dumps(list(EFFECTS)),
                                    "min_strength": float(params["min_strength"]),
+                                   "min_cells": int(params["min_cells"]),
                                    "params": json.dumps(params, sort_keys=True)})}
     for effect in EFFECTS:
-        name = _chosen(assessed[effect])
+        name, chosen_by, suggestion = choices[effect]
         if name is None:
-            tree[f"/{effect}"] = xr.Dataset(attrs={"campaign": ""})
+            tree[f"/{effect}"] = xr.Dataset(attrs={"campaign": "", "chosen_by": chosen_by, "suggested": ""})
             continue
         product = products[name]
         tree[f"/{effect}"] = xr.Dataset(attrs={
-            "campaign": name, "title": product.attrs.get("title", name),
+            "campaign": name, "chosen_by": chosen_by, "suggested": suggestion or "",
+            "title": product.attrs.get("title", name),
             "metadata": product.attrs.get("metadata", "{}"), "strength": float(assessed[effect][name][1])})
         for group in PANEL_GROUPS[effect]:
             if group in product.children:
