@@ -114,8 +114,10 @@ def monitor_overview(product):
     gaps = product["gaps"].attrs
     meta = _meta(product)
     periods = "; ".join(f"{k}: {v[0][:19]} – {v[1][:19]}" for k, v in p.get("periods", {}).items())
+    period = p.get("period_s")
     rows = [("interval between slots (s)", p.get("interval_s")),
-            ("length of a 'day' (s)", p.get("period_s")),
+            ("period of the cycle, the 'day' (s)", "none" if period is None else f"{period:.4g}"),
+            ("why this period", p.get("period_reason", "")),
             ("slots due / run", f"{gaps.get('slots_expected')} / {gaps.get('slots_run')}"),
             ("tests / failed", f"{gaps.get('tests')} / {gaps.get('tests_failed')}"),
             ("rolling bin", p.get("freq")), ("periods compared", periods),
@@ -162,6 +164,8 @@ def monitor_time_series(product, test="tcp", direction=None):
         bins = bins[bins["direction"] == direction]
         runs = runs[runs["direction"] == direction] if runs is not None else None
         changes = changes[changes["direction"] == direction] if changes is not None else None
+        if not len(bins):
+            return Markdown(f"*No {test} runs in the {direction} direction in this campaign.*")
     title = f"{quantity}{', ' + direction if direction else ''}: median and p10–p90 per {_params(product).get('freq')} bin"
     return mcharts.time_series(bins, runs, changes, unit=unit, title=title,
                                y_title=quantity)
@@ -193,9 +197,13 @@ def _series_table(ds):
 def monitor_daily_profile(product, test="tcp"):
     """Median per hour of the day (compressed where the campaign says so), with CIs, in
     each of the periods compared."""
+    if "cycle" not in product:
+        return Markdown(f"*No daily profile: {_params(product).get('period_reason', 'no period')}.*")
     cyc = product["cycle"]
     frame = _series_table(cyc[["median", "low", "high", "n"]])
     frame = frame[frame["test"] == test].copy()
+    if not len(frame):
+        return Markdown(f"*No {test} runs in this campaign.*")
     factor, unit, quantity = DISPLAY[test]
     for col in ("median", "low", "high"):
         frame[col] = frame[col] / factor
@@ -285,21 +293,25 @@ def _mbit(x, sign=""):
 
 def _answer_cycle(product):
     per = product["periodogram"]
-    day_h = _params(product).get("period_s", 86400) / 3600
+    p = _params(product)
+    period = p.get("period_s")
+    day_h = period / 3600 if period is not None else np.nan
+    why = f"Period used: {'none' if period is None else f'{period:.4g} s'} ({p.get('period_reason', '')})."
     if not per.sizes.get("series"):
-        return "Too few runs in every series for a periodogram (it needs three or more)."
+        return "Too few runs in every series for a periodogram (it needs three or more). " + why
     lines = []
     for i in range(per.sizes["series"]):
         s = per.isel(series=i)
         r = {k: s[k].item() for k in ("path", "direction", "test", "socket_buffer", "size")}
         near = abs(float(s["dominant_period"]) - day_h) <= 0.1 * day_h
+        fap = f", false-alarm probability {float(s['false_alarm']):.2g}" if "false_alarm" in s else ""
         lines.append(f"{DISPLAY[r['test']][2]} {_label(r, r['test'])}: strongest period "
                      f"{float(s['dominant_period']) * 3600:.4g} s (half power "
                      f"{float(s['dominant_period_low']) * 3600:.4g}–{float(s['dominant_period_high']) * 3600:.4g} s), "
-                     f"explains {float(s['dominant_power']):.0%} of the variance"
+                     f"explains {float(s['dominant_power']):.0%} of the variance{fap}"
                      + (" — the day's cycle" if near else ""))
     text = ("The Lomb–Scargle periodogram of every series, its levels between change points "
-            f"removed (the 'day' is {day_h * 3600:g} s):\n\n- " + "\n- ".join(lines))
+            f"removed. {why}\n\n- " + "\n- ".join(lines))
     if "cycle" in product:
         cyc = product["cycle"]
         rows = []
@@ -414,6 +426,9 @@ def _answer_peak(product):
 
 def _answer_linear(product):
     def ratio(k, g):
+        if len(g) < 2:
+            return (f"{k[0]}, {k[1]}: one socket buffer ({g['socket_buffer'].values[0] / 1024:g} KiB) "
+                    "only: growth with the buffer cannot be seen")
         (b0, b1), (m0, m1) = g["socket_buffer"].values[:2], g["median"].values[:2]
         return (f"{k[0]}, {k[1]}: {b0 / 1024:g} → {b1 / 1024:g} KiB multiplied the median by "
                 f"{m1 / m0:.2f} (linear: {b1 / b0:.2f})")
