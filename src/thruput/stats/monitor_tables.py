@@ -22,7 +22,7 @@ from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direc
 from ._portable import geomspace
 from .periodic import FALSE_ALARM, MIN_FOR_PERIOD, daily_cycle, false_alarm, periodogram
 
-__all__ = ["monitor_product", "monitor_params", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
+__all__ = ["monitor_product", "monitor_params", "series_change_points", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
 
 #: The series of a monitor campaign: per test, the variable watched and what splits runs
 #: into series (docs/design.md names).
@@ -326,6 +326,31 @@ def _auto_period(periodograms):
     return None, (f"period 'auto' (no schedule.day_s): no significant period; the most "
                   f"significant peak, {period:.4g} s in {label}, has false-alarm probability "
                   f"{fap[best]:.2g} (more than {FALSE_ALARM:g}): no cycle removed, no daily profile")
+
+
+def series_change_points(ds, penalty=PENALTY, min_size=MIN_SIZE, period=None, n_boot=N_BOOT,
+                         confidence=CONFIDENCE, seed=SEED):
+    """:func:`~thruput.stats.change_points` of every series of a monitor campaign.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign (docs/design.md, "The monitor Dataset").
+    penalty, min_size, period, n_boot, confidence, seed
+        As :func:`~thruput.stats.change_points` (``period="auto"`` finds each series' own).
+
+    Returns
+    -------
+    xarray.Dataset
+        The changes of every series (:data:`SERIES`: TCP throughput per socket buffer,
+        UDP throughput, ping median RTT per size) on ``change``, with coordinates
+        ``path``, ``direction``, ``test``, ``socket_buffer``, ``size``; the table
+        ``changes`` of :func:`monitor_product`.
+    """
+    ds = _loaded(ds, ("test", "outcome", "time"))
+    return _stack(_per_series(_series(ds), lambda v, t, k: change_points(
+        v, penalty=penalty, min_size=min_size, period=period, n_boot=n_boot,
+        confidence=confidence, seed=seed)), "change")
 
 
 def _level_removed(values, p):
