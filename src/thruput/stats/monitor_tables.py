@@ -31,6 +31,9 @@ SERIES = {
     "udp": ("throughput", ("path", "direction")),
     "ping": ("rtt_median", ("path", "direction", "size")),
 }
+#: The socket buffer or ping size of a series whose runs did not set it (the tool's
+#: default; an imported nuttcp log, say): a value, so that the series is one group.
+UNSET = 0.0
 #: Names a monitor Dataset must have (docs/design.md, "The monitor Dataset").
 REQUIRED = ("time", "slot", "path", "direction", "test", "socket_buffer", "size", "outcome")
 #: Fewest values of a series for a periodogram (a sinusoid and an offset need three).
@@ -121,6 +124,19 @@ def _select(ds, test):
     """The ``ok`` runs of one test kind, lazily (index arrays on NumPy coordinates)."""
     keep = (np.asarray(ds["test"].values) == test) & (np.asarray(ds["outcome"].values) == "ok")
     return ds.isel(run=np.flatnonzero(keep))
+
+
+def _unset_filled(ds):
+    """``ds`` with the socket buffer of TCP runs and the size of ping runs that did not
+    set them :data:`UNSET` (they key series: a NaN key would make no group)."""
+    tests = np.asarray(ds["test"].values)
+    for name, test in (("socket_buffer", "tcp"), ("size", "ping")):
+        values = np.asarray(ds[name].values, dtype=float)
+        missing = np.isnan(values) & (tests == test)
+        if missing.any():
+            ds = ds.assign_coords({name: (ds[name].dims, np.where(missing, UNSET, values),
+                                          ds[name].attrs)})
+    return ds
 
 
 def _series_keys(sub, by):
@@ -252,7 +268,7 @@ def monitor_product(ds, params=None):
     if missing or "run" not in ds.dims:
         raise ValueError(f"{ds.attrs.get('campaign', 'dataset')}: not a monitor campaign "
                          f"(docs/design.md): missing {missing or ['dimension run']}")
-    ds = _loaded(ds, ("test", "outcome", "time"))
+    ds = _unset_filled(_loaded(ds, ("test", "outcome", "time")))
     p = monitor_params(ds, params)
     meta = _metadata(ds)
     boot = dict(n_boot=p["n_boot"], confidence=p["confidence"], seed=p["seed"])
@@ -347,7 +363,7 @@ def series_change_points(ds, penalty=PENALTY, min_size=MIN_SIZE, period=None, n_
         ``path``, ``direction``, ``test``, ``socket_buffer``, ``size``; the table
         ``changes`` of :func:`monitor_product`.
     """
-    ds = _loaded(ds, ("test", "outcome", "time"))
+    ds = _unset_filled(_loaded(ds, ("test", "outcome", "time")))
     return _stack(_per_series(_series(ds), lambda v, t, k: change_points(
         v, penalty=penalty, min_size=min_size, period=period, n_boot=n_boot,
         confidence=confidence, seed=seed)), "change")
