@@ -44,6 +44,9 @@ MIN_SIZE = 5
 #: values (UDP at a fixed rate, ping in 0.001 ms) has most first differences exactly 0,
 #: so the MAD would call kbit/s wiggles on 20 Mbit/s "levels".
 MIN_RELATIVE_SCALE = 1e-3
+#: ``period="auto"`` removes levels between changes at least 1/AUTO_SEGMENTS of the series
+#: apart before the periodogram (finer ones would cut a cycle into levels).
+AUTO_SEGMENTS = 4
 #: Consistency factor of the median absolute deviation for Gaussian noise.
 MAD_TO_SIGMA = 1.4826
 #: Variables of the result, in order, with their long names (units follow the input).
@@ -194,8 +197,8 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
     never narrower than the gap between the last run before the change and the first
     after it); on a series with gaps the interval may span a gap.
 
-    With ``period="auto"``, the levels between the changes found without a period are
-    removed, and the highest peak of the Lomb-Scargle periodogram of what is left is the
+    With ``period="auto"``, the levels between the changes found without a period (in
+    segments of at least a quarter of the series) are removed, and the highest peak of the Lomb-Scargle periodogram of what is left is the
     period where its false-alarm probability (Zechmeister & Kürster's single-frequency
     distribution over ``span / shortest period`` independent frequencies, Horne &
     Baliunas) is at most 0.01; otherwise the series has no period. The shift's interval treats runs as independent;
@@ -255,7 +258,9 @@ def _period_used(t, v, period, penalty, min_size):
         if period != "auto":
             raise ValueError(f"period must be a number of seconds, None or 'auto', not {period!r}")
         scale = max(robust_scale(v), MIN_RELATIVE_SCALE * abs(float(np.median(v))) if v.size else 0)
-        edges = [0, *_search(v, scale, min_size, penalty), v.size]
+        # coarse levels (segments of a quarter of the series at least), so that a step
+        # does not pass for a long period and a cycle is not cut into "levels"
+        edges = [0, *_search(v, scale, max(min_size, v.size // AUTO_SEGMENTS), penalty), v.size]
         level = np.concatenate([np.full(hi - lo, np.median(v[lo:hi])) for lo, hi in
                                 zip(edges[:-1], edges[1:]) if hi > lo] or [np.array([])])
         found = dominant_period(xr.DataArray(v - level, dims="run", coords={"time": ("run", t)}))

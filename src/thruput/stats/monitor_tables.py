@@ -15,7 +15,7 @@ import pandas as pd
 import xarray as xr
 
 from .defaults import CONFIDENCE, N_BOOT, SEED
-from .changes import MIN_SIZE, PENALTY, change_points
+from .changes import AUTO_SEGMENTS, MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
                       as_utc, gap_report, period_labels, rolling_summary, udp_tcp_ratio)
@@ -279,7 +279,9 @@ def monitor_product(ds, params=None):
     out.update(_summaries(ds, p))
     series = _series(ds)
     grid = _period_grid(ds, p)
-    levels = {**p, "period_s": None if p["period_s"] == "auto" else p["period_s"]}
+    # with period "auto", coarse levels (as change_points(period="auto")): finer ones
+    # would cut the cycle being looked for into levels
+    levels = {**p, "period_s": None, "coarse": True} if p["period_s"] == "auto" else p
     out["periodogram"] = _stack(_per_series(series, lambda v, t, k: _significance(periodogram(
         _level_removed(v, levels), periods=grid)) if int(v.count()) >= MIN_PERIODOGRAM else None),
         "series")
@@ -372,7 +374,10 @@ def series_change_points(ds, penalty=PENALTY, min_size=MIN_SIZE, period=None, n_
 def _level_removed(values, p):
     """``values`` minus the median of its segment between change points, so that a level
     shift does not pass for a long period in the periodogram."""
-    found = change_points(values, penalty=p["penalty"], min_size=p["min_size"],
+    min_size = p["min_size"]
+    if p.get("coarse"):
+        min_size = max(min_size, int(values.count()) // AUTO_SEGMENTS)
+    found = change_points(values, penalty=p["penalty"], min_size=min_size,
                           period=p["period_s"], n_boot=10, seed=p["seed"])
     order = np.argsort(np.asarray(values["time"].values), kind="stable")
     v = np.asarray(values.values, float)[order]

@@ -378,8 +378,8 @@ def dominant_period(values, time=None, periods=None, alarm=FALSE_ALARM):
     top = float(found["dominant_power"])
     if fap <= alarm:
         reason = (f"the periodogram's highest peak, {period_s:.4g} s, explains {top:.0%} of the "
-                  f"variance; noise alone would give such a peak with probability {fap:.2g} "
-                  f"(at most {alarm:g})")
+                  f"variance, with false-alarm probability {fap:.2g} (the chance that noise "
+                  f"alone gives such a peak; at most {alarm:g})")
         return {"period_s": period_s, "power": top, "false_alarm": fap, "n": int(v.size),
                 "reason": reason}
     reason = (f"no significant period: the periodogram's highest peak ({period_s:.4g} s, "
