@@ -211,3 +211,13 @@ def test_the_starlink_drive_sample_imports_checks_normalizes_and_builds_its_page
                  "-p", "campaign=drive", "-p", f"processed={tmp_path}"]) == 0
     cells = json.loads(out.read_text())["cells"]
     assert [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"] == []
+
+
+def test_without_a_path_pattern_a_wrapper_only_log_takes_its_folders_path(tmp_path, capsys):
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "lo", str(PILE)]) == 0
+    got = rows(tmp_path / "lo")
+    assert {r["path_name"] for r in got} == {"127.0.0.1"}      # what every log connected to
+    (failed,) = [r for r in got if r["outcome"] != "ok"]
+    assert failed["reason"].startswith("the log holds only its wrapper's")
+    assert len({r["run"] for r in got}) == len(got)
+    assert [p for p in check_campaign(tmp_path / "lo") if p.severity == "error"] == []

@@ -35,7 +35,8 @@ reader's message as ``reason``) when its time and path are known, else the impor
 with an error naming it. A log that holds nothing but its timestamping wrapper's
 ``Start time:``/``End time:`` lines (the tool printed nothing) is such a failed test, at
 its ``Start time``; its test and direction come from ``--path-pattern`` groups, else from
-words of its path (:data:`PATH_TESTS`, :data:`PATH_DIRECTIONS`). A series never has two
+words of its path (:data:`PATH_TESTS`, :data:`PATH_DIRECTIONS`), its path (without
+``--path-pattern``) from the other logs of its folder. A series never has two
 tests in one slot: a second one goes to the next slot.
 """
 
@@ -214,7 +215,7 @@ def _describe(root, path, time_pattern, path_regex):
         given = {k: v for k, v in m.groupdict().items() if v is not None}
     address = _content_address(ds, raw)
     name = given.get("path") or address
-    if not name:
+    if not name and ds is not None:
         raise ThruputError(f"{path}: the log does not say what it measured to; give --path-pattern "
                            f"with a (?P<path>...) group (searched in {rel!r})")
     direction = None
@@ -231,7 +232,7 @@ def _describe(root, path, time_pattern, path_regex):
         direction = numbers.pop("direction", None)
     direction = given.get("direction") or direction or "forward"
     return {"source": path, "rel": rel, "role": role, "sha256": hashlib.sha256(raw).hexdigest(),
-            "time": when, "path_name": NAME_BAD.sub("_", name), "address": address,
+            "time": when, "path_name": NAME_BAD.sub("_", name) if name else None, "address": address,
             "direction": direction, "test": test, "tool": tool, "outcome": outcome,
             "reason": reason, "guessed": numbers.get("guessed", False),
             **{k: numbers.get(k) for k in ("socket_buffer", "size", "rate")}}
@@ -261,6 +262,23 @@ def _guess_failed(raw, rel, test=None):
             test = _word(PATH_TESTS, rel) or "tcp"
     role, tool = FAILED_TEST_ROLES[test]
     return role, test, tool
+
+
+def _failed_paths(entries):
+    """A log no reader accepts and that names no path (nothing but its wrapper's lines)
+    is on the path of the other logs of its folder (the most common); else an error."""
+    by_folder = {}
+    for e in entries:
+        if e["path_name"]:
+            by_folder.setdefault(e["rel"].rpartition("/")[0], []).append(e["path_name"])
+    for e in entries:
+        if not e["path_name"]:
+            names = by_folder.get(e["rel"].rpartition("/")[0])
+            if not names:
+                raise ThruputError(f"{e['source']}: the log does not say what it measured to, nor "
+                                   "do other logs of its folder; give --path-pattern with a "
+                                   f"(?P<path>...) group (searched in {e['rel']!r})")
+            e["path_name"] = max(set(names), key=names.count)
 
 
 def _failed_tools(entries):
@@ -365,6 +383,7 @@ def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pat
     if not entries:
         raise ThruputError("no files to import")
     entries.sort(key=lambda e: (e["time"], e["rel"]))
+    _failed_paths(entries)
     _failed_tools(entries)
     interval = float(interval) if interval else _interval(entries)
     _number_slots(entries, interval)
