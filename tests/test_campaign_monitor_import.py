@@ -3,7 +3,9 @@ copied), and `thruput campaign check` of monitor campaigns (gaps, files, rows)."
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import io
 import json
 import shutil
 
@@ -16,7 +18,7 @@ from thruput.campaign.check import check_campaign
 from thruput.campaign.monitor_import import time_from_pattern
 from thruput.cli import main
 
-from .conftest import DATA
+from .conftest import DATA, ROOT
 
 CAMPAIGN = DATA / "campaigns" / "monitor-loopback"
 BASELINE = "real/intercloud/results/host-europe-west2-a_gcp/target-us-west1-a_gcp/baseline"
@@ -128,3 +130,94 @@ def test_check_lists_bad_rows_missing_files_and_unlisted_ones(tmp_path):
         f"/runs.csv:5: error: {listed[3]['path']} is listed but missing",
         "/runs/stray.txt: warning: not listed in runs.csv (not analysed)",
     ]
+
+
+# -- a drive test's pile: nuttcp TCP and iperf3 UDP both ways, ping, through a timestamping
+# wrapper (../shared/corpus/real/starlink-drive, and tests/data/wrapped/monitor-pile recorded
+# by running the real tools through the same wrapper: record-monitor-pile.sh)
+
+PILE = DATA / "wrapped" / "monitor-pile"
+#: The operator is the first folder of each log's path relative to the folder given.
+OPERATOR = "^(?P<path>[^/]+)/"
+
+
+def _import_check_normalize_stats(tmp_path, source, capsys, name="pile"):
+    """import -> check -> normalize -> stats; the rows of runs.csv and the product."""
+    from thruput.report import monitor as page
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), name,
+                 str(source), "--path-pattern", OPERATOR]) == 0
+    directory = tmp_path / name
+    assert [p for p in check_campaign(directory) if p.severity == "error"] == []
+    store = tmp_path / f"{name}.zarr"
+    assert main(["pipeline", "normalize", str(directory), str(store)]) == 0
+    assert main(["pipeline", "stats", str(store), str(tmp_path / f"{name}.stats.nc")]) == 0
+    capsys.readouterr()
+    return rows(directory), page.load_product(tmp_path, name)
+
+
+def _direction_of(row):
+    """What the file name of a drive test says: downlink = this host received."""
+    name = row["path"].rsplit("/", 1)[-1]
+    return {"downlink": "reverse", "uplink": "forward"}.get(name.split("_")[1] if "link" in name else "", "forward")
+
+
+def test_a_recorded_pile_imports_with_directions_from_the_content(tmp_path, capsys):
+    got, product = _import_check_normalize_stats(tmp_path, PILE, capsys)
+    assert len(got) == 18
+    assert {r["path_name"] for r in got} == {"a", "b"}
+    assert {(r["test"], r["tool"]) for r in got} == {("tcp", "nuttcp"), ("udp", "iperf3"), ("ping", "ping")}
+    for r in got:       # nuttcp -r / iperf3 -R ("Reverse mode"): this host received
+        assert r["direction"] == _direction_of(r), r
+    # the log with nothing but its wrapper's lines: a failed test at its Start time
+    (failed,) = [r for r in got if r["outcome"] != "ok"]
+    assert failed["path"].endswith(".out") and "/b/" in "/" + failed["path"]
+    assert (failed["test"], failed["direction"], failed["tool"], failed["outcome"]) == \
+        ("tcp", "reverse", "nuttcp", "error")
+    assert failed["reason"] == ("the log holds only its wrapper's Start time/End time lines: "
+                                "the test printed nothing")
+    start = int((PILE / failed["path"].removeprefix("runs/")).read_text().split()[2])
+    assert failed["started"] == np.datetime_as_string(np.datetime64(start, "ms"), "us") + "Z"
+    assert product["gaps"].attrs["tests_failed"] == 1
+    runs = product["runs"].to_dataframe()
+    assert set(zip(runs["test"], runs["direction"])) >= {("tcp", "forward"), ("tcp", "reverse"),
+                                                        ("udp", "forward"), ("udp", "reverse")}
+
+
+def test_the_path_pattern_is_matched_against_the_relative_path(tmp_path, capsys):
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "x",
+                 str(PILE), "--path-pattern", "^monitor-pile/(?P<path>[^/]+)/"]) == 1
+    err = capsys.readouterr().err
+    assert "does not match 'a/" in err and f"the file's path relative to {PILE}" in err
+    help_text = io.StringIO()
+    with contextlib.redirect_stdout(help_text), contextlib.suppress(SystemExit):
+        main(["campaign", "import", "--help"])
+    assert "relative to the folder given" in " ".join(help_text.getvalue().split())
+
+
+def test_the_starlink_drive_sample_imports_checks_normalizes_and_builds_its_page(corpus, tmp_path, capsys):
+    drive = corpus / "real" / "starlink-drive"
+    if not drive.is_dir():
+        pytest.skip("starlink-drive sample not present")
+    got, product = _import_check_normalize_stats(tmp_path, drive, capsys, name="drive")
+    assert {r["path_name"] for r in got} == {"att", "starlink", "verizon"}
+    assert len(got) == sum(1 for p in drive.rglob("*") if p.is_file())
+    for r in got:
+        assert r["direction"] == _direction_of(r), r
+    assert {r["tool"] for r in got if r["test"] == "tcp"} == {"nuttcp"}
+    assert len({r["run"] for r in got}) == len(got)
+    assert product["campaign"].attrs["runs"] == len(got)
+    out = tmp_path / "page.ipynb"
+    assert main(["site", "page", "notebooks/monitor.ipynb", str(out), "--root", str(ROOT),
+                 "-p", "campaign=drive", "-p", f"processed={tmp_path}"]) == 0
+    cells = json.loads(out.read_text())["cells"]
+    assert [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"] == []
+
+
+def test_without_a_path_pattern_a_wrapper_only_log_takes_its_folders_path(tmp_path, capsys):
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "lo", str(PILE)]) == 0
+    got = rows(tmp_path / "lo")
+    assert {r["path_name"] for r in got} == {"127.0.0.1"}      # what every log connected to
+    (failed,) = [r for r in got if r["outcome"] != "ok"]
+    assert failed["reason"].startswith("the log holds only its wrapper's")
+    assert len({r["run"] for r in got}) == len(got)
+    assert [p for p in check_campaign(tmp_path / "lo") if p.severity == "error"] == []

@@ -319,3 +319,14 @@ def test_a_test_whose_monitor_died_before_it_could_ask_ends_at_once():
     alive = subprocess.Popen([sys.executable, "-c", "pass"],
                              preexec_fn=functools.partial(runner._die_with_parent, os.getpid()))
     assert alive.wait(timeout=20) == 0
+
+
+def test_new_with_day_sets_schedule_day_s_and_without_it_leaves_it_out(tmp_path):
+    assert main(["monitor", "new", str(tmp_path / "a"), "--to", "10.0.0.2",
+                 "--tcp-buffers", "256K", "--interval", "30s", "--day", "24h"]) == 0
+    schedule = yaml.safe_load((tmp_path / "a" / "campaign.yaml").read_text())["schedule"]
+    assert schedule["day_s"] == 86400.0
+    assert schedule["tests"] == [{"test": "tcp", "tool": "iperf3", "duration_s": 10.0,
+                                  "socket_buffers": [262144]}]
+    assert main(["monitor", "new", str(tmp_path / "b"), "--to", "10.0.0.2", "--ping-sizes", "56"]) == 0
+    assert "day_s" not in yaml.safe_load((tmp_path / "b" / "campaign.yaml").read_text())["schedule"]

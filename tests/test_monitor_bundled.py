@@ -67,6 +67,13 @@ def test_change_points_finds_the_planned_change(meta):
     assert found.sizes["change"] >= 1
     nearest = np.abs(found["time"].values - event).min()
     assert nearest <= 2 * interval
+    # its bounds contain the time the change was made (19:11:50), between two slots: the
+    # page once showed 19:12:00-19:12:00, the first run after it twice
+    for direction in ("forward", "reverse"):
+        for buffer in ("65536", "1048576"):
+            found = stats.change_points(_series(direction, buffer=buffer), period=meta["schedule"]["day_s"])
+            near = int(np.argmin(np.abs(found["time"].values - event)))
+            assert found["time_lower"].values[near] < event < found["time_upper"].values[near]
 
 
 def test_the_monitor_commands_read_the_bundled_schedule(capsys):

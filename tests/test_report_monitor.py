@@ -127,3 +127,44 @@ def test_the_catalogue_row_of_a_monitor_gives_its_best_median_and_dates():
     weeks = xr.Dataset({"start": ((), "2026-03-01"), "end": ((), "2026-04-15")})
     assert _dates(weeks) == "2026-03-01 → 2026-04-15"
     assert _dates(xr.Dataset({"start": ((), "2026-03-01T10:00")})) == "2026-03-01 10:00"   # a sweep
+
+
+def _every_part(product):
+    """Every part of the page, as notebooks/monitor.ipynb calls them."""
+    parts = [page.monitor_title(product), page.monitor_overview(product),
+             page.monitor_changes(product), page.monitor_buffer_curves(product),
+             page.monitor_gaps(product), page.seed004_answers(product)]
+    for test in ("tcp", "udp", "ping"):
+        parts += [page.monitor_time_series(product, test), page.monitor_daily_profile(product, test),
+                  page.monitor_distributions(product, test)]
+    parts += [page.monitor_time_series(product, "tcp", d) for d in ("forward", "reverse")]
+    return parts
+
+
+@pytest.mark.parametrize("keep, says", [
+    # one socket buffer, one direction, no ping (issue 39: "expected 2, got 1")
+    (lambda ds: ((ds["test"] == "tcp") & (ds["socket_buffer"] == 65536)) | (ds["test"] == "udp"),
+     "only: growth with the buffer cannot be seen"),
+    # ping only: no throughput at all
+    (lambda ds: ds["test"] == "ping", "No TCP runs in this campaign."),
+    # one test kind, one direction, before the change: no change point
+    (lambda ds: (ds["test"] == "udp") & (ds["direction"] == "forward") & (ds["slot"] < 100),
+     "Change points found (minute): none"),
+], ids=["one-buffer-no-ping", "ping-only", "one-series-no-change"])
+def test_every_part_of_the_page_takes_a_campaign_with_one_of_everything(keep, says):
+    ds = syn.monitor_campaign()
+    ds = ds.isel(run=np.flatnonzero(keep(ds).values))
+    product = monitor_product(ds, {"n_boot": 30})
+    parts = _every_part(product)
+    assert says in page.seed004_answers(product).data
+    reverse = page.monitor_time_series(product, "tcp", "reverse")
+    if not (ds["direction"] == "reverse").any():
+        assert "No tcp runs in the reverse direction" in reverse.data or "No tcp runs" in reverse.data
+    assert all(p is not None for p in parts)
+
+
+def test_legends_and_facet_headers_show_path_names_whole(product):
+    spec = json.dumps(page.monitor_time_series(product, "tcp", "forward").to_dict())
+    assert '"labelLimit": 0' in spec
+    curves = json.dumps(page.monitor_buffer_curves(product).to_dict())
+    assert '"header": {"labelLimit": 0}' in curves

@@ -48,3 +48,18 @@ def test_udp_and_tcp_accessors():
     xr.testing.assert_identical(sweep.thruput.udp_onset(), stats.udp_onset(stats.udp_grid(sweep)))
     run = synthetic.tcp_instrumentation()
     xr.testing.assert_identical(run.thruput.tcp_summary(), stats.tcp_summary(run))
+
+
+def test_a_monitor_dataset_lists_what_applies_to_it_and_finds_its_change_points():
+    from thruput.stats.accessor import MONITOR_ONLY
+    ds = synthetic.monitor_campaign()
+    listed = repr(ds.thruput).split("methods: ")[1].split(", ")
+    assert "change_points" in listed and "monitor_product" in listed
+    assert not {"plateau", "best_cells", "window_bound", "udp_grid", "rtt_load"} & set(listed)
+    assert "change_points" in dir(ds.thruput) and "plateau" not in dir(ds.thruput)
+    sweep = repr(synthetic.campaign(repeats=3).thruput)
+    assert "plateau" in sweep and not MONITOR_ONLY & set(sweep.split("methods: ")[1].split(", "))
+    found = ds.thruput.change_points(n_boot=20)
+    xr.testing.assert_identical(found, stats.series_change_points(ds, n_boot=20))
+    tcp = found.where(found["test"] == "tcp", drop=True)
+    assert tcp.sizes["change"] >= 1

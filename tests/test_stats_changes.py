@@ -92,3 +92,63 @@ def test_dated_repeats_around_an_upgrade_as_in_seed_002():
     assert c["time"].values[0] == np.datetime64("2001-11-06T00:00", "ns")
     assert c["time_lower"].values[0] >= np.datetime64("2001-11-04", "ns")
     assert float(c["shift"][0]) == pytest.approx(180e6, rel=0.05)
+
+
+def test_bounds_are_never_narrower_than_the_gap_between_the_runs_around_the_change():
+    """A clean step: every resample splits at the same run, yet the change happened
+    somewhere between the last run before it and the first after it (the bundled page
+    showed 19:12:00-19:12:00 for a change made at 19:11:50)."""
+    v = np.r_[np.full(30, 100.0), np.full(30, 60.0)] + np.tile([-0.5, 0.5, 0.25, -0.25], 15)
+    c = change_points(series(v, step_min=1), n_boot=200)
+    assert c.sizes["change"] == 1
+    last_before, first_after = T0 + np.timedelta64(29, "m"), T0 + np.timedelta64(30, "m")
+    assert c["time"].values[0] == first_after
+    assert c["time_lower"].values[0] <= last_before and c["time_upper"].values[0] >= first_after
+    made = last_before + np.timedelta64(50, "s")       # the change itself, between two runs
+    assert c["time_lower"].values[0] < made < c["time_upper"].values[0]
+
+
+def test_the_defaults_are_those_of_stats_defaults():
+    import inspect
+
+    from thruput.stats import DEFAULTS
+    params = inspect.signature(change_points).parameters
+    assert params["n_boot"].default == DEFAULTS["bootstrap"]
+    assert params["seed"].default == DEFAULTS["seed"]
+    assert params["confidence"].default == DEFAULTS["confidence"]
+
+
+def test_a_short_campaign_without_a_period_finds_a_change_half_way():
+    """15 minutes of 30 s slots, a step half way: period 'auto' finds no period (noise),
+    so segments are 5 runs, not a day, and the change is found."""
+    rng = np.random.default_rng(3)
+    v = np.r_[np.full(15, 48e6), np.full(15, 20e6)] * (1 + rng.uniform(-0.03, 0.03, 30))
+    c = change_points(series(v, step_min=0.5), period="auto", n_boot=200)
+    assert c.sizes["change"] == 1 and int(c["index"][0]) == 15
+    assert c.attrs["period_used"] == "" and c.attrs["min_size"] == 5
+    assert c.attrs["period_reason"].startswith("period 'auto': no significant period")
+    # a day given for a campaign shorter than two of them is not used either
+    day = change_points(series(v, step_min=0.5), period=86400, n_boot=200)
+    assert day.sizes["change"] == 1
+    assert "less than 2 periods" in day.attrs["period_reason"]
+
+
+def test_period_auto_finds_a_cycle_the_data_has():
+    """A 20-minute cycle over 4 hours of 1-minute slots, with a step half way."""
+    rng = np.random.default_rng(4)
+    minutes = np.arange(240)
+    v = 100 + 10 * np.sin(2 * np.pi * minutes / 20) + rng.normal(0, 1, 240)
+    v[120:] -= 40
+    c = change_points(series(v, step_min=1), period="auto", n_boot=200)
+    assert c.attrs["period_used"] == pytest.approx(1200, rel=0.05)
+    assert "false-alarm probability" in c.attrs["period_reason"]
+    assert c.sizes["change"] == 1 and abs(int(c["index"][0]) - 120) <= 2
+
+
+def test_the_false_alarm_probability_holds_on_white_noise():
+    """At most about 1 % of white-noise series get a period (FALSE_ALARM = 0.01)."""
+    from thruput.stats.periodic import FALSE_ALARM, dominant_period
+    rng = np.random.default_rng(5)
+    found = sum(dominant_period(series(rng.normal(0, 1, 80), step_min=1))["period_s"] is not None
+                for _ in range(200))
+    assert found <= 200 * 3 * FALSE_ALARM      # 6 of 200: 3 x the nominal rate, for chance

@@ -153,3 +153,23 @@ def test_gap_report_counts_the_tests_whose_tool_disagrees_with_its_data(ds):
     expected = {t: int((tests == t).sum()) for t in sorted(set(tests))}
     assert g.attrs["tests_disagreeing"] == 3
     assert json.loads(g.attrs["tests_disagreeing_by_test"]) == expected
+
+
+def test_without_day_s_the_product_finds_the_period_in_the_data():
+    """The synthetic campaign's cross traffic cycles every MONITOR_DAY_S; without
+    schedule.day_s, period 'auto' finds it and says why; with a day_s, that is used."""
+    import json as _json
+
+    from thruput.stats import monitor_product as _product
+    ds = syn.monitor_campaign()
+    meta = _json.loads(ds.attrs["metadata"])
+    given = _json.loads(_product(ds, {"n_boot": 20})["changes"].attrs["params"])
+    assert given["period_s"] == meta["schedule"]["day_s"]
+    assert given["period_reason"] == f"schedule.day_s of campaign.yaml: {meta['schedule']['day_s']:g} s"
+    del meta["schedule"]["day_s"]
+    ds.attrs["metadata"] = _json.dumps(meta)
+    product = _product(ds, {"n_boot": 20})
+    p = _json.loads(product["changes"].attrs["params"])
+    assert p["period_s"] == pytest.approx(syn.MONITOR_DAY_S, rel=0.05)
+    assert p["period_reason"].startswith("period 'auto' (no schedule.day_s): the periodogram of")
+    assert "cycle" in product and "false_alarm" in product["periodogram"]

@@ -54,8 +54,8 @@ __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_m
            "MONITOR_COORDS", "MONITOR_VARIABLES", "BATCH_ROWS", "manifest_digest"]
 
 DIRECTIONS = ("forward", "reverse")
-#: test -> (role, tools that may run it).
-TESTS = {"tcp": ("iperf", ("iperf3", "iperf2")), "udp": ("iperf", ("iperf3", "iperf2")),
+#: test -> (role, tools whose logs it may hold: nuttcp's in an imported archive).
+TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp")), "udp": ("iperf", ("iperf3", "iperf2", "nuttcp")),
          "ping": ("ping", ("ping",))}
 #: Role of a raw file -> the contract kind its reader must return.
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}

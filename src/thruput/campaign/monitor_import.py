@@ -12,13 +12,18 @@ time
     ``minute``, ``second`` or ``epoch`` (Unix time, s).
 path
     ``--path-pattern`` (a regular expression with a ``path`` group, optionally
-    ``direction``) searched in the file's path inside the archive, else the content:
-    iperf3 JSON ``start.connecting_to.host``, ping's destination. Characters a path name
-    cannot hold (anything but letters, digits, ``.`` and ``_``) become ``_``.
+    ``direction`` and ``test``) searched in the file's path relative to the folder given
+    (``att/20240528/111437116/ping_111924269.out``, not the absolute path), else the
+    content: iperf3 JSON ``start.connecting_to.host``, the address a text log connected
+    to (:data:`CONNECTED_TO`), ping's destination. Characters a path name cannot hold
+    (anything but letters, digits, ``.`` and ``_``) become ``_``.
 test
     ``tcp``/``udp`` from the throughput run's protocol, ``ping`` for RTT logs; socket
-    buffer, ping payload and UDP rate as the log states them; direction ``reverse`` for
-    iperf3 ``-R`` runs.
+    buffer, ping payload and UDP rate as the log states them.
+direction
+    From the content: ``reverse`` when this host received (the contract's
+    ``stream_direction`` ``receive``: nuttcp ``-r``, iperf3 ``-R``, "Reverse mode"),
+    ``forward`` when it sent; a ``direction`` group of ``--path-pattern`` overrides it.
 
 The schedule's interval is ``--interval`` or else the median spacing of the tests of
 each series (same path, direction, test and settings); on each path, a test is
@@ -27,7 +32,12 @@ they are listed in campaign.yaml ``explained`` with the reason ``"no log in the
 archive"`` (so ``thruput campaign check`` passes, and the gaps are on record). A log
 that does not read, or was cut off, is kept as a failed test (``outcome: error``, the
 reader's message as ``reason``) when its time and path are known, else the import stops
-with an error naming it.
+with an error naming it. A log that holds nothing but its timestamping wrapper's
+``Start time:``/``End time:`` lines (the tool printed nothing) is such a failed test, at
+its ``Start time``; its test and direction come from ``--path-pattern`` groups, else from
+words of its path (:data:`PATH_TESTS`, :data:`PATH_DIRECTIONS`), its path (without
+``--path-pattern``) from the other logs of its folder. A series never has two
+tests in one slot: a second one goes to the next slot.
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ThruputError
+from ..formats._prefix import WRAPPER_LINES
 from ..reader import read
 from . import monitor as mon
 from .dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
@@ -57,11 +68,29 @@ GAP_REASON = "no log in the archive"
 #: iperf3 JSON reader's ``start.timestamp.timesecs``, ping -D's reply times.
 UNIX_TIME_VARIABLES = ("iperf3_start_time", "timestamp")
 #: The destination in the header of a Unix ping (``PING host (address) 56(84) bytes...``),
-#: where the reader's ``ping_target`` attr is empty.
-PING_DESTINATION = re.compile(r"^PING (?P<host>[^\s(]+)", re.M)
+#: where the reader's ``ping_target`` attr is empty; after a wrapper's line prefix too.
+PING_DESTINATION = re.compile(r"^(?:\[[^\]]*\] |\S+ )?PING (?P<host>[^\s(]+)", re.M)
+#: Where a text log says what it connected to: nuttcp ``connect to 35.245.244.238 with``,
+#: iperf3 ``Connecting to host 35.245.244.238, port 5203``, iperf 2 ``Client connecting
+#: to 10.0.0.2, TCP port 5001``.
+CONNECTED_TO = re.compile(r"\b[Cc]onnect(?:ing)? to (?:host )?(?P<host>[A-Za-z0-9][A-Za-z0-9.:_-]*?)[,\s]")
 #: Reader format -> the tool column of runs.csv.
 FORMAT_TOOLS = {"iperf3_json": "iperf3", "iperf3_text": "iperf3", "iperf2": "iperf2",
-                "iperf2_csv": "iperf2", "ping": "ping"}
+                "iperf2_csv": "iperf2", "ping": "ping", "nuttcp": "nuttcp"}
+#: The contract's ``stream_direction`` (relative to the client, this host) -> direction.
+STREAM_DIRECTIONS = {"send": "forward", "receive": "reverse"}
+#: A failed log's test from words of its path (when neither the log nor --path-pattern
+#: says): the first that matches, in this order.
+PATH_TESTS = (("ping", re.compile(r"ping|rtt", re.I)), ("udp", re.compile(r"udp", re.I)),
+              ("tcp", re.compile(r"tcp|nuttcp|iperf", re.I)))
+#: A failed log's direction from words of its path (this host's view).
+PATH_DIRECTIONS = (("reverse", re.compile(r"down(?:link|load)?|reverse|recv|receive", re.I)),
+                   ("forward", re.compile(r"up(?:link|load)?|forward|send", re.I)))
+#: Role and tool of each test, for a log no reader accepts.
+FAILED_TEST_ROLES = {"tcp": ("iperf", "iperf3"), "udp": ("iperf", "iperf3"), "ping": ("ping", "ping")}
+#: What a log with nothing but its wrapper's lines is.
+WRAPPER_ONLY = ("the log holds only its wrapper's Start time/End time lines: the test printed "
+                "nothing")
 #: Contract kind -> role.
 KIND_ROLES = {"throughput": "iperf", "rtt": "ping"}
 #: strftime directives -> the regular expression of what they print.
@@ -136,7 +165,24 @@ def _content_address(ds, raw):
         doc = json.loads(raw)
         return doc["start"]["connecting_to"]["host"]
     except (ValueError, KeyError, TypeError):
-        return None
+        pass
+    m = CONNECTED_TO.search(raw[:8192].decode("utf-8", errors="replace"))
+    return m["host"] if m else None
+
+
+def _wrapper_start(raw):
+    """``(time of the wrapper's Start time line or None, True if the log holds nothing
+    but wrapper lines)``."""
+    lines = [line.strip() for line in raw[:65536].decode("utf-8", errors="replace").splitlines()]
+    lines = [line for line in lines if line]
+    when = None
+    for line in lines:
+        m = WRAPPER_LINES["Start time"].match(line)
+        if m:
+            when = np.datetime64(int(m.group(1)), "ms").astype("datetime64[ns]")
+            break
+    only = bool(lines) and all(any(p.match(line) for p in WRAPPER_LINES.values()) for line in lines)
+    return when, only
 
 
 def _describe(root, path, time_pattern, path_regex):
@@ -150,7 +196,10 @@ def _describe(root, path, time_pattern, path_regex):
             outcome, reason = "error", f"log cut off: {ds.attrs['truncation']}"
     except ThruputError as exc:
         outcome, reason = "error", str(exc).removeprefix(str(path) + ":").strip()
-    when = _content_time(ds) if ds is not None else None
+    wrapper_time, wrapper_only = _wrapper_start(raw) if ds is None else (None, False)
+    if wrapper_only:
+        reason = WRAPPER_ONLY
+    when = _content_time(ds) if ds is not None else wrapper_time
     if when is None and time_pattern:
         when = time_from_pattern(time_pattern, rel)
     if when is None:
@@ -160,37 +209,91 @@ def _describe(root, path, time_pattern, path_regex):
     if path_regex is not None:
         m = path_regex.search(rel)
         if m is None:
-            raise ThruputError(f"{path}: --path-pattern {path_regex.pattern!r} does not match {rel}")
+            raise ThruputError(f"{path}: --path-pattern {path_regex.pattern!r} does not match "
+                               f"{rel!r}, the file's path relative to {root} (the pattern is "
+                               "searched in that relative path)")
         given = {k: v for k, v in m.groupdict().items() if v is not None}
     address = _content_address(ds, raw)
     name = given.get("path") or address
-    if not name:
+    if not name and ds is not None:
         raise ThruputError(f"{path}: the log does not say what it measured to; give --path-pattern "
-                           "with a (?P<path>...) group")
+                           f"with a (?P<path>...) group (searched in {rel!r})")
+    direction = None
     if ds is None or ds.attrs["kind"] not in KIND_ROLES:
         if ds is not None:
             raise ThruputError(f"{path}: a {ds.attrs['kind']} log has no place in a monitor campaign")
-        role, test, tool = _guess_failed(raw)
-        numbers = {}
+        role, test, tool = _guess_failed(raw, rel, given.get("test"))
+        direction = _word(PATH_DIRECTIONS, rel)
+        numbers = {"guessed": True}
     else:
         role = KIND_ROLES[ds.attrs["kind"]]
         tool = FORMAT_TOOLS.get(ds.attrs["format"], ds.attrs["tool"])
         test, numbers = _settings(ds, role)
-    direction = given.get("direction") or ("reverse" if numbers.pop("reverse", 0) else "forward")
+        direction = numbers.pop("direction", None)
+    direction = given.get("direction") or direction or "forward"
     return {"source": path, "rel": rel, "role": role, "sha256": hashlib.sha256(raw).hexdigest(),
-            "time": when, "path_name": NAME_BAD.sub("_", name), "address": address,
+            "time": when, "path_name": NAME_BAD.sub("_", name) if name else None, "address": address,
             "direction": direction, "test": test, "tool": tool, "outcome": outcome,
-            "reason": reason, **{k: numbers.get(k) for k in ("socket_buffer", "size", "rate")}}
+            "reason": reason, "guessed": numbers.get("guessed", False),
+            **{k: numbers.get(k) for k in ("socket_buffer", "size", "rate")}}
 
 
-def _guess_failed(raw):
-    """Role, test and tool of a log the readers refuse (an iperf3 error document, ...)."""
+def _word(table, rel):
+    """The first name of ``table`` (``((name, regex), ...)``) whose regex finds a word of
+    ``rel``'s file name (else of its folders), or None."""
+    for text in (rel.rsplit("/", 1)[-1], rel):
+        for name, regex in table:
+            if regex.search(text):
+                return name
+    return None
+
+
+def _guess_failed(raw, rel, test=None):
+    """Role, test and tool of a log the readers refuse (an iperf3 error document, a log
+    with only its wrapper's lines ...): the content where it says, else ``test`` (from
+    --path-pattern), else words of its path."""
     head = raw[:4096].decode("utf-8", errors="replace")
-    if head.lstrip().startswith("{"):
-        return "iperf", "tcp", "iperf3"
-    if head.startswith("PING") or "icmp_seq" in head:
-        return "ping", "ping", "ping"
-    return "iperf", "tcp", "iperf3"
+    if test is None:
+        if head.lstrip().startswith("{"):
+            test = "tcp"
+        elif head.startswith("PING") or "icmp_seq" in head:
+            test = "ping"
+        else:
+            test = _word(PATH_TESTS, rel) or "tcp"
+    role, tool = FAILED_TEST_ROLES[test]
+    return role, test, tool
+
+
+def _failed_paths(entries):
+    """A log no reader accepts and that names no path (nothing but its wrapper's lines)
+    is on the path of the other logs of its folder (the most common); else an error."""
+    by_folder = {}
+    for e in entries:
+        if e["path_name"]:
+            by_folder.setdefault(e["rel"].rpartition("/")[0], []).append(e["path_name"])
+    for e in entries:
+        if not e["path_name"]:
+            names = by_folder.get(e["rel"].rpartition("/")[0])
+            if not names:
+                raise ThruputError(f"{e['source']}: the log does not say what it measured to, nor "
+                                   "do other logs of its folder; give --path-pattern with a "
+                                   f"(?P<path>...) group (searched in {e['rel']!r})")
+            e["path_name"] = max(set(names), key=names.count)
+
+
+def _failed_tools(entries):
+    """A log no reader accepts runs the tool its series' other logs ran (the most common),
+    not the guess of :data:`FAILED_TEST_ROLES`."""
+    used = {}
+    for e in entries:
+        if not e.get("guessed"):
+            used.setdefault((e["path_name"], e["test"]), []).append(e["tool"])
+            used.setdefault(e["test"], []).append(e["tool"])
+    for e in entries:
+        if e.get("guessed"):
+            tools = used.get((e["path_name"], e["test"])) or used.get(e["test"])
+            if tools:
+                e["tool"] = max(set(tools), key=tools.count)
 
 
 def _settings(ds, role):
@@ -200,7 +303,13 @@ def _settings(ds, role):
         return "ping", {"size": int(size) if size not in (None, "") else None}
     run = ds.isel(run=0)
     test = "udp" if str(run["protocol"].values).upper() == "UDP" else "tcp"
-    out = {"reverse": int(run["iperf3_reverse"].values) if "iperf3_reverse" in run else 0}
+    out = {}
+    if "stream_direction" in run:
+        sent = {str(x) for x in np.asarray(run["stream_direction"].values).ravel()} - {"", "nan"}
+        if len(sent) == 1:
+            out["direction"] = STREAM_DIRECTIONS.get(sent.pop())
+    if out.get("direction") is None and "iperf3_reverse" in run:
+        out["direction"] = "reverse" if int(run["iperf3_reverse"].values) else "forward"
     window = float(run["window_requested"].values)
     if test == "tcp" and np.isfinite(window) and window > 0:
         out["socket_buffer"] = int(window)
@@ -274,18 +383,14 @@ def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pat
     if not entries:
         raise ThruputError("no files to import")
     entries.sort(key=lambda e: (e["time"], e["rel"]))
+    _failed_paths(entries)
+    _failed_tools(entries)
     interval = float(interval) if interval else _interval(entries)
     _number_slots(entries, interval)
-    used = set()
-    for e in entries:
+    for e in entries:               # (unique: one test of a series per slot, _number_slots)
         run = f"{e['slot']:06d}-{e['path_name']}-{e['direction']}-{e['test']}"
-        run += (f"-b{e['socket_buffer']}" if e["socket_buffer"] else "") + (f"-z{e['size']}" if e["size"] else "")
-        k, unique = 1, run
-        while unique in used:           # two tests of one series in one slot
-            k += 1
-            unique = f"{run}-n{k}"
-        used.add(unique)
-        e["run"] = unique
+        e["run"] = run + (f"-b{e['socket_buffer']}" if e["socket_buffer"] else "") \
+            + (f"-z{e['size']}" if e["size"] else "")
     missing = gaps({p: [(e["slot"], e["time"]) for e in entries if e["path_name"] == p]
                     for p in {e["path_name"] for e in entries}})
     (directory / "runs").mkdir(parents=True, exist_ok=True)
@@ -305,7 +410,7 @@ def _number_slots(entries, interval):
     """Slot numbers per path: each test ``round(spacing / interval)`` slots after the one
     before it on its path (0: the same slot), so a clock that drifts against the inferred
     interval makes no gaps, and a spacing of 1.5 intervals or more makes one."""
-    last = {}
+    last, taken = {}, {}
     for e in entries:                           # in time order
         before = last.get(e["path_name"])
         if before is None or not interval:
@@ -313,6 +418,11 @@ def _number_slots(entries, interval):
         else:
             spacing = (e["time"] - before["time"]).astype(np.int64) / 1e9
             e["slot"] = before["slot"] + int(round(spacing / interval))
+        # a series runs once a slot (the run id names series and slot): a second test
+        # of it goes to the slot after the series' last
+        key = _series(e)[:5]                    # what the run id names (not the rate)
+        e["slot"] = max(e["slot"], taken.get(key, -1) + 1)
+        taken[key] = e["slot"]
         last[e["path_name"]] = e
 
 

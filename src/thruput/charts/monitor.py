@@ -26,6 +26,10 @@ STATISTICS = ["median", "mean", "min", "max", "buffer / RTT"]
 STATISTIC_DASHES = [[1, 0], [6, 2], [2, 2], [10, 3], [1, 4]]
 WIDTH = 620
 HEIGHT = 220
+#: Legend and facet-header labels whole: a path name is never cut (Vega-Lite: 0 = no limit).
+NO_LIMIT = 0
+#: Facet headers of series: the whole label.
+SERIES_HEADER = alt.Header(labelLimit=NO_LIMIT)
 
 
 def _utc(frame, *columns):
@@ -44,10 +48,12 @@ UTC_AXIS = alt.Axis(format="%H:%M", title="time (UTC)")
 
 
 def series_color(field, title, domain=None):
-    """Colour of a categorical field from :data:`CATEGORY_RANGE`, in ``domain`` order."""
+    """Colour of a categorical field from :data:`CATEGORY_RANGE`, in ``domain`` order;
+    its legend shows every label whole."""
     scale = alt.Scale(range=CATEGORY_RANGE, domain=list(domain)) if domain is not None \
         else alt.Scale(range=CATEGORY_RANGE)
-    return alt.Color(f"{field}:N", title=title, scale=scale)
+    return alt.Color(f"{field}:N", title=title, scale=scale,
+                     legend=alt.Legend(labelLimit=NO_LIMIT))
 
 
 def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
@@ -67,7 +73,7 @@ def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
     domain = sorted(bins[series].unique())
     # (the legend's swatch: the median's line, solid, not the runs' faint dots)
     color = series_color(series, "series", domain).legend(
-        symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=3)
+        symbolType="stroke", symbolOpacity=1, symbolStrokeWidth=3, labelLimit=NO_LIMIT)
     bins = _utc(bins, "time")
     runs = _utc(runs, "time") if runs is not None else None
     changes = _utc(changes, "time", "time_lower", "time_upper") if changes is not None else None
@@ -135,7 +141,7 @@ def period_distributions(hist, unit="Mbit/s", title="", quantity="throughput"):
         color=series_color("period", "period", sorted(hist["period"].unique())),
         tooltip=["period:N", alt.Tooltip("bin_low:Q", format=".3g"), alt.Tooltip("bin_high:Q", format=".3g"),
                  alt.Tooltip("fraction:Q", format=".2f")],
-    ).properties(width=280, height=160).facet(facet=alt.Facet("series:N", title=None), columns=2,
+    ).properties(width=280, height=160).facet(facet=alt.Facet("series:N", title=None, header=SERIES_HEADER), columns=2,
                                                title=title)
 
 
@@ -158,5 +164,5 @@ def buffer_curves(curves, unit="Mbit/s", title=""):
         y=alt.Y("value:Q", title=f"throughput ({unit})", scale=alt.Scale(domainMax=top) if top else alt.Undefined),
         color=color, strokeDash=dash,
         tooltip=["period:N", "statistic:N", "buffer_kib:Q", alt.Tooltip("value:Q", format=".3g")],
-    ).properties(width=280, height=200).facet(facet=alt.Facet("series:N", title=None), columns=2,
+    ).properties(width=280, height=200).facet(facet=alt.Facet("series:N", title=None, header=SERIES_HEADER), columns=2,
                                                title=title)

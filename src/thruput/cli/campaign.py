@@ -50,9 +50,11 @@ def add_parser(sub):
                           "strftime ('time-%%d-%%m-%%Y_%%H-%%M') or a regex with named groups "
                           "year, month, day, hour, minute, second or epoch")
     imp.add_argument("--path-pattern", metavar="REGEX",
-                     help="monitor: name the path from the file's path, a regex with a (?P<path>...) "
-                          "group (and optionally (?P<direction>forward|reverse)); default: the "
-                          "address the log connected to")
+                     help="monitor: name the path from the file's path relative to the folder given "
+                          "(e.g. 'att/20240528/111437116/ping_111924269.out' for a folder "
+                          "starlink-drive: '^(?P<path>[^/]+)/'), a regex searched in it with a "
+                          "(?P<path>...) group (and optionally (?P<direction>forward|reverse), "
+                          "(?P<test>tcp|udp|ping)); default: the address the log connected to")
     imp.add_argument("--interval", type=float, metavar="S",
                      help="monitor: seconds between test slots (default: the median spacing found)")
     g = imp.add_argument_group("campaign.yaml description (else TODO, to fill in by hand)")

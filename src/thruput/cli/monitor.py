@@ -90,6 +90,9 @@ def add_parser(sub):
     n.add_argument("--ping-sizes", type=_sizes, default=[], help="ping -s sizes, e.g. 108,1480")
     n.add_argument("--ping-count", type=int, default=10, help="probes per ping test (default: 10)")
     n.add_argument("--ping-interval", type=float, default=0.2, help="ping -i, s")
+    n.add_argument("--day", type=parse_duration, metavar="DURATION",
+                   help="schedule.day_s: the cycle the statistics fold on, e.g. 24h (default: "
+                        "none; the period is found in the data where significant)")
     n.add_argument("--between", help="what lies between the hosts")
     n.add_argument("--capacity", type=float, metavar="BIT/S", help="the path's bottleneck capacity, bit/s")
     n.add_argument("--title", help="one line naming the path and what is watched")
@@ -125,6 +128,11 @@ def run(args):
     except (ThruputError, ValueError, FileExistsError) as exc:
         print(f"thruput monitor: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:    # campaign.yaml or a folder that cannot be written
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"thruput monitor: {where}cannot write: {exc.strerror or exc}; make room (or "
+              "make the folder writable) and run it again", file=sys.stderr)
+        return 1
 
 
 def _watch(directory):
@@ -159,7 +167,7 @@ def _new(args, directory):
                  tcp_duration_s=args.tcp_duration, udp_rate_bps=args.udp_rate,
                  udp_duration_s=args.udp_duration, ping_sizes=args.ping_sizes,
                  ping_count=args.ping_count, ping_interval_s=args.ping_interval,
-                 between=args.between, capacity_bps=args.capacity, title=args.title,
+                 day_s=args.day, between=args.between, capacity_bps=args.capacity, title=args.title,
                  description=args.description, notes=args.notes, who=args.who)
     print(f"wrote {directory}/campaign.yaml; edit it, then: thruput monitor {directory}",
           file=sys.stderr)

@@ -9,6 +9,7 @@ still in the future: slots whose time passed while it was down are gaps, never r
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import signal
@@ -20,7 +21,7 @@ import yaml
 from ..record import hostinfo
 from ..errors import ParseError
 from ..record.metadata import _Dumper
-from .lock import CampaignLock
+from .lock import CampaignLock, not_writable
 from .manifest import read_rows
 from .runner import record_test, remove_partial, utc_iso
 from .schedule import Path, Schedule, next_slot, parse_time, slot_due
@@ -101,11 +102,18 @@ def write_yaml(campaign_dir, data):
     ordered = {k: data[k] for k in KEY_ORDER if k in data}
     ordered.update({k: v for k, v in data.items() if k not in ordered})
     path = os.path.join(campaign_dir, CAMPAIGN_YAML)
-    with open(path + ".part", "w") as f:
-        f.write("# A thruput monitor campaign (docs/monitoring.md). `thruput monitor` keeps\n"
-                "# dates, hosts.<source> and tools up to date; the rest is yours to edit.\n")
-        yaml.dump(ordered, f, Dumper=_Dumper, sort_keys=False, width=88, allow_unicode=True)
-    os.replace(path + ".part", path)
+    try:
+        with open(path + ".part", "w") as f:
+            f.write("# A thruput monitor campaign (docs/monitoring.md). `thruput monitor` keeps\n"
+                    "# dates, hosts.<source> and tools up to date; the rest is yours to edit.\n")
+            yaml.dump(ordered, f, Dumper=_Dumper, sort_keys=False, width=88, allow_unicode=True)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(path + ".part", path)
+    except OSError as exc:            # full or read-only: campaign.yaml stays as it was
+        with contextlib.suppress(OSError):
+            os.remove(path + ".part")
+        raise not_writable(path, exc, "campaign.yaml") from None
 
 
 class _Stop(Exception):

@@ -14,7 +14,7 @@ import hashlib
 from pathlib import Path
 
 from .manifest import MANIFEST, MONITOR_MANIFEST_COLUMNS, OUTCOMES, read_rows_lenient
-from .schedule import DIRECTIONS, TESTS, TOOLS, parse_time
+from .schedule import DIRECTIONS, RECORDED_TOOLS, TESTS, parse_time
 
 __all__ = ["check_monitor"]
 
@@ -38,7 +38,7 @@ def _row_problems(row, paths):
         return [f"slot {row.slot!r} is not a whole number"]
     if row.test not in TESTS:
         return [f"test {row.test!r} is not one of {list(TESTS)}"]
-    if row.tool not in TOOLS[row.test]:
+    if row.tool not in RECORDED_TOOLS[row.test]:
         wrong.append(f"tool {row.tool!r} cannot run a {row.test} test")
     if row.role != ROLES[row.test]:
         wrong.append(f"role {row.role!r}: a {row.test} test's log is {ROLES[row.test]!r}")

@@ -16,10 +16,14 @@ def new_campaign(campaign_dir, *, to, path_name=None, source="source", destinati
                  directions=("forward", "reverse"), interval_s=300.0, jitter_s=0.0,
                  order="fixed", seed=0, timeout_s=60.0, tcp_buffers=(), tcp_duration_s=10.0,
                  udp_rate_bps=None, udp_duration_s=10.0, ping_sizes=(), ping_count=10,
-                 ping_interval_s=0.2, tool="iperf3", port=None, between=None,
+                 ping_interval_s=0.2, tool="iperf3", port=None, day_s=None, between=None,
                  capacity_bps=None, title=None, description=None, notes=None, who=(),
                  events=()):
     """Write ``campaign_dir/campaign.yaml`` for a monitor of one path; return its mapping.
+
+    ``day_s``, when given, is ``schedule.day_s``: the length of the cycle the statistics
+    fold on (86400 for a real day); without it the statistics find the period in the data
+    (``period="auto"``).
 
     Raises
     ------
@@ -58,6 +62,8 @@ def new_campaign(campaign_dir, *, to, path_name=None, source="source", destinati
             "schedule": {"interval_s": interval_s, "jitter_s": jitter_s, "order": order,
                          "seed": seed, "timeout_s": timeout_s, "tests": tests},
             "events": list(events), "explained": [], "notes": notes}
+    if day_s:
+        data["schedule"]["day_s"] = float(day_s)
     MonitorConfig(data, path)  # raises ValueError for a schedule that cannot run
     os.makedirs(campaign_dir, exist_ok=True)
     write_yaml(campaign_dir, data)

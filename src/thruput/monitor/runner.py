@@ -5,6 +5,9 @@ Each test runs as a child process (in a network namespace if asked) with the sch
 renamed when the test has ended, and only then is its runs.csv row appended (with SIGINT
 and SIGTERM held back for that moment). A test that fails is a row like any other, with
 its outcome, the tool's own message and whatever the tool wrote; the next test goes on.
+A campaign folder that cannot be written (full, read-only) stops the monitor with a
+:class:`~thruput.monitor.lock.CampaignNotWritable` error: the test's file, its ``.part``
+and any part of its row are removed first, so a restart goes on from a consistent state.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from dataclasses import dataclass
 
 from ..record.runner import held_signals
 from . import outcome as oc
-from .manifest import append_row
+from .lock import not_writable
+from .manifest import MANIFEST, append_row
 
 __all__ = ["test_argv", "run_test", "record_test", "TestResult", "RUNS_DIR", "PART",
            "EXTENSIONS", "remove_partial", "utc_iso"]
@@ -162,31 +166,61 @@ def remove_partial(campaign_dir):
 
 
 def record_test(campaign_dir, spec, slot, timeout_s, netns=None, clock=time.time):
-    """Run ``spec`` as part of slot ``slot``; write its file and runs.csv row; return the row."""
+    """Run ``spec`` as part of slot ``slot``; write its file and runs.csv row; return the row.
+
+    Raises
+    ------
+    thruput.monitor.lock.CampaignNotWritable
+        When the file or the row cannot be written (the disk is full, the folder
+        read-only); neither is left half-written.
+    """
     started = clock()
     run = spec.run_id(slot)
     rel = f"{RUNS_DIR}/{utc_iso(started)[:10]}/{run}{EXTENSIONS[spec.tool]}"
     final = os.path.join(campaign_dir, rel)
     part = final + PART
+    manifest = os.path.join(campaign_dir, MANIFEST)
+    size = os.path.getsize(manifest) if os.path.exists(manifest) else None
+    renamed = False
     try:
         result = run_test(spec, timeout_s, netns)
         sha = ""
-        if result.stdout:
-            os.makedirs(os.path.dirname(final), exist_ok=True)
-            with open(part, "wb") as f:
-                f.write(result.stdout)
-                f.flush()
-                os.fsync(f.fileno())
-            sha = hashlib.sha256(result.stdout).hexdigest()
-        with held_signals():
-            if sha:
-                os.replace(part, final)
-            return append_row(
-                campaign_dir, run=run, role=spec.role, path=rel if sha else "", sha256=sha,
-                slot=slot, started=utc_iso(started), path_name=spec.path.name,
-                direction=spec.direction, test=spec.test, tool=spec.tool,
-                socket_buffer=spec.socket_buffer, size=spec.size, rate=spec.rate,
-                outcome=result.outcome, reason=result.reason)
+        writing = part
+        try:
+            if result.stdout:
+                os.makedirs(os.path.dirname(final), exist_ok=True)
+                with open(part, "wb") as f:
+                    f.write(result.stdout)
+                    f.flush()
+                    os.fsync(f.fileno())
+                sha = hashlib.sha256(result.stdout).hexdigest()
+            with held_signals():
+                if sha:
+                    os.replace(part, final)
+                    renamed = True
+                writing = manifest
+                return append_row(
+                    campaign_dir, run=run, role=spec.role, path=rel if sha else "", sha256=sha,
+                    slot=slot, started=utc_iso(started), path_name=spec.path.name,
+                    direction=spec.direction, test=spec.test, tool=spec.tool,
+                    socket_buffer=spec.socket_buffer, size=spec.size, rate=spec.rate,
+                    outcome=result.outcome, reason=result.reason)
+        except OSError as exc:
+            _undo(manifest, size, final if renamed else None)
+            raise not_writable(writing, exc, f"the result of test {run}") from None
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.remove(part)
+
+
+def _undo(manifest, size, final):
+    """Remove what a failed write left: runs.csv back to ``size`` bytes (removed if it
+    was new) and the test's file ``final`` if it was renamed into place."""
+    with contextlib.suppress(OSError):
+        if size is None:
+            os.remove(manifest)
+        else:
+            os.truncate(manifest, size)
+    if final:
+        with contextlib.suppress(OSError):
+            os.remove(final)

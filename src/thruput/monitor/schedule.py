@@ -25,13 +25,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["Schedule", "TestSpec", "Path", "slot_due", "next_slot", "buffers_at",
-           "parse_time", "DIRECTIONS", "TESTS", "TOOLS", "ORDERS"]
+           "parse_time", "DIRECTIONS", "TESTS", "TOOLS", "RECORDED_TOOLS", "ORDERS"]
 
 #: forward = source -> destination; reverse = destination -> source (iperf3 -R).
 DIRECTIONS = ("forward", "reverse")
 TESTS = ("tcp", "udp", "ping")
 #: Tools each test may use; the first is the default.
 TOOLS = {"tcp": ("iperf3", "iperf2"), "udp": ("iperf3", "iperf2"), "ping": ("ping",)}
+#: Tools whose logs a monitor campaign may hold: those it runs, and those an imported
+#: archive was recorded with (``thruput campaign import --kind monitor``), which
+#: ``thruput monitor`` cannot run.
+RECORDED_TOOLS = {"tcp": (*TOOLS["tcp"], "nuttcp"), "udp": (*TOOLS["udp"], "nuttcp"),
+                  "ping": TOOLS["ping"]}
 ORDERS = ("fixed", "random")
 #: Defaults of the ``schedule`` mapping (seconds).
 DEFAULTS = {"interval_s": 300.0, "jitter_s": 0.0, "order": "fixed", "seed": 0,

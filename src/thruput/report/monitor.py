@@ -75,13 +75,19 @@ def _params(product):
     return json.loads(product["campaign"].attrs.get("params", "{}"))
 
 
+def _kib(buffer):
+    """A socket buffer as text; 0 (or NaN): not set, the tool's default."""
+    return f"{buffer / 1024:g} KiB" if buffer and np.isfinite(buffer) else "default buffer"
+
+
 def _label(row, test):
     """Series label: direction and what distinguishes series of one test."""
     path = f"{row['path']} " if row.get("path") else ""
     if test == "tcp":
-        return f"{path}{row['direction']}, {row['socket_buffer'] / 1024:g} KiB"
+        return f"{path}{row['direction']}, {_kib(row['socket_buffer'])}"
     if test == "ping":
-        return f"{path}{row['direction']}, {row['size']:g} B"
+        size = row["size"]
+        return f"{path}{row['direction']}, " + (f"{size:g} B" if size and np.isfinite(size) else "default size")
     return f"{path}{row['direction']}"
 
 
@@ -114,8 +120,10 @@ def monitor_overview(product):
     gaps = product["gaps"].attrs
     meta = _meta(product)
     periods = "; ".join(f"{k}: {v[0][:19]} – {v[1][:19]}" for k, v in p.get("periods", {}).items())
+    period = p.get("period_s")
     rows = [("interval between slots (s)", p.get("interval_s")),
-            ("length of a 'day' (s)", p.get("period_s")),
+            ("period of the cycle, the 'day' (s)", "none" if period is None else f"{period:.4g}"),
+            ("why this period", p.get("period_reason", "")),
             ("slots due / run", f"{gaps.get('slots_expected')} / {gaps.get('slots_run')}"),
             ("tests / failed", f"{gaps.get('tests')} / {gaps.get('tests_failed')}"),
             ("rolling bin", p.get("freq")), ("periods compared", periods),
@@ -162,6 +170,8 @@ def monitor_time_series(product, test="tcp", direction=None):
         bins = bins[bins["direction"] == direction]
         runs = runs[runs["direction"] == direction] if runs is not None else None
         changes = changes[changes["direction"] == direction] if changes is not None else None
+        if not len(bins):
+            return Markdown(f"*No {test} runs in the {direction} direction in this campaign.*")
     title = f"{quantity}{', ' + direction if direction else ''}: median and p10–p90 per {_params(product).get('freq')} bin"
     return mcharts.time_series(bins, runs, changes, unit=unit, title=title,
                                y_title=quantity)
@@ -193,9 +203,13 @@ def _series_table(ds):
 def monitor_daily_profile(product, test="tcp"):
     """Median per hour of the day (compressed where the campaign says so), with CIs, in
     each of the periods compared."""
+    if "cycle" not in product:
+        return Markdown(f"*No daily profile: {_params(product).get('period_reason', 'no period')}.*")
     cyc = product["cycle"]
     frame = _series_table(cyc[["median", "low", "high", "n"]])
     frame = frame[frame["test"] == test].copy()
+    if not len(frame):
+        return Markdown(f"*No {test} runs in this campaign.*")
     factor, unit, quantity = DISPLAY[test]
     for col in ("median", "low", "high"):
         frame[col] = frame[col] / factor
@@ -243,6 +257,9 @@ def monitor_buffer_curves(product):
         frame = pd.concat([frame, limit])
     frame["value"] = frame["value"] / 1e6
     frame["buffer_kib"] = frame["socket_buffer"] / 1024
+    frame = frame[frame["buffer_kib"] > 0]      # (a buffer not set has no place on the axis)
+    if not len(frame):
+        return Markdown("*No TCP run set its socket buffer (each used its tool's default).*")
     frame["series"] = frame["path"] + " " + frame["direction"]
     return mcharts.buffer_curves(frame.dropna(subset=["value"]),
                                  title="TCP throughput vs socket buffer, per period")
@@ -285,21 +302,25 @@ def _mbit(x, sign=""):
 
 def _answer_cycle(product):
     per = product["periodogram"]
-    day_h = _params(product).get("period_s", 86400) / 3600
+    p = _params(product)
+    period = p.get("period_s")
+    day_h = period / 3600 if period is not None else np.nan
+    why = f"Period used: {'none' if period is None else f'{period:.4g} s'} ({p.get('period_reason', '')})."
     if not per.sizes.get("series"):
-        return "Too few runs in every series for a periodogram (it needs three or more)."
+        return "Too few runs in every series for a periodogram (it needs three or more). " + why
     lines = []
     for i in range(per.sizes["series"]):
         s = per.isel(series=i)
         r = {k: s[k].item() for k in ("path", "direction", "test", "socket_buffer", "size")}
         near = abs(float(s["dominant_period"]) - day_h) <= 0.1 * day_h
+        fap = f", false-alarm probability {float(s['false_alarm']):.2g}" if "false_alarm" in s else ""
         lines.append(f"{DISPLAY[r['test']][2]} {_label(r, r['test'])}: strongest period "
                      f"{float(s['dominant_period']) * 3600:.4g} s (half power "
                      f"{float(s['dominant_period_low']) * 3600:.4g}–{float(s['dominant_period_high']) * 3600:.4g} s), "
-                     f"explains {float(s['dominant_power']):.0%} of the variance"
+                     f"explains {float(s['dominant_power']):.0%} of the variance{fap}"
                      + (" — the day's cycle" if near else ""))
     text = ("The Lomb–Scargle periodogram of every series, its levels between change points "
-            f"removed (the 'day' is {day_h * 3600:g} s):\n\n- " + "\n- ".join(lines))
+            f"removed. {why}\n\n- " + "\n- ".join(lines))
     if "cycle" in product:
         cyc = product["cycle"]
         rows = []
@@ -357,7 +378,7 @@ def _answer_udp_tcp(product):
     return _each_row(
         product, "udp_tcp", "No UDP runs in this campaign.",
         "Medians over the whole campaign (UDP sent at a fixed rate):",
-        lambda r: (f"{r['direction']}, TCP at {r['socket_buffer'] / 1024:g} KiB: UDP / TCP = "
+        lambda r: (f"{r['direction']}, TCP at {_kib(r['socket_buffer'])}: UDP / TCP = "
                    f"{r['ratio']:.2f} ({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})"),
         "Where the ratio falls towards 1 as the buffer grows, TCP was window-limited "
         "(buffer / RTT) at the small buffers.")
@@ -374,7 +395,7 @@ def _per_curve(product, by, line):
 
 def _answer_buffer(product, stat, what):
     lines = _per_curve(product, ["direction", "period"], lambda k, g: f"{k[0]}, {k[1]}: " + ", ".join(
-        f"{b / 1024:g} KiB: {_mbit(v)}" for b, v in zip(g["socket_buffer"], g[stat])))
+        f"{_kib(b)}: {_mbit(v)}" for b, v in zip(g["socket_buffer"], g[stat])))
     return NO_TCP if lines is None else _bullets(what, lines)
 
 
@@ -383,7 +404,7 @@ def _answer_spread(product):
         product, "buffer_curves", NO_TCP,
         "The extremes rest on one run each; the 10th–90th percentiles are the stable version "
         "of seed 004's min and max:",
-        lambda r: (f"{r['direction']}, {r['period']}, {r['socket_buffer'] / 1024:g} KiB: p10–p90 "
+        lambda r: (f"{r['direction']}, {r['period']}, {_kib(r['socket_buffer'])}: p10–p90 "
                    f"{_mbit(r['p10'])} – {_mbit(r['p90'])}, min–max {_mbit(r['min'])} – "
                    f"{_mbit(r['max'])} (n = {r['n']})"))
 
@@ -393,7 +414,7 @@ def _answer_sender_receiver(product):
         product, "sender_receiver", NO_TCP,
         "iperf's own consistency: sender-side over receiver-side throughput of each run "
         "(1 = the two ends agree):",
-        lambda r: (f"{r['direction']}, {r['socket_buffer'] / 1024:g} KiB: median {r['median']:.4f} "
+        lambda r: (f"{r['direction']}, {_kib(r['socket_buffer'])}: median {r['median']:.4f} "
                    f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})"),
         "It says how far the two ends of one run agree, not how close either is to the path's "
         "true capacity; for that see the reproduction pages.")
@@ -402,18 +423,21 @@ def _answer_sender_receiver(product):
 def _answer_peak(product):
     def best(k, g):
         top = g.loc[g["median"].idxmax()]
-        return f"{k[0]}, {k[1]}: highest median at {top['socket_buffer'] / 1024:g} KiB ({_mbit(top['median'])})"
+        return f"{k[0]}, {k[1]}: highest median at {_kib(top['socket_buffer'])} ({_mbit(top['median'])})"
 
     lines = _per_curve(product, ["direction", "period"], best)
     if lines is None:
         return NO_TCP
     buffers = sorted(product["buffer_curves"]["socket_buffer"].values)
-    return _bullets(f"This campaign tried buffers of {', '.join(f'{b / 1024:g}' for b in buffers)} KiB:",
+    return _bullets(f"This campaign tried buffers of {', '.join(_kib(b) for b in buffers)}:",
                     lines, "A peak at 2 MB can only be seen if 2 MB was among them.")
 
 
 def _answer_linear(product):
     def ratio(k, g):
+        if len(g) < 2:
+            return (f"{k[0]}, {k[1]}: one socket buffer ({_kib(g['socket_buffer'].values[0])}) "
+                    "only: growth with the buffer cannot be seen")
         (b0, b1), (m0, m1) = g["socket_buffer"].values[:2], g["median"].values[:2]
         return (f"{k[0]}, {k[1]}: {b0 / 1024:g} → {b1 / 1024:g} KiB multiplied the median by "
                 f"{m1 / m0:.2f} (linear: {b1 / b0:.2f})")

@@ -48,7 +48,7 @@ from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_report,
                       rolling_summary, udp_tcp_ratio)
 from .periodic import daily_cycle, periodogram, time_series
-from .monitor_tables import monitor_product
+from .monitor_tables import monitor_product, series_change_points
 from .study_effects import effect_applies, effect_scores, effect_strength, study_effects_product
 from .plateau import best_cells, plateau, smallest_product, top_fraction
 from .summaries import DEFAULT_PERCENTILES, bootstrap_ci, describe, ecdf, frequency
@@ -80,7 +80,7 @@ __all__ = [
     "ipdv", "jitter_rfc3550", "loss_bursts", "jain_fairness", "reply_delays", "lost_indicator",
     # monitor campaigns
     "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
-    "direction_asymmetry", "gap_report", "grouped_summary", "monitor_product",
+    "direction_asymmetry", "gap_report", "grouped_summary", "monitor_product", "series_change_points",
     # the campaigns the study pages show beside the published effects
     "study_effects_product", "effect_applies", "effect_strength", "effect_scores",
     # theory

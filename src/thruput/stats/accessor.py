@@ -55,9 +55,24 @@ def sizes_to_bytes(indexers):
     return out
 
 
-def _describe_object(obj, what):
-    """The accessor's repr: what the object holds and what can be asked of it."""
-    methods = sorted(m for m in dir(type(obj)) if not m.startswith("_"))
+#: Methods of ``ds.thruput`` that apply to a monitor campaign (``campaign_kind:
+#: monitor``); its repr lists only these.
+MONITOR_METHODS = frozenset({"sel", "change_points", "periodogram", "daily_cycle", "ecdf",
+                             "frequency", "compare", "metadata_diff", "udp_tcp_ratio",
+                             "gap_report", "monitor_product"})
+#: Methods that apply only to a monitor campaign (not listed for other Datasets).
+MONITOR_ONLY = frozenset({"change_points", "udp_tcp_ratio", "gap_report", "monitor_product"})
+
+
+def _is_monitor(ds):
+    return ds.attrs.get("campaign_kind") == "monitor"
+
+
+def _describe_object(obj, what, only=None, hide=frozenset()):
+    """The accessor's repr: what the object holds and what can be asked of it (``only``
+    those names, if given, never those of ``hide``)."""
+    methods = sorted(m for m in dir(type(obj)) if not m.startswith("_")
+                     and (only is None or m in only) and m not in hide)
     return f"<thruput accessor of {what}>\nmethods: " + ", ".join(methods)
 
 
@@ -171,7 +186,22 @@ class DatasetAccessor:
         kind = self._ds.attrs.get("campaign_kind") or self._ds.attrs.get("kind") or "Dataset"
         name = self._ds.attrs.get("campaign") or self._ds.attrs.get("source_path") or ""
         dims = ", ".join(f"{d}: {n}" for d, n in self._ds.sizes.items())
-        return _describe_object(self, f"{kind} {name} ({dims})".replace("  ", " "))
+        what = f"{kind} {name} ({dims})".replace("  ", " ")
+        if _is_monitor(self._ds):
+            return _describe_object(self, what, only=MONITOR_METHODS)
+        return _describe_object(self, what, hide=MONITOR_ONLY)
+
+    def __dir__(self):
+        names = set(super().__dir__())
+        if _is_monitor(self._ds):
+            return sorted(n for n in names if n.startswith("_") or n in MONITOR_METHODS)
+        return sorted(names - MONITOR_ONLY)
+
+    def _time(self, time):
+        """``time`` as given, else ``start_time`` (sweeps) or ``time`` (monitors)."""
+        if time is not None:
+            return time
+        return "time" if _is_monitor(self._ds) or "start_time" not in self._ds.variables else "start_time"
 
     def sel(self, indexers=None, method=None, **kwargs):
         """``ds.sel`` that also takes sizes as text on byte coordinates
@@ -241,15 +271,22 @@ class DatasetAccessor:
         """:func:`thruput.stats.metadata_diff` of this campaign and ``other``."""
         return _compare.metadata_diff(self._ds, other, **kwargs)
 
-    def periodogram(self, var="throughput", time="start_time", **kwargs):
-        """:func:`thruput.stats.periodogram` of ``ds[var]`` timed by ``ds[time]``."""
-        return _periodic.periodogram(self._ds[var], self._ds[time], **kwargs)
+    def periodogram(self, var="throughput", time=None, **kwargs):
+        """:func:`thruput.stats.periodogram` of ``ds[var]`` timed by ``ds[time]`` (default
+        ``start_time``, on a monitor campaign ``time``)."""
+        return _periodic.periodogram(self._ds[var], self._ds[self._time(time)], **kwargs)
 
-    def daily_cycle(self, var="throughput", time="start_time", **kwargs):
-        """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]``."""
-        return _periodic.daily_cycle(self._ds[var], self._ds[time], **kwargs)
+    def daily_cycle(self, var="throughput", time=None, **kwargs):
+        """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]`` (as
+        :meth:`periodogram`)."""
+        return _periodic.daily_cycle(self._ds[var], self._ds[self._time(time)], **kwargs)
 
     # --- monitor campaigns (thruput.stats.monitor, thruput.stats.monitor_tables) ---
+    def change_points(self, **kwargs):
+        """:func:`thruput.stats.series_change_points` of this monitor campaign: the
+        change points of every series (path, direction, test, buffer or size)."""
+        return _monitor_tables.series_change_points(self._ds, **kwargs)
+
     def udp_tcp_ratio(self, **kwargs):
         """:func:`thruput.stats.udp_tcp_ratio` of this monitor campaign."""
         return _monitor.udp_tcp_ratio(self._ds, **kwargs)

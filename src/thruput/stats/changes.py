@@ -26,8 +26,9 @@ import pandas as pd
 import xarray as xr
 
 from ._util import alpha_bounds, units_of
+from .defaults import CONFIDENCE, N_BOOT, SEED
 from .load import median_difference
-from .periodic import time_series
+from .periodic import MIN_CYCLES, dominant_period, time_series
 
 __all__ = ["change_points", "robust_scale", "PENALTY", "MIN_SIZE", "CHANGE_VARIABLES"]
 
@@ -43,13 +44,16 @@ MIN_SIZE = 5
 #: values (UDP at a fixed rate, ping in 0.001 ms) has most first differences exactly 0,
 #: so the MAD would call kbit/s wiggles on 20 Mbit/s "levels".
 MIN_RELATIVE_SCALE = 1e-3
+#: ``period="auto"`` removes levels between changes at least 1/AUTO_SEGMENTS of the series
+#: apart before the periodogram (finer ones would cut a cycle into levels).
+AUTO_SEGMENTS = 4
 #: Consistency factor of the median absolute deviation for Gaussian noise.
 MAD_TO_SIGMA = 1.4826
 #: Variables of the result, in order, with their long names (units follow the input).
 CHANGE_VARIABLES = {
     "time": "first run after the change",
-    "time_lower": "lower confidence bound of the change's time",
-    "time_upper": "upper confidence bound of the change's time",
+    "time_lower": "lower confidence bound of the change's time: the last run before its earliest location",
+    "time_upper": "upper confidence bound of the change's time: the first run after its latest location",
     "index": "position of the first run after the change in the time-ordered series",
     "before": "median of the segment before the change",
     "after": "median of the segment after the change",
@@ -112,7 +116,7 @@ def _best_split(x, lo, hi, min_size):
 
 
 def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=None,
-                  n_boot=500, confidence=0.95, seed=0):
+                  n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):
     """Where the level of a series shifts, when (with bounds) and by how much.
 
     Parameters
@@ -128,16 +132,21 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
         :func:`robust_scale`. Larger finds fewer changes.
     min_size : int, default :data:`MIN_SIZE` (5)
         Fewest runs in a segment.
-    period : float, optional
+    period : float or "auto", optional
         Length of a cycle in seconds (86400 for a real day; a compressed campaign's
         ``schedule.day_s``). When given, the cycle's profile is subtracted before the
         search and every segment must last at least one period, so that a daily cycle
-        is not taken for a sequence of level shifts.
-    n_boot : int, default 500
+        is not taken for a sequence of level shifts. Used only where the series spans
+        :data:`~thruput.stats.periodic.MIN_CYCLES` (2) periods or more: a shorter one
+        is searched without it (segments of ``min_size`` runs), and the result's
+        ``period_reason`` says so. ``"auto"``: the period of the series' own
+        periodogram where significant (:func:`~thruput.stats.periodic.dominant_period`),
+        else none.
+    n_boot : int, default :data:`thruput.stats.DEFAULTS` ``bootstrap`` (1000)
         Bootstrap resamples for the bounds.
     confidence : float, default 0.95
         Coverage of the two-sided bounds.
-    seed : int, default 0
+    seed : int, default :data:`thruput.stats.DEFAULTS` ``seed``
         Seed of the bootstrap; the same seed gives the same bounds.
 
     Returns
@@ -147,7 +156,8 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
         ``time``, ``time_lower``, ``time_upper`` (datetime64, UTC), ``index`` (1),
         ``before``, ``after``, ``shift``, ``shift_lower``, ``shift_upper`` (units of
         ``values``). Attrs: ``n`` (values used), ``scale`` (noise scale, units of
-        ``values``), and every parameter.
+        ``values``), ``period_used`` (s, "" for none), ``period_reason`` (which period
+        and why) and every parameter.
 
     Notes
     -----
@@ -181,8 +191,17 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
     every reported shift is distinguishable from none at ``confidence``. The noise scale
     is never below :data:`MIN_RELATIVE_SCALE` x the median, for tools that round.
 
-    The location bounds are in runs, mapped to the runs' times: on a series with gaps
-    the interval may span a gap. The shift's interval treats runs as independent;
+    The location bounds are in runs, mapped to the runs' times: ``time_lower`` is the
+    last run before the earliest location found, ``time_upper`` the first run after the
+    latest, so a change made between two runs is always inside its bounds (they are
+    never narrower than the gap between the last run before the change and the first
+    after it); on a series with gaps the interval may span a gap.
+
+    With ``period="auto"``, the levels between the changes found without a period (in
+    segments of at least a quarter of the series) are removed, and the highest peak of the Lomb-Scargle periodogram of what is left is the
+    period where its false-alarm probability (Zechmeister & Kürster's single-frequency
+    distribution over ``span / shortest period`` independent frequencies, Horne &
+    Baliunas) is at most 0.01; otherwise the series has no period. The shift's interval treats runs as independent;
     slowly varying cross traffic makes it too narrow.
 
     Examples
@@ -197,28 +216,62 @@ def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=
     ('2001-11-02T06:00:00', -40.0)
     """
     t, v = time_series(values, time)
+    requested = period
+    period, reason = _period_used(t, v, period, penalty, min_size)
     scale = robust_scale(v)
     x = v.copy()
-    if period is not None and v.size:
+    if period is not None:
         seconds = (t - t[0]) / np.timedelta64(1, "s")
-        x = x - _seasonal(seconds, v, float(period))
-        scale = _residual_scale(seconds, x, float(period))
+        x = x - _seasonal(seconds, v, period)
+        scale = _residual_scale(seconds, x, period)
         min_size = max(min_size, int(np.sum(seconds - seconds[0] < period)))
     scale = max(scale, MIN_RELATIVE_SCALE * abs(float(np.median(v)))) if v.size else scale
-    breaks = []
-    if v.size >= 2 * min_size and scale > 0:
-        import ruptures  # here, not at the top: importing thruput.stats stays fast
-
-        algo = ruptures.KernelCPD(kernel="linear", min_size=min_size).fit((x / scale)[:, None])
-        breaks = [b for b in algo.predict(pen=penalty * np.log(v.size)) if b < v.size]
+    breaks = _search(x, scale, min_size, penalty)
     rows = _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed)
     while rows and (weak := [i for i, r in enumerate(rows) if r[7] <= 0 <= r[8]]):
         # a shift whose interval holds 0 is not a change: drop the weakest, bound the rest again
         del breaks[min(weak, key=lambda i: abs(rows[i][6]) / max(rows[i][8] - rows[i][7], 1e-300))]
         rows = _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed)
     return _result(rows, units_of(values), values, v.size, scale,
-                   dict(penalty=penalty, min_size=min_size, period=period, n_boot=n_boot,
-                        confidence=confidence, seed=seed))
+                   dict(penalty=penalty, min_size=min_size, period=requested, n_boot=n_boot,
+                        confidence=confidence, seed=seed, period_used=period,
+                        period_reason=reason))
+
+
+def _search(x, scale, min_size, penalty):
+    """PELT on ``x / scale``: the positions of the changes (first value after each)."""
+    if x.size < 2 * min_size or not scale > 0:
+        return []
+    import ruptures  # here, not at the top: importing thruput.stats stays fast
+
+    algo = ruptures.KernelCPD(kernel="linear", min_size=min_size).fit((x / scale)[:, None])
+    return [b for b in algo.predict(pen=penalty * np.log(x.size)) if b < x.size]
+
+
+def _period_used(t, v, period, penalty, min_size):
+    """``(period in s or None, why)``: ``period`` as given, found (``"auto"``), or none
+    when the series spans fewer than :data:`MIN_CYCLES` periods."""
+    if period is None or period == "":
+        return None, "no period given: no cycle removed"
+    span = float((t[-1] - t[0]) / np.timedelta64(1, "s")) if t.size else 0.0
+    if isinstance(period, str):
+        if period != "auto":
+            raise ValueError(f"period must be a number of seconds, None or 'auto', not {period!r}")
+        scale = max(robust_scale(v), MIN_RELATIVE_SCALE * abs(float(np.median(v))) if v.size else 0)
+        # coarse levels (segments of a quarter of the series at least), so that a step
+        # does not pass for a long period and a cycle is not cut into "levels"
+        edges = [0, *_search(v, scale, max(min_size, v.size // AUTO_SEGMENTS), penalty), v.size]
+        level = np.concatenate([np.full(hi - lo, np.median(v[lo:hi])) for lo, hi in
+                                zip(edges[:-1], edges[1:]) if hi > lo] or [np.array([])])
+        found = dominant_period(xr.DataArray(v - level, dims="run", coords={"time": ("run", t)}))
+        if found["period_s"] is None:
+            return None, f"period 'auto': {found['reason']}"
+        return found["period_s"], f"period 'auto': {found['reason']}"
+    period = float(period)
+    if span < MIN_CYCLES * period:
+        return None, (f"the series spans {span:.4g} s, less than {MIN_CYCLES} periods of "
+                      f"{period:.4g} s: no cycle removed")
+    return period, f"period {period:.4g} s given"
 
 
 def _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed):
@@ -238,8 +291,11 @@ def _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed):
                                 np.median(b) + rng.choice(rb, rb.size)])
             found[r] = _best_split(y, 0, y.size, min(min_size, a.size, b.size)) + lo
         k_lo, k_hi = np.quantile(found, [lo_q, hi_q], method="inverted_cdf")
+        # between the last run before the earliest location and the first run after the
+        # latest: the change happened somewhere in that gap, never narrower than one gap
+        k_lo, k_hi = min(int(k_lo), k), max(int(k_hi), k)
         shift, s_lo, s_hi = median_difference(v[lo:k], v[k:hi], n_boot, confidence, rng)
-        rows.append((t[k], t[k_lo], t[k_hi], k, np.median(v[lo:k]), np.median(v[k:hi]),
+        rows.append((t[k], t[k_lo - 1], t[k_hi], k, np.median(v[lo:k]), np.median(v[k:hi]),
                      shift, s_lo, s_hi))
     return rows
 

@@ -15,14 +15,14 @@ import pandas as pd
 import xarray as xr
 
 from .defaults import CONFIDENCE, N_BOOT, SEED
-from .changes import MIN_SIZE, PENALTY, change_points
+from .changes import AUTO_SEGMENTS, MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
                       as_utc, gap_report, period_labels, rolling_summary, udp_tcp_ratio)
 from ._portable import geomspace
-from .periodic import DAY_S, daily_cycle, periodogram
+from .periodic import FALSE_ALARM, MIN_FOR_PERIOD, daily_cycle, false_alarm, periodogram
 
-__all__ = ["monitor_product", "monitor_params", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
+__all__ = ["monitor_product", "monitor_params", "series_change_points", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
 
 #: The series of a monitor campaign: per test, the variable watched and what splits runs
 #: into series (docs/design.md names).
@@ -31,6 +31,9 @@ SERIES = {
     "udp": ("throughput", ("path", "direction")),
     "ping": ("rtt_median", ("path", "direction", "size")),
 }
+#: The socket buffer or ping size of a series whose runs did not set it (the tool's
+#: default; an imported nuttcp log, say): a value, so that the series is one group.
+UNSET = 0.0
 #: Names a monitor Dataset must have (docs/design.md, "The monitor Dataset").
 REQUIRED = ("time", "slot", "path", "direction", "test", "socket_buffer", "size", "outcome")
 #: Fewest values of a series for a periodogram (a sinusoid and an offset need three).
@@ -39,7 +42,7 @@ MIN_PERIODOGRAM = 3
 #: :func:`monitor_params`). The pipeline passes ``params.yaml``'s ``monitor`` section.
 DEFAULT_PARAMS = {
     "freq": None,            # rolling bin: 5 x schedule.interval_s, else "1h"
-    "period_s": None,        # the "day": schedule.day_s, else 86400
+    "period_s": None,        # the cycle: schedule.day_s, else "auto" (the data's, if significant)
     "periods": None,         # {name: [start, end]}: before / after the first event, else halves
     "percentiles": list(ROLLING_PERCENTILES),
     "penalty": PENALTY, "min_size": MIN_SIZE,
@@ -91,8 +94,14 @@ def monitor_params(ds, params=None):
     p["interval_s"] = interval
     if p["freq"] is None:
         p["freq"] = f"{int(5 * interval)}s" if schedule.get("interval_s") else "1h"
-    if p["period_s"] is None:
-        p["period_s"] = float(schedule.get("day_s") or DAY_S)
+    if p["period_s"] is None and schedule.get("day_s"):
+        p["period_s"] = float(schedule["day_s"])
+        p["period_reason"] = f"schedule.day_s of campaign.yaml: {p['period_s']:g} s"
+    elif p["period_s"] is None or p["period_s"] == "auto":
+        p["period_s"] = "auto"      # resolved by monitor_product from the periodograms
+    else:
+        p["period_s"] = float(p["period_s"])
+        p["period_reason"] = f"params.yaml monitor.period_s: {p['period_s']:g} s"
     if p["periods"] is None:
         times = np.asarray(ds["time"].values, "datetime64[ns]")
         t0, t1 = times.min(), times.max() + np.timedelta64(1, "s")
@@ -115,6 +124,19 @@ def _select(ds, test):
     """The ``ok`` runs of one test kind, lazily (index arrays on NumPy coordinates)."""
     keep = (np.asarray(ds["test"].values) == test) & (np.asarray(ds["outcome"].values) == "ok")
     return ds.isel(run=np.flatnonzero(keep))
+
+
+def _unset_filled(ds):
+    """``ds`` with the socket buffer of TCP runs and the size of ping runs that did not
+    set them :data:`UNSET` (they key series: a NaN key would make no group)."""
+    tests = np.asarray(ds["test"].values)
+    for name, test in (("socket_buffer", "tcp"), ("size", "ping")):
+        values = np.asarray(ds[name].values, dtype=float)
+        missing = np.isnan(values) & (tests == test)
+        if missing.any():
+            ds = ds.assign_coords({name: (ds[name].dims, np.where(missing, UNSET, values),
+                                          ds[name].attrs)})
+    return ds
 
 
 def _series_keys(sub, by):
@@ -246,7 +268,7 @@ def monitor_product(ds, params=None):
     if missing or "run" not in ds.dims:
         raise ValueError(f"{ds.attrs.get('campaign', 'dataset')}: not a monitor campaign "
                          f"(docs/design.md): missing {missing or ['dimension run']}")
-    ds = _loaded(ds, ("test", "outcome", "time"))
+    ds = _unset_filled(_loaded(ds, ("test", "outcome", "time")))
     p = monitor_params(ds, params)
     meta = _metadata(ds)
     boot = dict(n_boot=p["n_boot"], confidence=p["confidence"], seed=p["seed"])
@@ -256,12 +278,20 @@ def monitor_product(ds, params=None):
         "end": str(np.asarray(ds["time"].values).max())})}
     out.update(_summaries(ds, p))
     series = _series(ds)
+    grid = _period_grid(ds, p)
+    # with period "auto", coarse levels (as change_points(period="auto")): finer ones
+    # would cut the cycle being looked for into levels
+    levels = {**p, "period_s": None, "coarse": True} if p["period_s"] == "auto" else p
+    out["periodogram"] = _stack(_per_series(series, lambda v, t, k: _significance(periodogram(
+        _level_removed(v, levels), periods=grid)) if int(v.count()) >= MIN_PERIODOGRAM else None),
+        "series")
+    if p["period_s"] == "auto":
+        p["period_s"], p["period_reason"] = _auto_period(out["periodogram"])
     out["changes"] = _stack(_per_series(series, lambda v, t, k: change_points(
         v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], **boot)), "change")
-    grid = _period_grid(ds, p)
-    out["periodogram"] = _stack(_per_series(series, lambda v, t, k: periodogram(
-        _level_removed(v, p), periods=grid) if int(v.count()) >= MIN_PERIODOGRAM else None), "series")
-    out["cycle"] = _stack(_per_series(series, lambda v, t, k: _cycle_per_period(v, p, boot)), "series")
+    if p["period_s"] is not None:
+        out["cycle"] = _stack(_per_series(series, lambda v, t, k: _cycle_per_period(v, p, boot)),
+                              "series")
     del series
     tcp = _select(ds, "tcp")
     if tcp.sizes["run"]:
@@ -280,10 +310,74 @@ def monitor_product(ds, params=None):
     return out
 
 
+def _significance(found):
+    """A periodogram with the false-alarm probability of its highest peak (``false_alarm``;
+    NaN under :data:`~thruput.stats.periodic.MIN_FOR_PERIOD` values, too few to tell)."""
+    hours = float(found["period"].max()) * 2       # the grid's longest period is half the span
+    n = int(found["n"])
+    fap = false_alarm(float(found["dominant_power"]), n, hours, float(found["period"].min())) \
+        if n >= MIN_FOR_PERIOD else np.nan
+    found["false_alarm"] = xr.DataArray(
+        float(fap),
+        attrs={"units": "1", "long_name": "probability that noise alone gives the highest peak"})
+    return found
+
+
+def _auto_period(periodograms):
+    """``(period in s or None, why)``: the dominant period of the series whose periodogram
+    peak is the least likely to be noise, if its false-alarm probability is at most
+    :data:`~thruput.stats.periodic.FALSE_ALARM`."""
+    if not periodograms.sizes.get("series"):
+        return None, "period 'auto': no series has enough runs for a periodogram"
+    fap = periodograms["false_alarm"].values
+    if not np.isfinite(fap).any():
+        return None, (f"period 'auto' (no schedule.day_s): every series has fewer than "
+                      f"{MIN_FOR_PERIOD} runs, too few to find a period: no cycle removed")
+    best = int(np.nanargmin(fap))
+    s = periodograms.isel(series=best)
+    period = float(s["dominant_period"]) * 3600
+    label = f"{s['test'].item()} {s['direction'].item()} on {s['path'].item()}"
+    if np.isfinite(fap[best]) and fap[best] <= FALSE_ALARM:
+        return period, (f"period 'auto' (no schedule.day_s): the periodogram of {label} peaks at "
+                        f"{period:.4g} s ({float(s['dominant_power']):.0%} of the variance), with "
+                        f"false-alarm probability {fap[best]:.2g} (at most {FALSE_ALARM:g})")
+    return None, (f"period 'auto' (no schedule.day_s): no significant period; the most "
+                  f"significant peak, {period:.4g} s in {label}, has false-alarm probability "
+                  f"{fap[best]:.2g} (more than {FALSE_ALARM:g}): no cycle removed, no daily profile")
+
+
+def series_change_points(ds, penalty=PENALTY, min_size=MIN_SIZE, period=None, n_boot=N_BOOT,
+                         confidence=CONFIDENCE, seed=SEED):
+    """:func:`~thruput.stats.change_points` of every series of a monitor campaign.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign (docs/design.md, "The monitor Dataset").
+    penalty, min_size, period, n_boot, confidence, seed
+        As :func:`~thruput.stats.change_points` (``period="auto"`` finds each series' own).
+
+    Returns
+    -------
+    xarray.Dataset
+        The changes of every series (:data:`SERIES`: TCP throughput per socket buffer,
+        UDP throughput, ping median RTT per size) on ``change``, with coordinates
+        ``path``, ``direction``, ``test``, ``socket_buffer``, ``size``; the table
+        ``changes`` of :func:`monitor_product`.
+    """
+    ds = _unset_filled(_loaded(ds, ("test", "outcome", "time")))
+    return _stack(_per_series(_series(ds), lambda v, t, k: change_points(
+        v, penalty=penalty, min_size=min_size, period=period, n_boot=n_boot,
+        confidence=confidence, seed=seed)), "change")
+
+
 def _level_removed(values, p):
     """``values`` minus the median of its segment between change points, so that a level
     shift does not pass for a long period in the periodogram."""
-    found = change_points(values, penalty=p["penalty"], min_size=p["min_size"],
+    min_size = p["min_size"]
+    if p.get("coarse"):
+        min_size = max(min_size, int(values.count()) // AUTO_SEGMENTS)
+    found = change_points(values, penalty=p["penalty"], min_size=min_size,
                           period=p["period_s"], n_boot=10, seed=p["seed"])
     order = np.argsort(np.asarray(values["time"].values), kind="stable")
     v = np.asarray(values.values, float)[order]
@@ -335,7 +429,8 @@ def save_product(product, path):
 
 
 def _period_grid(ds, p):
-    """Periods (h) shared by every series' periodogram: 2 slots to half the campaign."""
+    """Periods (h) shared by every series' periodogram: 2 slots to half the campaign (so
+    a period is seen at least twice)."""
     times = np.asarray(ds["time"].values, "datetime64[ns]")
     span_h = (times.max() - times.min()) / np.timedelta64(1, "h")
     return geomspace(2 * p["interval_s"] / 3600, max(span_h / 2, 4 * p["interval_s"] / 3600), 400)

@@ -13,6 +13,8 @@ References
    Astrophysical Journal 263, 835-853, 1982.
 .. [3] M. Zechmeister, M. Kürster, "The generalised Lomb-Scargle periodogram", Astronomy
    & Astrophysics 496, 577-584, 2009 (floating mean).
+.. [5] J. H. Horne, S. L. Baliunas, "A prescription for period analysis of unevenly sampled
+   time series", The Astrophysical Journal 302, 757-763, 1986 (independent frequencies).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from ._portable import dot_rows, geomspace, sincos
 from ._util import alpha_bounds, cell_rngs, quiet, units_of
 from .summaries import bootstrap_samples
 
-__all__ = ["periodogram", "daily_cycle", "time_series"]
+__all__ = ["periodogram", "daily_cycle", "time_series", "false_alarm", "dominant_period",
+           "FALSE_ALARM", "MIN_CYCLES"]
 
 _HOUR = np.timedelta64(3600, "s")
 
@@ -68,6 +71,14 @@ PEAK_LEVEL = 0.5
 CYCLE_BINS = 24
 #: Seconds in a day: the default cycle of :func:`daily_cycle`.
 DAY_S = 86400.0
+#: A periodogram's highest peak is a period when noise alone would give a peak as high
+#: anywhere on the grid with at most this probability (:func:`false_alarm`).
+FALSE_ALARM = 0.01
+#: Cycles a series must span for a period to be estimated or removed: with fewer, a
+#: "cycle" cannot be told from a level shift or a trend.
+MIN_CYCLES = 2
+#: Fewest values of a series :func:`dominant_period` looks for a period in.
+MIN_FOR_PERIOD = 10
 
 
 #: Frequencies x samples evaluated at once by :func:`_lombscargle` (its memory: some ten
@@ -297,3 +308,81 @@ def daily_cycle(values, time=None, period=DAY_S, bins=CYCLE_BINS, n_boot=1000,
                                                             "long_name": "amplitude / overall median"}),
     }, coords=coords, attrs={"period": period, "n_boot": n_boot, "confidence": confidence,
                              "seed": seed})
+
+
+def false_alarm(power, n, span, shortest):
+    """Probability that white Gaussian noise gives a peak of ``power`` or more anywhere
+    on a periodogram grid: the false-alarm probability of the peak.
+
+    Parameters
+    ----------
+    power : float or array_like
+        Normalised generalised Lomb-Scargle power (0-1) of :func:`periodogram`.
+    n : int
+        Values in the series.
+    span, shortest : float
+        Time spanned by the series and the shortest period of the grid (same unit).
+
+    Returns
+    -------
+    float or numpy.ndarray
+
+    Notes
+    -----
+    At one frequency, the normalised power of the generalised periodogram of ``n``
+    Gaussian values exceeds ``p`` with probability ``(1 - p)^((n - 3) / 2)``
+    (Zechmeister & Kürster [3]_, eq. 24). A search over the grid tries about
+    ``M = span / shortest`` independent frequencies (Horne & Baliunas [5]_), so the
+    probability that the highest of them reaches ``p`` is ``1 - (1 - q)^M``. Serially
+    correlated noise (cross traffic that lingers) makes peaks more likely than this.
+    """
+    power = np.clip(np.asarray(power, dtype=float), 0.0, 1.0)
+    single = (1.0 - power) ** (max(n - 3, 0) / 2.0)
+    independent = max(1.0, float(span) / float(shortest)) if shortest > 0 else 1.0
+    with quiet():
+        return -np.expm1(independent * np.log1p(-np.minimum(single, 1.0 - 1e-300)))
+
+
+def dominant_period(values, time=None, periods=None, alarm=FALSE_ALARM):
+    """The series' period, when its periodogram has a significant peak: ``period="auto"``.
+
+    Parameters
+    ----------
+    values : xarray.DataArray
+        The series (its level shifts removed first: a step shows as a long period).
+    time : xarray.DataArray, optional
+        As :func:`periodogram`.
+    periods : array_like, optional
+        Grid (h); default that of :func:`periodogram`, longest period half the span (so
+        a period found is seen at least :data:`MIN_CYCLES` times).
+    alarm : float, default :data:`FALSE_ALARM` (0.01)
+        Largest false-alarm probability (:func:`false_alarm`) of a peak taken as a period.
+
+    Returns
+    -------
+    dict
+        ``period_s`` (float, or None when there is no significant period), ``power``
+        (the highest peak's, 1), ``false_alarm`` (its probability), ``n`` and ``reason``
+        (one sentence: which period and why, or why none).
+    """
+    t, v = time_series(values, time)
+    if v.size < MIN_FOR_PERIOD:
+        return {"period_s": None, "power": np.nan, "false_alarm": np.nan, "n": int(v.size),
+                "reason": f"{v.size} values: too few for a periodogram "
+                          f"(at least {MIN_FOR_PERIOD})"}
+    found = periodogram(values, time, periods=periods)
+    hours = (t - t[0]) / _HOUR
+    grid = np.asarray(found["period"].values, float)
+    fap = float(false_alarm(float(found["dominant_power"]), v.size, hours[-1], grid.min()))
+    period_s = float(found["dominant_period"]) * 3600
+    top = float(found["dominant_power"])
+    if fap <= alarm:
+        reason = (f"the periodogram's highest peak, {period_s:.4g} s, explains {top:.0%} of the "
+                  f"variance, with false-alarm probability {fap:.2g} (the chance that noise "
+                  f"alone gives such a peak; at most {alarm:g})")
+        return {"period_s": period_s, "power": top, "false_alarm": fap, "n": int(v.size),
+                "reason": reason}
+    reason = (f"no significant period: the periodogram's highest peak ({period_s:.4g} s, "
+              f"{top:.0%} of the variance) has false-alarm probability {fap:.2g} "
+              f"(more than {alarm:g})")
+    return {"period_s": None, "power": top, "false_alarm": fap, "n": int(v.size), "reason": reason}
