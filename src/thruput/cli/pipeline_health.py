@@ -62,6 +62,14 @@ def run_rollups(args):
     return 0
 
 
+def throughput_delay_table(ds, monitor_section):
+    """Throughput vs delay per compared period of the statistics product (its periods)."""
+    from ..stats.monitor_tables import monitor_params
+    from ..stats.rollups import throughput_delay
+
+    return throughput_delay(ds, monitor_params(ds, monitor_section)["periods"])
+
+
 def run_health(args):
     from ..monitor.alerts import evaluate, save_health, series_changes
 
@@ -78,6 +86,7 @@ def run_health(args):
     except ValueError as exc:
         print(f"thruput pipeline health: {exc}", file=sys.stderr)
         return 2
+    tables["throughput_delay"] = throughput_delay_table(ds, _section(args.params, "monitor"))
     tmp = Path(args.out).with_name(Path(args.out).name + ".part")
     save_health(tables, tmp)
     tmp.replace(args.out)

@@ -259,7 +259,7 @@ def evaluate(ds, params=None, changes=None):
         row["changes"] = _changes_in(changes, row, interval)
     attrs = {"params": json.dumps(p), "rules": json.dumps(rules, default=str),
              "campaign": str(ds.attrs.get("campaign", meta.get("name", ""))),
-             "interval_s": interval}
+             "interval_s": interval, "metadata": json.dumps(meta, sort_keys=True)}
     coords = {"rule": [r["id"] for r in rules], "path": paths, "direction": directions,
               "slot": slots, "time": ("slot", times, {"long_name": "start of the slot (UTC)"})}
     alert = xr.Dataset({

@@ -17,7 +17,7 @@ import xarray as xr
 
 from .monitor import rolling_summary
 
-__all__ = ["rollups", "save_rollups", "open_rollup", "FREQS", "KINDS", "PERCENTILES"]
+__all__ = ["rollups", "save_rollups", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
 
 #: Resolutions of the rollups (pandas offsets; bins start at multiples since 1970 UTC).
 FREQS = ("5min", "1h", "1D")
@@ -134,3 +134,80 @@ def open_rollup(path, freq, kind, start=None, end=None):
         if start is not None or end is not None:
             ds = ds.sel(time=slice(start, end))
         return ds.load()
+
+
+#: Vertices of each spread ellipse (closed: the last is the first).
+ELLIPSE_VERTICES = 65
+
+
+def throughput_delay(ds, periods, sigma=1.0):
+    """Throughput against delay per path, direction, socket buffer and period (Pantheon's
+    view): each slot's TCP throughput paired with the median RTT of the path's pings of
+    the smallest size in the same slot; their median and the ellipse of their spread.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign.
+    periods : dict
+        ``{name: (start, end)}`` (the statistics product's compared periods).
+    sigma : float, default 1
+        The ellipse is the ``sigma`` contour of the pairs' covariance about their mean.
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``series``: ``path``, ``direction``, ``socket_buffer``, ``period``, ``n``
+        (pairs), ``rtt`` (median, ms), ``throughput`` (median, bit/s); on ``(series,
+        vertex)``: ``ellipse_rtt``, ``ellipse_throughput``.
+
+    Notes
+    -----
+    Pantheon (Yan et al., USENIX ATC 2018) draws each scheme's median and a 1-sigma
+    ellipse of its per-run (delay, throughput); here a run is a slot.
+    """
+    from .monitor import period_labels
+
+    test = np.asarray(ds["test"].values)
+    ok = np.asarray(ds["outcome"].values) == "ok"
+    ping = np.flatnonzero((test == "ping") & ok)
+    tcp = np.flatnonzero((test == "tcp") & ok)
+    empty = xr.Dataset({v: ("series", np.zeros(0)) for v in ("n", "rtt", "throughput")})
+    if ping.size == 0 or tcp.size == 0:
+        return empty
+    size = np.asarray(ds["size"].values, float)[ping]
+    ping = ping[size == np.nanmin(size)]
+    rtt = pd.DataFrame({"path": np.asarray(ds["path"].values)[ping], "slot": np.asarray(ds["slot"].values)[ping],
+                        "rtt": np.asarray(ds["rtt_median"].values, float)[ping]}).groupby(["path", "slot"])["rtt"].median()
+    frame = pd.DataFrame({"path": np.asarray(ds["path"].values)[tcp], "slot": np.asarray(ds["slot"].values)[tcp],
+                          "direction": np.asarray(ds["direction"].values)[tcp],
+                          "socket_buffer": np.asarray(ds["socket_buffer"].values, float)[tcp],
+                          "throughput": np.asarray(ds["throughput"].values, float)[tcp],
+                          "period": period_labels(np.asarray(ds["time"].values)[tcp], periods)})
+    frame = frame.join(rtt, on=["path", "slot"]).dropna(subset=["rtt", "throughput", "period"])
+    rows, ex, ey = [], [], []
+    angle = np.linspace(0, 2 * np.pi, ELLIPSE_VERTICES)
+    circle = np.vstack([np.cos(angle), np.sin(angle)])
+    for key, part in frame.groupby(["path", "direction", "socket_buffer", "period"], sort=True):
+        xy = part[["rtt", "throughput"]].to_numpy().T
+        if xy.shape[1] >= 3:
+            vals, vecs = np.linalg.eigh(np.cov(xy))
+            shape = vecs @ (sigma * np.sqrt(np.clip(vals, 0, None))[:, None] * circle)
+            ell = xy.mean(axis=1)[:, None] + shape
+        else:
+            ell = np.full((2, ELLIPSE_VERTICES), np.nan)
+        rows.append((*key, xy.shape[1], float(np.median(xy[0])), float(np.median(xy[1]))))
+        ex.append(ell[0])
+        ey.append(ell[1])
+    if not rows:
+        return empty
+    cols = list(zip(*rows))
+    return xr.Dataset({
+        "n": ("series", np.array(cols[4], int), {"long_name": "slots paired"}),
+        "rtt": ("series", np.array(cols[5]), {"units": "ms", "long_name": "median RTT of the slots"}),
+        "throughput": ("series", np.array(cols[6]), {"units": "bit/s", "long_name": "median throughput"}),
+        "ellipse_rtt": (("series", "vertex"), np.array(ex), {"units": "ms"}),
+        "ellipse_throughput": (("series", "vertex"), np.array(ey), {"units": "bit/s"}),
+    }, coords={"path": ("series", np.array(cols[0], str)), "direction": ("series", np.array(cols[1], str)),
+               "socket_buffer": ("series", np.array(cols[2], float)), "period": ("series", np.array(cols[3], str))},
+        attrs={"sigma": sigma, "periods": str(periods)})
