@@ -19,7 +19,7 @@ from IPython.display import HTML, Markdown
 from ..charts import health as hcharts
 from ..monitor.alerts import STATES, open_health, report_json
 from ..project import project_path
-from ..stats.rollups import open_rollup
+from ..stats.rollups import FREQS, open_rollup
 
 __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
            "health_breaches", "health_states", "health_sla", "health_smokeping",
@@ -81,7 +81,13 @@ def health_verdicts(tables):
     rows = [{"path": s["path"], "direction": s["direction"], "state": s["state"], "since": s["since"],
              "last data": s["last_data"], "open breaches": sum(b["open"] for b in s["breaches"])}
             for s in rep["series"]]
-    return pd.DataFrame(rows)
+    return _table(pd.DataFrame(rows))
+
+
+def _table(frame):
+    """A table as HTML, whole cells (no truncated rule text), no index column."""
+    with pd.option_context("display.max_colwidth", None):
+        return HTML(frame.to_html(index=False, na_rep=""))
 
 
 def health_breaches(tables):
@@ -96,7 +102,7 @@ def health_breaches(tables):
                          "change points": ", ".join(b["changes"])})
     if not rows:
         return Markdown("No breach.")
-    return HTML(f'<div id="breaches">{pd.DataFrame(rows).to_html(index=False)}</div>')
+    return _table(pd.DataFrame(rows))
 
 
 def health_states(tables, path, direction):
@@ -132,8 +138,8 @@ def health_sla(tables, freq="1D"):
     frame["met (%)"] = (100 * frame["fraction_met"]).round(1)
     frame["availability (%)"] = (100 * frame["availability"]).round(1)
     frame = frame.rename(columns={"longest_breach": "longest breach (slots)", "with_data": "with data"})
-    return frame[["period", "path", "direction", "rule", "due", "ran", "with data", "met (%)",
-                  "longest breach (slots)", "availability (%)"]]
+    return _table(frame[["period", "path", "direction", "rule", "due", "ran", "with data", "met (%)",
+                         "longest breach (slots)", "availability (%)"]])
 
 
 def loss_class(loss):
@@ -159,11 +165,34 @@ def _events(tables):
                          "what": [e["what"] for e in ev]}) if ev else None
 
 
-def health_smokeping(rollups_path, kind="ping_rtt", freq="5min", direction="forward", variant=None,
-                     events=None, start=None, end=None):
-    """SmokePing's chart of one rollup (``ping_rtt``, ``tcp_throughput`` ...) for every
-    path of one direction: read from the rollups file, the bins of ``[start, end)``."""
+#: Most bins a chart draws: ``freq="auto"`` takes the finest rollup with no more.
+MAX_BINS = 600
+
+
+def auto_freq(rollups_path, kind, start=None, end=None):
+    """The finest resolution of the rollups file with at most :data:`MAX_BINS` bins in
+    ``[start, end)`` (read: the time coordinate of each, nothing else)."""
+    import xarray as xr
+    for freq in FREQS:
+        with xr.open_dataset(rollups_path, group=f"{freq}/{kind}") as ds:
+            t = ds["time"].values
+        t0 = np.datetime64(pd.Timestamp(start), "ns") if start is not None else t.min()
+        t1 = np.datetime64(pd.Timestamp(end), "ns") if end is not None else t.max()
+        if (t1 - t0) / pd.Timedelta(freq).to_timedelta64() <= MAX_BINS:
+            return freq
+    return FREQS[-1]
+
+
+def health_smokeping(rollups_path, kind="ping_rtt", freq="auto", direction="forward", variant=None,
+                     events=None, start=None, end=None, paths=None):
+    """SmokePing's chart of one rollup (``ping_rtt``, ``tcp_throughput`` ...) for the
+    paths ``paths`` (default: all) of one direction: read from the rollups file, the bins
+    of ``[start, end)`` at ``freq`` (``"auto"``: :func:`auto_freq`)."""
+    if freq == "auto":
+        freq = auto_freq(rollups_path, kind, start, end)
     r = open_rollup(rollups_path, freq, kind, start, end)
+    if paths is not None:
+        r = r.sel(path=[p for p in paths if p in r["path"].values])
     if direction not in r["direction"].values:
         return Markdown(f"No {kind} {direction}.")
     r = r.sel(direction=direction)
@@ -182,7 +211,7 @@ def health_smokeping(rollups_path, kind="ping_rtt", freq="5min", direction="forw
             frame["loss_class"] = loss_class(np.nan_to_num(s["loss"].values))
             frame["segment"] = np.cumsum(frame["n"].to_numpy() == 0)
             frame = frame[frame["n"] > 0]
-            what = {"ping_rtt": f"ping size {v:g} B", "tcp_throughput": f"socket buffer {v:g} B"}.get(kind, kind)
+            what = {"ping_rtt": f"ping size {v:g} B", "tcp_throughput": f"socket buffer {v / 1024:g} KiB"}.get(kind, kind)
             charts.append(hcharts.smokeping(frame, unit=unit, y_title=label, events=events,
                                             title=f"{path} {direction}, {what}: {freq} bins"))
     import altair as alt

@@ -133,6 +133,8 @@ def open_rollup(path, freq, kind, start=None, end=None):
     with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
         if start is not None or end is not None:
             ds = ds.sel(time=slice(start, end))
+        if end is not None:                     # [start, end): the bin at end is left out
+            ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
         return ds.load()
 
 
