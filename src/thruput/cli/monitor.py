@@ -155,11 +155,17 @@ def _report(args, directory):
         if ds.attrs.get("campaign_kind") != "monitor":
             raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
         tables = evaluate(ds, changes=series_changes(ds))
+        report = report_json(tables, since=since)
+        text = json.dumps(report, indent=1) if args.json else format_report(report)
     except (ThruputError, ValueError, OSError) as exc:
         print(f"thruput monitor report: {exc}", file=sys.stderr)
         return EXIT["error"]
-    report = report_json(tables, since=since)
-    print(json.dumps(report, indent=1) if args.json else format_report(report))
+    except Exception as exc:    # noqa: BLE001  a crash must not read as 1, "breach open"
+        import traceback
+        traceback.print_exc()
+        print(f"thruput monitor report: internal error: {exc!r}", file=sys.stderr)
+        return EXIT["error"]
+    print(text)
     return report["exit_status"]
 
 

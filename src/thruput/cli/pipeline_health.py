@@ -19,14 +19,14 @@ def add_parsers(verbs, params_option):
                           description="Per path, direction, test and time bin: count, median, "
                                       "p10/p25/p75/p90, min, max, loss (thruput.stats.rollups).")
     ro.add_argument("input", metavar="IN.zarr", help="a monitor campaign's store (or raw directory)")
-    ro.add_argument("out", metavar="OUT.rollups.nc")
+    ro.add_argument("out", metavar="OUT.rollups.nc", help="the rollups to write (one netCDF group per resolution and series)")
     params_option(ro, "its `rollups` section is used")
     ro.set_defaults(func=run_rollups)
     he = verbs.add_parser("health", help="monitor campaign -> alert state of every slot, breaches, SLA",
                           description="Evaluate campaign.yaml's alerts: and baseline: rules "
                                       "(thruput.monitor.alerts); the change points come from --stats.")
     he.add_argument("input", metavar="IN.zarr", help="a monitor campaign's store (or raw directory)")
-    he.add_argument("out", metavar="OUT.health.nc")
+    he.add_argument("out", metavar="OUT.health.nc", help="the alert tables to write (one netCDF group per table)")
     he.add_argument("--stats", metavar="IN.stats.nc",
                     help="the campaign's statistics product (its change points); default: computed")
     params_option(he, "its `health` section is used")

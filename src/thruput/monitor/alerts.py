@@ -144,32 +144,45 @@ def slot_grid(ds):
     return slots, times
 
 
-def _slot_values(ds, rule, slots):
-    """Per (path, direction): the rule's value in every slot of ``slots`` (NaN without an
-    ok run) and whether the test ran at all in it (any outcome)."""
-    test = np.asarray(ds["test"].values)
-    keep = test == rule["test"]
+class _Runs:
+    """The per-run labels every rule selects by, read once: path and direction as integer
+    codes, each run's position in the slot grid, its test and whether it is ``ok``."""
+
+    def __init__(self, ds, slots):
+        self.paths, self.path_code = np.unique(np.asarray(ds["path"].values).astype(str), return_inverse=True)
+        self.directions, self.dir_code = np.unique(np.asarray(ds["direction"].values).astype(str),
+                                                   return_inverse=True)
+        self.pos = np.searchsorted(slots, np.asarray(ds["slot"].values, np.int64))
+        self.test = np.asarray(ds["test"].values)
+        self.ok = np.asarray(ds["outcome"].values) == "ok"
+        self.n_slots = slots.size
+
+
+def _slot_values(ds, runs, rule):
+    """Per (path, direction): the rule's value in every slot (NaN without an ok run) and
+    whether the test ran at all in it (any outcome)."""
+    keep = runs.test == rule["test"]
     for key in ("socket_buffer", "size"):
         if rule[key] is not None:
             keep &= np.asarray(ds[key].values, float) == float(rule[key])
+    if rule["path"] is not None:
+        keep &= runs.paths[runs.path_code] == rule["path"]
+    if rule["direction"] != "any":
+        keep &= runs.directions[runs.dir_code] == rule["direction"]
     idx = np.flatnonzero(keep)
-    frame = pd.DataFrame({
-        "path": np.asarray(ds["path"].values)[idx], "direction": np.asarray(ds["direction"].values)[idx],
-        "slot": np.asarray(ds["slot"].values)[idx],
-        "value": np.where(np.asarray(ds["outcome"].values)[idx] == "ok",
-                          np.asarray(ds[rule["variable"]].values, float)[idx], np.nan)})
-    out = {}
-    for (path, direction), part in frame.groupby(["path", "direction"], sort=True):
-        if rule["path"] not in (None, path) or rule["direction"] not in ("any", direction):
-            continue
-        g = part.groupby("slot")["value"]
-        pos = np.searchsorted(slots, g.median().index.to_numpy())
-        value = np.full(slots.size, np.nan)
-        value[pos] = g.median().to_numpy()
-        ran = np.zeros(slots.size, bool)
-        ran[pos] = True
-        out[(path, direction)] = (value, ran)
-    return out
+    n_dir = runs.directions.size
+    series = runs.path_code[idx] * n_dir + runs.dir_code[idx]
+    key = series.astype(np.int64) * runs.n_slots + runs.pos[idx]
+    values = np.where(runs.ok[idx], np.asarray(ds[rule["variable"]].values, float)[idx], np.nan)
+    median = pd.Series(values).groupby(key).median()
+    dense = np.full(runs.paths.size * n_dir * runs.n_slots, np.nan)
+    dense[median.index.to_numpy()] = median.to_numpy()
+    ran = np.zeros(dense.size, bool)
+    ran[key] = True
+    dense = dense.reshape(-1, runs.n_slots)
+    ran = ran.reshape(-1, runs.n_slots)
+    return {(str(runs.paths[c // n_dir]), str(runs.directions[c % n_dir])): (dense[c], ran[c])
+            for c in np.unique(series)}
 
 
 def _threshold(rule, value, times, params):
@@ -229,8 +242,10 @@ def evaluate(ds, params=None, changes=None):
     meta = _metadata(ds)
     rules = rules_of(meta)
     slots, times = slot_grid(ds)
-    paths = sorted(set(np.asarray(ds["path"].values).tolist()))
-    directions = [d for d in ("forward", "reverse") if d in set(np.asarray(ds["direction"].values).tolist())]
+    runs = _Runs(ds, slots)
+    paths = runs.paths.tolist()
+    directions = [d for d in ("forward", "reverse") if d in runs.directions] + \
+        [d for d in runs.directions.tolist() if d not in ("forward", "reverse")]
     shape = (len(rules), len(paths), len(directions), slots.size)
     state = np.full(shape, NO_DATA, np.int8)
     value = np.full(shape, np.nan, np.float32)
@@ -239,7 +254,7 @@ def evaluate(ds, params=None, changes=None):
     applies = np.zeros(shape[:3], bool)
     rows = []
     for r, rule in enumerate(rules):
-        for (path, direction), (v, did) in _slot_values(ds, rule, slots).items():
+        for (path, direction), (v, did) in _slot_values(ds, runs, rule).items():
             i, j = paths.index(path), directions.index(direction)
             thr = _threshold(rule, v, times, p)
             st, found = _states(rule, v, thr)
@@ -431,59 +446,61 @@ def _overlaps(period, freq, since):
 
 
 def _iso(t):
-    t = np.datetime64(t, "ns")
-    return None if np.isnat(t) else str(np.datetime_as_string(t, "s")) + "Z"
+    """ISO text (UTC, seconds, ``Z``) of a time, None for NaT."""
+    t = pd.Timestamp(t)
+    return None if pd.isna(t) else t.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def report_json(tables, since=None):
     """The report as plain data (``thruput monitor report --json``): campaign, rules,
     per path and direction the state now, its breaches (those ending after ``since``, or
-    open) and its SLA per period."""
+    open; all without it) and its SLA per period (those ending after ``since``; without
+    it the last day and week: the whole history is in the health product)."""
     alert = tables["alert_state"]
     verdict = tables["verdict"]
-    br = tables["breaches"]
     since = None if since is None else _utc(since)
     rules = json.loads(alert.attrs["rules"])
+    breaches = {}
+    br = tables["breaches"]
+    if br.sizes.get("breach", 0):
+        frame = pd.DataFrame({k: br[k].values for k in br.data_vars})
+        if since is not None:
+            frame = frame[frame["open"] | (frame["end"] >= since)]
+        for (path, direction), part in frame.groupby(["path", "direction"], sort=False):
+            breaches[(path, direction)] = [{
+                "rule": r.rule, "start": _iso(r.start), "opened": _iso(r.opened), "last": _iso(r.last),
+                "end": _iso(r.end), "open": bool(r.open), "worst": float(r.worst),
+                "threshold": float(r.threshold), "slots": int(r.slots), "changes": str(r.changes).split()}
+                for r in part.itertuples(index=False)]
+    sla_rows = {}
+    for name, table in tables.items():
+        if not name.startswith("sla_"):
+            continue
+        freq = table.attrs["freq"]
+        frame = table.drop_vars("applies").to_dataframe().reset_index()
+        applies = table["applies"].to_dataframe().reset_index()
+        frame = frame.merge(applies[applies["applies"]][["rule", "path", "direction"]])
+        if since is not None:
+            frame = frame[[_overlaps(p, freq, since) for p in frame["period"]]]
+        elif len(frame):                  # without since: the current (last) period only
+            frame = frame[frame["period"] == frame["period"].max()]
+        for (path, direction), part in frame.groupby(["path", "direction"], sort=False):
+            sla_rows.setdefault((path, direction), {})[freq] = [{
+                "rule": r.rule, "period": _iso(r.period), "due": int(r.due), "ran": int(r.ran),
+                "with_data": int(r.with_data), "met": int(r.met),
+                "fraction_met": None if np.isnan(r.fraction_met) else float(r.fraction_met),
+                "longest_breach_slots": int(r.longest_breach), "availability": float(r.availability)}
+                for r in part.itertuples(index=False)]
+    freqs = [t.attrs["freq"] for n, t in tables.items() if n.startswith("sla_")]
     series = []
-    for path in verdict["path"].values:
-        for direction in verdict["direction"].values:
-            v = verdict.sel(path=path, direction=direction)
-            entry = {"path": str(path), "direction": str(direction), "state": str(v["state"].values),
-                     "since": _iso(v["since"].values), "last_data": _iso(v["last_data"].values),
-                     "breaches": [], "sla": {}}
-            for k in range(br.sizes.get("breach", 0)):
-                b = br.isel(breach=k)
-                if str(b["path"].values) != path or str(b["direction"].values) != direction:
-                    continue
-                end = np.datetime64(b["end"].values, "ns")
-                if since is not None and not bool(b["open"]) and end < since:
-                    continue
-                entry["breaches"].append({
-                    "rule": str(b["rule"].values), "start": _iso(b["start"].values),
-                    "opened": _iso(b["opened"].values), "last": _iso(b["last"].values),
-                    "end": _iso(end), "open": bool(b["open"]), "worst": float(b["worst"]),
-                    "threshold": float(b["threshold"]), "slots": int(b["slots"]),
-                    "changes": str(b["changes"].values).split()})
-            for name, table in tables.items():
-                if not name.startswith("sla_"):
-                    continue
-                t = table.sel(path=path, direction=direction)
-                rows = []
-                for rule in t["rule"].values:
-                    if not bool(t["applies"].sel(rule=rule)):
-                        continue
-                    for period in t["period"].values:
-                        if since is not None and not _overlaps(period, table.attrs["freq"], since):
-                            continue
-                        c = t.sel(rule=rule, period=period)
-                        frac = float(c["fraction_met"])
-                        rows.append({"rule": str(rule), "period": _iso(period), "due": int(c["due"]),
-                                     "ran": int(c["ran"]), "with_data": int(c["with_data"]),
-                                     "met": int(c["met"]), "fraction_met": None if np.isnan(frac) else frac,
-                                     "longest_breach_slots": int(c["longest_breach"]),
-                                     "availability": float(c["availability"])})
-                entry["sla"][table.attrs["freq"]] = rows
-            series.append(entry)
+    state, since_, last = (verdict[k].values for k in ("state", "since", "last_data"))
+    for i, path in enumerate(verdict["path"].values.tolist()):
+        for j, direction in enumerate(verdict["direction"].values.tolist()):
+            sla_of = sla_rows.get((path, direction), {})
+            series.append({"path": path, "direction": direction, "state": str(state[i, j]),
+                           "since": _iso(since_[i, j]), "last_data": _iso(last[i, j]),
+                           "breaches": breaches.get((path, direction), []),
+                           "sla": {f: sla_of.get(f, []) for f in freqs}})
     states = [s["state"] for s in series]
     return {"campaign": alert.attrs.get("campaign", ""), "interval_s": alert.attrs.get("interval_s"),
             "first_slot": _iso(alert["time"].values[0]) if alert.sizes["slot"] else None,

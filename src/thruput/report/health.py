@@ -19,10 +19,23 @@ from IPython.display import HTML, Markdown
 from ..charts import health as hcharts
 from ..monitor.alerts import STATES, open_health, report_json
 from ..project import project_path
-from ..stats.rollups import FREQS, open_rollup
+
+#: Resolutions of the rollups product, finest first (params.yaml ``rollups: freqs``).
+FREQS = ("5min", "1h", "1D")
+
+
+def open_rollup(path, freq, kind, start=None, end=None):
+    """One group (``<freq>/<kind>``) of the rollups product, the bins of ``[start, end)``."""
+    import xarray as xr
+    with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
+        if start is not None or end is not None:
+            ds = ds.sel(time=slice(start, end))
+        if end is not None:
+            ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
+        return ds.load()
 
 __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
-           "health_breaches", "health_states", "health_sla", "health_smokeping",
+           "health_breaches", "health_states", "health_all_states", "health_events", "auto_freq", "open_rollup", "health_sla", "health_smokeping",
            "health_throughput_delay", "loss_class"]
 
 
@@ -126,6 +139,21 @@ def health_states(tables, path, direction):
     return hcharts.state_strip(pd.concat(frames), title=f"{path} {direction}: state of every slot")
 
 
+def health_all_states(tables):
+    """:func:`health_states` of every path and direction, one above the other."""
+    import altair as alt
+    from IPython.display import display
+    charts = []
+    for path in tables["verdict"]["path"].values:
+        for direction in tables["verdict"]["direction"].values:
+            out = health_states(tables, path, direction)
+            if isinstance(out, Markdown):
+                display(out)
+            else:
+                charts.append(out)
+    return alt.vconcat(*charts) if charts else Markdown("No rule applies.")
+
+
 def health_sla(tables, freq="1D"):
     """Per rule, path, direction and period: fraction of slots meeting the rule, longest
     breach, availability (slots run / slots due)."""
@@ -173,14 +201,16 @@ def auto_freq(rollups_path, kind, start=None, end=None):
     """The finest resolution of the rollups file with at most :data:`MAX_BINS` bins in
     ``[start, end)`` (read: the time coordinate of each, nothing else)."""
     import xarray as xr
-    for freq in FREQS:
+    with xr.open_datatree(rollups_path) as tree:
+        freqs = [f for f in FREQS if f in tree.children] or list(tree.children)
+    for freq in freqs:
         with xr.open_dataset(rollups_path, group=f"{freq}/{kind}") as ds:
             t = ds["time"].values
         t0 = np.datetime64(pd.Timestamp(start), "ns") if start is not None else t.min()
         t1 = np.datetime64(pd.Timestamp(end), "ns") if end is not None else t.max()
         if (t1 - t0) / pd.Timedelta(freq).to_timedelta64() <= MAX_BINS:
             return freq
-    return FREQS[-1]
+    return freqs[-1]
 
 
 def health_smokeping(rollups_path, kind="ping_rtt", freq="auto", direction="forward", variant=None,
