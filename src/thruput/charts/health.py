@@ -22,8 +22,8 @@ LOSS_COLORS = {"0": "#00B000", "< 5 %": "#0072B2", "5-20 %": "#7A3DBF", "20-50 %
 WIDTH = 620
 
 
-def _state_scale():
-    return alt.Scale(domain=list(STATE_COLORS), range=list(STATE_COLORS.values()))
+def _state_scale(states=tuple(STATE_COLORS)):
+    return alt.Scale(domain=list(states), range=[STATE_COLORS[s] for s in states])
 
 
 def grid(cells, title=""):
@@ -39,7 +39,7 @@ def grid(cells, title=""):
         x=alt.X("destination:N", title="destination", axis=alt.Axis(orient="top", labelAngle=-45)),
         y=alt.Y("source:N", title="source"))
     rect = base.mark_rect(stroke="white", strokeWidth=2).encode(
-        color=alt.Color("state:N", scale=_state_scale(), title="state now"),
+        color=alt.Color("state:N", scale=_state_scale(("ok", "breach", "no data")), title="state now"),
         href="href:N",
         tooltip=["path:N", "direction:N", "state:N", "since:N", "breaches:N"])
     return rect.properties(width=size * n_cols, height=size * max(1, cells["source"].nunique()))

@@ -133,25 +133,18 @@ def health_states(tables, path, direction):
                                     "value": a["value"].values, "threshold": a["threshold"].values}))
     if not frames:
         return Markdown(f"No rule applies to {path} {direction}.")
-    anchor = HTML(f'<a id="{path}-{direction}"></a>')
     from IPython.display import display
-    display(anchor)
+    display(HTML(f'<a id="{path}-{direction}"></a>'))
     return hcharts.state_strip(pd.concat(frames), title=f"{path} {direction}: state of every slot")
 
 
 def health_all_states(tables):
-    """:func:`health_states` of every path and direction, one above the other."""
-    import altair as alt
+    """:func:`health_states` of every path and direction, each under its own anchor
+    (``#<path>-<direction>``, where the grid's cells link)."""
     from IPython.display import display
-    charts = []
     for path in tables["verdict"]["path"].values:
         for direction in tables["verdict"]["direction"].values:
-            out = health_states(tables, path, direction)
-            if isinstance(out, Markdown):
-                display(out)
-            else:
-                charts.append(out)
-    return alt.vconcat(*charts) if charts else Markdown("No rule applies.")
+            display(health_states(tables, path, direction))
 
 
 def health_sla(tables, freq="1D"):
