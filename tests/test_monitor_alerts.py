@@ -232,6 +232,13 @@ def test_report_synthetic_raw_campaign_20_paths(tmp_path):
                        for b in s["breaches"])
         else:
             assert s["breaches"] == []
+    # the same from the campaign's Zarr store (what the pipeline's normalize writes)
+    store = tmp_path / "synthetic.zarr"
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    subprocess.run([sys.executable, "-m", "thruput.cli", "pipeline", "normalize", str(directory), str(store)],
+                   check=True, capture_output=True, env=env, timeout=600)
+    stored = _report(store, "--json")
+    assert stored.returncode == 1 and json.loads(stored.stdout)["series"] == rep["series"]
     cells = grid_cells(alerts.evaluate(__import__("thruput").open_campaign(directory)),
                        load_metadata(directory)["paths"])
     assert sorted(cells.loc[cells["state"] == "breach", ["source", "destination"]].itertuples(index=False)) \

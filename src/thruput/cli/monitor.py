@@ -154,7 +154,7 @@ def _report(args, directory):
         ds = open_monitor(directory)
         if ds.attrs.get("campaign_kind") != "monitor":
             raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
-        tables = evaluate(ds, changes=series_changes(ds))
+        tables = evaluate(ds, changes=_stored_changes(directory) or series_changes(ds))
         report = report_json(tables, since=since)
         text = json.dumps(report, indent=1) if args.json else format_report(report)
     except (ThruputError, ValueError, OSError) as exc:
@@ -167,6 +167,20 @@ def _report(args, directory):
         return EXIT["error"]
     print(text)
     return report["exit_status"]
+
+
+def _stored_changes(directory):
+    """The change points of the statistics product beside a store (``<c>.zarr`` ->
+    ``<c>.stats.nc``, the pipeline's), if it is there and not older than the store."""
+    from pathlib import Path
+
+    store = Path(directory)
+    product = store.with_name(store.name[:-len(".zarr")] + ".stats.nc") if store.suffix == ".zarr" else None
+    if product is None or not product.is_file() or product.stat().st_mtime < (store / ".zmetadata").stat().st_mtime:
+        return None
+    import xarray as xr
+    with xr.open_dataset(product, group="changes") as changes:
+        return changes.load()
 
 
 def _watch(directory):
