@@ -6,4 +6,4 @@ writes its results under ``benchmarks/output/`` (not committed).
 """
 
 #: Benchmark modules, in the order ``python -m benchmarks`` runs them.
-BENCHMARKS = ("ingest", "rebuild", "scale", "hostile")
+BENCHMARKS = ("ingest", "rebuild", "scale", "hostile", "health")

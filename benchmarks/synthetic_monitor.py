@@ -77,15 +77,31 @@ def _ping(addr, when, rtts, size=56):
     return "\n".join(lines) + "\n"
 
 
-def write_archive(out, paths=10, slots=1000, probes=100, seed=0):
+#: A planned change (``write_archive(change_slot=...)``): from that slot on, the changed
+#: paths' throughput is multiplied by CHANGE_FACTOR and CHANGE_RTT_MS ms are added to RTT.
+CHANGE_FACTOR = 0.3
+CHANGE_RTT_MS = 100.0
+#: The alert rules a campaign with a planned change gets (campaign.yaml alerts/baseline).
+CHANGE_RULES = {"baseline": [
+    {"test": "tcp", "direction": "any", "metric": "throughput", "below": 0.4, "window": "1d", "for": 3},
+    {"test": "ping", "direction": "any", "metric": "rtt", "above": 0.4, "window": "1d", "for": 3}]}
+
+
+def write_archive(out, paths=10, slots=1000, probes=100, seed=0, change_slot=None, changed=()):
     """Write the synthetic campaign under ``out`` (skipped if it is there already).
+
+    With ``change_slot``, the paths numbered in ``changed`` change at that slot
+    (:data:`CHANGE_FACTOR`, :data:`CHANGE_RTT_MS`; an ``events`` entry says so), every
+    path gets a source and a destination (``src<p // 4>``, ``dst<p % 4>``: a grid of
+    sources and destinations) and the campaign the rules :data:`CHANGE_RULES`.
 
     Returns
     -------
     pathlib.Path
         The campaign directory.
     """
-    directory = Path(out) / name_of(paths, slots, probes)
+    directory = Path(out) / (name_of(paths, slots, probes)
+                             + (f"-change{change_slot}" if change_slot is not None else ""))
     if (directory / "campaign.yaml").is_file():
         return directory
     rng = np.random.default_rng(seed)
@@ -105,11 +121,13 @@ def write_archive(out, paths=10, slots=1000, probes=100, seed=0):
             name = f"p{p:03d}"
             addr = f"192.0.2.{p % 250 + 1}"                   # TEST-NET-1: documentation only
             run = f"{slot:06d}-{name}-forward-tcp-b262144"
-            text = _iperf3(template, level[p] / cycle * rng.uniform(0.9, 1.1), epoch)
+            after = change_slot is not None and slot >= change_slot and p in changed
+            text = _iperf3(template, level[p] / cycle * rng.uniform(0.9, 1.1)
+                           * (CHANGE_FACTOR if after else 1.0), epoch)
             rows.append(_write(directory, folder / f"{run}.json", text, run, "iperf", slot, epoch,
                                name, "tcp", "iperf3", "262144", ""))
             run = f"{slot:06d}-{name}-forward-ping-z56"
-            rtts = base_rtt[p] * cycle + rng.gamma(2.0, 0.5, probes)
+            rtts = base_rtt[p] * cycle + rng.gamma(2.0, 0.5, probes) + (CHANGE_RTT_MS if after else 0.0)
             text = _ping(addr, epoch + 30, rtts)
             rows.append(_write(directory, folder / f"{run}.txt", text, run, "ping", slot, epoch + 30,
                                name, "ping", "ping", "", "56"))
@@ -134,6 +152,14 @@ def write_archive(out, paths=10, slots=1000, probes=100, seed=0):
                                {"test": "ping", "count": probes, "interval_s": 0.2, "sizes": [56]}]},
         "notes": "SYNTHETIC benchmark input; every number is generated.",
     }
+    if change_slot is not None:
+        for p, entry in enumerate(meta["paths"]):
+            entry.update(source=f"src{p // 4}", destination=f"dst{p % 4}")
+        when = START + np.timedelta64(change_slot * INTERVAL_S - 60, "s")
+        meta["events"] = [{"time": f"{when}Z", "planned": True,
+                           "what": f"SYNTHETIC planned change of paths {sorted(changed)}: throughput x "
+                                   f"{CHANGE_FACTOR}, RTT + {CHANGE_RTT_MS} ms"}]
+        meta.update(CHANGE_RULES)
     (directory / "campaign.yaml").write_text(json.dumps(meta, indent=1) + "\n")   # JSON is YAML
     return directory
 

@@ -9,7 +9,8 @@ import yaml
 
 from thruput.campaign.check import check_campaign
 from thruput import stats
-from thruput.stats import study_effects
+from thruput.monitor import alerts
+from thruput.stats import rollups, study_effects
 from thruput.site.config import load_config
 
 from .conftest import ROOT
@@ -25,16 +26,21 @@ def stage_bodies():
 
 
 def test_stages_and_params_sections():
-    assert list(STAGES) == ["normalize", "stats", "normalize-monitor", "stats-monitor", "catalogue",
+    assert list(STAGES) == ["normalize", "stats", "normalize-monitor", "stats-monitor", "rollups-monitor",
+                            "health-monitor", "catalogue",
                             "compare", "study-effects", "reproduce", "datapackage", "page-campaign", "page-monitor",
-                            "page-study", "page-compare", "page-catalogue", "page-reproduction",
+                            "page-monitor-health", "page-study", "page-compare", "page-catalogue", "page-reproduction",
                             "page-methods", "page-data", "site"]
     for name in ("normalize", "stats", "page-campaign"):
         assert STAGES[name]["foreach"] == "${campaigns}"
     assert STAGES["compare"]["foreach"] == STAGES["page-compare"]["foreach"] == "${comparisons}"
-    for name in ("normalize-monitor", "stats-monitor", "page-monitor"):
+    for name in ("normalize-monitor", "stats-monitor", "page-monitor", "rollups-monitor", "health-monitor",
+                 "page-monitor-health"):
         assert STAGES[name]["foreach"] == "${monitors}"
-    assert set(PARAMS) == {"campaigns", "monitors", "studies", "comparisons", "stats", "study-effects", "monitor"}
+    assert set(PARAMS) == {"campaigns", "monitors", "studies", "comparisons", "stats", "study-effects", "monitor",
+                           "rollups", "health"}
+    assert PARAMS["health"] == alerts.DEFAULT_PARAMS           # the library's defaults
+    assert tuple(PARAMS["rollups"]["freqs"]) == rollups.FREQS
     assert PARAMS["stats"] == stats.DEFAULTS               # one set of defaults
     # the library's defaults, and the author's choice of campaign per effect
     assert {**PARAMS["study-effects"], "show": {}} == study_effects.DEFAULTS
@@ -52,7 +58,8 @@ def test_every_page_of_the_site_is_one_stage():
             body = stage.get("do", stage)
             values = {"page-campaign": PARAMS["campaigns"], "page-study": PARAMS["studies"],
                       "page-compare": list(PARAMS["comparisons"]),
-                      "page-monitor": PARAMS["monitors"]}.get(name, [None])
+                      "page-monitor": PARAMS["monitors"],
+                      "page-monitor-health": PARAMS["monitors"]}.get(name, [None])
             for value in values:
                 outs += [o.replace("${item}", str(value)).replace("${key}", str(value)) for o in body["outs"]]
     assert sorted(outs) == sorted(f"build/pages/{p.output.as_posix()}" for p in config.pages)

@@ -72,6 +72,7 @@ def test_each_notebook_opens_on_something_the_pipeline_bundles():
     params = yaml.safe_load((ROOT / "params.yaml").read_text())
     named = {"campaign.ipynb": ("campaign", params["campaigns"]),
              "monitor.ipynb": ("campaign", params["monitors"]),
+             "monitor-health.ipynb": ("campaign", params["monitors"]),
              "study.ipynb": ("seed", params["studies"]),
              "compare.ipynb": ("comparison", list(params["comparisons"]))}
     for name, (key, bundled) in named.items():

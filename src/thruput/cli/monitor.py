@@ -6,6 +6,15 @@
   thruput monitor status DIR [--json]           what ran, what failed, the next slot
   thruput monitor watch DIR                     keep DIR's change journal (inotify), so an
                                                 append stats only the files that changed
+  thruput monitor report DIR [--since T] [--json]
+                                                per path and direction: ok, breach or no
+                                                data now, every breach (campaign.yaml
+                                                alerts: and baseline:), the SLA per day/week
+
+Exit status of `report` (Nagios plugin convention, for cron, systemd or a Nagios check):
+0 every path and direction ok; 1 a breach is open; 2 usage or input error (no such
+campaign, a bad rule); 3 no breach open, but a path and direction has no data in its
+last slots. The other actions: 0 done, 1 failed, 2 usage.
 
 See docs/monitoring.md.
 """
@@ -23,7 +32,7 @@ from ..record.plan import parse_sizes
 #: --duration units (s).
 DURATION_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
 _DURATION = re.compile(r"^\s*([0-9.]+)\s*([a-z]*)\s*$")
-ACTIONS = ("new", "status", "watch")
+ACTIONS = ("new", "status", "watch", "report")
 
 
 def parse_duration(text):
@@ -54,9 +63,9 @@ def _sizes(text):
 def add_parser(sub):
     p = sub.add_parser("monitor", help="watch a path on a schedule (monitor campaign)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("words", nargs="+", metavar="[new|status|watch] DIR",
+    p.add_argument("words", nargs="+", metavar="[new|status|watch|report] DIR",
                    help="DIR: run its schedule; status DIR: what ran and what is next; new DIR: a template; "
-                        "watch DIR: keep its change journal")
+                        "watch DIR: keep its change journal; report DIR: alert states and breaches")
     r = p.add_argument_group("running (thruput monitor DIR)")
     r.add_argument("--duration", type=parse_duration,
                    help="stop starting tests after this long (90m, 2h)")
@@ -64,7 +73,10 @@ def add_parser(sub):
     r.add_argument("--netns", help="run every test in this network namespace")
     r.add_argument("--quiet", action="store_true", help="no line per test on stderr")
     s = p.add_argument_group("status")
-    s.add_argument("--json", action="store_true", help="status as JSON")
+    s.add_argument("--json", action="store_true", help="status (or report) as JSON")
+    a = p.add_argument_group("report (thruput monitor report DIR; DIR: raw campaign or its .zarr store)")
+    a.add_argument("--since", type=parse_until, metavar="T",
+                   help="list breaches open or ending after T, and SLA periods after it (ISO 8601, UTC)")
     n = p.add_argument_group("new (thruput monitor new DIR --to ADDRESS)")
     n.add_argument("--to", metavar="ADDRESS", help="what the tests connect to")
     n.add_argument("--port", type=int, help="iperf server port")
@@ -107,9 +119,11 @@ def run(args):
     words = args.words
     action = words[0] if words[0] in ACTIONS and len(words) == 2 else None
     if (action is None and len(words) != 1) or (action and len(words) != 2):
-        print("usage: thruput monitor [new|status|watch] DIR", file=sys.stderr)
+        print("usage: thruput monitor [new|status|watch|report] DIR", file=sys.stderr)
         return 2
     directory = words[-1]
+    if action == "report":
+        return _report(args, directory)
     try:
         if action == "new":
             return _new(args, directory)
@@ -133,6 +147,48 @@ def run(args):
         print(f"thruput monitor: {where}cannot write: {exc.strerror or exc}; make room (or "
               "make the folder writable) and run it again", file=sys.stderr)
         return 1
+
+
+def _report(args, directory):
+    """``thruput monitor report``: exit 0 ok, 1 breach open, 2 input error, 3 no data."""
+    from ..monitor.alerts import EXIT, evaluate, format_report, report_json, series_changes
+    from .pipeline_health import open_monitor
+
+    since = None
+    if args.since is not None:
+        import datetime as dt
+        since = dt.datetime.fromtimestamp(args.since, dt.timezone.utc).isoformat()
+    try:
+        ds = open_monitor(directory)
+        if ds.attrs.get("campaign_kind") != "monitor":
+            raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
+        tables = evaluate(ds, changes=_stored_changes(directory) or series_changes(ds))
+        report = report_json(tables, since=since)
+        text = json.dumps(report, indent=1) if args.json else format_report(report)
+    except (ThruputError, ValueError, OSError) as exc:
+        print(f"thruput monitor report: {exc}", file=sys.stderr)
+        return EXIT["error"]
+    except Exception as exc:    # noqa: BLE001  a crash must not read as 1, "breach open"
+        import traceback
+        traceback.print_exc()
+        print(f"thruput monitor report: internal error: {exc!r}", file=sys.stderr)
+        return EXIT["error"]
+    print(text)
+    return report["exit_status"]
+
+
+def _stored_changes(directory):
+    """The change points of the statistics product beside a store (``<c>.zarr`` ->
+    ``<c>.stats.nc``, the pipeline's), if it is there and not older than the store."""
+    from pathlib import Path
+
+    store = Path(directory)
+    product = store.with_name(store.name[:-len(".zarr")] + ".stats.nc") if store.suffix == ".zarr" else None
+    if product is None or not product.is_file() or product.stat().st_mtime < (store / ".zmetadata").stat().st_mtime:
+        return None
+    import xarray as xr
+    with xr.open_dataset(product, group="changes") as changes:
+        return changes.load()
 
 
 def _watch(directory):

@@ -94,6 +94,8 @@ def add_parser(sub):
                      help="where to write every campaign's assessment of every effect")
     _params_option(eff, "its `campaigns` list and `study-effects` section are used")
     eff.set_defaults(func=run_study_effects)
+    from .pipeline_health import add_parsers     # rollups, health (monitor campaigns)
+    add_parsers(verbs, _params_option)
 
 
 def _params_option(parser, what="its `stats` section is used"):

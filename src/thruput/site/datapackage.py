@@ -45,6 +45,14 @@ def _fields(df):
              **({"unit": units[c]} if units.get(c) else {})} for c in df.columns]
 
 
+#: Products beside the campaigns in data/processed: name ending -> (resource label, title).
+PRODUCTS = {
+    STATS_SUFFIX: ("statistics", "statistics product (one netCDF group per table of the campaign's page)"),
+    ".health.nc": ("health", "monitor alert state of every slot, breaches, verdicts, SLA (one group per table)"),
+    ".rollups.nc": ("rollups", "monitor rollups: 5 min, 1 h, 1 day summaries per path, direction and test"),
+}
+
+
 def export(processed, out, project_root="."):
     """Copy and convert the processed data into ``out`` and write ``out/datapackage.json``.
 
@@ -60,12 +68,14 @@ def export(processed, out, project_root="."):
     out.mkdir(parents=True, exist_ok=True)
     resources = []
     for nc in sorted(processed.glob("*.nc")):
-        if nc.name.endswith(STATS_SUFFIX):
+        product = next(((suffix, *what) for suffix, what in PRODUCTS.items() if nc.name.endswith(suffix)), None)
+        if product:
+            suffix, label, title = product
             shutil.copy2(nc, out / nc.name)
-            resources.append({"name": f"{nc.name[:-len(STATS_SUFFIX)]}-statistics", "path": nc.name,
+            resources.append({"name": f"{nc.name[:-len(suffix)]}-{label}", "path": nc.name,
                               "format": "netcdf", "mediatype": "application/x-netcdf",
                               "hash": f"sha256:{_sha256(out / nc.name)}", "bytes": (out / nc.name).stat().st_size,
-                              "title": "statistics product (one netCDF group per table of the campaign's page)"})
+                              "title": title})
             continue
         with xr.open_dataset(nc) as ds:
             ds.load()

@@ -1,0 +1,579 @@
+"""Alert rules of a monitor campaign and the state of every slot: what is wrong, where,
+since when.
+
+A campaign's ``campaign.yaml`` lists its rules (schemas/campaign.schema.json):
+
+.. code-block:: yaml
+
+    alerts:                      # a fixed threshold, crossed for `for` consecutive slots
+    - {test: tcp, direction: any, metric: throughput, below: 3.0e7, for: 3}
+    - {test: ping, direction: any, metric: rtt, above: 60, for: 3, size: 108}
+    baseline:                    # relative to the median of the slots before, over `window`
+    - {test: tcp, direction: any, metric: throughput, below: 0.2, window: 7d, for: 3}
+
+Each rule is evaluated per path and direction on one value per slot: the median of the
+``ok`` runs of its test in the slot (those of its ``socket_buffer`` / ``size`` if it names
+one). A slot is ``ok`` (the value meets the rule), ``pending`` (it does not, fewer than
+``for`` slots in a row so far), ``breach`` (it does not, in a run of at least ``for``
+such slots: the whole run is the breach, so its start is the first bad slot) or ``no
+data`` (no ok run of the test: failed, not run). Slots without data neither end nor
+extend a run. A breach ends at the first slot that meets the rule again; one that reaches
+the last slot with data is *open*.
+
+:func:`evaluate` gives every table (``alert_state`` per rule, path, direction and slot;
+``breaches``; ``verdict`` per path and direction; ``sla`` per period); the pipeline's
+``health-monitor`` stage stores them (``data/processed/<c>.health.nc``) and ``thruput
+monitor report`` computes the same with the same function from a raw campaign.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+__all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
+           "VERDICTS", "report_json", "format_report", "series_changes", "save_health",
+           "open_health", "exit_status", "EXIT"]
+
+#: State codes of ``alert_state`` (int8) and their names.
+STATES = {-1: "no data", 0: "ok", 1: "pending", 2: "breach"}
+NO_DATA, OK, PENDING, BREACH = -1, 0, 1, 2
+#: The verdict of a path and direction, worst first: an open breach of any rule, no data
+#: in the last slots of every rule, else ok.
+VERDICTS = ("breach", "no data", "ok")
+#: (test, metric) -> the variable of the monitor Dataset a rule watches, and its units.
+METRICS = {
+    ("tcp", "throughput"): ("throughput", "bit/s"),
+    ("tcp", "retransmits"): ("retransmits", "1"),
+    ("udp", "throughput"): ("throughput", "bit/s"),
+    ("udp", "loss"): ("loss_fraction", "1"),
+    ("udp", "jitter"): ("jitter", "ms"),
+    ("ping", "rtt"): ("rtt_median", "ms"),
+    ("ping", "loss"): ("ping_loss", "1"),
+}
+#: Parameters of :func:`evaluate` (params.yaml ``health`` section).
+DEFAULT_PARAMS = {
+    "sla": ["1D", "1W"],     # SLA periods: pandas offsets; 1W = calendar weeks from Monday
+    "min_baseline": 3,       # fewest slots with data in a baseline window
+}
+_DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def _seconds(text):
+    """``"7d"`` -> 604800.0; a number is seconds."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    s = str(text).strip().lower()
+    for unit in sorted(_DURATION_UNITS, key=len, reverse=True):
+        if s.endswith(unit) and s[: -len(unit)].strip():
+            return float(s[: -len(unit)]) * _DURATION_UNITS[unit]
+    return float(s)
+
+
+def _metadata(ds):
+    raw = ds.attrs.get("metadata", "{}")
+    return json.loads(raw) if isinstance(raw, str) else dict(raw or {})
+
+
+def _describe(rule):
+    side = "below" if "below" in rule else "above"
+    what = f"{rule['test']} {rule['metric']}"
+    for key in ("socket_buffer", "size"):
+        if rule.get(key) is not None:
+            what += f" {key}={int(rule[key])}"
+    if rule["kind"] == "baseline":
+        pct = 100 * rule[side]
+        what += f" {pct:g} % {side} the median of the last {rule['window']}"
+    else:
+        what += f" {side} {rule[side]:g}"
+    return f"{what} for {rule['for']} slots" + (f" ({rule['direction']})" if rule["direction"] != "any" else "")
+
+
+def rules_of(metadata):
+    """The campaign's rules (``alerts:`` then ``baseline:``) as dicts with every key:
+    ``id`` (their text), ``kind`` (threshold or baseline), ``test``, ``metric``,
+    ``variable``, ``units``, ``direction``, ``path``, ``socket_buffer``, ``size``,
+    ``below`` or ``above``, ``for``, ``window`` (s, baseline rules).
+
+    Raises
+    ------
+    ValueError
+        For a (test, metric) pair not in :data:`METRICS` (the schema checks the rest).
+    """
+    out = []
+    for kind, key in (("threshold", "alerts"), ("baseline", "baseline")):
+        for given in metadata.get(key) or []:
+            rule = {"kind": kind, "direction": "any", "path": None, "socket_buffer": None,
+                    "size": None, "for": 1, **given}
+            for side in ("below", "above"):
+                if side in rule:
+                    rule[side] = float(rule[side])    # YAML 1.1 reads 3.0e7 as text
+            pair = (rule["test"], rule["metric"])
+            if pair not in METRICS:
+                raise ValueError(f"campaign.yaml {key}: no metric {rule['metric']!r} for test "
+                                 f"{rule['test']!r}; known: " + ", ".join(f"{t} {m}" for t, m in METRICS))
+            rule["variable"], rule["units"] = METRICS[pair]
+            if kind == "baseline":
+                rule["window_s"] = _seconds(rule.get("window", "7d"))
+                rule["window"] = str(rule.get("window", "7d"))
+            rule["id"] = _describe(rule)
+            out.append(rule)
+    return out
+
+
+def slot_grid(ds):
+    """Every slot due from the campaign's first to its last, and when each began:
+    ``(slots, times)``; a slot with no run gets the time the schedule gave it (the
+    campaign's offset + slot x ``schedule.interval_s``)."""
+    slot = np.asarray(ds["slot"].values, np.int64)
+    time = np.asarray(ds["time"].values, "datetime64[ns]")
+    if slot.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, "datetime64[ns]")
+    interval = float((_metadata(ds).get("schedule") or {}).get("interval_s") or 0)
+    first = pd.Series(time).groupby(slot).min()
+    slots = np.arange(slot.min(), slot.max() + 1)
+    step = np.timedelta64(int(round(interval * 1e9)), "ns")
+    offset = (first.to_numpy() - first.index.to_numpy() * step)
+    offset = np.sort(offset)[offset.size // 2]
+    times = offset + slots * step
+    have = np.searchsorted(slots, first.index.to_numpy())
+    times[have] = first.to_numpy()
+    return slots, times
+
+
+class _Runs:
+    """The per-run labels every rule selects by, read once: path and direction as integer
+    codes, each run's position in the slot grid, its test and whether it is ``ok``."""
+
+    def __init__(self, ds, slots):
+        # pd.factorize hashes: sorting millions of strings (np.unique) took most of the time
+        self.path_code, self.paths = pd.factorize(np.asarray(ds["path"].values), sort=True)
+        self.dir_code, self.directions = pd.factorize(np.asarray(ds["direction"].values), sort=True)
+        self.paths, self.directions = np.asarray(self.paths, str), np.asarray(self.directions, str)
+        self.pos = np.searchsorted(slots, np.asarray(ds["slot"].values, np.int64))
+        self.test = np.asarray(ds["test"].values)
+        self.ok = np.asarray(ds["outcome"].values) == "ok"
+        self.n_slots = slots.size
+
+
+def _slot_values(ds, runs, rule):
+    """Per (path, direction): the rule's value in every slot (NaN without an ok run) and
+    whether the test ran at all in it (any outcome)."""
+    keep = runs.test == rule["test"]
+    for key in ("socket_buffer", "size"):
+        if rule[key] is not None:
+            keep &= np.asarray(ds[key].values, float) == float(rule[key])
+    if rule["path"] is not None:
+        keep &= runs.paths[runs.path_code] == rule["path"]
+    if rule["direction"] != "any":
+        keep &= runs.directions[runs.dir_code] == rule["direction"]
+    idx = np.flatnonzero(keep)
+    n_dir = runs.directions.size
+    series = runs.path_code[idx] * n_dir + runs.dir_code[idx]
+    key = series.astype(np.int64) * runs.n_slots + runs.pos[idx]
+    values = np.where(runs.ok[idx], np.asarray(ds[rule["variable"]].values, float)[idx], np.nan)
+    median = pd.Series(values).groupby(key).median()
+    dense = np.full(runs.paths.size * n_dir * runs.n_slots, np.nan)
+    dense[median.index.to_numpy()] = median.to_numpy()
+    ran = np.zeros(dense.size, bool)
+    ran[key] = True
+    dense = dense.reshape(-1, runs.n_slots)
+    ran = ran.reshape(-1, runs.n_slots)
+    return {(str(runs.paths[c // n_dir]), str(runs.directions[c % n_dir])): (dense[c], ran[c])
+            for c in np.unique(series)}
+
+
+def _threshold(rule, value, times, params):
+    side = "below" if "below" in rule else "above"
+    if rule["kind"] == "threshold":
+        return np.full(value.size, float(rule[side]))
+    series = pd.Series(value, index=pd.DatetimeIndex(times))
+    median = series.rolling(f"{int(rule['window_s'])}s", closed="left",
+                            min_periods=int(params["min_baseline"])).median().to_numpy()
+    factor = 1 - rule[side] if side == "below" else 1 + rule[side]
+    return median * factor
+
+
+def _states(rule, value, threshold):
+    """State of every slot and the breaches as ``(first, last, next_ok)`` slot indices
+    (``next_ok`` -1 when open)."""
+    state = np.full(value.size, NO_DATA, np.int8)
+    data = np.flatnonzero(np.isfinite(value))
+    v, t = value[data], threshold[data]
+    bad = (v < t) if "below" in rule else (v > t)       # NaN threshold (no baseline yet): ok
+    state[data] = np.where(bad, PENDING, OK)
+    edges = np.diff(np.concatenate(([0], bad.astype(np.int8), [0])))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)   # [start, end)
+    breaches = []
+    for a, b in zip(starts, ends):
+        if b - a >= rule["for"]:
+            state[data[a:b]] = BREACH
+            breaches.append((data[a], data[b - 1], data[b] if b < data.size else -1, a + rule["for"] - 1))
+    return state, breaches
+
+
+def evaluate(ds, params=None, changes=None):
+    """The alert tables of a monitor campaign.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign (docs/design.md, "The monitor Dataset"), NumPy or dask; only
+        its per-run coordinates and the variables the rules watch are read.
+    params : dict, optional
+        Over :data:`DEFAULT_PARAMS` (params.yaml ``health``).
+    changes : xarray.Dataset, optional
+        Change points (the ``changes`` table of the monitor statistics product, dimension
+        ``change`` with ``time``, ``path``, ``direction``, ``test``); those of a breach's
+        path, direction and test that fall in it are listed with it.
+
+    Returns
+    -------
+    dict of str to xarray.Dataset
+        ``alert_state`` (``state`` int8 of :data:`STATES`, ``value``, ``threshold`` on
+        ``(rule, path, direction, slot)``), ``breaches`` (dimension ``breach``),
+        ``verdict`` (``(path, direction)``: ``state``, ``since``, ``last_data``),
+        ``sla_<freq>`` per SLA period (:func:`sla`), ``rules`` (attrs only). Every table
+        has ``attrs["params"]`` and ``attrs["rules"]`` (JSON).
+    """
+    p = {**DEFAULT_PARAMS, **(params or {})}
+    meta = _metadata(ds)
+    rules = rules_of(meta)
+    slots, times = slot_grid(ds)
+    runs = _Runs(ds, slots)
+    paths = runs.paths.tolist()
+    directions = [d for d in ("forward", "reverse") if d in runs.directions] + \
+        [d for d in runs.directions.tolist() if d not in ("forward", "reverse")]
+    shape = (len(rules), len(paths), len(directions), slots.size)
+    state = np.full(shape, NO_DATA, np.int8)
+    value = np.full(shape, np.nan, np.float32)
+    threshold = np.full(shape, np.nan, np.float32)
+    ran = np.zeros(shape, bool)
+    applies = np.zeros(shape[:3], bool)
+    rows = []
+    for r, rule in enumerate(rules):
+        for (path, direction), (v, did) in _slot_values(ds, runs, rule).items():
+            i, j = paths.index(path), directions.index(direction)
+            thr = _threshold(rule, v, times, p)
+            st, found = _states(rule, v, thr)
+            state[r, i, j], value[r, i, j], threshold[r, i, j], ran[r, i, j] = st, v, thr, did
+            applies[r, i, j] = True
+            for first, last, after, opened in found:
+                inside = v[first:last + 1]
+                worst = np.nanmin(inside) if "below" in rule else np.nanmax(inside)
+                rows.append({"rule": rule["id"], "path": path, "direction": direction, "test": rule["test"],
+                             "start": times[first], "opened": times[np.flatnonzero(np.isfinite(v))[opened]],
+                             "last": times[last], "end": times[after] if after >= 0 else np.datetime64("NaT"),
+                             "open": after < 0, "worst": float(worst), "slots": int(last - first + 1),
+                             "threshold": float(np.nanmedian(thr[first:last + 1])),
+                             "socket_buffer": rule["socket_buffer"], "size": rule["size"]})
+    interval = float((meta.get("schedule") or {}).get("interval_s") or 0)
+    for row in rows:
+        row["changes"] = _changes_in(changes, row, interval)
+    attrs = {"params": json.dumps(p), "rules": json.dumps(rules, default=str),
+             "campaign": str(ds.attrs.get("campaign", meta.get("name", ""))),
+             "interval_s": interval, "metadata": json.dumps(meta, sort_keys=True)}
+    coords = {"rule": [r["id"] for r in rules], "path": paths, "direction": directions,
+              "slot": slots, "time": ("slot", times, {"long_name": "start of the slot (UTC)"})}
+    alert = xr.Dataset({
+        "state": (("rule", "path", "direction", "slot"), state,
+                  {"units": "1", "long_name": "alert state", "flag_values": list(STATES),
+                   "flag_meanings": " ".join(s.replace(" ", "_") for s in STATES.values())}),
+        "value": (("rule", "path", "direction", "slot"), value,
+                  {"long_name": "median of the slot's ok runs"}),
+        "threshold": (("rule", "path", "direction", "slot"), threshold,
+                      {"long_name": "the rule's limit (a baseline rule's moves with its window)"}),
+        "ran": (("rule", "path", "direction", "slot"), ran, {"long_name": "the test ran (any outcome)"}),
+        "applies": (("rule", "path", "direction"), applies, {"long_name": "the rule applies to the series"}),
+    }, coords=coords)
+    out = {"alert_state": alert, "breaches": _breach_table(rows), "verdict": _verdict(alert, rules, rows)}
+    for freq in p["sla"]:
+        out[f"sla_{freq}"] = sla(alert, freq, rules)
+    for name, table in out.items():
+        table.attrs.update({**attrs, "table": name})
+    return out
+
+
+def series_changes(ds, params=None):
+    """Change points of every series of a monitor campaign, as the statistics product
+    finds them (:func:`thruput.stats.monitor_tables.monitor_product`'s ``changes``, same
+    function and parameters) but with few bootstrap resamples: only their times are used
+    here. For ``thruput monitor report`` on a raw campaign, which has no product."""
+    from ..stats.changes import change_points
+    from ..stats.monitor_tables import _per_series, _series, _stack, monitor_params
+
+    p = monitor_params(ds, params)
+    return _stack(_per_series(_series(ds), lambda v, t, k: change_points(
+        v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], n_boot=10,
+        seed=p["seed"])), "change")
+
+
+def _changes_in(changes, row, interval):
+    """Times (ISO) of the change points of the breach's series that fall in it (from one
+    slot before its start to its end, or on when open)."""
+    if changes is None or "change" not in changes.dims or changes.sizes["change"] == 0:
+        return ""
+    t = np.asarray(changes["time"].values, "datetime64[ns]")
+    lo = row["start"] - np.timedelta64(int(interval * 1e9), "ns")
+    hi = row["end"] if row["end"] == row["end"] else np.datetime64("2262-01-01")
+    hit = ((np.asarray(changes["path"].values) == row["path"])
+           & (np.asarray(changes["direction"].values) == row["direction"])
+           & (np.asarray(changes["test"].values) == row["test"]) & (t >= lo) & (t <= hi))
+    for key in ("socket_buffer", "size"):           # the rule's own series only
+        if row[key] is not None and key in changes.variables:
+            hit &= np.asarray(changes[key].values, float) == float(row[key])
+    return " ".join(sorted({str(np.datetime_as_string(x, "s")) + "Z" for x in t[hit]}))
+
+
+def _breach_table(rows):
+    n = len(rows)
+    col = lambda k, dt=None: np.array([r[k] for r in rows], dtype=dt)  # noqa: E731
+    return xr.Dataset({
+        "rule": ("breach", col("rule", str) if n else np.zeros(0, str)),
+        "path": ("breach", col("path", str) if n else np.zeros(0, str)),
+        "direction": ("breach", col("direction", str) if n else np.zeros(0, str)),
+        "test": ("breach", col("test", str) if n else np.zeros(0, str)),
+        "start": ("breach", col("start", "datetime64[ns]"), {"long_name": "first slot out of the rule"}),
+        "opened": ("breach", col("opened", "datetime64[ns]"), {"long_name": "slot that made it a breach (for)"}),
+        "last": ("breach", col("last", "datetime64[ns]"), {"long_name": "last slot out of the rule"}),
+        "end": ("breach", col("end", "datetime64[ns]"), {"long_name": "first slot back in the rule (NaT: open)"}),
+        "open": ("breach", col("open", bool)),
+        "worst": ("breach", col("worst", float), {"long_name": "worst slot value"}),
+        "threshold": ("breach", col("threshold", float)),
+        "slots": ("breach", col("slots", int), {"long_name": "slots from start to last"}),
+        "changes": ("breach", col("changes", str) if n else np.zeros(0, str),
+                    {"long_name": "change points of the series in the breach (ISO, space-separated)"}),
+    })
+
+
+def _verdict(alert, rules, rows):
+    paths, directions = alert["path"].values, alert["direction"].values
+    state = np.full((paths.size, directions.size), "ok", dtype=object)
+    since = np.full(state.shape, np.datetime64("NaT"), "datetime64[ns]")
+    last = np.full(state.shape, np.datetime64("NaT"), "datetime64[ns]")
+    st = alert["state"].values
+    times = alert["time"].values
+    for i in range(paths.size):
+        for j in range(directions.size):
+            use = alert["applies"].values[:, i, j]
+            if not use.any():
+                state[i, j] = "no data"
+                continue
+            has = (st[use, i, j] != NO_DATA).any(axis=0)
+            if has.any():
+                last[i, j] = times[np.flatnonzero(has)[-1]]
+            recent = max(int(r["for"]) for r, u in zip(rules, use) if u)
+            if not has[-recent:].any():
+                state[i, j] = "no data"
+                since[i, j] = last[i, j]
+    for row in rows:
+        if row["open"]:
+            i, j = list(paths).index(row["path"]), list(directions).index(row["direction"])
+            if state[i, j] != "breach" or row["start"] < since[i, j]:
+                since[i, j] = row["start"]
+            state[i, j] = "breach"
+    return xr.Dataset({
+        "state": (("path", "direction"), state.astype(str), {"long_name": "state now: " + ", ".join(VERDICTS)}),
+        "since": (("path", "direction"), since, {"long_name": "start of the open breach, or last data"}),
+        "last_data": (("path", "direction"), last, {"long_name": "last slot with data"}),
+    }, coords={"path": paths, "direction": directions})
+
+
+def _longest_run(flags):
+    """Length of the longest run of True in each row of a 2-D boolean array."""
+    best = np.zeros(flags.shape[0], int)
+    cur = np.zeros(flags.shape[0], int)
+    for col in flags.T:
+        cur = np.where(col, cur + 1, 0)
+        best = np.maximum(best, cur)
+    return best
+
+
+def sla(alert, freq, rules=None):
+    """Per rule, path, direction and period of ``freq`` (``"1D"``, ``"7D"``): slots due,
+    run and with data, the fraction of slots with data that met the rule, the longest
+    breach (slots, counted from its first to its last bad slot within the period) and
+    availability (slots with the test run / slots due)."""
+    times = pd.DatetimeIndex(alert["time"].values)
+    period = times.floor(freq) if not freq.upper().endswith("W") else times.to_period("W").start_time
+    labels = np.unique(period.to_numpy())
+    st = alert["state"].values
+    ran = alert["ran"].values
+    shape = st.shape[:3] + (labels.size,)
+    due, run, data, met, longest = (np.zeros(shape, int) for _ in range(5))
+    for k, label in enumerate(labels):
+        cols = np.flatnonzero(period.to_numpy() == label)
+        s = st[..., cols]
+        due[..., k] = cols.size
+        run[..., k] = ran[..., cols].sum(-1)
+        data[..., k] = (s != NO_DATA).sum(-1)
+        met[..., k] = (s == OK).sum(-1) + (s == PENDING).sum(-1)
+        flat = s.reshape(-1, cols.size)
+        # a breach spans the slots without data inside it: carry the state over them
+        carried = pd.DataFrame(np.where(flat == NO_DATA, np.nan, flat)).ffill(axis=1).to_numpy()
+        longest[..., k] = _longest_run(carried == BREACH).reshape(s.shape[:-1])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(data > 0, met / np.maximum(data, 1), np.nan)
+        avail = run / np.maximum(due, 1)
+    dims = ("rule", "path", "direction", "period")
+    out = xr.Dataset({
+        "due": (dims, due, {"long_name": "slots due"}),
+        "ran": (dims, run, {"long_name": "slots the test ran in (any outcome)"}),
+        "with_data": (dims, data, {"long_name": "slots with an ok run"}),
+        "met": (dims, met, {"long_name": "slots that met the rule"}),
+        "fraction_met": (dims, frac, {"units": "1", "long_name": "slots that met the rule / slots with data"}),
+        "longest_breach": (dims, longest, {"units": "slots", "long_name": "longest breach in the period"}),
+        "availability": (dims, avail, {"units": "1", "long_name": "slots run / slots due"}),
+    }, coords={"rule": alert["rule"].values, "path": alert["path"].values,
+               "direction": alert["direction"].values, "period": labels})
+    out["applies"] = alert["applies"]
+    out.attrs["freq"] = freq
+    return out
+
+
+def _utc(t):
+    """``t`` (ISO text, with or without a zone, or datetime64) as naive UTC datetime64[ns]."""
+    stamp = pd.Timestamp(t)
+    return np.datetime64(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp, "ns")
+
+
+def _overlaps(period, freq, since):
+    """True if the SLA period starting at ``period`` ends after ``since``."""
+    length = pd.Timedelta(7, "D") if freq.upper().endswith("W") else pd.Timedelta(pd.tseries.frequencies.to_offset(freq))
+    return pd.Timestamp(period) + length > pd.Timestamp(since)
+
+
+def _iso(t):
+    """ISO text (UTC, seconds, ``Z``) of a time, None for NaT."""
+    t = pd.Timestamp(t)
+    return None if pd.isna(t) else t.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def report_json(tables, since=None):
+    """The report as plain data (``thruput monitor report --json``): campaign, rules,
+    per path and direction the state now, its breaches (those ending after ``since``, or
+    open; all without it) and its SLA per period (those ending after ``since``; without
+    it the last day and week: the whole history is in the health product)."""
+    alert = tables["alert_state"]
+    verdict = tables["verdict"]
+    since = None if since is None else _utc(since)
+    rules = json.loads(alert.attrs["rules"])
+    breaches = {}
+    br = tables["breaches"]
+    if br.sizes.get("breach", 0):
+        frame = pd.DataFrame({k: br[k].values for k in br.data_vars})
+        if since is not None:
+            frame = frame[frame["open"] | (frame["end"] >= since)]
+        for (path, direction), part in frame.groupby(["path", "direction"], sort=False):
+            breaches[(path, direction)] = [{
+                "rule": r.rule, "start": _iso(r.start), "opened": _iso(r.opened), "last": _iso(r.last),
+                "end": _iso(r.end), "open": bool(r.open), "worst": float(r.worst),
+                "threshold": float(r.threshold), "slots": int(r.slots), "changes": str(r.changes).split()}
+                for r in part.itertuples(index=False)]
+    sla_rows = {}
+    for name, table in tables.items():
+        if not name.startswith("sla_"):
+            continue
+        freq = table.attrs["freq"]
+        frame = table.drop_vars("applies").to_dataframe().reset_index()
+        applies = table["applies"].to_dataframe().reset_index()
+        frame = frame.merge(applies[applies["applies"]][["rule", "path", "direction"]])
+        if since is not None:
+            frame = frame[[_overlaps(p, freq, since) for p in frame["period"]]]
+        elif len(frame):                  # without since: the current (last) period only
+            frame = frame[frame["period"] == frame["period"].max()]
+        for (path, direction), part in frame.groupby(["path", "direction"], sort=False):
+            sla_rows.setdefault((path, direction), {})[freq] = [{
+                "rule": r.rule, "period": _iso(r.period), "due": int(r.due), "ran": int(r.ran),
+                "with_data": int(r.with_data), "met": int(r.met),
+                "fraction_met": None if np.isnan(r.fraction_met) else float(r.fraction_met),
+                "longest_breach_slots": int(r.longest_breach), "availability": float(r.availability)}
+                for r in part.itertuples(index=False)]
+    freqs = [t.attrs["freq"] for n, t in tables.items() if n.startswith("sla_")]
+    series = []
+    state, since_, last = (verdict[k].values for k in ("state", "since", "last_data"))
+    for i, path in enumerate(verdict["path"].values.tolist()):
+        for j, direction in enumerate(verdict["direction"].values.tolist()):
+            sla_of = sla_rows.get((path, direction), {})
+            series.append({"path": path, "direction": direction, "state": str(state[i, j]),
+                           "since": _iso(since_[i, j]), "last_data": _iso(last[i, j]),
+                           "breaches": breaches.get((path, direction), []),
+                           "sla": {f: sla_of.get(f, []) for f in freqs}})
+    states = [s["state"] for s in series]
+    return {"campaign": alert.attrs.get("campaign", ""), "interval_s": alert.attrs.get("interval_s"),
+            "first_slot": _iso(alert["time"].values[0]) if alert.sizes["slot"] else None,
+            "last_slot": _iso(alert["time"].values[-1]) if alert.sizes["slot"] else None,
+            "since": _iso(since) if since is not None else None,
+            "rules": [r["id"] for r in rules], "units": {r["id"]: r["units"] for r in rules},
+            "state": next((s for s in VERDICTS if s in states), "no data"),
+            "exit_status": exit_status(states), "series": series}
+
+
+#: Exit status of ``thruput monitor report`` (Nagios plugin convention: 0 OK, 1 WARNING,
+#: 2 CRITICAL/usage, 3 UNKNOWN).
+EXIT = {"ok": 0, "breach": 1, "error": 2, "no data": 3}
+
+
+def exit_status(states):
+    """1 if any path and direction is in breach, else 3 if any has no data, else 0
+    (2 is the usage / input error of the command)."""
+    if "breach" in states:
+        return EXIT["breach"]
+    if "no data" in states or not states:
+        return EXIT["no data"]
+    return EXIT["ok"]
+
+
+def save_health(tables, path):
+    """Write the alert tables as one netCDF file, one group per table."""
+    tree = xr.DataTree.from_dict({f"/{name}": table for name, table in tables.items()})
+    tree.to_netcdf(path)
+    return path
+
+
+def open_health(path):
+    """The tables written by :func:`save_health`, in memory: ``{name: Dataset}``."""
+    tree = xr.open_datatree(path)
+    try:
+        return {node.name: node.to_dataset().load() for node in tree.subtree if node.name and node.name != "/"}
+    finally:
+        tree.close()
+
+
+def _value(x, units):
+    if x is None:
+        return "-"
+    if units == "bit/s":
+        return f"{x / 1e6:.3g} Mbit/s"
+    if units == "1":
+        return f"{100 * x:.3g} %"
+    return f"{x:.4g} {units}"
+
+
+def format_report(report):
+    """The report as text: one line per path and direction, one per breach below it."""
+    lines = [f"{report['campaign']}: {report['state'].upper()} "
+             f"(slots {report['first_slot']} to {report['last_slot']}; {len(report['rules'])} rules"
+             + (f"; since {report['since']}" if report["since"] else "") + ")"]
+    if not report["rules"]:
+        lines.append("  no alerts: or baseline: rules in campaign.yaml: every slot is ok")
+    for s in report["series"]:
+        since = f" since {s['since']}" if s["since"] else ""
+        lines.append(f"{s['path']} {s['direction']}: {s['state']}{since} (last data {s['last_data']})")
+        for b in s["breaches"]:
+            unit = report.get("units", {}).get(b["rule"], "")
+            end = "OPEN" if b["open"] else f"ended {b['end']}"
+            changes = f"; change points {', '.join(b['changes'])}" if b["changes"] else ""
+            lines.append(f"  {end:<28} {b['rule']}: from {b['start']} ({b['slots']} slots), "
+                         f"worst {_value(b['worst'], unit)} (limit {_value(b['threshold'], unit)}){changes}")
+        for freq, rows in s["sla"].items():
+            for row in rows:
+                if row["fraction_met"] is not None and row["fraction_met"] < 1:
+                    lines.append(f"  SLA {freq} {row['period'][:10]} {row['rule']}: "
+                                 f"{100 * row['fraction_met']:.1f} % of {row['with_data']} slots met, "
+                                 f"longest breach {row['longest_breach_slots']} slots, "
+                                 f"availability {100 * row['availability']:.1f} %")
+    return "\n".join(lines)

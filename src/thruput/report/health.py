@@ -1,0 +1,263 @@
+"""The health page of a monitor campaign: arranges its health and rollup products,
+computes nothing.
+
+Everything shown comes from ``data/processed/<c>.health.nc`` (alert state of every slot,
+breaches, verdicts, SLA, throughput vs delay: :func:`thruput.monitor.alerts.evaluate`)
+and ``data/processed/<c>.rollups.nc`` (:func:`thruput.stats.rollups.rollups`), both
+written by the pipeline; ``thruput monitor report`` prints the same verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from IPython.display import HTML, Markdown
+
+from ..charts import health as hcharts
+from ..monitor.alerts import STATES, open_health, report_json
+from ..project import project_path
+
+#: Resolutions of the rollups product, finest first (params.yaml ``rollups: freqs``).
+FREQS = ("5min", "1h", "1D")
+
+
+def open_rollup(path, freq, kind, start=None, end=None):
+    """One group (``<freq>/<kind>``) of the rollups product, the bins of ``[start, end)``."""
+    import xarray as xr
+    with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
+        if start is not None or end is not None:
+            ds = ds.sel(time=slice(start, end))
+        if end is not None:
+            ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
+        return ds.load()
+
+__all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
+           "health_breaches", "health_states", "health_all_states", "health_events", "auto_freq", "open_rollup", "health_sla", "health_smokeping",
+           "health_throughput_delay", "loss_class"]
+
+
+def load_health(processed, campaign):
+    """The campaign's health tables and the path of its rollups: ``(tables, rollups_path)``."""
+    base = Path(project_path(processed))
+    return open_health(base / f"{campaign}.health.nc"), base / f"{campaign}.rollups.nc"
+
+
+def _meta(tables):
+    return json.loads(tables["alert_state"].attrs.get("rules", "[]"))
+
+
+def health_title(tables):
+    rep = report_json(tables)
+    return Markdown(f"# Health: {rep['campaign']}\n\nState now (slot {rep['last_slot']}): "
+                    f"**{rep['state']}** (`thruput monitor report` exit status {rep['exit_status']}). "
+                    f"Slots {rep['first_slot']} to {rep['last_slot']}, every {rep['interval_s']:g} s; "
+                    f"rules: " + ("; ".join(f"`{r}`" for r in rep["rules"]) or "none (campaign.yaml "
+                                  "has no `alerts:` or `baseline:`)") + ".")
+
+
+def grid_cells(tables, paths_meta=None, href="#{path}-{direction}"):
+    """One row per path and direction: its source and destination (reverse: swapped),
+    state now, since when, number of breaches, and the link of its cell."""
+    verdict = tables["verdict"]
+    br = tables["breaches"]
+    paths_meta = {p["name"]: p for p in (paths_meta or [])}
+    rows = []
+    for path in verdict["path"].values:
+        meta = paths_meta.get(str(path), {})
+        src, dst = meta.get("source") or f"{path} (source)", meta.get("destination") or f"{path} (destination)"
+        for direction in verdict["direction"].values:
+            v = verdict.sel(path=path, direction=direction)
+            n = int(((br["path"] == path) & (br["direction"] == direction)).sum()) if br.sizes.get("breach") else 0
+            since = pd.Timestamp(v["since"].values)
+            rows.append({"path": str(path), "direction": str(direction),
+                         "source": src if direction == "forward" else dst,
+                         "destination": dst if direction == "forward" else src,
+                         "state": str(v["state"].values), "since": "" if pd.isna(since) else f"{since:%Y-%m-%d %H:%M}Z",
+                         "breaches": n, "href": href.format(path=path, direction=direction)})
+    return pd.DataFrame(rows)
+
+
+def health_grid(tables, paths_meta=None, href="#{path}-{direction}"):
+    """MaDDash's grid of the campaign (rows sources, columns destinations); the sources
+    and destinations of campaign.yaml's ``paths``."""
+    if paths_meta is None:
+        paths_meta = json.loads(tables["alert_state"].attrs.get("metadata", "{}") or "{}").get("paths")
+    cells = grid_cells(tables, paths_meta, href)
+    return hcharts.grid(cells, title="state now, per source and destination (click: the path)")
+
+
+def health_verdicts(tables):
+    rep = report_json(tables)
+    rows = [{"path": s["path"], "direction": s["direction"], "state": s["state"], "since": s["since"],
+             "last data": s["last_data"], "open breaches": sum(b["open"] for b in s["breaches"])}
+            for s in rep["series"]]
+    return _table(pd.DataFrame(rows))
+
+
+def _table(frame):
+    """A table as HTML, whole cells (no truncated rule text), no index column."""
+    with pd.option_context("display.max_colwidth", None):
+        return HTML(frame.to_html(index=False, na_rep=""))
+
+
+def health_breaches(tables):
+    """Every breach: rule, series, start, end (open), worst value, change points in it."""
+    rep = report_json(tables)
+    rows = []
+    for s in rep["series"]:
+        for b in s["breaches"]:
+            rows.append({"path": s["path"], "direction": s["direction"], "rule": b["rule"],
+                         "start": b["start"], "end": b["end"] or "open", "slots": b["slots"],
+                         "worst": f"{b['worst']:.4g}", "limit": f"{b['threshold']:.4g}",
+                         "change points": ", ".join(b["changes"])})
+    if not rows:
+        return Markdown("No breach.")
+    return _table(pd.DataFrame(rows))
+
+
+def health_states(tables, path, direction):
+    """The state of every slot of every rule of one path and direction."""
+    alert = tables["alert_state"].sel(path=path, direction=direction)
+    times = pd.DatetimeIndex(alert["time"].values)
+    step = pd.Timedelta(seconds=float(alert.attrs.get("interval_s") or 60))
+    frames = []
+    for rule in alert["rule"].values:
+        a = alert.sel(rule=rule)
+        if not bool(a["applies"]):
+            continue
+        frames.append(pd.DataFrame({"time": times, "end": times + step, "row": str(rule),
+                                    "state": [STATES[int(s)] for s in a["state"].values],
+                                    "value": a["value"].values, "threshold": a["threshold"].values}))
+    if not frames:
+        return Markdown(f"No rule applies to {path} {direction}.")
+    from IPython.display import display
+    display(HTML(f'<a id="{path}-{direction}"></a>'))
+    return hcharts.state_strip(pd.concat(frames), title=f"{path} {direction}: state of every slot")
+
+
+def health_all_states(tables):
+    """:func:`health_states` of every path and direction, each under its own anchor
+    (``#<path>-<direction>``, where the grid's cells link)."""
+    from IPython.display import display
+    for path in tables["verdict"]["path"].values:
+        for direction in tables["verdict"]["direction"].values:
+            display(health_states(tables, path, direction))
+
+
+def health_sla(tables, freq="1D"):
+    """Per rule, path, direction and period: fraction of slots meeting the rule, longest
+    breach, availability (slots run / slots due)."""
+    t = tables.get(f"sla_{freq}")
+    if t is None:
+        return Markdown(f"No SLA table at {freq}.")
+    frame = t.to_dataframe().reset_index()
+    frame = frame[frame["applies"]]
+    frame["period"] = pd.to_datetime(frame["period"]).dt.strftime("%Y-%m-%d")
+    frame["met (%)"] = (100 * frame["fraction_met"]).round(1)
+    frame["availability (%)"] = (100 * frame["availability"]).round(1)
+    frame = frame.rename(columns={"longest_breach": "longest breach (slots)", "with_data": "with data"})
+    return _table(frame[["period", "path", "direction", "rule", "due", "ran", "with data", "met (%)",
+                         "longest breach (slots)", "availability (%)"]])
+
+
+def loss_class(loss):
+    """SmokePing's loss classes (:data:`thruput.charts.health.LOSS_COLORS`)."""
+    loss = np.asarray(loss, float)
+    out = np.full(loss.shape, "0", dtype=object)
+    out[loss > 0] = "< 5 %"
+    out[loss >= 0.05] = "5-20 %"
+    out[loss >= 0.2] = "20-50 %"
+    out[loss >= 0.5] = ">= 50 %"
+    return out
+
+
+def health_events(tables):
+    """campaign.yaml's events (drawn as rules on the charts), or None."""
+    return _events(tables)
+
+
+def _events(tables):
+    meta = json.loads(tables["alert_state"].attrs.get("metadata", "{}") or "{}")
+    ev = meta.get("events") or []
+    return pd.DataFrame({"time": pd.to_datetime([e["time"] for e in ev]).tz_localize(None),
+                         "what": [e["what"] for e in ev]}) if ev else None
+
+
+#: Most bins a chart draws: ``freq="auto"`` takes the finest rollup with no more.
+MAX_BINS = 600
+
+
+def auto_freq(rollups_path, kind, start=None, end=None):
+    """The finest resolution of the rollups file with at most :data:`MAX_BINS` bins in
+    ``[start, end)`` (read: the time coordinate of each, nothing else)."""
+    import xarray as xr
+    with xr.open_datatree(rollups_path) as tree:
+        freqs = [f for f in FREQS if f in tree.children] or list(tree.children)
+    for freq in freqs:
+        with xr.open_dataset(rollups_path, group=f"{freq}/{kind}") as ds:
+            t = ds["time"].values
+        t0 = np.datetime64(pd.Timestamp(start), "ns") if start is not None else t.min()
+        t1 = np.datetime64(pd.Timestamp(end), "ns") if end is not None else t.max()
+        if (t1 - t0) / pd.Timedelta(freq).to_timedelta64() <= MAX_BINS:
+            return freq
+    return freqs[-1]
+
+
+def health_smokeping(rollups_path, kind="ping_rtt", freq="auto", direction="forward", variant=None,
+                     events=None, start=None, end=None, paths=None):
+    """SmokePing's chart of one rollup (``ping_rtt``, ``tcp_throughput`` ...) for the
+    paths ``paths`` (default: all) of one direction: read from the rollups file, the bins
+    of ``[start, end)`` at ``freq`` (``"auto"``: :func:`auto_freq`)."""
+    if freq == "auto":
+        freq = auto_freq(rollups_path, kind, start, end)
+    r = open_rollup(rollups_path, freq, kind, start, end)
+    if paths is not None:
+        r = r.sel(path=[p for p in paths if p in r["path"].values])
+    if direction not in r["direction"].values:
+        return Markdown(f"No {kind} {direction}.")
+    r = r.sel(direction=direction)
+    variants = r["variant"].values if variant is None else [variant]
+    factor, unit, label = (1e6, "Mbit/s", "throughput") if r.attrs["units"] == "bit/s" else (1.0, r.attrs["units"], kind.split("_")[-1].upper() if kind == "ping_rtt" else kind)
+    step = pd.Timedelta(freq)
+    charts = []
+    for path in r["path"].values:
+        for v in variants:
+            s = r.sel(path=path, variant=v)
+            frame = pd.DataFrame({q: s[q].values / factor for q in ("median", "p10", "p25", "p75", "p90")})
+            frame["time"] = pd.DatetimeIndex(s["time"].values)
+            frame["end"] = frame["time"] + step
+            frame["n"] = s["n"].values
+            frame["loss"] = s["loss"].values
+            frame["loss_class"] = loss_class(np.nan_to_num(s["loss"].values))
+            frame["segment"] = np.cumsum(frame["n"].to_numpy() == 0)
+            frame = frame[frame["n"] > 0]
+            what = {"ping_rtt": f"ping size {v:g} B", "tcp_throughput": f"socket buffer {v / 1024:g} KiB"}.get(kind, kind)
+            charts.append(hcharts.smokeping(frame, unit=unit, y_title=label, events=events,
+                                            title=f"{path} {direction}, {what}: {freq} bins"))
+    import altair as alt
+    return alt.vconcat(*charts) if charts else Markdown("No bins.")
+
+
+def health_throughput_delay(tables):
+    """Throughput against delay per series, one panel a path and direction."""
+    t = tables.get("throughput_delay")
+    if t is None or t.sizes.get("series", 0) == 0:
+        return Markdown("No TCP runs paired with pings.")
+    points = pd.DataFrame({"path": t["path"].values, "direction": t["direction"].values,
+                           "series": [f"{d} {b / 1024:g} KiB" for d, b in zip(t["direction"].values, t["socket_buffer"].values)],
+                           "period": t["period"].values, "rtt": t["rtt"].values,
+                           "throughput": t["throughput"].values / 1e6, "n": t["n"].values})
+    ell = []
+    for i in range(t.sizes["series"]):
+        ell.append(pd.DataFrame({"rtt": t["ellipse_rtt"].values[i], "throughput": t["ellipse_throughput"].values[i] / 1e6,
+                                 "order": np.arange(t.sizes["vertex"]), "period": points["period"][i],
+                                 "series": points["series"][i], "path": points["path"][i], "key": str(i)}))
+    ellipses = pd.concat(ell)
+    import altair as alt
+    charts = [hcharts.throughput_delay(points[points["path"] == p], ellipses[ellipses["path"] == p],
+                                       title=f"{p}: throughput vs delay per period (dot: median; ellipse: 1 sigma)")
+              for p in points["path"].unique()]
+    return alt.vconcat(*charts)
