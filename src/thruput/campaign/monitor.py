@@ -29,25 +29,22 @@ import json
 import math
 import os
 from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 import xarray as xr
 
-from ..contract import failed_checks_per_run
+from ..contract import failed_checks_per_run, register_campaign_check
 from ..errors import ContractError, ParseError, ThruputError
+from ..hashing import sha256_bytes
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
-from .dataset import _ISO_UTC, _LedgerTotals, _timestamp
-
-try:        # optional (pyproject.toml): runs.csv's rows and start times read in C
-    from . import _rowscan
-except ImportError:     # pragma: no cover - no compiler at install time
-    _rowscan = None
+from ..quantities import iso_ns as _timestamp, iso_ns_many
+from .layout import LedgerTotals as _LedgerTotals
+from .layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
@@ -515,13 +512,7 @@ def start_times(started):
     ValueError
         For a text that is not a time.
     """
-    started = list(started)
-    ns = _rowscan.iso_ns(started) if _rowscan is not None else None
-    if ns is not None:      # (every one YYYY-MM-DDTHH:MM:SS[.f][Z] in 1678-2261, read in C)
-        return np.frombuffer(ns, dtype="datetime64[ns]")
-    if all(map(_ISO_UTC.fullmatch, started)):
-        return np.array([t[:-1] if t.endswith("Z") else t for t in started], dtype="datetime64[ns]")
-    return np.array([_timestamp(t) for t in started], dtype="datetime64[ns]")
+    return iso_ns_many(started)
 
 
 def _split_rows(body, first_line, at=0):
@@ -529,47 +520,16 @@ def _split_rows(body, first_line, at=0):
     as :func:`read_monitor_manifest` makes them, when every line is one valid row (no
     carriage return, no quoted cell going on past its line, an ISO 8601 UTC start): cut on
     commas (lines with a quote by the csv module) and checked column by column, three to
-    four times faster than the row-by-row loop; in C where it is built
-    (:mod:`thruput.campaign._rowscan`: the same rows, tested), 0.3 s against 0.9 s for
-    2 x 10^5 rows, with one str per distinct role, path, test... shared by the rows. None
-    for anything else: then that loop reads the rows, and names the line of each problem."""
+    four times faster than the row-by-row loop. None for anything else: then that loop
+    reads the rows, and names the line of each problem."""
     if body.find("\r", at) >= 0 or body.find("\0", at) >= 0:
         return None
     with paused_gc():
-        if _rowscan is not None:
-            rows = _cut(body, first_line, at)
-            if rows is not None:        # (cut and made numbers: the cells are checked here)
-                valid = _valid_rows(*(list(map(itemgetter(MonitorRow._fields.index(name)), rows))
-                                      for name in _VALID_ROWS_COLUMNS))
-                return rows if valid else None
         return _split_rows_here(body[at:] if at else body, first_line)
 
 
-#: Characters of runs.csv cut in C at a time (:func:`_cut`).
-_CUT_CHARS = 1 << 20
-
-
-def _cut(body, first_line, at=0):
-    """:func:`thruput.campaign._rowscan.cut` of ``body[at:]``, a piece of some
-    :data:`_CUT_CHARS` at a time: the cut holds the GIL throughout, and a normalize on a
-    LocalCluster reads runs.csv while its scheduler, in this process, sends the workers
-    their first units (at 2 x 10^5 rows, cut whole, one worker waited 0.2-0.4 s for its
-    first). None if any piece is."""
-    pieces, pos = [], at
-    while pos < len(body):
-        end = body.find("\n", pos + _CUT_CHARS) + 1 or len(body)
-        rows = _rowscan.cut(body[pos:end] if pos or end < len(body) else body, MonitorRow,
-                            first_line, _quoted_cells, np.nan)
-        if rows is None:
-            return None
-        pieces.append(rows)
-        first_line, pos = first_line + len(rows), end
-    return pieces[0] if len(pieces) == 1 else [row for piece in pieces for row in piece]
-
-
 def _split_rows_here(body, first_line):
-    """:func:`_split_rows` in Python (where :mod:`thruput.campaign._rowscan` is not built,
-    or does not read ``body``)."""
+    """:func:`_split_rows` of ``body``."""
     lines = body.split("\n")
     if lines[-1] == "":
         lines.pop()                         # (the last row's line end)
@@ -620,7 +580,8 @@ def _valid_rows(run, role, path, started, path_name, direction, test, tool, outc
     if (not set(zip(test, role, tool)) <= _TEST_ROLE_TOOL
             or not set(direction) <= set(DIRECTIONS) or not set(outcome) <= set(OUTCOMES)
             or "" in run or "" in path_name or len(set(run)) != len(run)
-            or any(o == "ok" and not p for o, p in zip(outcome, path))):
+            or any(o == "ok" and not p for o, p in zip(outcome, path))
+            or any(map(path_problem, set(path)))):
         return False
     try:
         return not np.isnat(start_times(started)).any()
@@ -700,6 +661,8 @@ def _row(cells, line):
         problems.append(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
     elif outcome == "ok" and not path:
         problems.append("an ok test needs its raw file (path is empty)")
+    if (problem := path_problem(path)) is not None:
+        problems.append(problem)
     if not run or not path_name:
         problems.append("empty run or path_name")
     if slot and not slot.isdecimal():      # (what int() takes: isdigit() also holds "²")
@@ -730,10 +693,14 @@ def read_batch(directory, rows):
     ------
     ThruputError
         For an ``ok`` test whose file is missing, unreadable, cut off, of the wrong kind,
-        holds more than one run, or whose sha256 is not the one runs.csv recorded; each
-        naming the file and the runs.csv line.
+        holds more than one run, whose sha256 is not the one runs.csv recorded, or that a
+        symbolic link puts outside the campaign folder; each naming the file and the
+        runs.csv line.
     """
     directory = Path(directory)
+    for row in rows:            # (absolute paths and ".." are refused as runs.csv is read)
+        if row.path and (problem := escapes(directory, row.path)) is not None:
+            raise MonitorError(f"{directory / 'runs.csv'}:{row.line}: {problem}")
     n = len(rows)
     numbers = {name: np.full(n, np.nan) for name in RUN_NUMBERS}
     sources = np.array([r.path for r in rows], dtype=object)
@@ -878,7 +845,7 @@ def _read_one(directory, row, ledger):
         if row.outcome == "ok":
             raise MonitorError(f"{_where(directory, row)}: {exc}") from None
         # a failed test: its log is kept as it was, its numbers are NaN
-        _check_sha(directory, row, hashlib.sha256(path.read_bytes()).hexdigest())
+        _check_sha(directory, row, sha256_bytes(path.read_bytes()))
         return None
     _check_sha(directory, row, ds.attrs["source_sha256"])
     kind = ROLE_KINDS[row.role]
@@ -922,7 +889,7 @@ def _read_ping(directory, row, ledger, plain=_UNREAD):
             return None
         return ({name: ds.variables[name].values for name in ("status", "rtt", "timestamp", "seq")},
                 json.loads(ds.attrs["tool_summary"]), _failed_checks(ds, 1)[0])
-    _check_sha(directory, row, hashlib.sha256(plain[0]).hexdigest())
+    _check_sha(directory, row, sha256_bytes(plain[0]))
     if run.ledger["truncated"] and row.outcome == "ok":
         raise MonitorError(f"{_where(directory, row)}: cut off ({run.ledger['truncation']}) "
                            "but its outcome is ok")
@@ -979,7 +946,7 @@ def _read_plain_pings(directory, rows, indices):
     loaded = {i: _plain_text(directory, rows[i]) for i in indices}
     where = [i for i in indices if loaded[i] is not None]
     many = ping_many.scan_many([loaded[i][1] for i in where])
-    taken = {where[k]: hashlib.sha256(loaded[where[k]][0]).hexdigest() for k in many.taken.tolist()}
+    taken = {where[k]: sha256_bytes(loaded[where[k]][0]) for k in many.taken.tolist()}
     return taken, many, loaded
 
 
@@ -1259,3 +1226,6 @@ def validate_monitor(ds):
     if problems:
         raise ContractError(f"monitor campaign {ds.attrs.get('campaign', '?')}: " + "; ".join(problems))
     return ds
+
+
+register_campaign_check("monitor", validate_monitor)
