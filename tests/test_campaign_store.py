@@ -17,7 +17,7 @@ import pytest
 import xarray as xr
 
 import thruput
-from thruput.campaign import monitor as mon
+from thruput.monitor import reader as mon
 from thruput.campaign import store
 from thruput.cli import main
 from thruput.errors import ThruputError

@@ -500,7 +500,7 @@ def validate(ds):
 
     A campaign Dataset of a kind in :data:`CAMPAIGN_CHECKS` (``kind="campaign"``,
     ``campaign_kind="monitor"``) is checked by the function registered there
-    (:func:`thruput.campaign.monitor.validate_monitor`, registered as it is imported: the
+    (:func:`thruput.monitor.reader.validate_monitor`, registered as it is imported: the
     contract imports no campaign code).
 
     Raises

@@ -57,7 +57,7 @@ def check_campaign(directory):
     (for iperf) says the streams and window the manifest says; and that every run the plan
     asks for is present or explained in ``explained``. A monitor campaign is checked by
     :func:`thruput.monitor.check.check_monitor` (its records) and
-    :func:`thruput.campaign.monitor_check.check_gaps` (its schedule).
+    :func:`thruput.monitor.gaps.check_gaps` (its schedule).
 
     Parameters
     ----------
@@ -83,7 +83,7 @@ def check_campaign(directory):
         problems.append(Problem(meta_path, None, str(exc).removeprefix(meta_path + ": ")))
     if metadata is not None and metadata["kind"] == "monitor":
         from ..monitor.check import check_monitor
-        from .monitor_check import check_gaps
+        from ..monitor.gaps import check_gaps
 
         # the records (manifest rows, every file and its sha256), then the schedule's gaps
         return (problems + placeholders(directory)

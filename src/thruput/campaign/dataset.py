@@ -289,7 +289,7 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT, chunks=None, processed=DEFAUL
     -------
     xarray.Dataset
         For ``kind: monitor``: one ``run`` dimension in time order, see docs/design.md and
-        :mod:`thruput.campaign.monitor`. For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
+        :mod:`thruput.monitor.reader`. For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
         ``window_actual`` (byte), ``retransmits`` (count), ``start_time`` on
         (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams),
         ``interval_cwnd`` (byte, summed over streams) and ``interval_rtt`` (ms, the
@@ -324,7 +324,7 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT, chunks=None, processed=DEFAUL
     directory = resolve(name_or_path, root)
     metadata = load_metadata(directory)
     if metadata["kind"] == "monitor":
-        from .monitor import open_monitor
+        from ..monitor.reader import open_monitor
 
         ds = open_monitor(directory, metadata)
         return ds if chunks is None else ds.chunk(chunks)

@@ -44,7 +44,7 @@ import xarray as xr
 from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from ..hashing import sha256_file
-from . import monitor as mon
+from ..monitor import reader as mon
 
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
            "write_netcdf", "open_product", "write_product", "NETCDF_ENGINE", "STATS_SUFFIX",
@@ -452,7 +452,7 @@ def verify_sources(directory, stored, *, record=None, **where):
 
 def _check_prefix(directory, out, stored, text, digest):
     """The rows the store holds must be the first rows of runs.csv (``text``, whose
-    :class:`~thruput.campaign.monitor.ManifestDigest` is ``digest``), unchanged."""
+    :class:`~thruput.monitor.reader.ManifestDigest` is ``digest``), unchanged."""
     n = int(stored.attrs["manifest_rows"])
     if digest.upto(n) == stored.attrs["manifest_sha256"]:
         return
@@ -580,7 +580,7 @@ def _refresh_campaign_attrs(out, base, metadata, manifest):
     """The attrs of the store ``out`` (``base``) with those that come from campaign.yaml
     (``metadata``: its name, title and the whole of it, which the statistics read: events,
     periods) as they are now, and those of runs.csv (``manifest``:
-    :meth:`~thruput.campaign.monitor.ManifestDigest.attrs`), written if any differs.
+    :meth:`~thruput.monitor.reader.ManifestDigest.attrs`), written if any differs.
     Returns the attrs."""
     attrs, fresh = dict(base.attrs), mon.campaign_attrs(metadata) | manifest
     if all(attrs.get(k) == v for k, v in fresh.items()):

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import thruput
-from thruput.campaign import monitor as mon
+from thruput.monitor import reader as mon
 from thruput.errors import ContractError, ParseError, ThruputError
 
 from .conftest import DATA, copy_campaign

@@ -39,12 +39,12 @@ from ..contract import failed_checks_per_run, register_campaign_check
 from ..errors import ContractError, ParseError, ThruputError
 from ..hashing import sha256_bytes
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
-from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
+from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import iso_ns as _timestamp, iso_ns_many
-from .layout import LedgerTotals as _LedgerTotals
-from .layout import escapes, path_problem
+from ..campaign.layout import LedgerTotals as _LedgerTotals
+from ..campaign.layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ThruputError
-from . import monitor as mon
+from . import reader as mon
 
 __all__ = ["check_gaps", "gaps", "utc"]
 
@@ -74,8 +74,8 @@ def check_gaps(directory, metadata, node, Problem):
     monitor campaign that did not run and that ``explained`` does not cover (when each was
     due is interpolated between the slots either side), and for explained ranges in which
     tests ran."""
-    from .layout import CAMPAIGN_FILE
-    from .metadata import node_line
+    from ..campaign.layout import CAMPAIGN_FILE
+    from ..campaign.metadata import node_line
 
     try:
         rows, _ = mon.read_monitor_manifest(directory)
