@@ -17,8 +17,8 @@ import pytest
 import xarray as xr
 
 import thruput
-from thruput.campaign import monitor as mon
-from thruput.campaign import regions, store
+from thruput.monitor import reader as mon
+from thruput.campaign import store
 from thruput.cli import main
 from thruput.errors import ThruputError
 
@@ -131,7 +131,8 @@ def test_an_append_cut_short_is_done_again_or_refused(full, tmp_path, monkeypatc
         raise KeyboardInterrupt
 
     with monkeypatch.context() as m:
-        m.setattr(*((Attributes, "put") if step == "attrs" else (store, "_consolidate_again")), killed)
+        if step == "attrs":
+            m.setattr(Attributes, "put", killed)
         m.setattr(zarr, "consolidate_metadata", killed)
         with pytest.raises(KeyboardInterrupt):
             store.normalize_monitor(target, out)
@@ -166,42 +167,40 @@ def test_append_with_more_probes_or_earlier_runs_rewrites_the_store(full, tmp_pa
     late = store.open_store(out)
     assert (np.diff(late["time"].values.astype(np.int64)) >= 0).all()
     xr.testing.assert_identical(late.drop_attrs(), store.open_store(full).drop_attrs())
-    # the record of checked files follows the rewritten store's order, and is the store's
-    record = store.load_verified(store.verified_path(out), target)
-    again = store._index_of(xr.open_zarr(out, create_default_indexes=False))
-    assert record.matches(xr.open_zarr(out))
-    for name in ("run", "source", "time"):
-        assert getattr(record, name).tolist() == getattr(again, name).tolist()
-    assert (record.size[record.source != ""] > 0).all()
+    # the record of checked files holds every stored file, with the store's sha256
+    assert_record_is_the_stores(out, target)
 
 
-def test_whether_new_rows_follow_the_store_is_read_from_its_record_when_it_matches(full, tmp_path):
-    """The store's last start time comes from its record of checked files (the same
-    runs.csv rows: the same times) when there is one, else from the store itself."""
-    base = xr.open_zarr(full, consolidated=True, chunks=None, create_default_indexes=False)
-    record = store.load_verified(store.verified_path(full), CAMPAIGN)
-    assert record.matches(base) and record.time[-1] == base["time"].values[-1].astype(np.int64)
-    rows, _ = mon.read_monitor_manifest(CAMPAIGN)
-    last = max(rows, key=lambda r: r.started)
-    later = record.verified()._replace(time=record.time + 1)
-    assert store._follows(base, [last], record) and store._follows(base, [last])
-    assert not store._follows(base, [last], later)               # (the record is what is read)
-    assert store._follows(base, [last], later._replace(time=later.time[:-1]))   # not the store's
+def assert_record_is_the_stores(out, directory):
+    """The record beside the store ``out`` names every stored raw file with its sha256,
+    and the size and modification time it has now."""
+    record = store.load_record(out)
+    stored = xr.open_zarr(out, create_default_indexes=False)
+    sources = stored["source"].values.astype(object).astype(str)
+    shas = dict(zip(sources, stored["source_sha256"].values.astype(object).astype(str)))
+    assert sorted(record.index) == sorted(s for s in sources if s)
+    for path, row in record.iterrows():
+        st = (Path(directory) / path).stat()
+        assert (row["size"], row["mtime_ns"], row["sha256"]) == (st.st_size, st.st_mtime_ns, shas[path])
+    text = store.record_path(out).read_text()
+    assert text.splitlines()[0] == "path,size,mtime_ns,sha256"
 
 
-def test_unverified_out_of_order_append_without_a_record_records_the_store_as_written(full, tmp_path):
+def test_unverified_out_of_order_append_without_a_record_records_the_files_read(full, tmp_path):
     order = list(range(12, 20)) + list(range(12))        # slots 0-1 listed after slot 3
     target = copy(tmp_path, rows=order[:8])
     out = tmp_path / "m.zarr"
     store.normalize_monitor(target, out)
-    store.verified_path(out).unlink()                     # no record, and none made below
+    assert_record_is_the_stores(out, target)
+    store.record_path(out).unlink()                      # no record: the files read now only
     lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
     (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in order]))
     store.normalize_monitor(target, out, verify=False)    # rewrites the store in time order
-    record = store.load_verified(store.verified_path(out), target)
-    written = store._index_of(xr.open_zarr(out, create_default_indexes=False))
-    for name in ("run", "source", "time"):
-        assert getattr(record, name).tolist() == getattr(written, name).tolist()
+    record = store.load_record(out)
+    new = [r.path for r in mon.read_monitor_manifest(target, 8)[0] if r.path]
+    assert sorted(record.index) == sorted(new)
+    store.normalize_monitor(target, out)                  # checked: every file recorded
+    assert_record_is_the_stores(out, target)
 
 
 def test_a_stored_file_changed_in_place_is_an_error(full, tmp_path, capsys):
@@ -222,22 +221,21 @@ def test_an_append_hashes_only_the_files_whose_size_or_time_changed(tmp_path, mo
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
     store.normalize_monitor(target, out)
-    assert store.verified_path(out).is_file() and not (out / store.verified_path(out).name).exists()
+    assert store.record_path(out).is_file() and not (out / store.record_path(out).name).exists()
     hashed = []
     real = store._hash_batch
     monkeypatch.setattr(store, "_hash_batch", lambda d, paths: hashed.extend(paths) or real(d, paths))
     shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
     assert store.normalize_monitor(target, out)["runs_added"] == 8
     assert hashed == []                         # nothing stored changed: stat only
-    # the stat started ahead, in threads, gives what the stat here gives
-    stored = xr.open_zarr(out, create_default_indexes=False)
-    record = store.load_verified(store.verified_path(out), target)
+    assert_record_is_the_stores(out, target)
+    # the stat in threads gives what os.stat gives, -1 for a missing file or none
+    record = store.load_record(out)
+    names = list(record.index) + ["", "runs/none.json"]
+    wanted = [(os.stat(target / n).st_size, os.stat(target / n).st_mtime_ns) for n in record.index]
     for threads in (1, 3, 40):
-        ahead = store.stat_ahead(target, stored, record, threads=threads)
-        assert ahead[0] is record
-        found = ahead[1].result()
-        assert [x.tolist() for x in found] == [x.tolist() for x in store._stat(target, record.source.tolist())]
-        assert (found[0][record.source != ""] > 0).all()
+        size, mtime = store.stat_files(target, names, threads=threads)
+        assert list(zip(size.tolist(), mtime.tolist())) == wanted + [(-1, -1)] * 2
     # an edit in place that still parses changes the file's time: hashed, and refused
     raw = target / "runs/2026-11-22/000001-lo-forward-udp.json"
     raw.write_text(raw.read_text().replace('"bytes":', '"bytes": ', 1))
@@ -287,11 +285,12 @@ def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
 
 
 def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
-    """Each worker writes the units it read into their regions of the store; the store is
+    """The workers read the batches, this process writes them wave by wave; the store is
     the one this process writes alone, file for file."""
     from distributed import Client, LocalCluster, get_task_stream
 
-    monkeypatch.setattr(regions, "UNIT_ROWS", 8)     # 3 units of the 20 rows, 8-run chunks
+    monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches of the 20 rows
+    monkeypatch.setattr(store, "WAVE_BATCHES", 2)   # waves of 8 runs: two appends
     here = tmp_path / "here.zarr"
     store.normalize_monitor(CAMPAIGN, here)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
@@ -299,71 +298,35 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
         with get_task_stream(client) as tasks:
             there = tmp_path / "there.zarr"
             store.normalize_monitor(CAMPAIGN, there, client=client)
-        reads = [t for t in tasks.data if "read_unit" in str(t["key"])]
-        writes = [t for t in tasks.data if "write_read" in str(t["key"])]
-    assert len(reads) == len(writes) == 3
-    assert len({t["worker"] for t in writes}) == 2
-    assert not [t for t in tasks.data if "read_batch" in str(t["key"])]    # no run came here
+        reads = [t for t in tasks.data if "read_batch" in str(t["key"])]
+    assert len(reads) == 5 and len({t["worker"] for t in reads}) == 2
     assert files(there) == files(here)
-    assert store.open_store(there)["rtt"].encoding["chunks"] == (8, store.open_store(full).sizes["probe"])
     xr.testing.assert_identical(store.open_store(there), store.open_store(full))
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
 
 
-def test_workers_read_a_new_stores_first_units_while_runs_csv_is_read(tmp_path, monkeypatch):
-    """A new store's first runs (one unit here, the first in time order of the first two
-    units' rows) go to the workers before runs.csv is read whole; the store is the one
-    this process writes, whether that guess holds (a row of the second unit that starts
-    first) or not (a later row that starts first, a quoted reason over two lines), and a
-    bad later row is an error by its line that leaves no store."""
-    from distributed import Client, LocalCluster, get_task_stream
+def test_a_bad_row_on_a_cluster_is_an_error_by_its_line_that_leaves_no_store(tmp_path):
+    from distributed import Client, LocalCluster
 
-    monkeypatch.setattr(regions, "UNIT_ROWS", 8)     # 3 units, the first read on the guess
-    monkeypatch.setattr(regions, "GUESS_UNITS", 1)
     lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
-    earliest = lines[1].split(",")[5].replace("17:58:11", "17:58:10")
-    cases = {"in order": lines,
-             "a row of the second unit first": lines[:12] + [lines[12].replace(lines[12].split(",")[5], earliest)] + lines[13:],
-             "a later row first": lines[:18] + [lines[18].replace(lines[18].split(",")[5], earliest)] + lines[19:],
-             "a reason of two lines": lines[:20] + [lines[20].replace("killed after", '"killed\nafter').rstrip() + '"\n']}
-    sent = []
-    read = mon.read_monitor_manifest
-    monkeypatch.setattr(mon, "read_monitor_manifest", lambda *a, **k: sent.append(len(client.futures)) or read(*a, **k))
+    bad = copy(tmp_path, name="bad")
+    (bad / "runs.csv").write_text("".join(lines[:19] + [lines[19].replace(",refused,", ",refuted,")]))
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=40) as cluster, Client(cluster) as client:
-        for name, text in cases.items():
-            target = copy(tmp_path, name=name.replace(" ", "-"))
-            (target / "runs.csv").write_text("".join(text))
-            here, there = tmp_path / f"{name}-here.zarr", tmp_path / f"{name}-there.zarr"
-            store.normalize_monitor(target, here)
-            sent.clear()
-            with get_task_stream(client) as tasks:
-                assert store.normalize_monitor(target, there, client=client)["runs"] == 20
-            assert sent and sent[0] > 0, name       # the first unit out before runs.csv was read
-            reads = [t for t in tasks.data if "read_unit" in str(t["key"])]
-            if "unit" in name or name == "in order":    # (the guess held: one unit read apart)
-                assert len(reads) == 1
-            assert files(there) == files(here), name
-        bad = copy(tmp_path, name="bad")
-        (bad / "runs.csv").write_text("".join(lines[:19] + [lines[19].replace(",refused,", ",refuted,")]))
         with pytest.raises(ThruputError, match="runs.csv:20: outcome .refuted."):
             store.normalize_monitor(bad, tmp_path / "bad.zarr", client=client)
-        deadline = time.monotonic() + 30
-        while client.who_has() and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not client.who_has()
     assert not list(tmp_path.glob("bad.zarr*"))
 
 
 @pytest.mark.parametrize("on_cluster", [False, True])
-def test_an_append_is_written_unit_by_unit_into_regions(tmp_path, monkeypatch, on_cluster):
-    """New rows after the store's last run are read and written by units, each into its
-    region by the worker that read it (none through this process); the first unit fills
-    the store's last, partly written chunk, so no two units share a chunk. The store is
-    the one written whole, file for file, and so is the record of checked files."""
+def test_an_append_gives_the_store_written_whole(tmp_path, monkeypatch, on_cluster):
+    """New rows after the store's last run are read (on the workers, if any) and written
+    into the rows they add, the store's last, partly written chunk filled; the store is
+    the one written whole, file for file, and the record names every stored file."""
     from distributed import Client, LocalCluster, get_task_stream
 
-    monkeypatch.setattr(regions, "UNIT_ROWS", 4)     # 4-run chunks: 10 rows end mid-chunk
+    monkeypatch.setattr(mon, "BATCH_ROWS", 2)       # 5 batches of the 10 new rows
+    monkeypatch.setattr(store, "MAX_RUN_CHUNK", 4)  # 4-run chunks: 10 rows end mid-chunk
     whole = tmp_path / "whole.zarr"
     store.normalize_monitor(CAMPAIGN, whole)
     target = copy(tmp_path, rows=range(10))
@@ -377,19 +340,17 @@ def test_an_append_is_written_unit_by_unit_into_regions(tmp_path, monkeypatch, o
                           silence_logs=40) as cluster, Client(cluster) as client:
             with get_task_stream(client) as tasks:
                 assert store.normalize_monitor(target, out, client=client)["runs_added"] == 10
-        writes = [t for t in tasks.data if "write_read" in str(t["key"])]
-        assert len(writes) == 3 and len({t["worker"] for t in writes}) == 2
-        assert not [t for t in tasks.data if "read_batch" in str(t["key"])]     # no run came here
+        reads = [t for t in tasks.data if "read_batch" in str(t["key"])]
+        assert len(reads) == 5 and len({t["worker"] for t in reads}) == 2
     assert files(out) == files(whole)
-    record = store.load_verified(store.verified_path(out), target)
-    assert record.matches(xr.open_zarr(out)) and (record.size[record.source != ""] > 0).all()
-    assert record.run.tolist() == store.load_verified(store.verified_path(whole), CAMPAIGN).run.tolist()
+    assert store.open_store(out)["rtt"].encoding["chunks"][0] == 4
+    assert_record_is_the_stores(out, target)
 
 
 def test_on_a_cluster_a_changed_stored_file_stops_the_append_before_any_write(tmp_path, monkeypatch):
     from distributed import Client, LocalCluster
 
-    monkeypatch.setattr(regions, "UNIT_ROWS", 2)     # 4 units to read: sent before the check
+    monkeypatch.setattr(mon, "BATCH_ROWS", 2)       # 4 batches to read: sent before the check
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
     store.normalize_monitor(target, out)
@@ -428,7 +389,7 @@ def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_pat
     no store is left, the units still out are let go of."""
     from distributed import Client, LocalCluster
 
-    monkeypatch.setattr(regions, "UNIT_ROWS", 4)     # 5 units: the bad file is in the last
+    monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches: the bad file is in the last
     target = copy(tmp_path)
     raw = target / "runs/2026-11-22/000003-lo-forward-tcp-b1048576.json"
     raw.write_bytes(raw.read_bytes() + b"\n")
@@ -444,28 +405,8 @@ def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_pat
     assert not out.exists()
 
 
-def test_a_unit_with_longer_ping_runs_than_the_first_has_the_store_written_again(full, tmp_path,
-                                                                                monkeypatch):
-    """The store is as wide as its first unit's longest ping run; a later, longer one
-    makes every unit be read again into a store of the longest width (the first 4 runs
-    here are iperf tests: width 0)."""
-    monkeypatch.setattr(regions, "UNIT_ROWS", 4)
-    calls = []
-    write_unit = regions.write_unit
-    monkeypatch.setattr(regions, "write_unit", lambda target, unit, first=None: calls.append(
-        (unit.offset, max(target.width, first.width if first else 0)))
-        or write_unit(target, unit, first))
-    out = tmp_path / "m.zarr"
-    store.normalize_monitor(CAMPAIGN, out)
-    widest = store.open_store(full).sizes["probe"]
-    assert calls[0] == (0, 0) and [w for _, w in calls[1:5]] == [0] * 4
-    assert calls[5:] == [(k, widest) for k in range(0, 20, 4)]
-    assert not out.with_name("m.zarr.part").exists()
-    xr.testing.assert_identical(store.open_store(out), store.open_store(full))
-
-
 def test_cli_workers_start_a_local_cluster(full, tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(regions, "UNIT_ROWS", 4)     # 5 units: enough to start the cluster
+    monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches: enough to start the cluster
     here = tmp_path / "here.zarr"
     store.normalize_monitor(CAMPAIGN, here)
     out = tmp_path / "w.zarr"
@@ -522,62 +463,6 @@ def test_a_store_of_another_reader_version_is_rebuilt_whole(full, tmp_path, caps
     assert "rebuilt" not in capsys.readouterr().out
 
 
-def test_the_c_stat_of_stored_files_gives_the_python_numbers(tmp_path):
-    """store._stat in C (where built) and in Python: the same size and modification time
-    (ns) for files in the top folder, in folders met again later, through a symlink, a
-    folder, a name that is not valid UTF-8, and -1 for an empty path, a missing file or
-    folder and a NUL."""
-    (tmp_path / "a" / "b").mkdir(parents=True)
-    (tmp_path / "c").mkdir()
-    for i, rel in enumerate(["top.json", "a/one.txt", "a/b/two.txt", "c/three.txt", "c/é.txt"]):
-        (tmp_path / rel).write_bytes(b"x" * (i * 7 + 1))
-    os.utime(tmp_path / "a/one.txt", ns=(1, 1_234_567_891))
-    (tmp_path / "c" / "link.txt").symlink_to(tmp_path / "a" / "one.txt")
-    (tmp_path / os.fsdecode(b"c/bad\xff.txt")).write_bytes(b"yy")
-    paths = ["top.json", "a/one.txt", "c/three.txt", "", "a/b/two.txt", "a/one.txt", "c/link.txt",
-             "c/é.txt", "nowhere/x.txt", "a/missing.txt", "a/b", "a/n\0ul.txt", os.fsdecode(b"c/bad\xff.txt")]
-    os.mkfifo(tmp_path / "c" / "fifo")     # (opened to be loaded, it must not wait for a writer)
-    paths += ["c/fifo"]
-    python = store._stat_python(tmp_path, paths)
-    assert python[0].tolist() == [1, 8, 22, -1, 15, 8, 8, 29, -1, -1, python[0][10], -1, 2, 0]
-    assert python[1][1] == python[1][5] == python[1][6] == 1_234_567_891 and python[1][3] == -1
-    # loading each file into the page cache as it is stat-ed gives the same numbers
-    assert [x.tolist() for x in store._stat_python(tmp_path, paths, load=True)] == [x.tolist() for x in python]
-    if store._statmany is None:
-        pytest.skip("the C extension is not built here")
-    c = store._stat(tmp_path, paths)
-    assert [x.tolist() for x in c] == [x.tolist() for x in python]
-    assert [x.tolist() for x in store._stat(tmp_path, paths, load=True)] == [x.tolist() for x in python]
-    assert [x.tolist() for x in store._stat(str(tmp_path) + "/", paths)] == [x.tolist() for x in python]
-    assert [x.tolist() for x in store._stat(tmp_path / "nowhere", paths[:2])] == [[-1, -1], [-1, -1]]
-    # the same of paths NUL-joined (a record's sources as its file holds them), in two parts
-    plain = [p for p in paths if p.isascii() and "\0" not in p]
-    joined = "\0".join(plain).encode()
-    parts = [store._stat_joined(tmp_path, joined, a, b - a) for a, b in ((0, 4), (4, len(plain)))]
-    assert [np.concatenate([p[k] for p in parts]).tolist() for k in (0, 1)] == \
-        [x.tolist() for x in store._stat(tmp_path, plain)]
-    for first, count in ((0, len(plain) + 1), (len(plain), 1), (-1, 1), (0, 2**62)):
-        with pytest.raises(ValueError):
-            store._stat_joined(tmp_path, joined, first, count)
-
-
-@pytest.mark.parametrize("in_c", [True, False])
-def test_new_run_ids_are_looked_up_among_the_stored_ones_as_the_record_holds_them(monkeypatch, in_c):
-    """The C look-up and the split-and-set agree: a new id equal to a stored one (first,
-    middle, last), or only a part of one, or none at all."""
-    if in_c and store._statmany is None:
-        pytest.skip("the C extension is not built here")
-    if not in_c:
-        monkeypatch.setattr(store, "_statmany", None)
-    stored = [f"r{i:05d}".encode() for i in range(3000)] + ["é-ü".encode(), b"x"]
-    joined = b"\0".join(stored)
-    cases = {(b"r00000",): True, (b"s", b"r01500"): True, (b"x",): True, ("é-ü".encode(),): True,
-             (b"r0000", b"00001", b"r000001", b"xx", b""): False, (): False}
-    for new, found in cases.items():
-        assert store._any_stored(joined, list(new)) is found, new
-    assert store._any_stored(b"", [b"a"]) is False
-
-
 def _resident_pages(path):
     """How many of the file's pages are in the page cache: ``mincore(2)`` of a mapping of
     it, which reads nothing (a read, even one with ``RWF_NOWAIT``, starts the kernel's
@@ -603,184 +488,6 @@ def _resident_pages(path):
     finally:
         os.close(fd)
     return sum(b & 1 for b in vec.raw)
-
-
-@pytest.mark.skipif(not (hasattr(os, "posix_fadvise") and sys.platform.startswith("linux")),
-                    reason="no posix_fadvise or mincore here")
-@pytest.mark.parametrize("c", [True, False], ids=["C", "Python"])
-def test_stat_with_load_asks_the_kernel_to_load_the_files(tmp_path, monkeypatch, c):
-    """store._stat(..., load=True), which read_unit runs in a thread while it parses a
-    unit's files: each file dropped from the page cache (written back, then
-    POSIX_FADV_DONTNEED) is in it again afterwards (mincore), and stat alone loads
-    nothing."""
-    if not c:
-        monkeypatch.setattr(store, "_statmany", None)
-    elif store._statmany is None:
-        pytest.skip("the C extension is not built here")
-    paths = [f"d/{i}.txt" for i in range(8)]
-    (tmp_path / "d").mkdir()
-    for p in paths:
-        (tmp_path / p).write_bytes(os.urandom(64 * 1024))
-
-    def dropped():
-        for p in paths:
-            fd = os.open(tmp_path / p, os.O_RDONLY)
-            os.fsync(fd)
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-            os.close(fd)
-        return sum(_resident_pages(tmp_path / p) for p in paths) == 0
-
-    if not dropped():
-        pytest.skip("this file system keeps the files in memory (tmpfs?)")
-    assert store._stat(tmp_path, paths)[0].tolist() == [64 * 1024] * 8
-    assert sum(_resident_pages(tmp_path / p) for p in paths) == 0      # stat alone: nothing
-    assert store._stat(tmp_path, paths, load=True)[0].tolist() == [64 * 1024] * 8
-    pages = -(-64 * 1024 // mmap.PAGESIZE)
-    deadline = time.monotonic() + 10
-    while sum(_resident_pages(tmp_path / p) for p in paths) < 8 * pages and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert [_resident_pages(tmp_path / p) for p in paths] == [pages] * 8
-
-
-def test_write_region_opens_a_store_again_once_its_metadata_changed(full, tmp_path):
-    """The arrays a write opened are used again by the next write into the same store
-    only while their metadata files are the same bytes: a store written anew at the
-    same path (here narrower: no probes) or lengthened is opened again."""
-    out = tmp_path / "m.zarr"
-    shutil.copytree(full, out)
-    ds = store.open_store(full).isel(run=slice(0, 4))
-    ds = mon.finish(ds, json.loads(ds.attrs["metadata"]), None, 0, "", fixed_width=False)
-    store.write_region(ds, out, 0)
-    opened = store._OPENED[str(out)][1]
-    store.write_region(ds, out, 4)
-    assert store._OPENED[str(out)][1] is opened                     # the same arrays
-    store.grow_runs(out, 24)                                        # lengthened: opened again
-    store.write_region(ds, out, 20)
-    store.write_region(ds, out, 8)
-    assert store._OPENED[str(out)][1] is not opened
-    narrow = ds.isel(probe=slice(0, 0))
-    store.write_store(narrow, out)                                  # anew, 0 probes wide
-    store.write_region(narrow.isel(run=slice(0, 2)), out, 2)
-    assert store.open_store(out).sizes["probe"] == 0
-    assert store.open_store(out)["run"].values.tolist() == ds["run"].values[[0, 1, 0, 1]].tolist()
-
-
-def test_grow_runs_writes_the_metadata_zarrs_resize_writes(full, tmp_path, monkeypatch):
-    """The run arrays' ``.zarray`` rewritten here are zarr's bytes for the new shape (the
-    other files untouched); a file zarr would not write so, or an array that would get
-    shorter, is left to zarr."""
-    ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
-    shutil.copytree(full, ours)
-    shutil.copytree(full, theirs)
-    n = xr.open_zarr(full).sizes["run"]
-    assert store._grow_zarray(ours, n + 1000)
-    monkeypatch.setattr(store, "_grow_zarray", lambda path, n_runs: False)
-    store.grow_runs(theirs, n + 1000)
-    assert files(ours) == files(theirs) != files(full)
-    changed = {k for k, v in files(ours).items() if files(full)[k] != v}
-    assert changed and all(k.endswith(".zarray") for k in changed)
-    assert {k.split("/")[0] for k in changed} == {k for k, v in xr.open_zarr(full).variables.items()
-                                                  if v.dims[:1] == ("run",)}
-    monkeypatch.undo()
-    before = files(ours)
-    assert not store._grow_zarray(ours, n)                  # shorter: zarr's (it deletes chunks)
-    zarray = ours / "time" / ".zarray"
-    zarray.write_bytes(zarray.read_bytes().replace(b"\n  ", b"\n    "))       # not zarr's indent
-    assert not store._grow_zarray(ours, n + 2000)
-    assert files(ours) == {**before, "time/.zarray": zarray.read_bytes()}
-    shutil.copy(theirs / "time" / ".zarray", zarray)
-    (ours / "time" / ".zattrs").write_text("[]")                  # not what zarr writes either
-    assert not store._grow_zarray(ours, n + 2000)
-
-
-def test_an_appends_consolidated_metadata_is_zarrs(full, tmp_path, monkeypatch):
-    """After an append's lengthening and attrs, ``.zmetadata`` is consolidated again from
-    the one there with zarr's bytes; a store whose members or other metadata changed, or a
-    ``.zmetadata`` zarr would not write so, is left to zarr."""
-    import zarr
-
-    ours, theirs = tmp_path / "ours.zarr", tmp_path / "theirs.zarr"
-    attrs = {**xr.open_zarr(full).attrs, "manifest_rows": 10**6, "note": float("nan")}
-    for path in (ours, theirs):
-        shutil.copytree(full, path)
-        store.grow_runs(path, 10**6)
-    monkeypatch.setattr(store, "_consolidate_again", lambda path: False)
-    store.put_attrs(theirs, attrs)
-    monkeypatch.undo()
-    calls = []
-    real = zarr.consolidate_metadata
-    monkeypatch.setattr(zarr, "consolidate_metadata", lambda *a, **k: calls.append(a) or real(*a, **k))
-    store.put_attrs(ours, attrs)
-    assert not calls and files(ours) == files(theirs) != files(full)
-    assert xr.open_zarr(ours).sizes["run"] == 10**6
-    meta = (ours / ".zmetadata").read_bytes()
-    for change in ("member", "units", "indent"):
-        shutil.copytree(theirs, tmp_path / change)
-        if change == "member":          # (a folder zarr would list)
-            shutil.copytree(tmp_path / change / "time", tmp_path / change / "time2")
-        elif change == "units":
-            zattrs = tmp_path / change / "time" / ".zattrs"
-            zattrs.write_text(json.dumps({**json.loads(zattrs.read_text()), "units": "s"}))
-        else:
-            (tmp_path / change / ".zmetadata").write_bytes(json.dumps(json.loads(meta), indent=1).encode())
-        assert not store._consolidate_again(tmp_path / change)
-        assert (tmp_path / change / ".zmetadata").read_bytes() == (meta if change != "indent" else
-                                                                   json.dumps(json.loads(meta), indent=1).encode())
-
-
-@pytest.mark.parametrize("variant", ["plain", "non-ASCII stored row", "quoted stored cell", "CRLF",
-                                     "stored cell over two lines", "older store"])
-def test_an_append_finds_the_new_rows_by_the_stored_bytes(tmp_path, monkeypatch, variant):
-    """An append reads runs.csv's new rows from where the stored ones end
-    (``manifest_bytes``), and checks and hashes the bytes before them meanwhile; runs.csv
-    with a carriage return, a stored row over two lines (found only once the new rows are
-    parsed: nothing is written, and all is done again), or a store written before
-    ``manifest_bytes``, are read whole as before (the older store gets it). Either way the
-    store is the one written whole."""
-    import zarr
-
-    quoted = {"non-ASCII stored row": (6, "lö"), "quoted stored cell": (14, '"x, y"'),
-              "stored cell over two lines": (14, '"x,\ny"')}
-
-    def edit(target):
-        text = (target / "runs.csv").read_text()
-        if variant in quoted:
-            lines = text.split("\n")
-            cells = lines[2].split(",")
-            column, cell = quoted[variant]
-            cells[column] = cell
-            lines[2] = ",".join(cells)
-            text = "\n".join(lines)
-        newline = "\r\n" if variant == "CRLF" else "\n"
-        (target / "runs.csv").write_bytes(text.replace("\n", newline).encode())
-
-    whole_dir = copy(tmp_path, name="whole")
-    edit(whole_dir)
-    whole = tmp_path / "whole.zarr"
-    store.normalize_monitor(whole_dir, whole)
-    assert store.open_store(whole).attrs["manifest_bytes"] > 0
-    target = copy(tmp_path, rows=range(12))
-    edit(target)
-    out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
-    if variant == "older store":
-        group = zarr.open_group(str(out), mode="r+", use_consolidated=False)
-        group.attrs.put({k: v for k, v in group.attrs.asdict().items() if k != "manifest_bytes"})
-        zarr.consolidate_metadata(str(out))
-        assert store.normalize_monitor(target, out)["runs_added"] == 0     # given it, no more
-        assert store.open_store(out).attrs["manifest_bytes"] > 0
-        group.attrs.put({k: v for k, v in group.attrs.asdict().items() if k != "manifest_bytes"})
-        zarr.consolidate_metadata(str(out))
-    (target / "runs.csv").write_bytes((whole_dir / "runs.csv").read_bytes())
-    whole_text, by_bytes = [], []
-    real, real_after = mon.read_manifest_text, mon.read_manifest_after
-    monkeypatch.setattr(mon, "read_manifest_text", lambda d: whole_text.append(d) or real(d))
-    monkeypatch.setattr(mon, "read_manifest_after", lambda *a: by_bytes.append(real_after(*a)) or by_bytes[-1])
-    assert store.normalize_monitor(target, out)["runs_added"] == 8
-    assert bool(whole_text) == (variant in ("CRLF", "stored cell over two lines", "older store"))
-    if variant == "stored cell over two lines":     # (the new rows were parsed, then all again)
-        assert len(by_bytes) == 1 and by_bytes[0].prefix.result() is None
-    assert files(out) == files(whole)
 
 
 def test_a_changed_stored_row_is_found_by_the_stored_bytes_too(full, tmp_path):
@@ -822,15 +529,3 @@ def test_the_data_package_gives_a_monitor_campaigns_runs_as_csv(full, tmp_path):
     assert {f["name"] for f in resource["schema"]["fields"]} >= {"time", "path", "direction", "rtt_median"}
 
 
-def test_a_small_append_is_cut_so_that_every_worker_reads_a_share():
-    """Units of an append are chunk multiples: :data:`~regions.UNIT_ROWS` where there are
-    rows enough for two units a worker, else single chunks (a 1 % append of 2000 rows to a
-    store of 1024-run chunks is read as 656 + 1024 + 320, not 656 + 1344)."""
-    assert regions.append_unit_rows(2000, 1024, 2) == 1024
-    assert regions.append_unit_rows(20000, 1024, 2) == regions.UNIT_ROWS
-    assert regions.append_unit_rows(5000, 256, 2) == 1024       # 5000 // (4 x 256) chunks
-    for rows in (1, 100, 5000, 10**6):
-        for chunk in (64, 256, 1024):
-            for workers in (1, 2, 64):
-                size = regions.append_unit_rows(rows, chunk, workers)
-                assert size % chunk == 0 and chunk <= size <= max(chunk, regions.UNIT_ROWS)

@@ -5,7 +5,7 @@ Every log the batch takes must give ping.scan's probes, summary and line account
 for bit; it may take only logs that ping.scan reads cleanly (no error, not cut off, every
 consistency check passed). Checked on every sample here and corpus log, alone and batched
 together, on generated monitor-style logs with each kind of deviation, and on damaged
-samples. The monitor campaign reader (:func:`thruput.campaign.monitor.read_batch`) gives
+samples. The monitor campaign reader (:func:`thruput.monitor.reader.read_batch`) gives
 the same fragment with and without the batch.
 """
 
@@ -156,7 +156,7 @@ def test_monitor_batch_reads_as_one_by_one(tmp_path, monkeypatch):
     """read_batch of a monitor archive (plain, lossy and damaged ping logs) gives the same
     fragment with the batch as with every log read by ping.scan."""
     from benchmarks import synthetic_monitor
-    from thruput.campaign import monitor
+    from thruput.monitor import reader as monitor
 
     directory = synthetic_monitor.write_archive(tmp_path / "archive", paths=2, slots=6, probes=20)
     rows = monitor.read_monitor_manifest(directory)[0]

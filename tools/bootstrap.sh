@@ -7,8 +7,7 @@ cd "$(dirname "$0")/.."
 
 # measurement tools the tests run for real (iperf3, iperf 2, nuttcp, irtt, ping); chromium for the site's browser test;
 # moreutils for ts (the timestamping wrapper of tests/data/wrapped/record.sh);
-# a C compiler and Python headers for the optional C parts (thruput.campaign._statmany,
-# thruput.campaign._rowscan)
+# a C compiler and Python headers for Python packages that pip builds from source
 APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv)
 
 missing=()

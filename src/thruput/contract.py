@@ -502,11 +502,23 @@ def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note=""):
                                                t_nan.tolist(), d_nan.tolist())]
 
 
+#: Checks of campaign Datasets by ``campaign_kind``, registered by the module that builds
+#: them (:func:`register_campaign_check`).
+CAMPAIGN_CHECKS = {}
+
+
+def register_campaign_check(campaign_kind, check):
+    """Have :func:`validate` check campaign Datasets of ``campaign_kind`` with ``check``."""
+    CAMPAIGN_CHECKS[campaign_kind] = check
+
+
 def validate(ds):
     """Check that ``ds`` follows the contract of its kind; return it unchanged.
 
-    A monitor campaign Dataset (``kind="campaign"``, ``campaign_kind="monitor"``) is
-    checked by :func:`thruput.campaign.monitor.validate_monitor`.
+    A campaign Dataset of a kind in :data:`CAMPAIGN_CHECKS` (``kind="campaign"``,
+    ``campaign_kind="monitor"``) is checked by the function registered there
+    (:func:`thruput.monitor.reader.validate_monitor`, registered as it is imported: the
+    contract imports no campaign code).
 
     Raises
     ------
@@ -515,10 +527,8 @@ def validate(ds):
         wrong dimensions, wrong units, variables without ``units``/``long_name``,
         unprefixed extras, inconsistent line accounting.
     """
-    if ds.attrs.get("kind") == "campaign" and ds.attrs.get("campaign_kind") == "monitor":
-        from .campaign.monitor import validate_monitor    # a campaign, not one file
-
-        return validate_monitor(ds)
+    if ds.attrs.get("kind") == "campaign" and ds.attrs.get("campaign_kind") in CAMPAIGN_CHECKS:
+        return CAMPAIGN_CHECKS[ds.attrs["campaign_kind"]](ds)    # a campaign, not one file
     problems = []
     missing = [a for a in REQUIRED_ATTRS if a not in ds.attrs]
     if missing:

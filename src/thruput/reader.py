@@ -189,7 +189,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     workers, scheduler, client : optional
         Read the files in batches on a ``dask.distributed`` cluster (a LocalCluster of
         ``workers`` processes, the one at ``scheduler``, or ``client``'s), with the same
-        result; see :func:`thruput.parallel.read_many`. Default: here.
+        result (:func:`_read_many_on_cluster`). Default: here.
 
     Raises
     ------
@@ -199,9 +199,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     import xarray as xr
 
     if workers or scheduler or client:
-        from .parallel import read_many as read_distributed
-
-        return read_distributed(paths, format, workers=workers, scheduler=scheduler, client=client)
+        return _read_many_on_cluster(paths, format, workers=workers, scheduler=scheduler, client=client)
 
     paths = [str(p) for p in paths]
     if not paths:
@@ -460,3 +458,155 @@ def decode(data):
     if "\r" not in text:  # the usual case: no pass over (and copy of) a large text
         return text
     return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+# -- read_many on a dask cluster ------------------------------------------------------------
+
+#: Files per batch of :func:`read_many`: large enough that a batch parser (iperf3 JSON's
+#: ``parse_many``) keeps its speed, small enough to spread a few thousand files.
+FILES_PER_BATCH = 256
+#: Padding of integer variables past the end of a shorter stream/interval axis, as the
+#: readers write it: -1 for the contract's "none" (line, seq, ttl), else 0 (format flags
+#: such as iperf3_interval_omitted).
+INT_PADDING = {"line": -1, "seq": -1, "ttl": -1}
+
+
+def _read_batch(format, paths):
+    return read_many(paths, format=format)
+
+
+def _read_many_on_cluster(paths, format=None, *, workers=None, scheduler=None, client=None):
+    """:func:`read_many` with the files read in batches on a dask cluster
+    (:func:`thruput.parallel.map_batches`).
+
+    Batches of :data:`FILES_PER_BATCH` files are read by ``thruput.read_many`` on the
+    workers and joined here so that the result is the one ``thruput.read_many(paths)``
+    gives in one process, bit for bit: records renumbered, ``record_file`` offset,
+    padding (NaN, NaT, ``""``, :data:`INT_PADDING`) out to the widest batch, line
+    accounting and consistency checks added up.
+    """
+    import json
+
+    import numpy as np
+    import xarray as xr
+
+    from .contract import RUN_CHECK, validate
+    from .parallel import map_batches
+
+    paths = [str(p) for p in paths]
+    if format is None and paths:            # as thruput.read_many does: from the first file
+        format = read_pile(paths[:1])[2]
+    batches = [paths[i:i + FILES_PER_BATCH] for i in range(0, len(paths), FILES_PER_BATCH)]
+    parts = map_batches(_read_batch, format, batches, workers=workers, scheduler=scheduler,
+                        client=client)
+    if len(parts) == 1:
+        return parts[0]
+    dim = RECORD_DIMS[formats.get(format).KIND]
+    shifted, files = [], 0
+    for part in parts:
+        part = part.drop_vars([dim, "file"])
+        part["record_file"] = part["record_file"] + files
+        files += part.sizes["file"]
+        shifted.append(part)
+    widths = {d: max(p.sizes.get(d, 0) for p in shifted) for p in shifted for d in p.dims}
+    shifted = _with_every_variable(shifted)
+    records = [_pad(p.drop_dims("file"), widths, dim) for p in shifted]
+    ds = xr.concat(records, dim=dim, data_vars="minimal", coords="minimal", compat="override",
+                   join="override", combine_attrs="override")
+    per_file = xr.concat([p[["file_path", "file_sha256"]].drop_dims(dim, errors="ignore")
+                          for p in shifted], dim="file", combine_attrs="override")
+    ds = ds.assign(per_file.data_vars)
+    ds.attrs = _joined_attrs(parts, hasattr(formats.get(format), "parse_many"))
+    ds.attrs.update(added_ledgers(parts))
+    ds.attrs["truncation"] = "; ".join(p.attrs["truncation"] for p in parts if p.attrs["truncation"])
+    # a batch parser names its checks by run index ("run 3: ..."): shift them as the runs are
+    checks, offset = [], 0
+    for p in parts:
+        for c in json.loads(p.attrs["consistency"]):
+            m = RUN_CHECK.match(c["check"]) if dim == "run" else None
+            checks.append({**c, "check": f"run {int(m[1]) + offset}:{m[2]}"} if m else c)
+        offset += p.sizes.get(dim, 0)
+    ds.attrs["consistency"] = json.dumps(checks, sort_keys=True)
+    ds.attrs["consistent"] = int(all(int(p.attrs["consistent"]) for p in parts))
+    ds = ds.assign_coords({dim: xr.Variable(dim, np.arange(ds.sizes[dim]), parts[0][dim].attrs),
+                           "file": xr.Variable("file", np.arange(ds.sizes["file"]), parts[0]["file"].attrs)})
+    return validate(ds)
+
+
+def _joined_attrs(parts, batch_parser):
+    """The attrs of the batches ``parts`` joined as one ``read_many`` would give them
+    (before the line accounting and checks are added up): a batch parser parses every
+    file at once, and the first batch's attrs are those of that parse; files read one by
+    one keep the attrs they agree on (``combine_attrs="drop_conflicts"``), so here those
+    every batch holds with the same value. Exact when the files of a format carry the
+    same attrs (a pile mixing wrapped and plain logs may differ: a ``line_prefix`` only
+    some batches hold is dropped here)."""
+    attrs = dict(parts[0].attrs)
+    if batch_parser:
+        return attrs
+    missing = object()
+    return {key: value for key, value in attrs.items()
+            if all(_same_attr(p.attrs.get(key, missing), value) for p in parts[1:])}
+
+
+def _same_attr(a, b):
+    """Equal attr values (strings and numbers; NaN equals NaN, as xarray compares them)."""
+    return a == b or (isinstance(a, float) and isinstance(b, float) and a != a and b != b)
+
+
+def _padding(name, dtype):
+    """What a reader writes past the end of a shorter stream/interval axis."""
+    import numpy as np
+
+    if dtype.kind in "iu":
+        return INT_PADDING.get(name, 0)
+    if dtype.kind == "f":
+        return np.nan
+    if dtype.kind == "M":
+        return np.datetime64("NaT", "ns")
+    if dtype.kind in "UOT":
+        return ""
+    return False
+
+
+def _with_every_variable(parts):
+    """``parts`` each with every data variable of any of them: one a part lacks (the
+    server's view of ``--get-server-output``, which only some batches hold) filled with
+    what a reader writes where there is none (:func:`_padding`), as one read of every
+    file gives it."""
+    import numpy as np
+    import xarray as xr
+
+    model = {}
+    for part in parts:
+        for name, var in part.data_vars.items():
+            model.setdefault(name, var.variable)
+    out = []
+    for part in parts:
+        missing = {name: xr.Variable(var.dims, np.full(tuple(part.sizes.get(d, 0) for d in var.dims),
+                                                       _padding(name, var.dtype), dtype=var.dtype),
+                                     var.attrs)
+                   for name, var in model.items() if name not in part.variables}
+        out.append(part.assign(missing) if missing else part)
+    return out
+
+
+def _pad(ds, widths, record_dim):
+    """``ds`` padded along every dimension but ``record_dim`` to ``widths``."""
+    import numpy as np
+    import xarray as xr
+
+    short = {d: widths[d] - n for d, n in ds.sizes.items() if d != record_dim and n < widths[d]}
+    if not short:
+        return ds
+    wide = {}
+    for name, var in ds.variables.items():
+        pads = [(0, short.get(d, 0)) for d in var.dims]
+        if name not in short and any(after for _, after in pads):
+            values = np.pad(var.values, pads, constant_values=_padding(name, var.dtype))
+            wide[name] = xr.Variable(var.dims, values, var.attrs)
+    out = ds.drop_vars(list(wide) + [d for d in short if d in ds.coords])
+    out = out.assign({n: v for n, v in wide.items() if n not in ds.coords})
+    return out.assign_coords({d: xr.Variable(d, np.arange(widths[d]), ds[d].attrs)
+                              for d in short if d in ds.coords}
+                             | {n: v for n, v in wide.items() if n in ds.coords})

@@ -1,9 +1,14 @@
 """Campaigns: a directory of raw logs plus its description, as one labelled Dataset.
 
 ``layout``
-    File names, manifest columns, run ids and sizes, shared with :mod:`thruput.record`.
+    File names, manifest columns, run ids, paths kept inside the campaign folder, shared
+    with :mod:`thruput.record`.
+``metadata``
+    ``campaign.yaml``: read with its lines, checked against its JSON Schema.
 ``dataset``
-    Reading the on-disk layout (``campaign.yaml``, ``runs.csv``) and :func:`open_campaign`.
+    Reading the on-disk layout (``runs.csv``, the raw files) and :func:`open_campaign`.
+``store``
+    Every Zarr, netCDF and product file: the monitor store, its normalize and appends.
 ``check``
     ``thruput campaign check``: every problem of a campaign directory, each naming a file.
 ``importer``

@@ -9,7 +9,6 @@ runs that did run).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from . import dataset as cp
-from .layout import sha256_of
+from .layout import escapes, sha256_of
 from ..errors import ParseError, ThruputError
+from ..hashing import sha256_file
 
 __all__ = ["Problem", "check_campaign", "check_against", "IGNORED_FILES"]
 
@@ -57,7 +57,7 @@ def check_campaign(directory):
     (for iperf) says the streams and window the manifest says; and that every run the plan
     asks for is present or explained in ``explained``. A monitor campaign is checked by
     :func:`thruput.monitor.check.check_monitor` (its records) and
-    :func:`thruput.campaign.monitor_check.check_gaps` (its schedule).
+    :func:`thruput.monitor.gaps.check_gaps` (its schedule).
 
     Parameters
     ----------
@@ -83,12 +83,12 @@ def check_campaign(directory):
         problems.append(Problem(meta_path, None, str(exc).removeprefix(meta_path + ": ")))
     if metadata is not None and metadata["kind"] == "monitor":
         from ..monitor.check import check_monitor
-        from .monitor_check import check_gaps
+        from ..monitor.gaps import check_gaps
 
         # the records (manifest rows, every file and its sha256), then the schedule's gaps
         return (problems + placeholders(directory)
                 + check_monitor(directory, metadata, node, Problem, _unlisted)
-                + check_gaps(directory, metadata, node))
+                + check_gaps(directory, metadata, node, Problem))
     if metadata is not None:
         problems += _check_metadata(directory, metadata, node, meta_path)
 
@@ -155,6 +155,8 @@ def placeholders(directory):
 def _check_file(directory, row, manifest):
     path = directory / row.path
     where = f"{manifest}:{row.line}"
+    if (problem := escapes(directory, row.path)) is not None:
+        return [Problem(manifest, row.line, problem)]
     if not path.is_file():
         return [Problem(manifest, row.line, f"{row.path} is listed but missing")]
     # a changed file is an error even when it parses; what else is wrong with it follows
@@ -286,7 +288,7 @@ def check_against(directory, normalized):
         if not path.is_file():
             problems.append(Problem(str(path), None, "read when the campaign was normalized, now missing"))
             continue
-        now = hashlib.sha256(path.read_bytes()).hexdigest()
+        now = sha256_file(path)
         if now != sha:
             problems.append(Problem(str(path), None, f"changed since the campaign was normalized "
                                     f"(sha256 was {sha[:12]}..., is {now[:12]}...)"))

@@ -23,16 +23,19 @@ import io
 import json
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import xarray as xr
-import yaml
 
-from ..errors import ParseError, ThruputError
+from ..errors import ParseError
+from ..quantities import ISO_UTC as _ISO_UTC, iso_ns as _timestamp  # noqa: F401
 from ..reader import read
+from .layout import LedgerTotals as _LedgerTotals
+from .metadata import (CampaignError, _Loader, _schema_message, load_metadata,  # noqa: F401
+                       load_yaml, node_line, schema, schema_validator)
+from .layout import escapes, path_problem
 from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
                      parse_run_id, run_id)
 
@@ -62,10 +65,6 @@ TCP_ROLES = CAMPAIGN_ROLES["tcp_sweep"]
 KINDS = ("tcp_sweep", "udp_sweep")
 #: A sha256 as runs.csv keeps it (lower-case hexadecimal).
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
-
-
-class CampaignError(ThruputError):
-    """A campaign directory is not usable as it stands (the message names file and line)."""
 
 
 @dataclass(frozen=True)
@@ -116,119 +115,6 @@ def resolve(name_or_path, root=DEFAULT_ROOT):
             looked.append(str(candidate))
     raise CampaignError(f"{name_or_path}: no such campaign directory (looked at "
                         + ", ".join(dict.fromkeys(looked)) + ")" + note)
-
-
-def schema():
-    """The JSON Schema of ``campaign.yaml`` (a dict)."""
-    text = resources.files("thruput").joinpath("schemas/campaign.schema.json").read_text()
-    return json.loads(text)
-
-
-def schema_validator():
-    """A ``jsonschema`` Draft 2020-12 validator of :func:`schema`.
-
-    jsonschema is imported, if nothing has imported it yet, without ``rfc3987_syntax``:
-    that optional checker of the ``iri`` formats compiles 39 lark grammars when imported,
-    1.3-2.5 s of every fresh ``thruput`` process here (python-jsonschema/jsonschema#1428),
-    and thruput's schema uses no ``format``. Anything importing it later gets it as usual.
-    """
-    import importlib
-    import sys
-
-    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
-        sys.modules["rfc3987_syntax"] = None        # an ImportError, which jsonschema skips
-        try:
-            importlib.import_module("jsonschema")
-        finally:
-            del sys.modules["rfc3987_syntax"]
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(schema())
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
-    """YAML 1.1 safe loader that keeps dates and times as the strings written: libyaml's
-    where PyYAML was built with it (a tenth of the time of the pure-Python one).
-
-    PyYAML turns ``2026-11-22T14:00:00Z`` into a ``datetime``; the schema and the JSON copy
-    in the Dataset's attrs want the text as written.
-    """
-
-
-_Loader.yaml_implicit_resolvers = {
-    key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def load_yaml(path):
-    """Parse a YAML file; return ``(data, root_node)`` (the node tree gives line numbers).
-
-    Raises
-    ------
-    ParseError
-        Naming the file and line of a YAML syntax error.
-    """
-    text = Path(path).read_text(encoding="utf-8")
-    loader = _Loader(text)
-    try:            # (parsed once: the data is made from the node tree)
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ParseError(f"not valid YAML: {getattr(exc, 'problem', exc)}", line=line,
-                         path=str(path)) from None
-    finally:
-        loader.dispose()
-    return data, node
-
-
-def node_line(node, keys):
-    """1-based line of the YAML node at ``keys`` (a path of mapping keys / sequence indices).
-
-    Falls back to the deepest node that exists on the way, so a missing key points at its
-    parent mapping.
-    """
-    line = node.start_mark.line + 1 if node is not None else None
-    for key in keys:
-        child = None
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if k.value == str(key):
-                    child = v
-                    break
-        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
-            child = node.value[key]
-        if child is None:
-            break
-        node = child
-        line = node.start_mark.line + 1
-    return line
-
-
-def load_metadata(directory):
-    """Read and schema-check ``campaign.yaml`` of ``directory``; return it as a dict.
-
-    Raises
-    ------
-    ParseError
-        For a YAML syntax error or the first schema violation, naming file and line.
-    """
-    path = Path(directory) / CAMPAIGN_FILE
-    if not path.is_file():
-        raise CampaignError(f"{path}: missing")
-    data, node = load_yaml(path)
-    errors = sorted(schema_validator().iter_errors(data), key=lambda e: list(e.path))
-    if errors:
-        listed = [(node_line(node, list(e.path)), _schema_message(e)) for e in errors]
-        raise ParseError(listed[0][1], line=listed[0][0], path=str(path), errors=listed)
-    return data
-
-
-def _schema_message(error):
-    where = "/".join(str(p) for p in error.path) or "(top level)"
-    return f"{where}: {error.message}"
 
 
 def read_manifest(directory):
@@ -310,6 +196,8 @@ def _manifest_row(cells, line):
         problems.append(f"role {cells['role']!r} is not one of {', '.join(ROLE_KINDS)}")
     if not cells["path"]:
         problems.append("empty path")
+    elif (problem := path_problem(cells["path"])) is not None:
+        problems.append(problem)
     if cells["phase"] not in ("",) + PHASES + (BASELINE,):
         problems.append(f"phase {cells['phase']!r} is not one of {', '.join(PHASES + (BASELINE,))} or empty")
     if cells["role"] == "ping" and cells["phase"] == "":
@@ -362,6 +250,8 @@ def read_raw(directory, row):
         of the wrong kind, a truncated file, or a file that is missing.
     """
     path = Path(directory) / row.path
+    if (problem := escapes(directory, row.path)) is not None:
+        raise CampaignError(f"{Path(directory) / MANIFEST_FILE}:{row.line}: {problem}")
     if not path.is_file():
         raise CampaignError(f"{path}: listed in {MANIFEST_FILE} line {row.line} but missing")
     ds = read(path)
@@ -399,7 +289,7 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT, chunks=None, processed=DEFAUL
     -------
     xarray.Dataset
         For ``kind: monitor``: one ``run`` dimension in time order, see docs/design.md and
-        :mod:`thruput.campaign.monitor`. For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
+        :mod:`thruput.monitor.reader`. For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
         ``window_actual`` (byte), ``retransmits`` (count), ``start_time`` on
         (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams),
         ``interval_cwnd`` (byte, summed over streams) and ``interval_rtt`` (ms, the
@@ -434,7 +324,7 @@ def open_campaign(name_or_path, root=DEFAULT_ROOT, chunks=None, processed=DEFAUL
     directory = resolve(name_or_path, root)
     metadata = load_metadata(directory)
     if metadata["kind"] == "monitor":
-        from .monitor import open_monitor
+        from ..monitor.reader import open_monitor
 
         ds = open_monitor(directory, metadata)
         return ds if chunks is None else ds.chunk(chunks)
@@ -697,46 +587,6 @@ def _interval_length(runs):
     lengths = np.concatenate([np.ravel(x) for x in lengths]) if lengths else np.array([])
     lengths = lengths[np.isfinite(lengths)]
     return round(float(np.median(lengths)), 3) if lengths.size else float("nan")
-
-
-#: ISO 8601 in UTC or without an offset, as the recorder writes it: parsed by NumPy
-#: (1 us; pandas takes 16 us, and a monitor archive has a row per test).
-_ISO_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z?", re.ASCII)
-
-
-def _timestamp(text):
-    """ISO 8601 (any offset) -> naive UTC datetime64[ns]; NaT for ""."""
-    if not text:
-        return np.datetime64("NaT", "ns")
-    if _ISO_UTC.fullmatch(text):
-        return np.datetime64(text.rstrip("Z"), "ns")
-    ts = pd.Timestamp(text)
-    if ts.tzinfo is not None:
-        ts = ts.tz_convert("UTC").tz_localize(None)
-    return ts.to_datetime64().astype("datetime64[ns]")
-
-
-class _LedgerTotals:
-    """Sums the line accounting of every file read into campaign attrs."""
-
-    def __init__(self):
-        self.files = 0
-        self.totals = {"lines_total": 0, "lines_parsed": 0, "lines_skipped": 0}
-        self.reasons = {}
-
-    def add(self, ds, files=1):
-        """Add the accounting of ``ds`` (a Dataset, or its attrs), read from ``files``
-        files (``read_many``: many)."""
-        attrs = getattr(ds, "attrs", ds)
-        self.files += files
-        for key in self.totals:
-            self.totals[key] += int(attrs[key])
-        for reason, count in json.loads(attrs["skipped_reasons"]).items():
-            self.reasons[reason] = self.reasons.get(reason, 0) + int(count)
-
-    def attrs(self):
-        return {"files_read": self.files, **self.totals,
-                "skipped_reasons": json.dumps(self.reasons, sort_keys=True)}
 
 
 # -- UDPmon campaigns -------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The layout of a campaign directory, shared by ``campaign/`` and ``record/``.
 
-File names, the manifest's columns, run ids and the size notation (``64K``) are decided
-here once; ``docs/design.md`` describes them for people.
+File names, the manifest's columns and run ids are decided here once (sizes such as
+``64K``: :mod:`thruput.quantities`); ``docs/design.md`` describes them for people.
 
 A campaign directory ``data/raw/<name>/`` holds ``campaign.yaml`` (:data:`CAMPAIGN_FILE`),
 ``runs.csv`` (:data:`MANIFEST_FILE`, columns :data:`MANIFEST_COLUMNS`) and the raw logs.
@@ -12,12 +12,17 @@ the change is accepted on purpose (``thruput campaign accept``).
 
 from __future__ import annotations
 
-import hashlib
+import json
+import os
 import re
+from pathlib import PurePosixPath, PureWindowsPath
+
+from ..hashing import sha256_file
+from ..quantities import SIZE_SUFFIXES, parse_size
 
 __all__ = [
     "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "LEGACY_MANIFEST_COLUMNS", "RUN_ID",
-    "SIZE_SUFFIXES", "ACCEPTED_KEY", "run_id", "parse_run_id", "parse_size", "sha256_of",
+    "SIZE_SUFFIXES", "ACCEPTED_KEY", "LedgerTotals", "path_problem", "escapes", "run_id", "parse_run_id", "parse_size", "sha256_of",
 ]
 
 CAMPAIGN_FILE = "campaign.yaml"
@@ -32,12 +37,6 @@ LEGACY_MANIFEST_COLUMNS = tuple(c for c in MANIFEST_COLUMNS if c != "sha256")
 ACCEPTED_KEY = "accepted"
 #: Run ids of TCP sweeps: requested window in bytes, streams, repeat.
 RUN_ID = re.compile(r"^w(?P<window>[0-9]+)-s(?P<streams>[0-9]+)-r(?P<repeat>[0-9]+)$")
-#: Size suffixes as iperf reads them for -w: binary multiples (iperf's K is 1024 bytes);
-#: ``KiB``, ``kB`` and ``KB`` are read the same way.
-SIZE_SUFFIXES = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
-_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgb]?)(?:i?b)?\s*$", re.IGNORECASE)
-#: Bytes read at a time when hashing a file.
-_CHUNK = 1 << 20
 
 
 def run_id(window, streams, repeat):
@@ -51,28 +50,58 @@ def parse_run_id(run):
     return None if m is None else (int(m["window"]), int(m["streams"]), int(m["repeat"]))
 
 
-def parse_size(text):
-    """A size in bytes: ``"64K"`` -> 65536; ``"256k"``, ``"1M"``, ``"4096"``, ``"2MB"``,
-    ``"64KiB"`` likewise (K, M, G are powers of 1024, as for ``iperf -w``).
+def path_problem(rel):
+    """What is wrong with ``rel``, a runs.csv ``path`` cell, as a path inside the campaign
+    folder (``None`` if nothing; ``""`` is no file): an absolute path or a ``..`` component
+    would name a file outside the campaign, and outside its DVC dependency."""
+    if not rel:
+        return None
+    if "\0" in rel:
+        return f"path {rel!r} holds a NUL"
+    if rel.startswith(("/", "\\")) or PureWindowsPath(rel).drive:
+        return f"path {rel!r} is absolute: it must be relative to the campaign folder"
+    if ".." in PurePosixPath(rel.replace("\\", "/")).parts:
+        return f"path {rel!r} goes up ('..'): it must stay inside the campaign folder"
+    return None
 
-    Raises
-    ------
-    ValueError
-        If ``text`` is not a positive whole number of bytes.
-    """
-    m = _SIZE.match(str(text))
-    if m is None:
-        raise ValueError(f"bad size {text!r}; use bytes or a number with K, M or G (1024-based)")
-    value = float(m[1]) * SIZE_SUFFIXES[m[2].lower()]
-    if value != int(value) or value <= 0:
-        raise ValueError(f"bad size {text!r}: not a positive whole number of bytes")
-    return int(value)
+
+def escapes(directory, rel):
+    """What is wrong with the file ``rel`` of the campaign ``directory`` (``None`` if
+    nothing): :func:`path_problem`, or a symbolic link on its way that leads out of the
+    campaign folder."""
+    problem = path_problem(rel)
+    if problem is not None or not rel:
+        return problem
+    top = os.path.realpath(directory)
+    where = os.path.realpath(os.path.join(directory, rel))
+    if where != top and not where.startswith(top.rstrip(os.sep) + os.sep):
+        return f"path {rel!r} leads out of the campaign folder (a symbolic link to {where})"
+    return None
 
 
 def sha256_of(path):
-    """The sha256 of the file at ``path``, hexadecimal."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(_CHUNK), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    """The sha256 of the file at ``path``, hexadecimal (:func:`thruput.hashing.sha256_file`)."""
+    return sha256_file(path)
+
+
+class LedgerTotals:
+    """Sums the line accounting of every file read into campaign attrs."""
+
+    def __init__(self):
+        self.files = 0
+        self.totals = {"lines_total": 0, "lines_parsed": 0, "lines_skipped": 0}
+        self.reasons = {}
+
+    def add(self, ds, files=1):
+        """Add the accounting of ``ds`` (a Dataset, or its attrs), read from ``files``
+        files (``read_many``: many)."""
+        attrs = getattr(ds, "attrs", ds)
+        self.files += files
+        for key in self.totals:
+            self.totals[key] += int(attrs[key])
+        for reason, count in json.loads(attrs["skipped_reasons"]).items():
+            self.reasons[reason] = self.reasons.get(reason, 0) + int(count)
+
+    def attrs(self):
+        return {"files_read": self.files, **self.totals,
+                "skipped_reasons": json.dumps(self.reasons, sort_keys=True)}

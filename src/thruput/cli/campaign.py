@@ -128,7 +128,7 @@ def run_new(args):
 
 def run_import(args):
     from ..campaign.importer import import_campaign
-    from ..campaign.monitor_import import import_monitor
+    from ..monitor.importer import import_monitor
 
     try:
         from ..campaign.importer import DESCRIPTION_FIELDS

@@ -4,8 +4,6 @@
   thruput monitor DIR [--duration D] [--until T] [--netns NS]
                                                 run the schedule (safe to kill and restart)
   thruput monitor status DIR [--json]           what ran, what failed, the next slot
-  thruput monitor watch DIR                     keep DIR's change journal (inotify), so an
-                                                append stats only the files that changed
   thruput monitor report DIR [--since T] [--json]
                                                 per path and direction: ok, breach or no
                                                 data now, every breach (campaign.yaml
@@ -23,29 +21,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 
 from ..errors import ThruputError
 from ..record.plan import parse_sizes
 
-#: --duration units (s).
-DURATION_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"^\s*([0-9.]+)\s*([a-z]*)\s*$")
-ACTIONS = ("new", "status", "watch", "report")
+ACTIONS = ("new", "status", "report")
 
 
 def parse_duration(text):
-    """``"95m"`` -> 5700.0 (s); units s, m, h, d (none: seconds)."""
-    m = _DURATION.match(text.lower())
-    if not m or m.group(2) not in DURATION_UNITS:
-        raise argparse.ArgumentTypeError(f"bad duration {text!r}: use e.g. 90s, 95m, 2h, 7d")
-    return float(m.group(1)) * DURATION_UNITS[m.group(2)]
+    """``"95m"`` -> 5700.0 (s): :func:`thruput.quantities.parse_duration`."""
+    from ..quantities import parse_duration as parse
+    try:
+        return parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def parse_until(text):
     """ISO 8601 time (UTC if no zone) -> Unix seconds."""
-    from ..monitor.schedule import parse_time
+    from ..quantities import parse_time
     try:
         return parse_time(text)
     except ValueError:
@@ -63,9 +58,9 @@ def _sizes(text):
 def add_parser(sub):
     p = sub.add_parser("monitor", help="watch a path on a schedule (monitor campaign)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("words", nargs="+", metavar="[new|status|watch|report] DIR",
+    p.add_argument("words", nargs="+", metavar="[new|status|report] DIR",
                    help="DIR: run its schedule; status DIR: what ran and what is next; new DIR: a template; "
-                        "watch DIR: keep its change journal; report DIR: alert states and breaches")
+                        "report DIR: alert states and breaches")
     r = p.add_argument_group("running (thruput monitor DIR)")
     r.add_argument("--duration", type=parse_duration,
                    help="stop starting tests after this long (90m, 2h)")
@@ -119,7 +114,7 @@ def run(args):
     words = args.words
     action = words[0] if words[0] in ACTIONS and len(words) == 2 else None
     if (action is None and len(words) != 1) or (action and len(words) != 2):
-        print("usage: thruput monitor [new|status|watch|report] DIR", file=sys.stderr)
+        print("usage: thruput monitor [new|status|report] DIR", file=sys.stderr)
         return 2
     directory = words[-1]
     if action == "report":
@@ -132,8 +127,6 @@ def run(args):
             report = status(directory)
             print(json.dumps(report, indent=1) if args.json else format_status(report))
             return 0
-        if action == "watch":
-            return _watch(directory)
         from ..monitor.campaign import monitor
         say = None if args.quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
         monitor(directory, duration_s=args.duration, until=args.until, netns=args.netns,
@@ -189,25 +182,6 @@ def _stored_changes(directory):
     import xarray as xr
     with xr.open_dataset(product, group="changes") as changes:
         return changes.load()
-
-
-def _watch(directory):
-    """Keep the change journal of ``directory`` until SIGINT or SIGTERM."""
-    import signal
-    from pathlib import Path
-
-    from ..campaign.journal import JOURNAL
-    from ..campaign.watcher import watch
-
-    if not Path(directory).is_dir():
-        raise ThruputError(f"{directory}: no such directory")
-    stopping = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopping.append(1))
-    watch(directory, stop=lambda: bool(stopping),
-          ready=lambda: print(f"thruput monitor watch: keeping {Path(directory) / JOURNAL} "
-                              "(appends stat only the files it names)", file=sys.stderr, flush=True))
-    return 0
 
 
 def _new(args, directory):

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -36,11 +35,8 @@ import yaml
 
 from ..errors import ThruputError
 
-#: Engine of the netCDF files the pipeline writes: netCDF-C writes no timestamps, so the
-#: same campaign gives the same bytes (DVC compares outputs by hash).
-NETCDF_ENGINE = "netcdf4"
-#: File name ending of a campaign's statistics product beside its ``<campaign>.nc``.
-STATS_SUFFIX = ".stats.nc"
+from ..campaign.store import (NETCDF_ENGINE, STATS_SUFFIX, open_product,  # noqa: F401
+                              write_netcdf, write_product)
 
 
 def add_parser(sub):
@@ -175,15 +171,6 @@ def _normalize_monitor(args):
     return 0
 
 
-def write_netcdf(ds, out):
-    """Write ``ds`` to ``out`` atomically (a temporary file renamed), reproducibly."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    ds.to_netcdf(tmp, engine=NETCDF_ENGINE)
-    os.replace(tmp, out)
-
-
 def load_stats_params(path):
     """The ``stats`` section of the parameters file over :data:`thruput.stats.DEFAULTS`."""
     from ..stats.product import params_with_defaults
@@ -193,22 +180,6 @@ def load_stats_params(path):
 
 def _params_file(path):
     return yaml.safe_load(Path(path).read_text()) or {}
-
-
-def open_product(path):
-    """A statistics product (``.stats.nc``, catalogue, comparison, study effects) as an
-    in-memory DataTree: every variable read, the file closed."""
-    import xarray as xr
-
-    with xr.open_datatree(path, engine=NETCDF_ENGINE) as tree:
-        tree.load()
-        # DataTree.load (xarray 2026.9) skips a variable named like a group of the tree
-        # (``bound/rtt`` beside the group ``rtt``): it stayed lazy on the closed file, and
-        # reading it later reopened the file, which can crash HDF5 once the file was replaced.
-        for node in tree.subtree:
-            for variable in node.variables.values():
-                variable.load()
-        return tree
 
 
 def monitor_tree(ds, section):
@@ -231,15 +202,6 @@ def _open_campaign_nc(path):
 
     with xr.open_dataset(path, engine=NETCDF_ENGINE) as ds:
         return ds.load()
-
-
-def write_product(tree, out):
-    """Write a DataTree (or Dataset) to ``out`` atomically, reproducibly (as :func:`write_netcdf`)."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    tree.to_netcdf(tmp, engine=NETCDF_ENGINE)
-    os.replace(tmp, out)
 
 
 def run_stats(args):

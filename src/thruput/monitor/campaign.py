@@ -62,7 +62,7 @@ class MonitorConfig:
 
 def _read(campaign_dir):
     """``(data, node)`` of campaign.yaml, times kept as the strings written."""
-    from ..campaign.dataset import load_yaml
+    from ..campaign.metadata import load_yaml
 
     path = os.path.join(campaign_dir, CAMPAIGN_YAML)
     if not os.path.exists(path):
@@ -86,7 +86,7 @@ def validate(campaign_dir, data):
     thruput.errors.ParseError
         Naming campaign.yaml, the line of the first problem, and every problem.
     """
-    from ..campaign.dataset import node_line, schema_validator
+    from ..campaign.metadata import node_line, schema_validator
 
     _data, node = _read(campaign_dir)
     errors = sorted(schema_validator().iter_errors(data), key=lambda e: list(e.path))

@@ -10,9 +10,10 @@ neither listed nor ancillary are warned about, as for a sweep.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
+from ..campaign.layout import escapes
+from ..hashing import sha256_file
 from .manifest import MANIFEST, MONITOR_MANIFEST_COLUMNS, OUTCOMES, read_rows_lenient
 from .schedule import DIRECTIONS, RECORDED_TOOLS, TESTS, parse_time
 
@@ -123,11 +124,13 @@ def check_monitor(directory, metadata, node, problem, unlisted):
             problems.append(problem(manifest, line,
                                     f"run {row.run} already on line {seen[row.run]}"))
         seen.setdefault(row.run, line)
-        if row.path:
+        if row.path and (escape := escapes(directory, row.path)) is not None:
+            problems.append(problem(manifest, line, escape))
+        elif row.path:
             file = directory / row.path
             if not file.is_file():
                 problems.append(problem(manifest, line, f"{row.path} is listed but missing"))
-            elif hashlib.sha256(file.read_bytes()).hexdigest() != row.sha256:
+            elif sha256_file(file) != row.sha256:
                 problems.append(problem(str(file), None, f"sha256 is not the one {MANIFEST} "
                                         f"line {line} says (changed since it was recorded?)"))
     problems += unlisted(directory, [row for _line, row in rows], ancillary)

@@ -16,13 +16,13 @@ import contextlib
 import ctypes
 import datetime as dt
 import functools
-import hashlib
 import os
 import signal
 import subprocess
 import time
 from dataclasses import dataclass
 
+from ..hashing import sha256_bytes
 from ..record.runner import held_signals
 from . import outcome as oc
 from .lock import not_writable
@@ -193,7 +193,7 @@ def record_test(campaign_dir, spec, slot, timeout_s, netns=None, clock=time.time
                     f.write(result.stdout)
                     f.flush()
                     os.fsync(f.fileno())
-                sha = hashlib.sha256(result.stdout).hexdigest()
+                sha = sha256_bytes(result.stdout)
             with held_signals():
                 if sha:
                     os.replace(part, final)

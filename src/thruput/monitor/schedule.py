@@ -18,11 +18,12 @@ Examples
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from ..quantities import parse_time
 
 __all__ = ["Schedule", "TestSpec", "Path", "slot_due", "next_slot", "buffers_at",
            "parse_time", "DIRECTIONS", "TESTS", "TOOLS", "RECORDED_TOOLS", "ORDERS"]
@@ -48,24 +49,6 @@ ANALYSIS_KEYS = frozenset({"day_s"})
 TEST_DEFAULTS = {"duration_s": 10.0, "count": 10, "interval_s": 0.2, "sizes": [56]}
 #: ping only measures the round trip, so it is run from the source alone.
 ROUND_TRIP_TESTS = frozenset({"ping"})
-
-
-def parse_time(value):
-    """Seconds since the Unix epoch from an ISO 8601 string, a datetime or a number.
-
-    A time without a zone is taken as UTC.
-    """
-    if value is None:
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
-        value = dt.datetime(value.year, value.month, value.day)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=dt.timezone.utc)
-    return value.timestamp()
 
 
 @dataclass(frozen=True)

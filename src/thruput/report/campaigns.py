@@ -29,7 +29,7 @@ from IPython.display import HTML, Markdown, display
 from .. import charts
 from ..project import project_path
 from ..charts.comparison import difference_intervals, levels_differ
-from ..cli.pipeline import STATS_SUFFIX, open_product
+from ..campaign.store import STATS_SUFFIX, open_product
 
 __all__ = [
     "read_processed", "read_product", "title", "hosts_intro", "hosts_table", "statistics", "cell_table",

@@ -13,7 +13,6 @@ import json
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 from IPython.display import HTML, Markdown
 
 from ..project import project_path
@@ -59,12 +58,10 @@ def product_path(processed, name):
 
 def load_product(processed, name):
     """The statistics product of campaign ``name``: ``{table: Dataset}``, loaded."""
-    path = product_path(processed, name)
-    tree = xr.open_datatree(path)
-    try:
-        return {node.name: node.to_dataset().load() for node in tree.children.values()}
-    finally:
-        tree.close()
+    from ..campaign.store import open_product
+
+    tree = open_product(product_path(processed, name))
+    return {node.name: node.to_dataset() for node in tree.children.values()}
 
 
 def _meta(product):

@@ -11,7 +11,7 @@ import shutil
 import time
 from pathlib import Path
 
-from ..cli.pipeline import STATS_SUFFIX
+from ..campaign.store import STATS_SUFFIX
 from ..errors import ThruputError
 from . import assets, datapackage, html, quarto
 from .config import load_config

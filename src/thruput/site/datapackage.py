@@ -4,13 +4,13 @@ campaign's runs as CSV), the reproduction ledger, a Frictionless ``datapackage.j
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 from pathlib import Path
 
 import xarray as xr
 
+from ..hashing import sha256_file
 __all__ = ["export", "campaign_table", "DESCRIPTOR"]
 
 #: The Frictionless descriptor of the package.
@@ -20,11 +20,7 @@ STATS_SUFFIX = ".stats.nc"
 
 
 def _sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return sha256_file(path)
 
 
 def campaign_table(ds):

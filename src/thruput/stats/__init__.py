@@ -35,7 +35,6 @@ the whole statistics product of a campaign for the ``stats`` stage.
 
 from __future__ import annotations
 
-from .. import accessors as _accessors  # noqa: F401  (registers ds.thruput / da.thruput)
 from .bounds import window_bound
 from .changes import change_points
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import thruput
-from thruput.campaign import monitor as mon
+from thruput.monitor import reader as mon
 from thruput.errors import ContractError, ParseError, ThruputError
 
 from .conftest import DATA, copy_campaign
@@ -123,25 +123,6 @@ def test_bad_manifest_rows_are_listed_with_lines(tmp_path):
     assert "tool 'iperf3' does not run test ping" in err.value.errors[1][1]
 
 
-def test_first_rows_are_those_read_whole_when_valid_in_order_and_one_a_line():
-    text = (CAMPAIGN / "runs.csv").read_text()
-    whole, _ = mon.read_monitor_manifest(CAMPAIGN, text=text)
-    first = mon.first_rows(text, 8)
-    assert first.lines == len(whole) == 20
-    assert [r._replace(socket_buffer=0, size=0, rate=0) for r in first.rows] == \
-        [r._replace(socket_buffer=0, size=0, rate=0) for r in whole[:8]]      # (NaN != NaN)
-    assert mon.first_rows(text + "\n", 8).lines == 21       # a blank line: Guess.holds fails
-    lines = text.splitlines(keepends=True)
-    assert mon.first_rows(text, 20) is None                 # nothing left to read later
-    assert mon.first_rows(text, 8, 12) is None              # (the margin too)
-    late = "".join([lines[0], lines[2], lines[1], *lines[3:12], lines[13], lines[12], *lines[14:]])
-    assert [r.line for r in mon.first_rows(late, 8, 4).rows] == [3, 2, *range(4, 10)]  # in time order
-    assert [r.line for r in mon.first_rows(late, 12, 1).rows] == [3, 2, *range(4, 13), 14]
-    assert mon.first_rows(text.replace("\n", "\r\n"), 8) is None                           # not the quick path
-    assert mon.first_rows(text.replace(",ok,", ",fine,", 1), 8) is None                    # a bad row
-    assert mon.first_rows("", 8) is None and mon.first_rows(lines[0], 8) is None
-
-
 def test_a_file_changed_after_it_was_listed_is_an_error(tmp_path):
     target = copy_campaign(CAMPAIGN, tmp_path)
     path = target / manifest()["000000-lo-forward-ping-z108"].path
@@ -212,58 +193,6 @@ def test_manifest_digests_grow_as_the_whole_prefix_hashed_again(text):
             mon.manifest_digest(text, rows)
 
 
-def test_manifest_digests_of_long_texts_found_a_block_at_a_time(monkeypatch):
-    """The ASCII path (:func:`monitor._after_lines`) with blocks of 37 characters: lines
-    across blocks, longer than a block, a last line with no end, a non-ASCII text."""
-    import hashlib
-    import random
-
-    monkeypatch.setattr(mon, "_BLOCK_CHARS", 37)
-    rng = random.Random(1)
-    for _ in range(100):
-        text = "h\n" + "".join("x" * rng.randint(0, 80) + "\n" for _ in range(rng.randint(0, 400)))
-        text += rng.choice(["", "no end"])
-        text = rng.choice(["", "é"]) + text
-        lines, digest, rows = text.splitlines(keepends=True), mon.ManifestDigest(text), 0
-        for _ in range(5):
-            rows += rng.randint(0, 150)
-            assert digest.upto(rows) == hashlib.sha256("".join(lines[:rows + 1]).encode()).hexdigest()
-            assert digest.end == len("".join(lines[:rows + 1]))
-            assert digest.attrs(rows)["manifest_bytes"] == len("".join(lines[:rows + 1]).encode())
-
-
-@pytest.mark.parametrize("head", ["h\n", "hé\n"])
-def test_runs_csv_after_the_stored_bytes_goes_on_as_the_whole_text(tmp_path, head):
-    """read_manifest_after: the header and the rows after the stored ones (non-ASCII
-    too), the hash of the bytes before, and a digest resumed from them that gives what
-    the whole text's digest gives; None where the new rows' bytes cannot tell, and no
-    hash where the stored rows' cannot."""
-    text = head + "".join(f"row {k} ü\n" if k % 3 else f"row {k}\n" for k in range(40))
-    (tmp_path / "runs.csv").write_text(text)
-    whole = mon.ManifestDigest(text)
-    stored = whole.attrs(10)
-    after = mon.read_manifest_after(tmp_path, stored["manifest_bytes"])
-    lines = text.splitlines(True)
-    assert after.text == lines[0] + "".join(lines[11:]) and after.text[:after.at] == lines[0]
-    sha = after.prefix.result()
-    assert sha.hexdigest() == stored["manifest_sha256"]
-    resumed = mon.ManifestDigest(after.text)
-    resumed.resume(10, after.at, stored["manifest_bytes"], sha)
-    assert resumed.attrs(25) == whole.attrs(25) and resumed.attrs(40) == whole.attrs(40)
-    for size in (0, stored["manifest_bytes"] - 1, len(text.encode()) + 1):
-        assert mon.read_manifest_after(tmp_path, size) is None            # not after a line end
-    for odd in ("row\r30", "row\x0b30", "row\u202830"):     # a carriage return, other breaks
-        (tmp_path / "runs.csv").write_text(text.replace("row 30", odd))
-        assert mon.read_manifest_after(tmp_path, stored["manifest_bytes"]) is None
-    # the stored rows: a quoted cell closed on its line, or not; other breaks (then the
-    # bytes before cannot tell: no hash, and the caller reads the whole text)
-    for stored_row, taken in (('row 3,"a, b"', True), ('row 3,"a', False), ("row\r3", False), ("row\x0b3", False)):
-        (tmp_path / "runs.csv").write_text(text.replace("row 3\n", f"{stored_row}\n"))
-        size = mon.ManifestDigest((tmp_path / "runs.csv").read_text()).attrs(10)["manifest_bytes"]
-        after = mon.read_manifest_after(tmp_path, size)
-        assert after is not None and (after.prefix.result() is not None) is taken
-
-
 @pytest.mark.parametrize("quote", [False, True])
 def test_rows_after_a_start_are_those_of_the_whole_manifest(tmp_path, quote):
     from .conftest import copy_campaign
@@ -278,7 +207,6 @@ def test_rows_after_a_start_are_those_of_the_whole_manifest(tmp_path, quote):
     rows, _ = mon.read_monitor_manifest(target)
     for start in (0, 1, 7, len(rows) - 1, len(rows)):
         assert mon.read_monitor_manifest(target, start)[0] == rows[start:]
-    assert mon._row_offset(text, 3) == len("".join(text.splitlines(keepends=True)[:4]))
 
 
 @pytest.mark.parametrize("text", ["2026-01-01T00:00:00.000000Z", "2026-01-01T00:00:00Z", "2024-02-29T12:00:00.000001",
@@ -365,7 +293,7 @@ def test_a_cut_off_iperf3_log_of_an_ok_test_is_an_error_read_in_a_pile_or_alone(
 
 def _row_by_row(monkeypatch):
     """read_monitor_manifest without its column-wise reading (:func:`mon._split_rows`)."""
-    monkeypatch.setattr(mon, "_split_rows", lambda body, first_line, at=0: None)
+    monkeypatch.setattr(mon, "_split_rows", lambda body, first_line=2: None)
 
 
 @pytest.mark.parametrize("campaign", [CAMPAIGN, DATA.parents[1] / "data" / "raw" / "netns-wan-monitor"])
@@ -431,10 +359,9 @@ def test_odd_rows_are_read_or_refused_as_row_by_row(case, tmp_path, monkeypatch)
 
 
 @pytest.mark.parametrize("reason", ['"refused, twice"', '"a\nb"', 'a"b', '"open', '"a ""quoted"" word"'])
-def test_rows_after_quoted_stored_rows_are_found_without_parsing_those(reason, tmp_path, monkeypatch):
+def test_rows_after_quoted_stored_rows_are_those_of_the_whole_file(reason, tmp_path, monkeypatch):
     """The rows after the ones a store holds are where the whole file's csv reading puts
-    them, when a stored row has a quote in it: a quoted reason that ends on its line is
-    passed over by lines (not parsed again), one that goes on past it by records."""
+    them, when a stored row has a quote in it (a quoted reason on its line, or over two)."""
     target = copy_campaign(CAMPAIGN, tmp_path / "c")
     lines = (target / "runs.csv").read_text().split("\n")
     cells = lines[3].split(",")
@@ -442,8 +369,6 @@ def test_rows_after_quoted_stored_rows_are_found_without_parsing_those(reason, t
     lines[3] = ",".join(cells)
     (target / "runs.csv").write_text("\n".join(lines))
     text = (target / "runs.csv").read_text()
-    closed = "\n" not in reason and reason != '"open'
-    assert (mon._row_offset(text, 5) is not None) is closed
     every = mon.read_monitor_manifest(target)[0]
     for start in (0, 2, 3, 5, len(every)):
         assert mon.read_monitor_manifest(target, start)[0] == every[start:]

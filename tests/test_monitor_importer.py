@@ -15,7 +15,7 @@ import yaml
 
 import thruput
 from thruput.campaign.check import check_campaign
-from thruput.campaign.monitor_import import time_from_pattern
+from thruput.monitor.importer import time_from_pattern
 from thruput.cli import main
 
 from .conftest import DATA, ROOT

@@ -16,8 +16,9 @@ The runs are read in batches of :data:`BATCH_ROWS` manifest rows, each batch int
 Dataset fragment (:func:`read_batch`), and the fragments are joined by :func:`combine`.
 The batches are the same whether they run one after the other here or on the workers of
 a ``dask.distributed`` cluster (:mod:`thruput.parallel`), so both give the same Dataset,
-bit for bit. :mod:`thruput.campaign.regions` writes a new Zarr store from them, each
-worker the runs it read; :mod:`thruput.campaign.store` appends new batches to one.
+bit for bit. :func:`thruput.campaign.store.normalize_monitor` writes them to a Zarr
+store, and appends new batches to one. runs.csv is read by pandas (pyarrow's CSV reader)
+column by column, or row by row where a row has something to say by its line.
 """
 
 from __future__ import annotations
@@ -29,25 +30,23 @@ import json
 import math
 import os
 from itertools import repeat
-from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
-from ..contract import failed_checks_per_run
+from ..contract import failed_checks_per_run, register_campaign_check
 from ..errors import ContractError, ParseError, ThruputError
+from ..hashing import sha256_bytes
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
-from ..monitor.manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
+from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
-from .dataset import _ISO_UTC, _LedgerTotals, _timestamp
-
-try:        # optional (pyproject.toml): runs.csv's rows and start times read in C
-    from . import _rowscan
-except ImportError:     # pragma: no cover - no compiler at install time
-    _rowscan = None
+from ..quantities import iso_ns as _timestamp, iso_ns_many
+from ..campaign.layout import LedgerTotals as _LedgerTotals
+from ..campaign.layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
@@ -172,191 +171,33 @@ def manifest_digest(text, rows):
     return ManifestDigest(text).upto(rows)
 
 
-#: Line breaks of ``str.splitlines`` other than "\n" (and "\r" in "\r\n").
-_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-
-
-def _other_breaks(text):
-    """True if ``splitlines`` would cut ``text`` elsewhere than after each "\n"."""
-    return (any(c in text for c in _OTHER_BREAKS)           # (``in``: no regex over the text)
-            or ("\r" in text and text.count("\r") != text.count("\r\n")))   # (counts: 0.06 s at 44 MB)
-
-
-#: Characters of an ASCII runs.csv searched for line ends at once (:func:`_after_lines`).
-_BLOCK_CHARS = 1 << 20
-
-
-def _after_lines(text, pos, count):
-    """Where the ``count`` lines from ``pos`` in ``text`` end (a last line without "\n"
-    ends with the text), and how many lines that is (fewer at the end of the text). An
-    ASCII text is searched a block at a time with NumPy (hundreds of thousands of rows:
-    ``str.find`` per line took a fifth of a second)."""
-    size, passed = len(text), 0
-    if text.isascii():
-        while count - passed > 64 and pos < size:
-            block = np.frombuffer(text[pos:pos + _BLOCK_CHARS].encode("ascii"), dtype=np.uint8)
-            ends = np.flatnonzero(block == 10)
-            if not len(ends):
-                break
-            if len(ends) >= count - passed:
-                return pos + int(ends[count - passed - 1]) + 1, count
-            pos, passed = pos + int(ends[-1]) + 1, passed + len(ends)
-    find = text.find
-    while passed < count and pos < size:
-        end = find("\n", pos)
-        pos = size if end < 0 else end + 1
-        passed += 1
-    return pos, passed
-
-
 class ManifestDigest:
-    """:func:`manifest_digest` of one runs.csv ``text`` for growing row counts, in one pass.
-
-    ``upto(rows)`` for ``rows`` that never decrease hashes only the lines since the last
-    call (a normalize asks once per wave: hashing the whole prefix again each time, or
-    splitting the text into lines, grew with the archive).
-    """
+    """:func:`manifest_digest` of one runs.csv ``text`` for growing row counts: ``upto``
+    for ``rows`` that never decrease hashes only the lines since the last call."""
 
     def __init__(self, text):
-        self._text, self._pos, self._lines, self._sha = text, 0, 0, hashlib.sha256()
-        self._bytes = 0                     # (the UTF-8 bytes hashed so far)
-        # lines as splitlines() cuts them; the usual "\n" ends are found directly
-        self._split = text.splitlines(keepends=True) if _other_breaks(text) else None
+        self._text, self._sha, self._lines, self._pos, self._bytes = text, hashlib.sha256(), 0, 0, 0
+        self._ends = None
 
     def upto(self, rows):
-        """sha256 of the header and the first ``rows`` data lines."""
-        want = rows + 1
-        if want < self._lines:
+        """sha256 of the header and the first ``rows`` data lines (as ``str.splitlines``
+        cuts them)."""
+        if rows + 1 < self._lines:
             raise ValueError("ManifestDigest.upto: rows must not decrease")
-        text, pos, lines = self._text, self._pos, self._lines
-        if self._split is not None:
-            while lines < want and lines < len(self._split):
-                pos += len(self._split[lines])
-                lines += 1
-        else:
-            pos, passed = _after_lines(text, pos, want - lines)
-            lines += passed
-        chunk = text[self._pos:pos].encode("utf-8")
-        self._sha.update(chunk)             # (one update: the same digest)
-        self._pos, self._lines, self._bytes = pos, lines, self._bytes + len(chunk)
-        return self._sha.copy().hexdigest()
+        if self._ends is None:
+            self._ends = np.cumsum([len(line) for line in self._text.splitlines(keepends=True)])
+        want = min(rows + 1, len(self._ends))
+        pos = int(self._ends[want - 1]) if want else 0
+        chunk = self._text[self._pos:pos].encode("utf-8")
+        self._sha.update(chunk)
+        self._pos, self._lines, self._bytes = pos, want, self._bytes + len(chunk)
+        return self._sha.hexdigest()
 
     def attrs(self, rows):
         """What a store records of the header and first ``rows`` data rows of runs.csv:
-        ``manifest_rows``, ``manifest_sha256`` (:meth:`upto`) and ``manifest_bytes``, how
-        many bytes of the file they are when its lines end in "\n" (where an append
-        finds the first new row: :func:`read_manifest_after`)."""
+        ``manifest_rows``, ``manifest_sha256`` (:meth:`upto`) and ``manifest_bytes``."""
         sha = self.upto(rows)
         return {"manifest_rows": int(rows), "manifest_sha256": sha, "manifest_bytes": self._bytes}
-
-    def resume(self, rows, pos, size, sha):
-        """Go on after the header and first ``rows`` data rows, hashed elsewhere
-        (:func:`read_manifest_after`): they end at ``pos`` in the text, after ``size``
-        bytes, and ``sha`` is their hash object."""
-        if self._split is not None or self._lines:
-            raise ValueError("ManifestDigest.resume: only a new digest of a text with \\n line ends")
-        self._pos, self._lines, self._bytes, self._sha = pos, rows + 1, size, sha
-
-    @property
-    def end(self):
-        """Where the rows hashed so far end in the text (the next row's first character),
-        if every line ends in "\n"; else None."""
-        return self._pos if self._split is None else None
-
-
-class After(NamedTuple):
-    """runs.csv read for an append (:func:`read_manifest_after`)."""
-
-    #: The header line and the rows after the stored ones (the stored rows left out).
-    text: str
-    #: Where the first row after the stored ones begins in ``text``.
-    at: int
-    #: A future of the sha256 hash object of the bytes before it, or of None if those
-    #: bytes are not rows of one line each (computed in a thread).
-    prefix: object
-    #: Bytes of runs.csv before the first row after the stored ones (``manifest_bytes``).
-    size: int = 0
-
-
-#: "\r" and :data:`_OTHER_BREAKS` as UTF-8 bytes, and those an ASCII text may hold.
-_BREAK_BYTES = tuple(c.encode("utf-8") for c in "\r" + _OTHER_BREAKS)
-_ASCII_BREAK_BYTES = tuple(c for c in _BREAK_BYTES if len(c) == 1)
-#: The longest header line :func:`read_manifest_after` looks for (bytes).
-_HEADER_BYTES = 2**16
-
-
-def read_manifest_after(directory, size):
-    """runs.csv of an append whose store's rows take its first ``size`` bytes
-    (``manifest_bytes``): its header and the rows after them (not the stored rows, which
-    are read, checked and hashed in a thread while the caller parses and sends the new
-    rows), and where the first of those begins.
-
-    ``prefix`` gives the hash of the bytes before, or None if they are not rows of one
-    line each ending in "\n" (a carriage return or another line break anywhere, or a
-    quoted cell that goes on past its line: ``size`` would then not count rows). The
-    caller must compare that hash with the store's, and read the whole text
-    (:class:`ManifestDigest`) if there is none, before writing anything.
-
-    None at once where the new rows tell already: no line end just before ``size``, a
-    line break other than "\n" after it, or no header line within ``size``."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    path = Path(directory) / "runs.csv"
-    if not path.is_file():
-        raise MonitorError(f"{path}: missing")
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        length = os.fstat(fd).st_size
-        tail = _read_at(fd, length - size + 1, size - 1) if 0 < size <= length else b""
-        head = _read_at(fd, min(size, _HEADER_BYTES), 0)
-        head = head[:head.find(b"\n") + 1]
-        if not head or tail[:1] != b"\n" or _breaks_in(tail):
-            return None
-        try:
-            head, tail = head.decode("utf-8"), tail[1:].decode("utf-8")
-        except UnicodeDecodeError:
-            return None                     # (read_text's error, from the usual way)
-        pool = ThreadPoolExecutor(1, thread_name_prefix="thruput-runs-csv")
-        try:
-            prefix = pool.submit(_stored_prefix, fd, size)
-            fd = None                       # (closed by the thread)
-        finally:
-            pool.shutdown(wait=False)
-        return After(head + tail, len(head), prefix, size)
-    finally:
-        if fd is not None:
-            os.close(fd)
-
-
-def _stored_prefix(fd, size):
-    """The sha256 hash object of the first ``size`` bytes of runs.csv (open as ``fd``,
-    closed here), or None if they are not rows of one line each ending in "\n"."""
-    try:
-        raw = _read_at(fd, size, 0)
-    finally:
-        os.close(fd)
-    if len(raw) != size or not raw.endswith(b"\n") or _breaks_in(raw) or not _rows_are_lines(raw, size):
-        return None
-    return hashlib.sha256(raw)
-
-
-def _breaks_in(data):
-    """True if the UTF-8 bytes ``data`` hold a line break other than "\n" (only the
-    one-byte ones searched for in ASCII bytes: a multi-byte one costs 0.03 s at 44 MB)."""
-    return any(c in data for c in (_ASCII_BREAK_BYTES if data.isascii() else _BREAK_BYTES))
-
-
-def _read_at(fd, n, offset):
-    """At most ``n`` bytes of the file ``fd`` from ``offset`` (fewer at its end), read in
-    parts of at most 1 GiB (one ``pread`` reads at most 2 GiB)."""
-    parts = []
-    while n > 0:
-        part = os.pread(fd, min(n, 2**30), offset)
-        if not part:
-            break
-        parts.append(part)
-        n, offset = n - len(part), offset + len(part)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_manifest_text(directory):
@@ -367,7 +208,7 @@ def read_manifest_text(directory):
     return path.read_text(encoding="utf-8")
 
 
-def read_monitor_manifest(directory, start=0, text=None, at=None):
+def read_monitor_manifest(directory, start=0, text=None):
     """The rows of a monitor campaign's ``runs.csv`` from data row ``start`` on.
 
     Parameters
@@ -375,12 +216,10 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     directory : path-like
         The campaign directory.
     start : int, default 0
-        Number of data rows to pass over (those a store already holds).
+        Number of data rows to pass over (those a store already holds; they are not
+        checked here, the store's ``manifest_sha256`` holds them).
     text : str, optional
         runs.csv's text, if the caller has read it already (read here otherwise).
-    at : int, optional
-        Where data row ``start`` begins in ``text``, if the caller knows
-        (:attr:`ManifestDigest.end`: the rows before it are not walked again).
 
     Returns
     -------
@@ -393,26 +232,21 @@ def read_monitor_manifest(directory, start=0, text=None, at=None):
     ParseError
         Listing every malformed row with its line: wrong header or number of cells, an
         unknown role, test, tool, direction or outcome, a role that does not go with the
-        test, a number that is not one, a start that is not ISO 8601, a duplicate run id.
+        test, a number that is not one, a start that is not ISO 8601, a duplicate run id,
+        a path outside the campaign folder.
     """
     path = Path(directory) / "runs.csv"
     if text is None:
         text = read_manifest_text(directory)
-    skip = _row_offset(text, start, at) if start else None
     header_end = text.find("\n") + 1 or len(text)
-    # (the header line alone: a StringIO of the whole text costs 0.06 s at 44 MB)
     header = next(csv.reader((text[:header_end],)), None) if header_end else None
     if header is None or tuple(h.strip() for h in header) != MONITOR_MANIFEST_COLUMNS:
         raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not {header}",
                          line=1, path=str(path))
-    first = start if skip is not None else 0    # (the rows a store holds are not parsed again)
-    body_at = skip if skip is not None else header_end     # (where data row ``first`` begins)
-    if skip is not None or start == 0:
-        rows = _split_rows(text, first + 2, body_at)
-        if rows is not None:
-            return rows, text
-    rows = rows_one_by_one(csv.reader(io.StringIO(text[body_at:])), first, start, path)
-    return rows, text
+    rows = _split_rows(text[header_end:], 2)
+    if rows is None:        # (something to say by its line: read row by row)
+        return rows_one_by_one(text[header_end:], 0, start, path), text
+    return rows[start:], text
 
 
 def rows_one_by_one(records, first, start=None, path=None):
@@ -456,32 +290,6 @@ def rows_one_by_one(records, first, start=None, path=None):
     return rows
 
 
-class FirstRows(NamedTuple):
-    """The first rows of runs.csv in time order, read before the others (:func:`first_rows`)."""
-
-    rows: list
-    #: runs.csv's data rows, if each is one line (as thruput writes them)
-    lines: int
-
-
-def first_rows(text, count, margin=0):
-    """The first ``count`` of the first ``count + margin`` data rows of runs.csv ``text``
-    in time order (ties in runs.csv's), as :func:`read_monitor_manifest` reads them, if
-    those are valid rows, one a line, and runs.csv holds more. Unless a later row starts
-    before them (runs of several paths at once: ``margin`` leaves room for those), they
-    are the store's first runs (:func:`in_time_order`), known before the rest is read
-    (:class:`thruput.campaign.regions.Guess`). None otherwise."""
-    header_end = text.find("\n") + 1
-    end, passed = _after_lines(text, header_end, count + margin) if header_end else (0, 0)
-    if passed < count + margin or end >= len(text):
-        return None
-    rows = _split_rows(text[header_end:end], 2)
-    if rows is None:
-        return None
-    lines = text.count("\n", header_end) + (not text.endswith("\n"))
-    return FirstRows(in_time_order(rows)[0][:count], lines)
-
-
 def in_time_order(rows):
     """``rows`` sorted by start time, ties (and rows without one, last) in manifest order,
     and their start times (datetime64[ns]) in that order.
@@ -515,81 +323,33 @@ def start_times(started):
     ValueError
         For a text that is not a time.
     """
-    started = list(started)
-    ns = _rowscan.iso_ns(started) if _rowscan is not None else None
-    if ns is not None:      # (every one YYYY-MM-DDTHH:MM:SS[.f][Z] in 1678-2261, read in C)
-        return np.frombuffer(ns, dtype="datetime64[ns]")
-    if all(map(_ISO_UTC.fullmatch, started)):
-        return np.array([t[:-1] if t.endswith("Z") else t for t in started], dtype="datetime64[ns]")
-    return np.array([_timestamp(t) for t in started], dtype="datetime64[ns]")
+    return iso_ns_many(started)
 
 
-def _split_rows(body, first_line, at=0):
-    """The rows of ``body[at:]`` (data lines of runs.csv, the first on line ``first_line``),
-    as :func:`read_monitor_manifest` makes them, when every line is one valid row (no
-    carriage return, no quoted cell going on past its line, an ISO 8601 UTC start): cut on
-    commas (lines with a quote by the csv module) and checked column by column, three to
-    four times faster than the row-by-row loop; in C where it is built
-    (:mod:`thruput.campaign._rowscan`: the same rows, tested), 0.3 s against 0.9 s for
-    2 x 10^5 rows, with one str per distinct role, path, test... shared by the rows. None
-    for anything else: then that loop reads the rows, and names the line of each problem."""
-    if body.find("\r", at) >= 0 or body.find("\0", at) >= 0:
+#: Line breaks of ``str.splitlines`` other than "\n": a runs.csv holding one is read row
+#: by row (its lines are not its rows).
+_OTHER_BREAKS = "\r\0\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+
+
+def _split_rows(body, first_line=2):
+    """The rows of ``body`` (data lines of runs.csv, the first on line ``first_line``) read by
+    pandas (pyarrow's CSV reader) and checked column by column, when every line is one
+    valid row; None for anything else: then :func:`rows_one_by_one` reads the rows, and
+    names the line of each problem."""
+    if not body.strip():
+        return [] if not body else None
+    if any(c in body for c in _OTHER_BREAKS):
         return None
-    with paused_gc():
-        if _rowscan is not None:
-            rows = _cut(body, first_line, at)
-            if rows is not None:        # (cut and made numbers: the cells are checked here)
-                valid = _valid_rows(*(list(map(itemgetter(MonitorRow._fields.index(name)), rows))
-                                      for name in _VALID_ROWS_COLUMNS))
-                return rows if valid else None
-        return _split_rows_here(body[at:] if at else body, first_line)
-
-
-#: Characters of runs.csv cut in C at a time (:func:`_cut`).
-_CUT_CHARS = 1 << 20
-
-
-def _cut(body, first_line, at=0):
-    """:func:`thruput.campaign._rowscan.cut` of ``body[at:]``, a piece of some
-    :data:`_CUT_CHARS` at a time: the cut holds the GIL throughout, and a normalize on a
-    LocalCluster reads runs.csv while its scheduler, in this process, sends the workers
-    their first units (at 2 x 10^5 rows, cut whole, one worker waited 0.2-0.4 s for its
-    first). None if any piece is."""
-    pieces, pos = [], at
-    while pos < len(body):
-        end = body.find("\n", pos + _CUT_CHARS) + 1 or len(body)
-        rows = _rowscan.cut(body[pos:end] if pos or end < len(body) else body, MonitorRow,
-                            first_line, _quoted_cells, np.nan)
-        if rows is None:
-            return None
-        pieces.append(rows)
-        first_line, pos = first_line + len(rows), end
-    return pieces[0] if len(pieces) == 1 else [row for piece in pieces for row in piece]
-
-
-def _split_rows_here(body, first_line):
-    """:func:`_split_rows` in Python (where :mod:`thruput.campaign._rowscan` is not built,
-    or does not read ``body``)."""
-    lines = body.split("\n")
-    if lines[-1] == "":
-        lines.pop()                         # (the last row's line end)
-    if not lines:
-        return []
-    width = len(MONITOR_MANIFEST_COLUMNS)
-    if '"' not in body and all(c == width - 1 for c in map(str.count, lines, repeat(","))):
-        cells = ",".join(lines).split(",")          # (one list: no list per row)
-        columns = [cells[k::width] for k in range(width)]
-    else:
-        cells = [line.split(",") for line in lines]
-        for k, line in enumerate(lines):    # (a failed test's reason, quoted)
-            if '"' in line:
-                cells[k] = _quoted_cells(line)
-                if cells[k] is None:
-                    return None             # a quoted cell goes on on the next line
-        if any(len(c) != width for c in cells):
-            return None
-        columns = [list(column) for column in zip(*cells)]
-    del cells
+    lines = body.count("\n") + (not body.endswith("\n"))
+    try:
+        frame = pd.read_csv(io.BytesIO(body.encode("utf-8")), engine="pyarrow", header=None,
+                            names=list(MONITOR_MANIFEST_COLUMNS), dtype=str, keep_default_na=False,
+                            na_values=[], skip_blank_lines=False)
+    except (ValueError, pd.errors.ParserError, ImportError):
+        return None
+    if len(frame) != lines:                 # (a quoted cell over lines, or a blank line)
+        return None
+    columns = [frame[name].to_numpy(dtype=object).tolist() for name in MONITOR_MANIFEST_COLUMNS]
     if not body.isascii() or any(c in body for c in _ASCII_BLANKS):
         columns = [list(map(str.strip, column)) for column in columns]
     (run, role, path, _sha256, slot, started, path_name, direction, test, tool,
@@ -605,13 +365,7 @@ def _split_rows_here(body, first_line):
     columns[4] = [int(v) if v else -1 for v in slot]
     columns[10:13] = numbers
     # (tuple.__new__ at C speed: MonitorRow(...) runs its Python __new__ per row)
-    return list(map(tuple.__new__, repeat(MonitorRow),
-                    zip(*columns, range(first_line, first_line + len(lines)))))
-
-
-#: The columns :func:`_valid_rows` checks, in its arguments' order.
-_VALID_ROWS_COLUMNS = ("run", "role", "path", "started", "path_name", "direction", "test", "tool",
-                       "outcome")
+    return list(map(tuple.__new__, repeat(MonitorRow), zip(*columns, range(first_line, first_line + lines))))
 
 
 def _valid_rows(run, role, path, started, path_name, direction, test, tool, outcome):
@@ -620,54 +374,13 @@ def _valid_rows(run, role, path, started, path_name, direction, test, tool, outc
     if (not set(zip(test, role, tool)) <= _TEST_ROLE_TOOL
             or not set(direction) <= set(DIRECTIONS) or not set(outcome) <= set(OUTCOMES)
             or "" in run or "" in path_name or len(set(run)) != len(run)
-            or any(o == "ok" and not p for o, p in zip(outcome, path))):
+            or any(o == "ok" and not p for o, p in zip(outcome, path))
+            or any(map(path_problem, set(path)))):
         return False
     try:
         return not np.isnat(start_times(started)).any()
     except ValueError:
         return False
-
-
-def _quoted_cells(line):
-    """The cells of one runs.csv ``line`` holding a quote (a failed test's reason), as the
-    csv module reads them; None if a quoted cell goes on past the line."""
-    return next(csv.reader((line,))) if _closed(line) else None
-
-
-def _closed(line):
-    """True if the csv record that ``line`` (one line, no line end) begins ends with it:
-    no quoted cell left open (a cell may hold a quote without being quoted: ``a"b``)."""
-    return len(list(csv.reader((line + "\n", "\n")))) == 2
-
-
-def _rows_are_lines(text, end):
-    """True if no line of ``text[:end]`` (str, or UTF-8 bytes; ``end`` after a line end)
-    has a quoted cell going on past it: each line is one csv row. Only the lines with a
-    quote (a failed test's reason, say) are parsed to tell."""
-    line_end, mark = ("\n", '"') if isinstance(text, str) else (b"\n", b'"')
-    quote = text.find(mark, 0, end)
-    while quote >= 0:
-        begin, stop = text.rfind(line_end, 0, quote) + 1, text.find(line_end, quote, end)
-        line = text[begin:stop]
-        if not _closed(line.rstrip("\r") if isinstance(line, str) else line.decode("utf-8", "replace")):
-            return False
-        quote = text.find(mark, stop, end)
-    return True
-
-
-def _row_offset(text, start, at=None):
-    """Where data row ``start`` of runs.csv ``text`` begins, if every row before it is one
-    line (no quoted cell going on past its line, no lone carriage return: how thruput
-    writes them: :func:`_rows_are_lines`), else None; ``at``: where line ``start + 2``
-    begins, if known."""
-    pos = at
-    if pos is None:
-        pos, passed = _after_lines(text, 0, start + 1)
-        if passed < start + 1 or not text.endswith("\n", 0, pos):
-            return None         # (fewer lines, or the last without its "\n")
-    if text.find("\r", 0, pos) >= 0 and text.count("\r", 0, pos) != text.count("\r\n", 0, pos):
-        return None
-    return pos if _rows_are_lines(text, pos) else None
 
 
 def _number(value, key, problems):
@@ -700,6 +413,8 @@ def _row(cells, line):
         problems.append(f"outcome {outcome!r} is not one of {', '.join(OUTCOMES)}")
     elif outcome == "ok" and not path:
         problems.append("an ok test needs its raw file (path is empty)")
+    if (problem := path_problem(path)) is not None:
+        problems.append(problem)
     if not run or not path_name:
         problems.append("empty run or path_name")
     if slot and not slot.isdecimal():      # (what int() takes: isdigit() also holds "²")
@@ -730,10 +445,14 @@ def read_batch(directory, rows):
     ------
     ThruputError
         For an ``ok`` test whose file is missing, unreadable, cut off, of the wrong kind,
-        holds more than one run, or whose sha256 is not the one runs.csv recorded; each
-        naming the file and the runs.csv line.
+        holds more than one run, whose sha256 is not the one runs.csv recorded, or that a
+        symbolic link puts outside the campaign folder; each naming the file and the
+        runs.csv line.
     """
     directory = Path(directory)
+    for row in rows:            # (absolute paths and ".." are refused as runs.csv is read)
+        if row.path and (problem := escapes(directory, row.path)) is not None:
+            raise MonitorError(f"{directory / 'runs.csv'}:{row.line}: {problem}")
     n = len(rows)
     numbers = {name: np.full(n, np.nan) for name in RUN_NUMBERS}
     sources = np.array([r.path for r in rows], dtype=object)
@@ -878,7 +597,7 @@ def _read_one(directory, row, ledger):
         if row.outcome == "ok":
             raise MonitorError(f"{_where(directory, row)}: {exc}") from None
         # a failed test: its log is kept as it was, its numbers are NaN
-        _check_sha(directory, row, hashlib.sha256(path.read_bytes()).hexdigest())
+        _check_sha(directory, row, sha256_bytes(path.read_bytes()))
         return None
     _check_sha(directory, row, ds.attrs["source_sha256"])
     kind = ROLE_KINDS[row.role]
@@ -922,7 +641,7 @@ def _read_ping(directory, row, ledger, plain=_UNREAD):
             return None
         return ({name: ds.variables[name].values for name in ("status", "rtt", "timestamp", "seq")},
                 json.loads(ds.attrs["tool_summary"]), _failed_checks(ds, 1)[0])
-    _check_sha(directory, row, hashlib.sha256(plain[0]).hexdigest())
+    _check_sha(directory, row, sha256_bytes(plain[0]))
     if run.ledger["truncated"] and row.outcome == "ok":
         raise MonitorError(f"{_where(directory, row)}: cut off ({run.ledger['truncation']}) "
                            "but its outcome is ok")
@@ -979,7 +698,7 @@ def _read_plain_pings(directory, rows, indices):
     loaded = {i: _plain_text(directory, rows[i]) for i in indices}
     where = [i for i in indices if loaded[i] is not None]
     many = ping_many.scan_many([loaded[i][1] for i in where])
-    taken = {where[k]: hashlib.sha256(loaded[where[k]][0]).hexdigest() for k in many.taken.tolist()}
+    taken = {where[k]: sha256_bytes(loaded[where[k]][0]) for k in many.taken.tolist()}
     return taken, many, loaded
 
 
@@ -1259,3 +978,6 @@ def validate_monitor(ds):
     if problems:
         raise ContractError(f"monitor campaign {ds.attrs.get('campaign', '?')}: " + "; ".join(problems))
     return ds
+
+
+register_campaign_check("monitor", validate_monitor)

@@ -56,9 +56,9 @@ import pandas as pd
 from ..errors import ThruputError
 from ..formats._prefix import WRAPPER_LINES
 from ..reader import read
-from . import monitor as mon
-from .dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
-from .monitor_check import gaps
+from . import reader as mon
+from ..campaign.dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
+from .gaps import gaps
 
 __all__ = ["import_monitor", "GAP_REASON", "FORMAT_TOOLS", "time_from_pattern"]
 

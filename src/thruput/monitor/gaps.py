@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ThruputError
-from . import monitor as mon
+from . import reader as mon
 
 __all__ = ["check_gaps", "gaps", "utc"]
 
@@ -69,12 +69,13 @@ def _covers(entry, path, when):
     return utc(entry["from"]) <= when <= utc(entry["to"])
 
 
-def check_gaps(directory, metadata, node):
-    """Warnings for slots of a monitor campaign that did not run and that ``explained``
-    does not cover (when each was due is interpolated between the slots either side), and
-    for explained ranges in which tests ran."""
-    from .check import Problem
-    from .dataset import CAMPAIGN_FILE, node_line
+def check_gaps(directory, metadata, node, Problem):
+    """Warnings (``Problem``: :class:`thruput.campaign.check.Problem`) for slots of a
+    monitor campaign that did not run and that ``explained`` does not cover (when each was
+    due is interpolated between the slots either side), and for explained ranges in which
+    tests ran."""
+    from ..campaign.layout import CAMPAIGN_FILE
+    from ..campaign.metadata import node_line
 
     try:
         rows, _ = mon.read_monitor_manifest(directory)

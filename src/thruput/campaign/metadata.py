@@ -1,0 +1,131 @@
+"""``campaign.yaml``: read, with the line of each node, and checked against its JSON Schema."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from ..errors import ParseError, ThruputError
+from .layout import CAMPAIGN_FILE
+
+__all__ = ["CampaignError", "schema", "schema_validator", "load_yaml", "node_line", "load_metadata"]
+
+
+class CampaignError(ThruputError):
+    """A campaign directory is not usable as it stands (the message names file and line)."""
+
+
+def schema():
+    """The JSON Schema of ``campaign.yaml`` (a dict)."""
+    text = resources.files("thruput").joinpath("schemas/campaign.schema.json").read_text()
+    return json.loads(text)
+
+
+def schema_validator():
+    """A ``jsonschema`` Draft 2020-12 validator of :func:`schema`.
+
+    jsonschema is imported, if nothing has imported it yet, without ``rfc3987_syntax``:
+    that optional checker of the ``iri`` formats compiles 39 lark grammars when imported,
+    1.3-2.5 s of every fresh ``thruput`` process here (python-jsonschema/jsonschema#1428),
+    and thruput's schema uses no ``format``. Anything importing it later gets it as usual.
+    """
+    import importlib
+    import sys
+
+    if "jsonschema" not in sys.modules and "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None        # an ImportError, which jsonschema skips
+        try:
+            importlib.import_module("jsonschema")
+        finally:
+            del sys.modules["rfc3987_syntax"]
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator(schema())
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """YAML 1.1 safe loader that keeps dates and times as the strings written: libyaml's
+    where PyYAML was built with it (a tenth of the time of the pure-Python one).
+
+    PyYAML turns ``2026-11-22T14:00:00Z`` into a ``datetime``; the schema and the JSON copy
+    in the Dataset's attrs want the text as written.
+    """
+
+
+_Loader.yaml_implicit_resolvers = {
+    key: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for key, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def load_yaml(path):
+    """Parse a YAML file; return ``(data, root_node)`` (the node tree gives line numbers).
+
+    Raises
+    ------
+    ParseError
+        Naming the file and line of a YAML syntax error.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    loader = _Loader(text)
+    try:            # (parsed once: the data is made from the node tree)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ParseError(f"not valid YAML: {getattr(exc, 'problem', exc)}", line=line,
+                         path=str(path)) from None
+    finally:
+        loader.dispose()
+    return data, node
+
+
+def node_line(node, keys):
+    """1-based line of the YAML node at ``keys`` (a path of mapping keys / sequence indices).
+
+    Falls back to the deepest node that exists on the way, so a missing key points at its
+    parent mapping.
+    """
+    line = node.start_mark.line + 1 if node is not None else None
+    for key in keys:
+        child = None
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == str(key):
+                    child = v
+                    break
+        elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) and key < len(node.value):
+            child = node.value[key]
+        if child is None:
+            break
+        node = child
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_metadata(directory):
+    """Read and schema-check ``campaign.yaml`` of ``directory``; return it as a dict.
+
+    Raises
+    ------
+    ParseError
+        For a YAML syntax error or the first schema violation, naming file and line.
+    """
+    path = Path(directory) / CAMPAIGN_FILE
+    if not path.is_file():
+        raise CampaignError(f"{path}: missing")
+    data, node = load_yaml(path)
+    errors = sorted(schema_validator().iter_errors(data), key=lambda e: list(e.path))
+    if errors:
+        listed = [(node_line(node, list(e.path)), _schema_message(e)) for e in errors]
+        raise ParseError(listed[0][1], line=listed[0][0], path=str(path), errors=listed)
+    return data
+
+
+def _schema_message(error):
+    where = "/".join(str(p) for p in error.path) or "(top level)"
+    return f"{where}: {error.message}"

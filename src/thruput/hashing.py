@@ -1,0 +1,30 @@
+"""The one sha256 helper: of bytes, and of a file read in blocks."""
+
+from __future__ import annotations
+
+import hashlib
+
+__all__ = ["sha256_bytes", "sha256_file"]
+
+#: Bytes read at a time when hashing a file.
+BLOCK = 1 << 20
+
+
+def sha256_bytes(data):
+    """The sha256 of ``data`` (bytes), hexadecimal."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path, missing=None):
+    """The sha256 of the file at ``path``, hexadecimal; ``missing`` if there is none
+    (or it is not a regular file) and ``missing`` is not None, else the OSError."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(BLOCK), b""):
+                h.update(block)
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        if missing is None:
+            raise
+        return missing
+    return h.hexdigest()

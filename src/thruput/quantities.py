@@ -1,0 +1,90 @@
+"""The one parser of the sizes, durations and times a user or runs.csv writes.
+
+``parse_size("64K")``
+    Bytes (1024-based suffixes K, M, G; ``KiB``/``KB`` alike): window sizes, ``--sizes``.
+``parse_duration("95m")``
+    Seconds (units s, m/min, h, d; none: seconds): ``--duration``, schedules.
+``parse_time("2026-11-22T20:25:00Z")``
+    Seconds since the Unix epoch (ISO 8601, a datetime, a date or a number; no zone: UTC).
+``iso_ns("2026-11-22T20:25:00.123Z")``
+    Naive UTC ``datetime64[ns]`` (``NaT`` for ``""``): runs.csv's ``started``;
+    :func:`iso_ns_many` for a column of them at once.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import numpy as np
+
+__all__ = ["SIZE_SUFFIXES", "DURATION_UNITS", "ISO_UTC", "parse_size", "parse_duration",
+           "parse_time", "iso_ns", "iso_ns_many"]
+
+#: Size suffixes (case-insensitive), 1024-based.
+SIZE_SUFFIXES = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
+_SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgb]?)(?:i?b)?\s*$", re.IGNORECASE)
+#: Duration units, seconds.
+DURATION_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-z]*)\s*$")
+#: ISO 8601 in UTC or without an offset, as the recorder writes it: parsed by NumPy
+#: (1 us; pandas takes 16 us, and a monitor archive has a row per test).
+ISO_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z?", re.ASCII)
+
+
+def parse_size(text):
+    """``"64K"`` -> 65536 bytes; a positive whole number of bytes, else ValueError."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise ValueError(f"bad size {text!r}; use bytes or a number with K, M or G (1024-based)")
+    value = float(m[1]) * SIZE_SUFFIXES[m[2].lower()]
+    if value != int(value) or value <= 0:
+        raise ValueError(f"bad size {text!r}: not a positive whole number of bytes")
+    return int(value)
+
+
+def parse_duration(text):
+    """``"95m"`` -> 5700.0 (s); units s, m, min, h, d (none: seconds); else ValueError."""
+    m = _DURATION.match(str(text).lower())
+    if not m or m.group(2) not in DURATION_UNITS:
+        raise ValueError(f"bad duration {text!r}: use e.g. 90s, 95m, 2h, 7d")
+    return float(m.group(1)) * DURATION_UNITS[m.group(2)]
+
+
+def parse_time(value):
+    """Seconds since the Unix epoch from an ISO 8601 string, a datetime, a date or a
+    number (None stays None). A time without a zone is taken as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        value = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        value = dt.datetime(value.year, value.month, value.day)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return value.timestamp()
+
+
+def iso_ns(text):
+    """ISO 8601 (any offset) -> naive UTC datetime64[ns]; NaT for ""; ValueError else."""
+    if not text:
+        return np.datetime64("NaT", "ns")
+    if ISO_UTC.fullmatch(text):
+        return np.datetime64(text.rstrip("Z"), "ns")
+    import pandas as pd
+
+    ts = pd.Timestamp(text)
+    if ts.tzinfo is not None:
+        ts = ts.tz_convert("UTC").tz_localize(None)
+    return ts.to_datetime64().astype("datetime64[ns]")
+
+
+def iso_ns_many(texts):
+    """:func:`iso_ns` of each of ``texts`` as one datetime64[ns] array (the usual ``...Z``
+    ones parsed by NumPy at once)."""
+    texts = list(texts)
+    if all(map(ISO_UTC.fullmatch, texts)):
+        return np.array([t[:-1] if t.endswith("Z") else t for t in texts], dtype="datetime64[ns]")
+    return np.array([iso_ns(t) for t in texts], dtype="datetime64[ns]")

@@ -1,0 +1,122 @@
+"""Import hygiene of the library, read from the source with ``ast`` (every import counts,
+those inside functions too): the graph of thruput's modules has no cycle; nothing outside
+``thruput.cli`` imports ``thruput.cli``; ``thruput.contract`` imports no campaign code."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import thruput
+
+SRC = Path(thruput.__file__).parent
+
+
+def module_name(path):
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules():
+    return {module_name(p): p for p in SRC.rglob("*.py")}
+
+
+def imports_of(name, path, known):
+    """The thruput modules ``name`` (file ``path``) imports, anywhere in it."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                stem = ".".join(base + ([node.module] if node.module else []))
+            else:
+                stem = node.module or ""
+            targets = [stem] + [f"{stem}.{a.name}" for a in node.names]
+        else:
+            continue
+        for target in targets:
+            if not target.startswith("thruput"):
+                continue
+            while target and target not in known:   # (a name imported from a module)
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def graph():
+    known = modules()
+    return {name: imports_of(name, path, known) for name, path in known.items()}
+
+
+def parents(name):
+    """A module's packages: importing ``a.b.c`` runs ``a/__init__`` and ``a/b/__init__``."""
+    parts = name.split(".")
+    return {".".join(parts[:k]) for k in range(1, len(parts))}
+
+
+def cycles(edges):
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    import sys
+    sys.setrecursionlimit(10000)
+    for v in list(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_the_library_has_no_import_cycle():
+    edges = graph()
+    # a package's __init__ re-exporting its modules is not a cycle of theirs: only the
+    # modules' own imports count (a module's parent packages are imported before it)
+    plain = {name: {t for t in targets if t not in parents(name)} for name, targets in edges.items()}
+    assert cycles(plain) == []
+
+
+def test_nothing_outside_cli_imports_cli():
+    edges = graph()
+    bad = sorted((name, t) for name, targets in edges.items() if not name.startswith("thruput.cli")
+                 for t in targets if t == "thruput.cli" or t.startswith("thruput.cli."))
+    assert bad == []
+
+
+def test_contract_imports_no_campaign_code():
+    edges = graph()
+    seen, todo = set(), ["thruput.contract"]
+    while todo:
+        name = todo.pop()
+        for target in edges.get(name, ()):
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    assert sorted(t for t in seen if t.startswith(("thruput.campaign", "thruput.monitor"))) == []
