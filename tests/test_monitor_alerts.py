@@ -82,6 +82,9 @@ def test_rules_schema_errors_name_the_line(tmp_path):
     rules = alerts.rules_of(meta)
     assert [r["kind"] for r in rules] == ["threshold", "threshold", "threshold", "baseline"]
     assert rules[0]["below"] == 2.8e7 and rules[3]["window_s"] == 1800
+    twice = alerts.rules_of({"alerts": [{"test": "tcp", "metric": "throughput", "below": 1, "path": "a-b"}] * 2})
+    assert [r["id"] for r in twice] == ["tcp throughput below 1 for 1 slots (a-b)",
+                                        "tcp throughput below 1 for 1 slots (a-b) #2"]
     with pytest.raises(ValueError, match="no metric 'rtt' for test 'tcp'"):
         alerts.rules_of({"alerts": [{"test": "tcp", "metric": "rtt", "above": 1}]})
 

@@ -89,7 +89,8 @@ def _describe(rule):
         what += f" {pct:g} % {side} the median of the last {rule['window']}"
     else:
         what += f" {side} {rule[side]:g}"
-    return f"{what} for {rule['for']} slots" + (f" ({rule['direction']})" if rule["direction"] != "any" else "")
+    where = ", ".join(x for x in (rule["path"], None if rule["direction"] == "any" else rule["direction"]) if x)
+    return f"{what} for {rule['for']} slots" + (f" ({where})" if where else "")
 
 
 def rules_of(metadata):
@@ -120,6 +121,8 @@ def rules_of(metadata):
                 rule["window_s"] = _seconds(rule.get("window", "7d"))
                 rule["window"] = str(rule.get("window", "7d"))
             rule["id"] = _describe(rule)
+            if any(r["id"] == rule["id"] for r in out):          # the same rule twice
+                rule["id"] += f" #{sum(r['id'].startswith(rule['id']) for r in out) + 1}"
             out.append(rule)
     return out
 
