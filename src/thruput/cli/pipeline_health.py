@@ -44,8 +44,9 @@ def open_monitor(path):
 
 
 def _section(path, name):
-    from .pipeline import _params_file
-    return (_params_file(path).get(name) or {}) if Path(path).is_file() else {}
+    import yaml
+
+    return ((yaml.safe_load(Path(path).read_text()) or {}).get(name) or {}) if Path(path).is_file() else {}
 
 
 def run_rollups(args):
