@@ -94,9 +94,11 @@ _DURATION = re.compile(r"P(?:(?P<d>[0-9.]+)D)?(?:T(?:(?P<h>[0-9.]+)H)?(?:(?P<m>[
 _DURATION_S = {"d": 86400.0, "h": 3600.0, "m": 60.0, "s": 1.0}
 
 #: Integers exact: raw packets' NTP timestamps have 20 digits, and their difference (the
-#: one-way delay) needs all of them. A number too large for a float fails in ``float()``
-#: (OverflowError: reported as a ParseError).
-DECODER = json.JSONDecoder()
+#: one-way delay) needs all of them; an integer of more than :data:`EXACT_DIGITS` digits
+#: (no timestamp has them: a damaged file) is a float, ``inf`` past about 308 digits, which
+#: the contract refuses naming the line (Python refuses to convert over 4,300 digits).
+EXACT_DIGITS = 40
+DECODER = json.JSONDecoder(parse_int=lambda t: int(t) if len(t.lstrip("-")) <= EXACT_DIGITS else float(t))
 
 _NAN = np.nan
 _WS = re.compile(r"[ \t\n\r]*")

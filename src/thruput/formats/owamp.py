@@ -71,12 +71,12 @@ DELAY = re.compile(r"^(one-way delay|round-trip time|send time|reflect time) min
 PROCESSING = re.compile(r"^reflector processing time min/max = " + _N + "/" + _N + " " + _U + "$")
 JITTER = re.compile(r"^(one-way|two-way|send|reflect) jitter = " + _N + " " + _U + r"(?: \(P95-P50\))?$")
 PERCENTILES = re.compile(r"^Percentiles:$")
-PERCENTILE = re.compile(r"^\s+([0-9.]+): " + _N + " " + _U + "$")
+PERCENTILE = re.compile(r"^\s+([0-9]+(?:\.[0-9]+)?): " + _N + " " + _U + "$")
 HOPS = re.compile(r"^(?:(send|reflect) )?(?:hops|TTL) (?:= |is )([0-9]+) \(consistently\)$")
 HOPS_VARY = re.compile(r"^(?:(send|reflect) )?(?:hops|TTL) takes ([0-9]+) values; min(?: hops)?=? ?([0-9]+), "
                        r"max(?: hops)?=? ?([0-9]+)$")
 NO_HOPS = re.compile(r"^(?:(send|reflect) )?(?:hops|TTL) not reported$")
-REORDER = re.compile(r"^([0-9]+)-reordering = ([0-9.]+)%$")
+REORDER = re.compile(r"^([0-9]+)-reordering = ([0-9]+(?:\.[0-9]+)?)%$")
 NO_REORDER = re.compile(r"^no (?:([0-9]+)-)?reordering$|^([0-9]+)-reordering not handled$")
 APPROX = re.compile(r"^Approximately [0-9.]+ seconds until results available$")
 PACKET = re.compile(r"^seq_no=([0-9]+)\s+(?:delay=" + _N + " " + _U + r"\s+\((?:sync, err=" + _N + " " + _U
