@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from pathlib import PurePosixPath, PureWindowsPath
 
 from ..hashing import sha256_file
 from ..quantities import SIZE_SUFFIXES, parse_size
@@ -58,24 +57,34 @@ def path_problem(rel):
         return None
     if "\0" in rel:
         return f"path {rel!r} holds a NUL"
-    if rel.startswith(("/", "\\")) or PureWindowsPath(rel).drive:
+    if rel.startswith(("/", "\\")) or rel[1:2] == ":":         # (C:, a Windows drive)
         return f"path {rel!r} is absolute: it must be relative to the campaign folder"
-    if ".." in PurePosixPath(rel.replace("\\", "/")).parts:
+    if ".." in rel and ".." in rel.replace("\\", "/").split("/"):
         return f"path {rel!r} goes up ('..'): it must stay inside the campaign folder"
     return None
 
 
-def escapes(directory, rel):
+def escapes(directory, rel, folders=None):
     """What is wrong with the file ``rel`` of the campaign ``directory`` (``None`` if
     nothing): :func:`path_problem`, or a symbolic link on its way that leads out of the
-    campaign folder."""
+    campaign folder. ``folders``: a dict the caller keeps for many files of one campaign
+    (each folder is resolved once, then one ``lstat`` a file)."""
     problem = path_problem(rel)
     if problem is not None or not rel:
         return problem
-    top = os.path.realpath(directory)
-    where = os.path.realpath(os.path.join(directory, rel))
-    if where != top and not where.startswith(top.rstrip(os.sep) + os.sep):
-        return f"path {rel!r} leads out of the campaign folder (a symbolic link to {where})"
+    folders = {} if folders is None else folders
+    top = folders.get("")
+    if top is None:
+        top = folders[""] = os.path.realpath(directory)
+    head = os.path.dirname(rel)
+    where = folders.get(head)
+    if where is None:
+        where = folders[head] = os.path.realpath(os.path.join(directory, head))
+    path = os.path.join(where, os.path.basename(rel))
+    if os.path.islink(path):
+        path = os.path.realpath(path)
+    if path != top and not path.startswith(top.rstrip(os.sep) + os.sep):
+        return f"path {rel!r} leads out of the campaign folder (a symbolic link to {path})"
     return None
 
 

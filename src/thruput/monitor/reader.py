@@ -450,8 +450,9 @@ def read_batch(directory, rows):
         runs.csv line.
     """
     directory = Path(directory)
+    folders = {}
     for row in rows:            # (absolute paths and ".." are refused as runs.csv is read)
-        if row.path and (problem := escapes(directory, row.path)) is not None:
+        if row.path and (problem := escapes(directory, row.path, folders)) is not None:
             raise MonitorError(f"{directory / 'runs.csv'}:{row.line}: {problem}")
     n = len(rows)
     numbers = {name: np.full(n, np.nan) for name in RUN_NUMBERS}
