@@ -87,7 +87,7 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
             ds = _read_streaming(path, format)
         if ds is not None:
             return ds
-        _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "this log", str(path))
+        _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "logs", str(path))
     raw = path.read_bytes()
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
 
@@ -99,8 +99,8 @@ def whole_limit(name):
 
 def _check_size(size, limit, what, path):
     if size > limit:
-        raise ParseError(f"{size / 2**20:.0f} MB: larger than the {limit / 2**20:.0f} MB {what} "
-                         f"is read whole with (thruput.reader.WHOLE_BYTES); split the log", path=path)
+        raise ParseError(f"{size / 2**20:.0f} MB: past the {limit / 2**20:.0f} MB limit for reading "
+                         f"{what} whole (thruput.reader.WHOLE_BYTES); split the log", path=path)
 
 
 def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=None):
@@ -109,7 +109,7 @@ def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
     head = decode(data[: formats.HEAD_BYTES])
     name, style = formats.sniff_wrapped(head, path, format)
-    _check_size(len(data), whole_limit(name), f"a {name} log", path)
+    _check_size(len(data), whole_limit(name), f"{name} logs", path)
     module = formats.get(name)
     stripped = None
     try:
