@@ -39,7 +39,7 @@ WHOLE_BYTES_BY_FORMAT = {"iperf2_csv": 16 * 2**20, "iperf3_json": 96 * 2**20, "i
 #: gzip data is refused past this many bytes decompressed when read whole (a 25 MB gzip
 #: of zeros expands to 5.5 GB), and, when streamed, past this expansion factor once it is
 #: past :data:`STREAM_BYTES` (logs compress 5 to 30 times; a gzip bomb some 1000 times).
-GUNZIP_BYTES = 256 * 2**20
+GUNZIP_BYTES = 128 * 2**20
 GUNZIP_RATIO = 200
 
 
@@ -439,11 +439,14 @@ def _gunzip(raw, path, limit=None):
     while raw[:2] == GZIP_MAGIC:
         inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
         try:
-            out.append(inflater.decompress(raw, limit - total + 1))
-            total += len(out[-1])
-            if total > limit or inflater.unconsumed_tail:
-                raise ParseError(f"gzip data expands past {limit / 2**20:.0f} MB "
-                                 "(thruput.reader.GUNZIP_BYTES): refused", path=path)
+            data = raw
+            while data:         # in pieces: no buffer grown (and copied) past the limit
+                out.append(inflater.decompress(data, CHUNK_BYTES))
+                total += len(out[-1])
+                if total > limit:
+                    raise ParseError(f"gzip data expands past {limit / 2**20:.0f} MB "
+                                     "(thruput.reader.GUNZIP_BYTES): refused", path=path)
+                data = inflater.unconsumed_tail
             out.append(inflater.flush())
         except zlib.error as exc:
             raise ParseError(f"corrupt gzip data: {exc}", path=path) from None
