@@ -10,7 +10,6 @@ junk-filled logs.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 

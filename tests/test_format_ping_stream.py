@@ -188,5 +188,5 @@ def test_a_log_past_the_whole_read_limit_is_refused_naming_the_limit(monkeypatch
     path = tmp_path / "iperf.txt"
     path.write_bytes((DATA / "iperf2" / "v2.1.8--tcp-client.txt").read_bytes())
     monkeypatch.setattr(reader, "WHOLE_BYTES", 100)
-    with pytest.raises(ThruputError, match=r"iperf.txt: 0 MB: larger than the 0 MB a iperf2 log is read whole"):
+    with pytest.raises(ThruputError, match=r"iperf.txt: 0 MB: past the 0 MB limit for reading iperf2 logs whole"):
         reader.read(path)

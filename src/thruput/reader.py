@@ -39,7 +39,7 @@ WHOLE_BYTES_BY_FORMAT = {"iperf2_csv": 16 * 2**20, "iperf3_json": 96 * 2**20, "i
 #: gzip data is refused past this many bytes decompressed when read whole (a 25 MB gzip
 #: of zeros expands to 5.5 GB), and, when streamed, past this expansion factor once it is
 #: past :data:`STREAM_BYTES` (logs compress 5 to 30 times; a gzip bomb some 1000 times).
-GUNZIP_BYTES = 256 * 2**20
+GUNZIP_BYTES = 128 * 2**20
 GUNZIP_RATIO = 200
 
 
@@ -87,7 +87,7 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
             ds = _read_streaming(path, format)
         if ds is not None:
             return ds
-        _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "this log", str(path))
+        _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "logs", str(path))
     raw = path.read_bytes()
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
 
@@ -99,8 +99,8 @@ def whole_limit(name):
 
 def _check_size(size, limit, what, path):
     if size > limit:
-        raise ParseError(f"{size / 2**20:.0f} MB: larger than the {limit / 2**20:.0f} MB {what} "
-                         f"is read whole with (thruput.reader.WHOLE_BYTES); split the log", path=path)
+        raise ParseError(f"{size / 2**20:.0f} MB: past the {limit / 2**20:.0f} MB limit for reading "
+                         f"{what} whole (thruput.reader.WHOLE_BYTES); split the log", path=path)
 
 
 def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=None):
@@ -109,7 +109,7 @@ def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
     head = decode(data[: formats.HEAD_BYTES])
     name, style = formats.sniff_wrapped(head, path, format)
-    _check_size(len(data), whole_limit(name), f"a {name} log", path)
+    _check_size(len(data), whole_limit(name), f"{name} logs", path)
     module = formats.get(name)
     stripped = None
     try:
@@ -437,11 +437,14 @@ def _gunzip(raw, path, limit=None):
     while raw[:2] == GZIP_MAGIC:
         inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
         try:
-            out.append(inflater.decompress(raw, limit - total + 1))
-            total += len(out[-1])
-            if total > limit or inflater.unconsumed_tail:
-                raise ParseError(f"gzip data expands past {limit / 2**20:.0f} MB "
-                                 "(thruput.reader.GUNZIP_BYTES): refused", path=path)
+            data = raw
+            while data:         # in pieces: no buffer grown (and copied) past the limit
+                out.append(inflater.decompress(data, CHUNK_BYTES))
+                total += len(out[-1])
+                if total > limit:
+                    raise ParseError(f"gzip data expands past {limit / 2**20:.0f} MB "
+                                     "(thruput.reader.GUNZIP_BYTES): refused", path=path)
+                data = inflater.unconsumed_tail
             out.append(inflater.flush())
         except zlib.error as exc:
             raise ParseError(f"corrupt gzip data: {exc}", path=path) from None
