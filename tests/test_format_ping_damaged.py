@@ -38,7 +38,7 @@ def checks(ds):
 def test_complete_log_is_consistent():
     ds = read(LOOPBACK)
     assert ds.attrs["consistent"] == 1
-    assert set(checks(ds)) == {"received", "duplicates", "transmitted", "rtt_min", "rtt_max"}
+    assert set(checks(ds)) == {"received", "duplicates", "transmitted", "rtt_min", "rtt_max", "loss"}
     assert checks(ds)["rtt_min"]["tool"] == 0.016 and checks(ds)["rtt_min"]["data"] == 0.016
 
 

@@ -74,6 +74,8 @@ FITTED = {
 #: Bounds of the evaluator: a formula longer than MAX_FORMULA characters, a power with an
 #: exponent beyond MAX_EXPONENT, or any intermediate result beyond MAX_MAGNITUDE (or a
 #: string longer than MAX_STRING) is refused. Physical formulas stay far inside them.
+#: Levels of nesting a formula may have (the published derivations use under ten).
+MAX_DEPTH = 100
 MAX_FORMULA = 2000
 MAX_EXPONENT = 1000
 MAX_MAGNITUDE = 1e300
@@ -140,11 +142,20 @@ def _parse(formula):
     if len(str(formula)) > MAX_FORMULA:
         raise FormulaError(f"formula of {len(str(formula))} characters, longer than {MAX_FORMULA}")
     try:
-        return ast.parse(str(formula), mode="eval").body
+        tree = ast.parse(str(formula), mode="eval").body
     except SyntaxError as exc:
         raise FormulaError(f"formula {formula!r} does not parse: {exc.msg}") from None
     except (RecursionError, MemoryError, ValueError):
         raise FormulaError(f"formula {str(formula)[:60]!r}: nested too deeply or not text") from None
+    # the walks below recurse: bound the depth here, not by whatever recursion limit the
+    # interpreter has at the time
+    stack = [(tree, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise FormulaError(f"formula {str(formula)[:60]!r}: nested too deeply (over {MAX_DEPTH} levels)")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+    return tree
 
 
 def names(formula):
