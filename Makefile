@@ -26,7 +26,7 @@ serve:                   ## serve the built site on http://127.0.0.1:$(PORT)/
 	$(BIN)thruput site serve --dir _site --port $(PORT)
 
 lab:                     ## JupyterLab on the project, offline (charts draw with no network)
-	$(BIN)jupyter lab --notebook-dir=$(CURDIR)
+	$(BIN)jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 install:                 ## tools (apt, as root) and the Python package with all extras
 	bash tools/bootstrap.sh

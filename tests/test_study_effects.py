@@ -216,3 +216,16 @@ def test_stage_names_what_is_missing(processed, tmp_path, capsys):
     assert run_stage(processed, tmp_path, ["shaped"], "study-effects: {show: {rtt: veth-1g}}\n") == 1
     assert "show: rtt: 'veth-1g' is not a campaign of `campaigns:`" in capsys.readouterr().err
     assert not (tmp_path / "study-effects.nc").exists()
+
+
+def test_a_tiny_sweep_added_leaves_the_authors_product_identical(processed, tmp_path):
+    # a 12-run sweep with a strong effect (3 windows x 2 streams x 2 repeats: 6 cells)
+    tiny = sweep("a-tiny", windows=(8192, 65536, 1048576), streams=(1, 2), repeats=2)
+    write_netcdf(tiny, processed / "a-tiny.nc")
+    write_product(campaign_product(tiny), processed / "a-tiny.stats.nc")
+    show = "study-effects: {show: {window: shaped, streams: shaped, rtt: shaped}}\n"
+    assert run_stage(processed, tmp_path / "a", ["udpmon-veth-500m", "shaped"], show) == 0
+    assert run_stage(processed, tmp_path / "b", ["a-tiny", "udpmon-veth-500m", "shaped"], show) == 0
+    assert sha256(tmp_path / "b" / "study-effects.nc") == sha256(tmp_path / "a" / "study-effects.nc")
+    scores = xr.open_dataset(tmp_path / "b" / "scores.nc").load()
+    assert not scores["suggested"].sel(campaign="a-tiny").any()      # below min_cells

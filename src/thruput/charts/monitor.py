@@ -158,11 +158,15 @@ def buffer_curves(curves, unit="Mbit/s", title=""):
                           scale=alt.Scale(domain=STATISTICS, range=STATISTIC_DASHES))
     measured = curves.loc[curves["statistic"] != STATISTICS[-1], "value"]
     top = float(measured.max()) * 1.15 if len(measured) else None
-    return alt.Chart(curves).mark_line(point=True, clip=True).encode(
+    base = alt.Chart().encode(
         x=alt.X("buffer_kib:Q", title="socket buffer requested (KiB)",
                 scale=alt.Scale(type="log", base=2)),
         y=alt.Y("value:Q", title=f"throughput ({unit})", scale=alt.Scale(domainMax=top) if top else alt.Undefined),
-        color=color, strokeDash=dash,
-        tooltip=["period:N", "statistic:N", "buffer_kib:Q", alt.Tooltip("value:Q", format=".3g")],
-    ).properties(width=280, height=200).facet(facet=alt.Facet("series:N", title=None, header=SERIES_HEADER), columns=2,
-                                               title=title)
+        color=color,
+        tooltip=["period:N", "statistic:N", "buffer_kib:Q", alt.Tooltip("value:Q", format=".3g")])
+    # the points a layer of their own: a line mark with point=True draws its legend's
+    # symbols as points, and the line styles of the statistic legend came out blank
+    lines = base.mark_line(clip=True).encode(strokeDash=dash)
+    points = base.mark_point(filled=True, clip=True, size=25).encode(detail="statistic:N")
+    return alt.layer(lines, points, data=curves).properties(width=280, height=200).facet(
+        facet=alt.Facet("series:N", title=None, header=SERIES_HEADER), columns=2, title=title)
