@@ -23,7 +23,6 @@ column by column, or row by row where a row has something to say by its line.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -37,7 +36,7 @@ import xarray as xr
 
 from ..contract import failed_checks_per_run, register_campaign_check
 from ..errors import ContractError, ParseError, ThruputError
-from ..hashing import sha256_bytes
+from ..hashing import sha256_bytes, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
@@ -175,7 +174,7 @@ class ManifestDigest:
     for ``rows`` that never decrease hashes only the lines since the last call."""
 
     def __init__(self, text):
-        self._text, self._sha, self._lines, self._pos, self._bytes = text, hashlib.sha256(), 0, 0, 0
+        self._text, self._sha, self._lines, self._pos, self._bytes = text, sha256_hasher(), 0, 0, 0
         self._ends = None
 
     def upto(self, rows):
