@@ -33,7 +33,8 @@ from ruamel.yaml import YAML
 
 from . import dataset as cp
 from . import runs
-from .layout import parse_size, sha256_of
+from .layout import sha256_of
+from ..quantities import parse_size
 from ..errors import ThruputError
 from ..reader import read
 from ..record.hostinfo import _UNAME
