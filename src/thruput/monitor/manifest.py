@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields
 
-from ..campaign import runs
+from ..campaign.runs import manifest_path, records, split_header
 from ..record.manifest import MANIFEST, append_rows
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "MANIFEST", "MonitorRow", "read_rows", "append_row",
@@ -78,16 +78,16 @@ def read_rows_lenient(campaign_dir):
     ``rows`` is a list of ``(line, MonitorRow)``; ``errors`` of ``(line, message)``: a bad
     header (then no rows), rows with the wrong number of cells (skipped).
     """
-    path = runs.manifest_path(campaign_dir)
+    path = manifest_path(campaign_dir)
     if not path.exists():
         return [], [(None, "missing: no test was recorded")]
     text = path.read_text(encoding="utf-8")
-    header, end = runs.split_header(text)
+    header, end = split_header(text)
     if header != MONITOR_MANIFEST_COLUMNS:
         return [], [(1, f"header {None if header is None else list(header)} is not "
                         f"{list(MONITOR_MANIFEST_COLUMNS)}")]
     rows, errors = [], []
-    for line, cells in runs.records(text[end:], header, strip=False):
+    for line, cells in records(text[end:], header, strip=False):
         if not cells:
             continue
         if len(cells) != len(MONITOR_MANIFEST_COLUMNS):

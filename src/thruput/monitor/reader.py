@@ -43,7 +43,7 @@ from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
-from ..campaign import runs
+from ..campaign.runs import bulk_columns, records as manifest_records, split_header
 from ..campaign.layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
@@ -236,7 +236,7 @@ def read_monitor_manifest(directory, start=0, text=None):
     path = Path(directory) / "runs.csv"
     if text is None:
         text = read_manifest_text(directory)
-    header, header_end = runs.split_header(text)
+    header, header_end = split_header(text)
     if header != MONITOR_MANIFEST_COLUMNS:
         raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not "
                          f"{None if header is None else list(header)}", line=1, path=str(path))
@@ -258,7 +258,7 @@ def rows_one_by_one(records, first, start=None, path=None):
         As :func:`read_monitor_manifest`.
     """
     if isinstance(records, str):
-        records = [cells for _line, cells in runs.records(records, MONITOR_MANIFEST_COLUMNS)]
+        records = [cells for _line, cells in manifest_records(records, MONITOR_MANIFEST_COLUMNS)]
     start = first if start is None else start
     rows, errors, seen = [], [], {}
     with paused_gc():      # (the rows are tuples of strings and numbers: no cycles)
@@ -325,7 +325,7 @@ def _split_rows(body, first_line=2):
     :func:`thruput.campaign.runs.bulk_columns` and checked column by column, when every line is one
     valid row; None for anything else: then :func:`rows_one_by_one` reads the rows, and
     names the line of each problem."""
-    columns = runs.bulk_columns(body, MONITOR_MANIFEST_COLUMNS)
+    columns = bulk_columns(body, MONITOR_MANIFEST_COLUMNS)
     if columns is None:
         return None
     lines = len(columns[0])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..campaign import runs
+from ..campaign.runs import append_rows as _append_rows, manifest_path, records, split_header
 from ..campaign.layout import LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE
 
 __all__ = ["COLUMNS", "MANIFEST", "Row", "read_rows", "append_rows", "complete_runs"]
@@ -47,26 +47,26 @@ def read_rows(campaign_dir):
     ValueError
         If the header is not :data:`COLUMNS` (names the file).
     """
-    path = runs.manifest_path(campaign_dir)
+    path = manifest_path(campaign_dir)
     if not path.exists():
         return []
     text = path.read_text(encoding="utf-8")
-    header, end = runs.split_header(text)
+    header, end = split_header(text)
     if header is None:
         return []
     if header == LEGACY_MANIFEST_COLUMNS:     # before sha256 was kept
         at = COLUMNS.index("sha256")
-        return [Row(*r[:at], "", *r[at:]) for _, r in runs.records(text[end:], header, strip=False) if r]
+        return [Row(*r[:at], "", *r[at:]) for _, r in records(text[end:], header, strip=False) if r]
     if header != COLUMNS:
         raise ValueError(f"{path}:1: header {list(header)} is not {list(COLUMNS)}")
-    return [Row(*r) for _, r in runs.records(text[end:], header, strip=False) if r]
+    return [Row(*r) for _, r in records(text[end:], header, strip=False) if r]
 
 
 def append_rows(campaign_dir, rows, columns=COLUMNS):
     """Append ``rows`` (dataclasses with ``columns`` as fields) to runs.csv, writing the
     header first if the file is new; flushed and synced to disk before returning
     (:func:`thruput.campaign.runs.append_rows`)."""
-    runs.append_rows(campaign_dir, rows, columns)
+    _append_rows(campaign_dir, rows, columns)
 
 
 def complete_runs(rows, parts=RUN_PARTS):
