@@ -59,7 +59,8 @@ def bulk_columns(body, names):
     of ``len(names)`` cells; None for anything else (an empty body is no rows)."""
     if not body:
         return [[] for _ in names]
-    if not body.strip() or any(c in body for c in OTHER_BREAKS):
+    if (not body.strip() or any(c in body for c in OTHER_BREAKS)
+            or body.startswith("\n") or "\n\n" in body):      # (pyarrow: a blank line is a row of "")
         return None
     lines = body.count("\n") + (not body.endswith("\n"))
     try:
