@@ -6,8 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import textwrap
+import time
 
 import pytest
 import yaml
@@ -330,3 +333,27 @@ def test_new_with_day_sets_schedule_day_s_and_without_it_leaves_it_out(tmp_path)
                                   "socket_buffers": [262144]}]
     assert main(["monitor", "new", str(tmp_path / "b"), "--to", "10.0.0.2", "--ping-sizes", "56"]) == 0
     assert "day_s" not in yaml.safe_load((tmp_path / "b" / "campaign.yaml").read_text())["schedule"]
+
+
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is Linux's")
+def test_a_test_ends_with_its_monitor_killed(tmp_path):
+    # a stand-in monitor starts a test as run_test does, then is killed by SIGKILL
+    script = textwrap.dedent("""
+        import subprocess, sys, time
+        from thruput.monitor import runner
+        child = subprocess.Popen(runner.with_death_signal(["sleep", "60"]))
+        print(child.pid, flush=True)
+        time.sleep(60)
+    """)
+    monitor = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    pid = int(monitor.stdout.readline())
+    monitor.kill()
+    monitor.wait(timeout=20)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{pid}") \
+            and open(f"/proc/{pid}/stat").read().split(") ")[1][0] != "Z":
+        time.sleep(0.05)
+    alive = os.path.exists(f"/proc/{pid}") and open(f"/proc/{pid}/stat").read().split(") ")[1][0] != "Z"
+    if alive:
+        os.kill(pid, 9)
+    assert not alive

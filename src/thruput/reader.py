@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
 import os
 import stat
@@ -14,6 +13,7 @@ from . import formats
 from .formats import _prefix
 from .contract import VARIABLES, lenient as _lenient, validate
 from .errors import ParseError
+from .hashing import sha256_bytes, sha256_hasher
 
 __all__ = ["read", "read_many", "read_bytes", "decode"]
 
@@ -105,7 +105,7 @@ def _check_size(size, limit, what, path):
 
 def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=None):
     """Like :func:`read`, for the bytes of a file already in memory."""
-    sha256 = hashlib.sha256(raw).hexdigest()
+    sha256 = sha256_bytes(raw)
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
     head = decode(data[: formats.HEAD_BYTES])
     name, style = formats.sniff_wrapped(head, path, format)
@@ -244,7 +244,7 @@ def read_pile(paths, format=None):
     default, the one sniffed from the first file (through any timestamping wrapper:
     :func:`thruput.formats.sniff_wrapped`)."""
     raws = [file_bytes(p) for p in paths]
-    hashes = [hashlib.sha256(raw).hexdigest() for raw in raws]
+    hashes = [sha256_bytes(raw) for raw in raws]
     datas = [_gunzip(raw, p) if raw[:2] == GZIP_MAGIC else raw for raw, p in zip(raws, paths)]
     name = format or formats.sniff_wrapped(decode(datas[0][: formats.HEAD_BYTES]), paths[0])[0]
     return hashes, datas, name
@@ -343,7 +343,7 @@ def _file_facts(path, gz=False):
     """sha256 (of the file as stored), and of its content: line count (LF, CRLF or CR
     ends), valid UTF-8, last byte and the decoded tail, in one pass of
     :data:`CHUNK_BYTES` reads."""
-    sha, newlines, last = hashlib.sha256(), 0, b""
+    sha, newlines, last = sha256_hasher(), 0, b""
     utf8 = codecs.getincrementaldecoder("utf-8")()
     valid = True
     tail = b""

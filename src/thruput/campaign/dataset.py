@@ -18,8 +18,6 @@ Every run keeps its provenance (path relative to the campaign and sha256).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from ..reader import read
 from .layout import LedgerTotals as _LedgerTotals
 from .metadata import (CampaignError, _Loader, _schema_message, load_metadata,  # noqa: F401
                        load_yaml, node_line, schema, schema_validator)
+from . import runs
 from .layout import escapes, path_problem
 from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
                      parse_run_id, run_id)
@@ -160,21 +159,21 @@ def parse_manifest(directory):
         raise CampaignError(f"{path}: missing")
     text = path.read_text(encoding="utf-8")
     rows, errors, paths = [], [], set()
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    columns = None if header is None else tuple(h.strip() for h in header)
+    columns, end = runs.split_header(text)
     if columns not in (MANIFEST_COLUMNS, LEGACY_MANIFEST_COLUMNS):
+        header = None if columns is None else list(columns)
         raise ParseError(f"header must be {','.join(MANIFEST_COLUMNS)}, not {header}",
                          line=1, path=str(path))
-    for line, cells in enumerate(reader, start=2):
-        if not cells or all(not c.strip() for c in cells):
+    at = columns.index("path")
+    for line, cells in runs.records(text[end:], columns):
+        if not cells or all(not c for c in cells):
             continue
-        if len(cells) > columns.index("path"):
-            paths.add(cells[columns.index("path")].strip())
+        if len(cells) > at:
+            paths.add(cells[at])
         if len(cells) != len(columns):
             errors.append((line, f"expected {len(columns)} cells, found {len(cells)}"))
             continue
-        row, problems = _manifest_row(dict(zip(columns, (c.strip() for c in cells))), line)
+        row, problems = _manifest_row(dict(zip(columns, cells)), line)
         errors.extend((line, p) for p in problems)
         if not problems:
             rows.append(row)

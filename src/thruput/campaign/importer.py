@@ -21,7 +21,6 @@ campaign passes its own ``thruput campaign check``.
 from __future__ import annotations
 
 import copy
-import csv
 import datetime as dt
 import io
 import math
@@ -33,7 +32,9 @@ import numpy as np
 from ruamel.yaml import YAML
 
 from . import dataset as cp
-from .layout import parse_size, sha256_of
+from . import runs
+from .layout import sha256_of
+from ..quantities import parse_size
 from ..errors import ThruputError
 from ..reader import read
 from ..record.hostinfo import _UNAME
@@ -352,8 +353,4 @@ def _plan(entries, kind):
 
 
 def _write_manifest(directory, entries):
-    with open(Path(directory) / cp.MANIFEST_FILE, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(cp.MANIFEST_COLUMNS)
-        for e in entries:
-            writer.writerow(["" if e[k] is None else e[k] for k in cp.MANIFEST_COLUMNS])
+    runs.write_rows(directory, entries, cp.MANIFEST_COLUMNS)

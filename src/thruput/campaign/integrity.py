@@ -9,13 +9,12 @@ writes the new hash into ``runs.csv`` and appends a dated entry with the reason 
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import json
 from pathlib import Path
 
 from ..errors import ThruputError
+from . import runs
 from .layout import (ACCEPTED_KEY, CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS,
                      MANIFEST_FILE, sha256_of)
 
@@ -79,21 +78,16 @@ def accept_changes(directory, files=(), reason="", now=None):
 def _read(manifest):
     if not manifest.is_file():
         raise ThruputError(f"{manifest}: missing")
-    reader = csv.DictReader(io.StringIO(manifest.read_text(encoding="utf-8")))
-    header = tuple(h.strip() for h in reader.fieldnames or ())
+    text = manifest.read_text(encoding="utf-8")
+    header, end = runs.split_header(text)
     if header not in (MANIFEST_COLUMNS, LEGACY_MANIFEST_COLUMNS):
-        raise ThruputError(f"{manifest}:1: header must be {','.join(MANIFEST_COLUMNS)}, not {','.join(header)}")
-    return [{k: (row.get(k) or "").strip() for k in MANIFEST_COLUMNS} for row in reader
-            if any((v or "").strip() for v in row.values())]
+        raise ThruputError(f"{manifest}:1: header must be {','.join(MANIFEST_COLUMNS)}, not {','.join(header or ())}")
+    rows = (dict(zip(header, cells)) for _, cells in runs.records(text[end:], header) if any(cells))
+    return [{k: row.get(k, "") for k in MANIFEST_COLUMNS} for row in rows]
 
 
 def _write(manifest, rows):
-    tmp = manifest.with_name(manifest.name + ".part")
-    with open(tmp, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(MANIFEST_COLUMNS)
-        writer.writerows([r[k] for k in MANIFEST_COLUMNS] for r in rows)
-    tmp.replace(manifest)
+    runs.write_rows(manifest.parent, rows, MANIFEST_COLUMNS)
 
 
 def _append_accepted(path, entries):

@@ -30,6 +30,8 @@ import os
 
 import altair as alt
 
+from ..hashing import sha256_bytes
+
 __all__ = ["enable_offline_renderer", "where", "notebook_bundle", "canonical_spec", "SITE_RENDERER",
            "NOTEBOOK_RENDERER", "EMBED_OPTIONS"]
 
@@ -70,7 +72,7 @@ def canonical_spec(spec, digits=SIGNIFICANT_DIGITS):
     spec = _rounded(spec, digits)
     if not isinstance(spec, dict) or not isinstance(spec.get("datasets"), dict):
         return spec
-    names = {old: "data-" + hashlib.sha256(json.dumps(values, sort_keys=True).encode()).hexdigest()[:32]
+    names = {old: "data-" + sha256_bytes(json.dumps(values, sort_keys=True).encode())[:32]
              for old, values in spec["datasets"].items()}
     text = json.dumps(spec, sort_keys=True)
     for old, new in names.items():

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import hashlib
 import json
 import re
 import shutil
@@ -54,6 +53,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import ThruputError
+from ..hashing import sha256_bytes
 from ..formats._prefix import WRAPPER_LINES
 from ..reader import read
 from . import reader as mon
@@ -231,7 +231,7 @@ def _describe(root, path, time_pattern, path_regex):
         test, numbers = _settings(ds, role)
         direction = numbers.pop("direction", None)
     direction = given.get("direction") or direction or "forward"
-    return {"source": path, "rel": rel, "role": role, "sha256": hashlib.sha256(raw).hexdigest(),
+    return {"source": path, "rel": rel, "role": role, "sha256": sha256_bytes(raw),
             "time": when, "path_name": NAME_BAD.sub("_", name) if name else None, "address": address,
             "direction": direction, "test": test, "tool": tool, "outcome": outcome,
             "reason": reason, "guessed": numbers.get("guessed", False),

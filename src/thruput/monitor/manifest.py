@@ -8,10 +8,10 @@ row names is complete, and a test cut short by a kill leaves no row.
 
 from __future__ import annotations
 
-import csv
 import os
 from dataclasses import dataclass, fields
 
+from ..campaign.runs import manifest_path, records, split_header
 from ..record.manifest import MANIFEST, append_rows
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "MANIFEST", "MonitorRow", "read_rows", "append_row",
@@ -78,23 +78,22 @@ def read_rows_lenient(campaign_dir):
     ``rows`` is a list of ``(line, MonitorRow)``; ``errors`` of ``(line, message)``: a bad
     header (then no rows), rows with the wrong number of cells (skipped).
     """
-    path = os.path.join(campaign_dir, MANIFEST)
-    if not os.path.exists(path):
+    path = manifest_path(campaign_dir)
+    if not path.exists():
         return [], [(None, "missing: no test was recorded")]
+    text = path.read_text(encoding="utf-8")
+    header, end = split_header(text)
+    if header != MONITOR_MANIFEST_COLUMNS:
+        return [], [(1, f"header {None if header is None else list(header)} is not "
+                        f"{list(MONITOR_MANIFEST_COLUMNS)}")]
     rows, errors = [], []
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None or tuple(header) != MONITOR_MANIFEST_COLUMNS:
-            return [], [(1, f"header {header} is not {list(MONITOR_MANIFEST_COLUMNS)}")]
-        for cells in reader:
-            if not cells:
-                continue
-            if len(cells) != len(MONITOR_MANIFEST_COLUMNS):
-                errors.append((reader.line_num, f"{len(cells)} cells, expected "
-                                                f"{len(MONITOR_MANIFEST_COLUMNS)}"))
-                continue
-            rows.append((reader.line_num, MonitorRow(*cells)))
+    for line, cells in records(text[end:], header, strip=False):
+        if not cells:
+            continue
+        if len(cells) != len(MONITOR_MANIFEST_COLUMNS):
+            errors.append((line, f"{len(cells)} cells, expected {len(MONITOR_MANIFEST_COLUMNS)}"))
+            continue
+        rows.append((line, MonitorRow(*cells)))
     return rows, errors
 
 

@@ -23,9 +23,6 @@ column by column, or row by row where a row has something to say by its line.
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
 import json
 import math
 import os
@@ -39,13 +36,14 @@ import xarray as xr
 
 from ..contract import failed_checks_per_run, register_campaign_check
 from ..errors import ContractError, ParseError, ThruputError
-from ..hashing import sha256_bytes
+from ..hashing import sha256_bytes, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
+from ..campaign.runs import bulk_columns, records as manifest_records, split_header
 from ..campaign.layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
@@ -176,7 +174,7 @@ class ManifestDigest:
     for ``rows`` that never decrease hashes only the lines since the last call."""
 
     def __init__(self, text):
-        self._text, self._sha, self._lines, self._pos, self._bytes = text, hashlib.sha256(), 0, 0, 0
+        self._text, self._sha, self._lines, self._pos, self._bytes = text, sha256_hasher(), 0, 0, 0
         self._ends = None
 
     def upto(self, rows):
@@ -238,11 +236,10 @@ def read_monitor_manifest(directory, start=0, text=None):
     path = Path(directory) / "runs.csv"
     if text is None:
         text = read_manifest_text(directory)
-    header_end = text.find("\n") + 1 or len(text)
-    header = next(csv.reader((text[:header_end],)), None) if header_end else None
-    if header is None or tuple(h.strip() for h in header) != MONITOR_MANIFEST_COLUMNS:
-        raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not {header}",
-                         line=1, path=str(path))
+    header, header_end = split_header(text)
+    if header != MONITOR_MANIFEST_COLUMNS:
+        raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not "
+                         f"{None if header is None else list(header)}", line=1, path=str(path))
     rows = _split_rows(text[header_end:], 2)
     if rows is None:        # (something to say by its line: read row by row)
         return rows_one_by_one(text[header_end:], 0, start, path), text
@@ -261,7 +258,7 @@ def rows_one_by_one(records, first, start=None, path=None):
         As :func:`read_monitor_manifest`.
     """
     if isinstance(records, str):
-        records = csv.reader(io.StringIO(records))
+        records = [cells for _line, cells in manifest_records(records, MONITOR_MANIFEST_COLUMNS)]
     start = first if start is None else start
     rows, errors, seen = [], [], {}
     with paused_gc():      # (the rows are tuples of strings and numbers: no cycles)
@@ -309,9 +306,6 @@ def in_time_order(rows):
 
 #: (test, role, tool) of a valid row, from :data:`TESTS`.
 _TEST_ROLE_TOOL = {(test, role, tool) for test, (role, tools) in TESTS.items() for tool in tools}
-#: The ASCII characters ``str.strip`` takes off besides line ends.
-_ASCII_BLANKS = " \t\x0b\x0c\x1c\x1d\x1e\x1f"
-
 
 def start_times(started):
     """The start times ``started`` (ISO 8601 texts, as in runs.csv) as a datetime64[ns]
@@ -326,32 +320,17 @@ def start_times(started):
     return iso_ns_many(started)
 
 
-#: Line breaks of ``str.splitlines`` other than "\n": a runs.csv holding one is read row
-#: by row (its lines are not its rows).
-_OTHER_BREAKS = "\r\0\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-
-
 def _split_rows(body, first_line=2):
     """The rows of ``body`` (data lines of runs.csv, the first on line ``first_line``) read by
-    pandas (pyarrow's CSV reader) and checked column by column, when every line is one
+    :func:`thruput.campaign.runs.bulk_columns` and checked column by column, when every line is one
     valid row; None for anything else: then :func:`rows_one_by_one` reads the rows, and
     names the line of each problem."""
-    if not body.strip():
-        return [] if not body else None
-    if any(c in body for c in _OTHER_BREAKS):
+    columns = bulk_columns(body, MONITOR_MANIFEST_COLUMNS)
+    if columns is None:
         return None
-    lines = body.count("\n") + (not body.endswith("\n"))
-    try:
-        frame = pd.read_csv(io.BytesIO(body.encode("utf-8")), engine="pyarrow", header=None,
-                            names=list(MONITOR_MANIFEST_COLUMNS), dtype=str, keep_default_na=False,
-                            na_values=[], skip_blank_lines=False)
-    except (ValueError, pd.errors.ParserError, ImportError):
-        return None
-    if len(frame) != lines:                 # (a quoted cell over lines, or a blank line)
-        return None
-    columns = [frame[name].to_numpy(dtype=object).tolist() for name in MONITOR_MANIFEST_COLUMNS]
-    if not body.isascii() or any(c in body for c in _ASCII_BLANKS):
-        columns = [list(map(str.strip, column)) for column in columns]
+    lines = len(columns[0])
+    if not lines:
+        return []
     (run, role, path, _sha256, slot, started, path_name, direction, test, tool,
      socket_buffer, size, rate, outcome, _reason) = columns
     if (not _valid_rows(run, role, path, started, path_name, direction, test, tool, outcome)

@@ -13,10 +13,10 @@ and any part of its row are removed first, so a restart goes on from a consisten
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as dt
 import functools
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -103,20 +103,23 @@ def _judge(spec, returncode, stdout, stderr, timed_out, timeout_s):
     return "ok", ""
 
 
-#: prctl(2) option: signal sent to this process when its parent dies (linux/prctl.h).
-PR_SET_PDEATHSIG = 1
+#: Run before a test's command: util-linux's setpriv(1) asks the kernel (prctl(2)
+#: PR_SET_PDEATHSIG) for SIGKILL when the monitor dies, even by SIGKILL, then execs the
+#: test (same process, so the monitor stays its parent); a killed monitor leaves no test
+#: running behind it. Linux only: elsewhere (no setpriv) tests run without it.
+DEATH_SIGNAL = ("setpriv", "--pdeathsig", "KILL")
+
+
+def with_death_signal(argv):
+    """``argv`` run under :data:`DEATH_SIGNAL` where setpriv is installed, else as is."""
+    return [*DEATH_SIGNAL, *argv] if shutil.which(DEATH_SIGNAL[0]) else list(argv)
 
 
 def _die_with_parent(parent):
-    """In the child, before exec: get SIGKILL if the monitor (process ``parent``) dies,
-    even by SIGKILL, so a killed monitor leaves no test running behind it; and end now if
-    it died already, between the fork and this (the signal would then never come).
-    Linux only; elsewhere a no-op."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        return
+    """In the child, before exec: end now if the monitor (process ``parent``) died
+    already, between the fork and this; :data:`DEATH_SIGNAL` covers it from the exec
+    on (a monitor killed in the instant between the two leaves its test to end by its
+    own duration)."""
     if os.getppid() != parent:
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -126,6 +129,9 @@ def run_test(spec, timeout_s, netns=None):
     argv = test_argv(spec)
     if netns:
         argv = ["ip", "netns", "exec", netns, *argv]
+    if shutil.which(argv[0]) is None:     # (setpriv would say so only in its stderr)
+        return TestResult("error", f"cannot run {argv[0]}: not found", b"")
+    argv = with_death_signal(argv)
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True,

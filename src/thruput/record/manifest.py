@@ -7,10 +7,9 @@ skips the runs whose rows are all present.
 
 from __future__ import annotations
 
-import csv
-import os
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 
+from ..campaign.runs import append_rows as _append_rows, manifest_path, records, split_header
 from ..campaign.layout import LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE
 
 __all__ = ["COLUMNS", "MANIFEST", "Row", "read_rows", "append_rows", "complete_runs"]
@@ -48,35 +47,26 @@ def read_rows(campaign_dir):
     ValueError
         If the header is not :data:`COLUMNS` (names the file).
     """
-    path = os.path.join(campaign_dir, MANIFEST)
-    if not os.path.exists(path):
+    path = manifest_path(campaign_dir)
+    if not path.exists():
         return []
-    with open(path, newline="") as f:
-        reader = csv.reader(f)
-        header = next(reader, None)
-        if header is None:
-            return []
-        if tuple(header) == LEGACY_MANIFEST_COLUMNS:     # before sha256 was kept
-            at = COLUMNS.index("sha256")
-            return [Row(*r[:at], "", *r[at:]) for r in reader if r]
-        if tuple(header) != COLUMNS:
-            raise ValueError(f"{path}:1: header {header} is not {list(COLUMNS)}")
-        return [Row(*r) for r in reader if r]
+    text = path.read_text(encoding="utf-8")
+    header, end = split_header(text)
+    if header is None:
+        return []
+    if header == LEGACY_MANIFEST_COLUMNS:     # before sha256 was kept
+        at = COLUMNS.index("sha256")
+        return [Row(*r[:at], "", *r[at:]) for _, r in records(text[end:], header, strip=False) if r]
+    if header != COLUMNS:
+        raise ValueError(f"{path}:1: header {list(header)} is not {list(COLUMNS)}")
+    return [Row(*r) for _, r in records(text[end:], header, strip=False) if r]
 
 
 def append_rows(campaign_dir, rows, columns=COLUMNS):
     """Append ``rows`` (dataclasses with ``columns`` as fields) to runs.csv, writing the
-    header first if the file is new; flushed and synced to disk before returning."""
-    path = os.path.join(campaign_dir, MANIFEST)
-    new = not os.path.exists(path) or os.path.getsize(path) == 0
-    with open(path, "a", newline="") as f:
-        writer = csv.writer(f, lineterminator="\n")
-        if new:
-            writer.writerow(columns)
-        for row in rows:
-            writer.writerow(astuple(row))
-        f.flush()
-        os.fsync(f.fileno())
+    header first if the file is new; flushed and synced to disk before returning
+    (:func:`thruput.campaign.runs.append_rows`)."""
+    _append_rows(campaign_dir, rows, columns)
 
 
 def complete_runs(rows, parts=RUN_PARTS):

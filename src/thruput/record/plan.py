@@ -9,7 +9,8 @@ from __future__ import annotations
 import random
 from dataclasses import asdict, dataclass, field
 
-from ..campaign.layout import parse_size, run_id
+from ..campaign.layout import run_id
+from ..quantities import parse_size
 
 __all__ = ["Cell", "Plan", "parse_size", "parse_sizes", "parse_counts", "run_id"]
 

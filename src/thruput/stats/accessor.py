@@ -37,7 +37,7 @@ SIZE_COORDS = ("window", "socket_buffer", "window_requested", "size", "packet_si
 def sizes_to_bytes(indexers):
     """``{"window": "64K"}`` -> ``{"window": 65536}``: sizes as text (one, a list or a
     slice) become bytes on the coordinates of :data:`SIZE_COORDS`; others pass unchanged."""
-    from ..campaign.importer import parse_size
+    from ..quantities import parse_size
 
     def one(value):
         return parse_size(value) if isinstance(value, str) else value
