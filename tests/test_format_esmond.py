@@ -145,3 +145,13 @@ def test_damage_is_a_parse_error_naming_the_line(text, line):
 def test_a_histogram_key_that_is_not_a_delay_is_a_parse_error():
     with pytest.raises(ParseError):
         esmond_latency.parse('{"series": [{"event-type": "histogram-owdelay", "data": [{"ts": 1, "val": {"x": 1}}]}]}')
+
+
+def test_a_cut_wrapper_or_a_negative_count_is_a_parse_error_naming_the_line():
+    text = (L / "constructed--powstream-base-wrapped.json").read_text()
+    with pytest.raises(ParseError, match="cut off") as exc:
+        esmond_latency.parse(text[:len(text) // 2])
+    assert exc.value.line == text[:len(text) // 2].count("\n") + 1
+    with pytest.raises(ParseError, match="negative") as exc:
+        esmond_latency.parse('[{"ts": 1, "val": {"1.0": 3}},\n{"ts": 2, "val": {"1.0": -3}}]')
+    assert exc.value.line == 2

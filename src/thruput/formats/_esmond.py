@@ -65,6 +65,8 @@ _HEAD_VAL = re.compile(r'"val"\s*:\s*(?:(?P<num>-?[0-9]+(?P<frac>\.[0-9]+)?(?:[e
 _NUMBER_KEY = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
 _WS = re.compile(r"[ \t\n\r]*")
 _NAN = np.nan
+#: A ``ts`` beyond this (year 5138) is a damaged number, not a Unix time in seconds.
+MAX_TS = 1e11
 
 
 def _head_event(head):
@@ -125,6 +127,9 @@ def parse(text, fmt):
         ledger.truncated(lost)
     for s in series:
         s["event-type"] = s["event-type"] or _event_of(s["data"], fmt)
+        if s["event-type"] is None:
+            raise ParseError("an esmond point whose val is neither a number, a {delay: count} map nor "
+                             "a numerator/denominator", line=s["data"][0]["_line"])
         if s["event-type"] not in EVENTS[fmt]:
             other = [f for f, e in EVENTS.items() if s["event-type"] in e]
             raise ParseError(f"an esmond {s['event-type']} series, not one of {', '.join(EVENTS[fmt])} "
@@ -213,6 +218,29 @@ def _num(value):
     return float(value)
 
 
+def _at(point, value, what, required=False):
+    """``value`` of ``point`` as a float (NaN for null, unless ``required``), or a
+    ParseError naming the point's line."""
+    try:
+        x = _num(value)
+    except (TypeError, ValueError):
+        x = _NAN
+        value = "not a number"
+    if np.isnan(x) and (required or value is not None):
+        raise ParseError(f"esmond point's {what} is not a number", line=point["_line"]) from None
+    if np.isinf(x):
+        raise ParseError(f"esmond point's {what} is infinite: a number too large for a float (a damaged log?)",
+                         line=point["_line"])
+    return x
+
+
+def _ts(point):
+    ts = _at(point, point["ts"], "ts", True)
+    if not abs(ts) < MAX_TS:
+        raise ParseError("esmond point's ts is not a Unix time (s): too large", line=point["_line"])
+    return ts
+
+
 def _window_checks(series, meta):
     """Each series' summary window against the summaries its metadata lists."""
     listed = {}
@@ -243,10 +271,8 @@ def _attrs(series, meta):
 def _throughput(series, meta, ledger, fmt):
     points = [p for s in series for p in s["data"]]
     n = len(points)
-    bits = np.array([_num(p["val"]) for p in points], dtype=float)
-    ts = np.array([_num(p["ts"]) for p in points], dtype=float)
-    if not np.isfinite(ts).all() or (np.abs(ts) > 1e11).any():
-        raise ParseError("esmond point with a ts that is not a Unix time", line=1)
+    bits = np.array([_at(p, p["val"], "throughput") for p in points], dtype=float)
+    ts = np.array([_ts(p) for p in points], dtype=float)
     start = (ts * 1e9).astype("int64").astype("datetime64[ns]")
     window = series[0].get("summary-window", 0.0)
     nan = np.full(n, _NAN)
@@ -279,17 +305,16 @@ def _throughput(series, meta, ledger, fmt):
 
 # --- latency (kind rtt) ----------------------------------------------------------------
 
-def _loss_rate(val):
+def _loss_rate(point):
+    val = point["val"]
     if isinstance(val, dict):
-        num, den = _num(val.get("numerator")), _num(val.get("denominator"))
+        num, den = _at(point, val.get("numerator"), "numerator"), _at(point, val.get("denominator"), "denominator")
         return num / den if den > 0 else _NAN
-    return _num(val)
+    return _at(point, val, "packet-loss-rate")
 
 
 def _latency(series, meta, ledger, fmt):
-    times = sorted({_num(p["ts"]) for s in series for p in s["data"]})
-    if not np.isfinite(times).all():
-        raise ParseError("esmond point with a ts that is not a number", line=1)
+    times = sorted({_ts(p) for s in series for p in s["data"]})
     index = {t: k for k, t in enumerate(times)}
     n = len(times)
     line = np.full(n, -1, dtype=np.int64)
@@ -297,17 +322,19 @@ def _latency(series, meta, ledger, fmt):
     hists = [None] * n
     for s in series:
         for p in s["data"]:
-            k = index[_num(p["ts"])]
+            k = index[_ts(p)]
             line[k] = p["_line"] if line[k] < 0 else min(line[k], p["_line"])
             if s["event-type"] == "histogram-owdelay":
                 if not isinstance(p["val"], dict):
                     raise ParseError("histogram-owdelay point whose val is not a {delay: count} map",
                                      line=p["_line"])
-                hists[k] = {float(b): _num(c) for b, c in p["val"].items()}
+                hists[k] = {_at(p, b, "histogram bin", True): _at(p, c, "histogram count", True) for b, c in p["val"].items()}
+                if any(c < 0 for c in hists[k].values()):
+                    raise ParseError("histogram-owdelay point with a negative count", line=p["_line"])
             elif s["event-type"] == "packet-loss-rate":
-                col["packet-loss-rate"][k] = _loss_rate(p["val"])
+                col["packet-loss-rate"][k] = _loss_rate(p)
             else:
-                col[s["event-type"]][k] = _num(p["val"])
+                col[s["event-type"]][k] = _at(p, p["val"], s["event-type"])
     bins = np.array(sorted({b for h in hists if h for b in h}), dtype=float)
     where = {b: j for j, b in enumerate(bins)}
     counts = np.zeros((n, len(bins)))
