@@ -135,6 +135,7 @@ def test_the_other_formats_series_is_refused_naming_the_right_one():
     ('[{"ts": 1, "val": 1e9},\n x]', 2),
     ('[\n{"ts": 1, "val": {"10', 2),
     ('{"series": 3}', 1),
+    ('[{"ts": 1, "val": 1e9}]\n]', 2),
 ])
 def test_damage_is_a_parse_error_naming_the_line(text, line):
     with pytest.raises(ParseError) as exc:

@@ -150,13 +150,18 @@ def _points(text, i):
     points = []
     i += 1
     end = i
+    line, counted = 1, 0             # lines counted up to ``counted`` (linear in the file)
     while True:
         i = _WS.match(text, i).end()
         if text[i:i + 1] == "," and points:
             i = _WS.match(text, i + 1).end()
         if text[i:i + 1] == "]":
+            rest = _WS.match(text, i + 1).end()
+            if rest < len(text):
+                raise ParseError("text after the list of points", line=text.count("\n", 0, rest) + 1)
             return points, i + 1, ""
-        line = text.count("\n", 0, i) + 1
+        line += text.count("\n", counted, i)
+        counted = i
         try:
             item, i = DECODER.raw_decode(text, i)
         except json.JSONDecodeError as exc:
