@@ -249,6 +249,10 @@ def test_issue_10_crash_reproducers(fmt, name, line, old, new):
     ("irtt", "0.9.0--loopback.json", '"json_format": '),
     ("iperf3_json", "3.12--get-server-output-json.json", '"bytes":\t830996480'),
     ("web100_dump", "loopback--3-snapshots.txt", "Duration: "),
+    ("esmond_throughput", "constructed--throughput-base.json", '"val": '),
+    ("esmond_throughput", "constructed--throughput-base.json", '"ts": '),
+    ("esmond_latency", "constructed--histogram-owdelay-base.json", '"10.40": '),
+    ("esmond_latency", "constructed--powstream-base-wrapped.json", '"numerator": '),
 ])
 def test_a_number_of_hundreds_of_digits_is_an_error_not_inf_nor_a_crash(name, sample, number):
     """A damaged number the reader uses, too large for a float64 (401 digits), is a

@@ -29,6 +29,8 @@ REGISTRY = (
     "ndt7",             # M-Lab ndt7 results (JSON)
     "pscheduler_throughput",  # perfSONAR pScheduler throughput results (JSON)
     "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
+    "esmond_throughput",  # perfSONAR esmond archive throughput time series (JSON)
+    "esmond_latency",     # perfSONAR esmond histogram-owdelay / packet loss time series (JSON)
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "owamp",            # owamp owping/twping statistics text

@@ -25,6 +25,16 @@ direction
     ``stream_direction`` ``receive``: nuttcp ``-r``, iperf3 ``-R``, "Reverse mode"),
     ``forward`` when it sent; a ``direction`` group of ``--path-pattern`` overrides it.
 
+Archives: a ``.tgz``/``.tar.gz`` among the sources (M-Lab's daily archives of ndt7
+results, ``.json.gz`` members) is read member by member: each regular member is a log at
+``<archive name without .tgz>/<member path>``. Members are extracted to a private staging
+folder, never by their names alone: an absolute name, a ``..`` component, a link or a
+device is refused naming the archive and member, and decompression stops past
+:data:`ARCHIVE_MEMBER_BYTES` a member, :data:`ARCHIVE_BYTES` an archive or
+:data:`ARCHIVE_MEMBERS` members (a tar bomb). An ndt7 result's time is its ``StartTime``,
+its path ``<client>_<server>`` (the addresses, without ports), its test ``tcp`` and its
+direction ``reverse`` for a download (the client, this host, received).
+
 The schedule's interval is ``--interval`` or else the median spacing of the tests of
 each series (same path, direction, test and settings); on each path, a test is
 ``round(spacing / interval)`` slots after the one before it. Slots between a path's first and last test in which it ran nothing are the gaps:
@@ -47,7 +57,10 @@ import datetime as dt
 import json
 import re
 import shutil
-from pathlib import Path
+import tarfile
+import tempfile
+import zlib
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pandas as pd
@@ -76,7 +89,17 @@ PING_DESTINATION = re.compile(r"^(?:\[[^\]]*\] |\S+ )?PING (?P<host>[^\s(]+)", r
 CONNECTED_TO = re.compile(r"\b[Cc]onnect(?:ing)? to (?:host )?(?P<host>[A-Za-z0-9][A-Za-z0-9.:_-]*?)[,\s]")
 #: Reader format -> the tool column of runs.csv.
 FORMAT_TOOLS = {"iperf3_json": "iperf3", "iperf3_text": "iperf3", "iperf2": "iperf2",
-                "iperf2_csv": "iperf2", "ping": "ping", "nuttcp": "nuttcp"}
+                "iperf2_csv": "iperf2", "ping": "ping", "nuttcp": "nuttcp", "ndt7": "ndt7"}
+#: Archives read member by member (M-Lab's daily archives).
+ARCHIVE_SUFFIXES = (".tgz", ".tar.gz")
+#: Bounds of an archive's decompression: one member (an ndt7 result is some 100 KB), the
+#: whole archive (M-Lab's daily archives of one server are a few hundred MB) and the
+#: number of members; past them the import stops (a tar or gzip bomb).
+ARCHIVE_MEMBER_BYTES = 256 * 2**20
+ARCHIVE_BYTES = 4 * 2**30
+ARCHIVE_MEMBERS = 1_000_000
+#: An ndt7 endpoint as the reader writes it (``ip:port``, ``[v6]:port``) -> its address.
+NDT7_ENDPOINT = re.compile(r"\[?(?P<ip>[^\[\]]*?)\]?(?::[0-9]+)?")
 #: The contract's ``stream_direction`` (relative to the client, this host) -> direction.
 STREAM_DIRECTIONS = {"send": "forward", "receive": "reverse"}
 #: A failed log's test from words of its path (when neither the log nor --path-pattern
@@ -126,17 +149,62 @@ def time_from_pattern(pattern, text):
     return np.datetime64(dt.datetime(*fields), "ns")
 
 
-def _files(sources):
-    """(archive root, file) pairs: directories walked (sorted), files as given."""
+def _files(sources, staging=None):
+    """(archive root, file) pairs: directories walked (sorted), files as given; the
+    members of ``.tgz`` archives extracted under ``staging`` (:func:`_extract`)."""
     out = []
     for source in map(Path, sources):
         if source.is_dir():
-            out += [(source, p) for p in sorted(source.rglob("*")) if p.is_file()]
+            found = [(source, p) for p in sorted(source.rglob("*")) if p.is_file()]
         elif source.is_file():
-            out.append((source.parent, source))
+            found = [(source.parent, source)]
         else:
             raise ThruputError(f"{source}: no such file or directory")
+        for root, path in found:
+            if staging is not None and path.name.endswith(ARCHIVE_SUFFIXES):
+                rel = path.relative_to(root).as_posix()
+                stem = next(rel[:-len(x)] for x in ARCHIVE_SUFFIXES if rel.endswith(x))
+                out += [(Path(staging), p) for p in _extract(path, Path(staging) / stem)]
+            else:
+                out.append((root, path))
     return out
+
+
+def _extract(archive, into):
+    """Extract the regular members of tar archive ``archive`` under ``into``, safely: the
+    extracted paths, sorted. Raises ThruputError for a member whose name leaves ``into``
+    (absolute, ``..``), a link or device, or past the bounds (:data:`ARCHIVE_BYTES` ...)."""
+    written, total = [], 0
+    try:
+        with tarfile.open(archive, mode="r:*") as tar:
+            for count, member in enumerate(tar, 1):
+                if count > ARCHIVE_MEMBERS:
+                    raise ThruputError(f"{archive}: more than {ARCHIVE_MEMBERS} members (a tar bomb?)")
+                if member.isdir():
+                    continue
+                name = PurePosixPath(member.name)
+                if not member.isfile():
+                    raise ThruputError(f"{archive}: member {member.name!r} is a link or device, not a file")
+                if name.is_absolute() or ".." in name.parts or not name.parts or "\\" in member.name:
+                    raise ThruputError(f"{archive}: member {member.name!r} names a path outside the archive")
+                target = into.joinpath(*[part for part in name.parts if part != "."])
+                if target in written:
+                    raise ThruputError(f"{archive}: member {member.name!r} is in the archive twice")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                size = 0
+                with tar.extractfile(member) as src, open(target, "wb") as dst:
+                    while block := src.read(2**20):
+                        size += len(block)
+                        total += len(block)
+                        if size > ARCHIVE_MEMBER_BYTES or total > ARCHIVE_BYTES:
+                            raise ThruputError(f"{archive}: member {member.name!r} decompresses past "
+                                               f"{ARCHIVE_MEMBER_BYTES if size > ARCHIVE_MEMBER_BYTES else ARCHIVE_BYTES}"
+                                               " bytes (a tar or gzip bomb?)")
+                        dst.write(block)
+                written.append(target)
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        raise ThruputError(f"{archive}: not a readable tar archive ({type(exc).__name__}: {exc})") from None
+    return sorted(written)
 
 
 def _content_time(ds):
@@ -155,7 +223,14 @@ def _content_time(ds):
     return None
 
 
+def _ndt7_hosts(ds):
+    """(client, server) addresses of an ndt7 result, without ports."""
+    return tuple(NDT7_ENDPOINT.fullmatch(str(ds[v].values[0]))["ip"] for v in ("ndt7_client", "ndt7_server"))
+
+
 def _content_address(ds, raw):
+    if ds is not None and ds.attrs.get("format") == "ndt7":
+        return _ndt7_hosts(ds)[1] or None
     if ds is not None and ds.attrs.get("format") == "ping":
         if ds.attrs.get("ping_target"):
             return ds.attrs["ping_target"]
@@ -215,6 +290,8 @@ def _describe(root, path, time_pattern, path_regex):
         given = {k: v for k, v in m.groupdict().items() if v is not None}
     address = _content_address(ds, raw)
     name = given.get("path") or address
+    if ds is not None and ds.attrs.get("format") == "ndt7":
+        name = given.get("path") or "_".join(h for h in _ndt7_hosts(ds) if h) or None
     if not name and ds is not None:
         raise ThruputError(f"{path}: the log does not say what it measured to; give --path-pattern "
                            f"with a (?P<path>...) group (searched in {rel!r})")
@@ -373,15 +450,20 @@ def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pat
     if (directory / CAMPAIGN_FILE).exists():
         raise ThruputError(f"{directory / CAMPAIGN_FILE}: already exists; import into a new campaign")
     path_regex = re.compile(path_pattern) if path_pattern else None
-    entries, seen = [], {}
-    for archive, path in _files(sources):
-        e = _describe(archive, path, time_pattern, path_regex)
-        if e["rel"] in seen:
-            raise ThruputError(f"{path}: {e['rel']} is also {seen[e['rel']]}; import them separately")
-        seen[e["rel"]] = path
-        entries.append(e)
-    if not entries:
-        raise ThruputError("no files to import")
+    with tempfile.TemporaryDirectory(prefix="thruput-import-") as staging:
+        entries, seen = [], {}
+        for archive, path in _files(sources, staging):
+            e = _describe(archive, path, time_pattern, path_regex)
+            if e["rel"] in seen:
+                raise ThruputError(f"{path}: {e['rel']} is also {seen[e['rel']]}; import them separately")
+            seen[e["rel"]] = path
+            entries.append(e)
+        if not entries:
+            raise ThruputError("no files to import")
+        return _write_campaign(directory, name, entries, interval, sources)
+
+
+def _write_campaign(directory, name, entries, interval, sources):
     entries.sort(key=lambda e: (e["time"], e["rel"]))
     _failed_paths(entries)
     _failed_tools(entries)

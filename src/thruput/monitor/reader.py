@@ -52,7 +52,7 @@ __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_m
 
 DIRECTIONS = ("forward", "reverse")
 #: test -> (role, tools whose logs it may hold: nuttcp's in an imported archive).
-TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp")), "udp": ("iperf", ("iperf3", "iperf2", "nuttcp")),
+TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp", "ndt7")), "udp": ("iperf", ("iperf3", "iperf2", "nuttcp")),
          "ping": ("ping", ("ping",))}
 #: Role of a raw file -> the contract kind its reader must return.
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}

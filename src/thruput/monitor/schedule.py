@@ -36,7 +36,7 @@ TOOLS = {"tcp": ("iperf3", "iperf2"), "udp": ("iperf3", "iperf2"), "ping": ("pin
 #: Tools whose logs a monitor campaign may hold: those it runs, and those an imported
 #: archive was recorded with (``thruput campaign import --kind monitor``), which
 #: ``thruput monitor`` cannot run.
-RECORDED_TOOLS = {"tcp": (*TOOLS["tcp"], "nuttcp"), "udp": (*TOOLS["udp"], "nuttcp"),
+RECORDED_TOOLS = {"tcp": (*TOOLS["tcp"], "nuttcp", "ndt7"), "udp": (*TOOLS["udp"], "nuttcp"),
                   "ping": TOOLS["ping"]}
 ORDERS = ("fixed", "random")
 #: Defaults of the ``schedule`` mapping (seconds).
