@@ -68,6 +68,28 @@ def test_report_bundled_opens_a_breach_at_the_planned_change():
     assert text.returncode == 1 and "BREACH" in text.stdout and "OPEN" in text.stdout
 
 
+OWN = ROOT / "data" / "raw" / "netns-tc-monitor"
+#: Its tc change (campaign.yaml events): between slot 15 and slot 16 (due 15:04:13, 30 s slots).
+OWN_CHANGE, OWN_SLOT = np.datetime64("2026-11-27T15:04:03.802"), np.timedelta64(30, "s")
+
+
+@pytest.mark.skipif(not (OWN / "runs.csv").exists(), reason="recorded monitor campaign not present")
+def test_report_on_a_recorded_monitor_opens_its_breaches_at_the_tc_change():
+    """A monitor recorded as a user would (one buffer, no day_s, 30 s slots, tc 50 -> 20
+    Mbit/s half way): each throughput rule opens its breach at the first slot after the
+    change, both ways, with the series' change point inside it."""
+    done = _report(OWN, "--json")
+    assert done.returncode == 1, done.stderr
+    rep = json.loads(done.stdout)
+    assert [(s["direction"], s["state"]) for s in rep["series"]] == [("forward", "breach"), ("reverse", "breach")]
+    for s in rep["series"]:
+        assert len(s["breaches"]) == 2
+        for b in s["breaches"]:
+            start = np.datetime64(b["start"][:-1])
+            assert b["open"] and OWN_CHANGE < start <= OWN_CHANGE + OWN_SLOT
+            assert b["changes"] and all(abs(np.datetime64(c[:-1]) - start) <= 2 * OWN_SLOT for c in b["changes"])
+
+
 def test_report_input_errors_exit_2(tmp_path):
     done = _report(tmp_path / "nothing")
     assert done.returncode == 2 and "no such campaign" in done.stderr
