@@ -34,6 +34,9 @@ def test_readme_commands_are_make_targets():
     section = _quick_start()
     commands = re.findall(r"`(make [a-z-]+)", section) + re.findall(r"(?m)^(make [a-z-]+)", section)
     assert {"make site", "make test", "make repro", "make serve", "make lab"} <= set(commands)
+    # the Quick start itself is two commands: install and build the site, run the tests
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    assert [line.split("#")[0].strip() for line in block.splitlines()] == ["make site", "make test"]
     targets = _targets(ROOT / "Makefile")
     for command in commands:
         assert command.split()[1] in targets, command
