@@ -41,6 +41,9 @@ WHOLE_BYTES_BY_FORMAT = {"iperf2_csv": 16 * 2**20, "iperf3_json": 96 * 2**20, "i
 #: past :data:`STREAM_BYTES` (logs compress 5 to 30 times; a gzip bomb some 1000 times).
 GUNZIP_BYTES = 128 * 2**20
 GUNZIP_RATIO = 200
+#: Output bytes per step of a whole-file gunzip: each step copies the input not yet
+#: consumed, so the steps must be few (a small piece made the read quadratic in the file).
+GUNZIP_PIECE = 4 * 2**20
 
 
 def read(path, format=None, lenient=None, *, tz=None, year=None):
@@ -439,7 +442,7 @@ def _gunzip(raw, path, limit=None):
         try:
             data = raw
             while data:         # in pieces: no buffer grown (and copied) past the limit
-                out.append(inflater.decompress(data, CHUNK_BYTES))
+                out.append(inflater.decompress(data, GUNZIP_PIECE))
                 total += len(out[-1])
                 if total > limit:
                     raise ParseError(f"gzip data expands past {limit / 2**20:.0f} MB "
