@@ -1,12 +1,14 @@
-"""What the JSON readers (iperf3 -J, flent, irtt) share: telling a cut-off document from
-bad JSON, and a decoder whose integers fit a float."""
+"""What the JSON readers (iperf3 -J, flent, irtt, ndt7, pScheduler, esmond) share: a
+decoder whose integers fit a float, telling a cut-off document from bad JSON, and
+salvaging the complete part of a cut-off one."""
 
 from __future__ import annotations
 
 import json
 import re
+from typing import NamedTuple
 
-__all__ = ["is_cut_off", "DECODER", "loads"]
+__all__ = ["is_cut_off", "DECODER", "loads", "WS", "salvage", "Salvaged"]
 
 
 def _int(text):
@@ -24,6 +26,10 @@ DECODER = json.JSONDecoder(parse_int=_int)
 def loads(text):
     """``json.loads`` with :data:`DECODER`'s integers."""
     return json.loads(text, parse_int=_int)
+
+
+#: JSON's blanks (RFC 8259).
+WS = re.compile(r"[ \t\n\r]*")
 
 #: What a document cut off inside a value leaves where the decoder stops: part of a number
 #: (``0.``, ``1e``, ``-``) or of a literal (``tru``, ``fal``, ``nu``).
@@ -43,3 +49,88 @@ def is_cut_off(text, exc):
     if exc.msg.startswith("Unterminated string"):
         return "\n" not in rest
     return _CUT_VALUE.fullmatch(rest) is not None
+
+
+class Salvaged(NamedTuple):
+    """What :func:`salvage` kept of a cut-off document."""
+
+    #: The top-level object with every complete member (and the complete elements of the
+    #: containers it was asked to descend into).
+    doc: dict
+    #: Offset just past the last complete value or closing bracket.
+    end: int
+    #: Keys and indices (0-based) to the value that was cut: ``("intervals", 12)``.
+    where: tuple
+
+
+class _Cut(Exception):
+    """The text ends (or breaks) inside the value being decoded."""
+
+
+def salvage(text, pos=0, descend=frozenset(), decoder=DECODER):
+    """The complete part of a cut-off JSON object starting at ``pos``, or None if no object
+    starts there.
+
+    Members are decoded one by one; the members whose key path is in ``descend`` (tuples
+    of keys from the top: ``{("intervals",)}``, ``{("Download",), ("Download",
+    "ServerMeasurements")}``) are objects or arrays decoded element by element in turn, so
+    that a file cut inside its long list keeps the list's complete elements. Work is one
+    pass over the text; depth is bounded by the longest path in ``descend``. ``decoder``:
+    a :class:`json.JSONDecoder` (default :data:`DECODER`).
+    """
+    i = WS.match(text, pos).end()
+    if text[i:i + 1] != "{":
+        return None
+    doc = {}
+    progress = [i, ()]  # end of the last complete value, path being decoded
+    try:
+        _fill(text, i + 1, doc, (), frozenset(descend), progress, decoder)
+    except _Cut:
+        pass
+    return Salvaged(doc, progress[0], progress[1])
+
+
+def _fill(text, i, out, path, descend, progress, decoder):
+    """Decode the members (``out`` a dict) or elements (a list) of the container opened just
+    before ``i`` into ``out``; returns the offset past its closing bracket."""
+    is_object = isinstance(out, dict)
+    close = "}" if is_object else "]"
+    while True:
+        i = WS.match(text, i).end()
+        if text[i:i + 1] == ",":
+            i = WS.match(text, i + 1).end()
+        if text[i:i + 1] == close:
+            progress[0] = i + 1
+            return i + 1
+        if is_object:
+            key, i = _decode(decoder, text, i)
+            i = WS.match(text, i).end()
+            if not isinstance(key, str) or text[i:i + 1] != ":":
+                raise _Cut
+            i = WS.match(text, i + 1).end()
+        else:
+            key = len(out)
+        progress[1] = here = path + (key,)
+        opener = text[i:i + 1]
+        if here in descend and opener in ("{", "["):
+            value = {} if opener == "{" else []
+            _put(out, key, value)
+            i = _fill(text, i + 1, value, here, descend, progress, decoder)
+        else:
+            value, i = _decode(decoder, text, i)
+            _put(out, key, value)
+            progress[0] = i
+
+
+def _decode(decoder, text, i):
+    try:
+        return decoder.raw_decode(text, i)
+    except (json.JSONDecodeError, IndexError) as exc:
+        raise _Cut from exc
+
+
+def _put(out, key, value):
+    if isinstance(out, dict):
+        out[key] = value
+    else:
+        out.append(value)

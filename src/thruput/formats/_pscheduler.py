@@ -57,7 +57,7 @@ import numpy as np
 
 from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
-from ._json import is_cut_off
+from ._json import is_cut_off, salvage
 from ._time import from_iso
 
 __all__ = ["sniff", "parse", "weighted_stats"]
@@ -101,7 +101,6 @@ EXACT_DIGITS = 40
 DECODER = json.JSONDecoder(parse_int=lambda t: int(t) if len(t.lstrip("-")) <= EXACT_DIGITS else float(t))
 
 _NAN = np.nan
-_WS = re.compile(r"[ \t\n\r]*")
 
 
 def sniff(head, fmt):
@@ -180,58 +179,30 @@ def _unwrap(doc):
     return result, spec if isinstance(spec, dict) else {}, kind, run.get("start-time")
 
 
+#: Where a cut-off result's list may be: the top level or inside ``result``/``result-merged``.
+_DESCEND = frozenset({("result",), ("result-merged",),
+                      *((name,) for name in LISTS.values()),
+                      *((r, name) for r in ("result", "result-merged") for name in LISTS.values())})
+
+
 def _salvage(text):
     """Every complete member of a cut-off result, and the complete elements of its list
-    (intervals, raw-packets or roundtrips): (doc, end offset, what was lost)."""
-    i = _WS.match(text, 0).end()
-    if text[i:i + 1] != "{":
+    (intervals, raw-packets or roundtrips; :func:`thruput.formats._json.salvage`): (doc, end
+    offset, what was lost)."""
+    found = salvage(text, descend=_DESCEND, decoder=DECODER)
+    if found is None:
         raise ParseError("not a pScheduler result (no top-level object)", line=1)
-    state = {"end": i, "list": None, "count": 0}
-    doc = _members(text, i + 1, state, depth=0)
-    if state["list"] is None or not state["count"]:
+    doc = found.doc
+    holder = next((doc[r] for r in ("result", "result-merged") if isinstance(doc.get(r), dict)), doc)
+    name = next((v for v in LISTS.values() if isinstance(holder.get(v), list)), None)
+    if name is None or not holder[name]:
         raise ParseError("pScheduler result cut off before any complete interval, packet or round trip",
                          line=text.count("\n") + 1)
-    kind = next(k for k, v in LISTS.items() if v == state["list"])
+    kind = next(k for k, v in LISTS.items() if v == name)
     doc.setdefault("task", {"test": {"type": kind}})
-    return doc, state["end"], (f"the file is cut off in \"{state['list']}\" after {state['count']} complete "
-                               "elements; members after it are lost")
-
-
-def _members(text, i, state, depth):
-    """Members of the object opened before ``i``, as far as they are complete; descends into
-    ``result``/``result-merged`` and into the result's list."""
-    out = {}
-    try:
-        while True:
-            i = _WS.match(text, i).end()
-            if text[i:i + 1] == ",":
-                i = _WS.match(text, i + 1).end()
-            if text[i:i + 1] == "}":
-                return out
-            key, i = DECODER.raw_decode(text, i)
-            i = _WS.match(text, _WS.match(text, i).end() + 1).end()  # past ':'
-            if depth == 0 and key in ("result", "result-merged") and text[i:i + 1] == "{":
-                out[key] = _members(text, i + 1, state, depth + 1)
-                return out
-            if key in LISTS.values() and text[i:i + 1] == "[":
-                items = out[key] = []
-                state["list"] = key
-                i += 1
-                while True:
-                    i = _WS.match(text, i).end()
-                    if text[i:i + 1] == ",":
-                        i = _WS.match(text, i + 1).end()
-                    if text[i:i + 1] == "]":
-                        i += 1
-                        break
-                    item, i = DECODER.raw_decode(text, i)
-                    items.append(item)
-                    state["end"], state["count"] = i, len(items)
-                continue
-            out[key], i = DECODER.raw_decode(text, i)
-            state["end"] = i
-    except (json.JSONDecodeError, IndexError, TypeError):
-        return out
+    at = " ".join(f'"{k}"' if isinstance(k, str) else f"element {k + 1}" for k in found.where)
+    return doc, found.end, (f"the file is cut off in {at or 'the first member'}; kept every complete "
+                            f"member ({len(holder[name])} complete in \"{name}\")")
 
 
 def _num(value):

@@ -79,8 +79,7 @@ import numpy as np
 
 from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
-from ._json import DECODER as _DECODER
-from ._json import is_cut_off, loads
+from ._json import is_cut_off, loads, salvage
 from ._time import from_iso, unix_to_datetime
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -125,7 +124,6 @@ _RRUL_LABELS = frozenset({"BE", "BK", "CS5", "EF"})
 _MIN_DATA_VERSION = 1
 
 _NAN = math.nan
-_WS = re.compile(r"[ \t\n\r]*")
 
 
 def sniff(head):
@@ -174,44 +172,15 @@ def parse(text):
 
 
 def _salvage(text):
-    """Decode a cut-off file member by member (one level deeper in results/raw_values)."""
-    doc = {}
-    end = 0
-    where = "the first member"
-    i = _WS.match(text, 0).end()
-    if text[i:i + 1] != "{":
+    """The complete members of a cut-off file, and the complete series of its ``results``
+    and ``raw_values`` (:func:`thruput.formats._json.salvage`): (doc, end, what was lost)."""
+    found = salvage(text, descend={("results",), ("raw_values",)})
+    if found is None:
         raise ParseError("not a flent data file (no top-level object)", line=1)
-    i += 1
-    try:
-        while True:
-            i = _WS.match(text, i).end()
-            if text[i:i + 1] == ",":
-                i = _WS.match(text, i + 1).end()
-            key, i = _DECODER.raw_decode(text, i)
-            where = f'"{key}"'
-            i = _WS.match(text, _WS.match(text, i).end() + 1).end()  # past ':'
-            if key in ("results", "raw_values") and text[i:i + 1] == "{":
-                members = doc[key] = {}
-                i += 1
-                while True:
-                    i = _WS.match(text, i).end()
-                    if text[i:i + 1] == ",":
-                        i = _WS.match(text, i + 1).end()
-                    if text[i:i + 1] == "}":
-                        i += 1
-                        break
-                    name, i = _DECODER.raw_decode(text, i)
-                    where = f'"{key}" at series {name!r}'
-                    i = _WS.match(text, _WS.match(text, i).end() + 1).end()
-                    members[name], i = _DECODER.raw_decode(text, i)
-                    end = i
-                where = f'after "{key}"'
-                continue
-            doc[key], i = _DECODER.raw_decode(text, i)
-            end = i
-    except (json.JSONDecodeError, IndexError, TypeError):  # TypeError: a non-string key
-        pass
-    return doc, end, f"the file is cut off in {where}; kept every complete member and series"
+    where = found.where
+    at = (f'"{where[0]}" at series {where[1]!r}' if len(where) > 1 else
+          f'"{where[0]}"' if where else "the first member")
+    return found.doc, found.end, f"the file is cut off in {at}; kept every complete member and series"
 
 
 def _floats(values):

@@ -94,7 +94,8 @@ from ..contract import RUN_CHECK, Ledger, build, consistency_check, consistency_
 from ..errors import ParseError
 from . import _iperf3_server
 from ._json import DECODER as _DECODER
-from ._json import is_cut_off, loads
+from ._json import WS as _WS
+from ._json import is_cut_off, loads, salvage
 from ._time import unix_to_datetime
 
 try:  # orjson decodes iperf3's documents about five times faster than the json module
@@ -152,7 +153,6 @@ INTERRUPT = "^C"
 _INTERRUPT_RE = re.compile(r"^[ \t]*\^C", re.MULTILINE)
 
 _NAN = math.nan
-_WS = re.compile(r"[ \t\n\r]*")
 
 
 def sniff(head):
@@ -414,53 +414,20 @@ def _split_documents(text):
 
 
 def _salvage(text, pos):
-    """Decode a cut-off top-level object member by member, intervals one by one.
-
-    Returns the complete members, the end of the last complete value, and what was lost.
-    """
-    doc = {}
-    end = pos
-    i = _WS.match(text, pos).end()
-    if text[i:i + 1] != "{":
-        raise ParseError("not an iperf3 JSON document (no top-level object)", line=_line_at(text, i))
-    i += 1
-    member = "the first member"
-    try:
-        while True:
-            i = _WS.match(text, i).end()
-            if text[i:i + 1] == ",":
-                i = _WS.match(text, i + 1).end()
-            key, i = _DECODER.raw_decode(text, i)
-            member = f'"{key}"'
-            i = _WS.match(text, i).end()
-            if not isinstance(key, str) or text[i:i + 1] != ":":
-                break
-            i = _WS.match(text, i + 1).end()
-            if key == "intervals" and text[i:i + 1] == "[":
-                items = doc["intervals"] = []
-                i += 1
-                while True:
-                    i = _WS.match(text, i).end()
-                    if text[i:i + 1] == ",":
-                        i = _WS.match(text, i + 1).end()
-                    if text[i:i + 1] == "]":
-                        i += 1
-                        break
-                    member = f"interval {len(items) + 1}"
-                    item, i = _DECODER.raw_decode(text, i)
-                    items.append(item)
-                    end = i
-                continue
-            doc[key], i = _DECODER.raw_decode(text, i)
-            end = i
-    except json.JSONDecodeError:
-        pass
-    missing = [k for k in ("start", "intervals", "end") if k not in doc]
+    """The complete members of a cut-off top-level object, intervals one by one
+    (:func:`thruput.formats._json.salvage`): (doc, end of the last complete value, what was lost)."""
+    found = salvage(text, pos, descend={("intervals",)})
+    if found is None:
+        raise ParseError("not an iperf3 JSON document (no top-level object)",
+                         line=_line_at(text, _WS.match(text, pos).end()))
+    where = found.where
+    member = (f"interval {where[1] + 1}" if where[:1] == ("intervals",) and len(where) > 1
+              else f'"{where[0]}"' if where else "the first member")
+    missing = [k for k in ("start", "intervals", "end") if k not in found.doc]
     lost = f"the log is cut off in {member}; kept what was complete"
     if missing:
         lost += f" (missing: {', '.join(missing)})"
-    # the lines of the last complete value are parsed up to its closing bracket's line
-    return doc, end, lost
+    return found.doc, found.end, lost
 
 
 def _line_at(text, pos):

@@ -55,7 +55,7 @@ import numpy as np
 
 from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
-from ._json import DECODER, is_cut_off, loads
+from ._json import is_cut_off, loads, salvage
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
 
@@ -104,7 +104,6 @@ BBR_SERIES = {
 COUNTER = {"Download": "BytesAcked", "Upload": "BytesReceived"}
 
 _NAN = np.nan
-_WS = re.compile(r"[ \t\n\r]*")
 _ITEM_START = re.compile(r"(?:\[|\}[ \t\n\r]*,)[ \t\n\r]*\{")
 
 
@@ -156,51 +155,12 @@ def parse(text):
 
 
 def _salvage(text):
-    """Decode a cut-off result: every complete member, and inside the test object every
-    complete member and every complete server measurement. Returns (doc, end offset)."""
-    i = _WS.match(text, 0).end()
-    if text[i:i + 1] != "{":
+    """The complete members of a cut-off result, and inside its test object every complete
+    member and server measurement (:func:`thruput.formats._json.salvage`): (doc, end)."""
+    found = salvage(text, descend={*((t,) for t in _TESTS), *((t, "ServerMeasurements") for t in _TESTS)})
+    if found is None:
         raise ParseError("not an ndt7 result (no top-level object)", line=1)
-    doc, i, end = _members(text, i + 1, depth=0)
-    return doc, end
-
-
-def _members(text, i, depth):
-    """Members of the object whose '{' is before ``i``, as far as they are complete.
-
-    Depth 0 is the result, 1 the Download/Upload object (its ServerMeasurements are decoded
-    element by element). Returns (dict, position, end of the last complete value)."""
-    out, end = {}, i
-    try:
-        while True:
-            i = _WS.match(text, i).end()
-            if text[i:i + 1] == ",":
-                i = _WS.match(text, i + 1).end()
-            if text[i:i + 1] == "}":
-                return out, i + 1, i + 1
-            key, i = DECODER.raw_decode(text, i)
-            i = _WS.match(text, _WS.match(text, i).end() + 1).end()  # past ':'
-            if depth == 0 and key in _TESTS and text[i:i + 1] == "{":
-                out[key], i, end = _members(text, i + 1, depth=1)
-                continue
-            if depth == 1 and key == "ServerMeasurements" and text[i:i + 1] == "[":
-                items = out[key] = []
-                i += 1
-                while True:
-                    i = _WS.match(text, i).end()
-                    if text[i:i + 1] == ",":
-                        i = _WS.match(text, i + 1).end()
-                    if text[i:i + 1] == "]":
-                        i += 1
-                        break
-                    item, i = DECODER.raw_decode(text, i)
-                    items.append(item)
-                    end = i
-                continue
-            out[key], i = DECODER.raw_decode(text, i)
-            end = i
-    except (json.JSONDecodeError, IndexError, TypeError):
-        return out, len(text), end
+    return found.doc, found.end
 
 
 def _positions(text, count):
