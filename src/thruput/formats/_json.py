@@ -8,7 +8,12 @@ import json
 import re
 from typing import NamedTuple
 
-__all__ = ["is_cut_off", "DECODER", "loads", "WS", "salvage", "Salvaged"]
+import numpy as np
+
+from ..contract import Ledger, split_lines
+from ..errors import ParseError
+
+__all__ = ["is_cut_off", "DECODER", "loads", "WS", "salvage", "Salvaged", "read_document", "Document"]
 
 
 def _int(text):
@@ -134,3 +139,39 @@ def _put(out, key, value):
         out[key] = value
     else:
         out.append(value)
+
+
+class Document(NamedTuple):
+    """The one JSON document of a log (:func:`read_document`)."""
+
+    #: The decoded document, or what was salvaged of a cut-off one.
+    doc: object
+    #: Offset past its last complete value.
+    end: int
+    #: What a cut-off file lost ("" when complete).
+    lost: str
+    #: The line accounting: lines up to ``end`` parsed, the rest skipped.
+    ledger: Ledger
+
+
+def read_document(text, salvaged, decoder=DECODER):
+    """Decode a log holding one JSON document; a cut-off one through ``salvaged(text) ->
+    (doc, end, lost)`` (built on :func:`salvage`), any other bad JSON a ParseError naming
+    its line. The lines after the document's last complete value are skipped ("incomplete
+    JSON (file cut off)", or "blank")."""
+    lines = split_lines(text)
+    if not lines or not text.strip():
+        raise ParseError("empty input", line=1 if lines else None)
+    n = len(lines)
+    try:
+        doc, end, lost = decoder.decode(text), len(text.rstrip()), ""
+    except json.JSONDecodeError as exc:
+        if not is_cut_off(text, exc):
+            raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+        doc, end, lost = salvaged(text)
+    ledger = Ledger(n)
+    last = min(text.count("\n", 0, end) + 1, n)
+    ledger.parsed(np.arange(1, last + 1))
+    if last < n:
+        ledger.skip(np.arange(last + 1, n + 1), "incomplete JSON (file cut off)" if text[end:].strip() else "blank")
+    return Document(doc, end, lost, ledger)

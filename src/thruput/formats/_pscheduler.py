@@ -55,9 +55,9 @@ import re
 
 import numpy as np
 
-from ..contract import Ledger, build, consistency_check, split_lines
+from ..contract import build, consistency_check
 from ..errors import ParseError
-from ._json import is_cut_off, salvage
+from ._json import read_document, salvage
 from ._time import from_iso
 
 __all__ = ["sniff", "parse", "weighted_stats"]
@@ -123,18 +123,7 @@ def parse(text, fmt):
         pScheduler result of a known test, a failed run, or a file cut off before any
         complete element.
     """
-    lines = split_lines(text)
-    if not lines or not text.strip():
-        raise ParseError("empty input", line=1 if lines else None)
-    ledger = Ledger(len(lines))
-    lost = ""
-    try:
-        doc = DECODER.decode(text)
-        end = len(text.rstrip())
-    except json.JSONDecodeError as exc:
-        if not is_cut_off(text, exc):
-            raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-        doc, end, lost = _salvage(text)
+    doc, end, lost, ledger = read_document(text, _salvage, DECODER)
     if not isinstance(doc, dict):
         raise ParseError("not a pScheduler result (no top-level object)", line=1)
     result, spec, test, start = _unwrap(doc)
@@ -143,11 +132,6 @@ def parse(text, fmt):
                          f"(read it as {[f for f, t in TESTS.items() if test in t] or 'no format'})", line=1)
     if result.get("succeeded") is False:
         raise ParseError(f"pScheduler run failed: {result.get('error') or 'no error given'}", line=1)
-    last = text.count("\n", 0, end) + 1
-    ledger.parsed(np.arange(1, min(last, len(lines)) + 1))
-    if last < len(lines):
-        ledger.skip(np.arange(last + 1, len(lines) + 1),
-                    "incomplete JSON (file cut off)" if text[end:].strip() else "blank")
     if lost:
         ledger.truncated(lost)
     try:

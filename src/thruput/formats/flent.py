@@ -77,9 +77,9 @@ from datetime import datetime
 
 import numpy as np
 
-from ..contract import Ledger, build, consistency_check, split_lines
+from ..contract import build, consistency_check
 from ..errors import ParseError
-from ._json import is_cut_off, loads, salvage
+from ._json import read_document, salvage
 from ._time import from_iso, unix_to_datetime
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -140,29 +140,12 @@ def parse(text):
         Empty input, text that is not JSON (naming the line), JSON that is not a flent
         data file, or a file cut off before its ``results``.
     """
-    lines = split_lines(text)
-    if not lines or not text.strip():
-        raise ParseError("empty input", line=1 if lines else None)
-    ledger = Ledger(len(lines))
-    lost = ""
-    try:
-        doc = loads(text)
-        end = len(text.rstrip())
-    except json.JSONDecodeError as exc:
-        if not is_cut_off(text, exc):
-            raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-        doc, end, lost = _salvage(text)
+    doc, end, lost, ledger = read_document(text, _salvage)
     if not isinstance(doc, dict) or not isinstance(doc.get("metadata"), dict):
         raise ParseError("not a flent data file (no \"metadata\" object)", line=1)
     if "results" not in doc:
         raise ParseError("flent data file without \"results\"" + (f": {lost}" if lost else ""),
-                         line=len(lines))
-    last = text.count("\n", 0, end) + 1
-    ledger.parsed(slice(1, last + 1))
-    if last < len(lines):
-        rest = text[end:]
-        ledger.skip(slice(last + 1, len(lines) + 1),
-                    "incomplete JSON (file cut off)" if rest.strip() else "blank")
+                         line=ledger.total)
     try:
         return _process(doc, text, ledger, lost)
     except ParseError:

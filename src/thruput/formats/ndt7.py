@@ -48,14 +48,13 @@ ends); a file without one complete server measurement raises
 from __future__ import annotations
 
 import itertools
-import json
 import re
 
 import numpy as np
 
-from ..contract import Ledger, build, consistency_check, split_lines
+from ..contract import build, consistency_check, split_lines
 from ..errors import ParseError
-from ._json import is_cut_off, loads, salvage
+from ._json import read_document, salvage
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
 
@@ -122,30 +121,12 @@ def parse(text):
         Empty input, text that is not JSON (naming the line), JSON that is not an ndt7
         result, or a result without one complete server measurement.
     """
-    lines = split_lines(text)
-    if not lines or not text.strip():
-        raise ParseError("empty input", line=1 if lines else None)
-    ledger = Ledger(len(lines))
-    lost = ""
-    try:
-        doc = loads(text)
-        end = len(text.rstrip())
-    except json.JSONDecodeError as exc:
-        if not is_cut_off(text, exc):
-            raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
-        doc, end = _salvage(text)
-        lost = f"the file is cut off at line {text.count(chr(10), 0, len(text.rstrip())) + 1}; " \
-               "kept every complete measurement"
+    doc, end, lost, ledger = read_document(text, _salvage)
     if not isinstance(doc, dict):
         raise ParseError("not an ndt7 result (no top-level object)", line=1)
     which = [t for t in _TESTS if isinstance(doc.get(t), dict)]
     if len(which) != 1:
         raise ParseError("not an ndt7 result (neither one Download nor one Upload object)", line=1)
-    last = text.count("\n", 0, end) + 1
-    ledger.parsed(np.arange(1, min(last, len(lines)) + 1))
-    if last < len(lines):
-        ledger.skip(np.arange(last + 1, len(lines) + 1),
-                    "incomplete JSON (file cut off)" if text[end:].strip() else "blank")
     try:
         return _process(doc, which[0], text, ledger, lost)
     except ParseError:
@@ -156,11 +137,12 @@ def parse(text):
 
 def _salvage(text):
     """The complete members of a cut-off result, and inside its test object every complete
-    member and server measurement (:func:`thruput.formats._json.salvage`): (doc, end)."""
+    member and server measurement (:func:`thruput.formats._json.salvage`): (doc, end, what was lost)."""
     found = salvage(text, descend={*((t,) for t in _TESTS), *((t, "ServerMeasurements") for t in _TESTS)})
     if found is None:
         raise ParseError("not an ndt7 result (no top-level object)", line=1)
-    return found.doc, found.end
+    return found.doc, found.end, (f"the file is cut off at line {text.count(chr(10), 0, len(text.rstrip())) + 1}; "
+                                  "kept every complete measurement")
 
 
 def _positions(text, count):
