@@ -37,6 +37,7 @@ test:                    ## the whole test suite
 fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
 		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_fuzz.py -k seeded
+	$(PY) -m tests.fuzz_summary
 
 bench:                   ## the benchmarks under benchmarks/ (not part of the tests)
 	$(PY) -m benchmarks

@@ -219,16 +219,17 @@ def fuzz_inputs(name, count, seed=0):
 
 def read_fuzzed(name, data, sniffed=False):
     """``thruput.read_bytes`` of ``data`` (as format ``name``, or sniffed): ``"ok"``,
-    ``"refused"`` or ``"crash: ..."``."""
+    ``"flagged"`` (read, and marked truncated or inconsistent), ``"refused"`` or
+    ``"crash: ..."``."""
     from thruput.errors import ThruputError
     from thruput.reader import read_bytes
 
     try:
-        read_bytes(data, format=None if sniffed else name, path="<fuzz>")
+        ds = read_bytes(data, format=None if sniffed else name, path="<fuzz>")
     except ThruputError:
         return "refused"
     except Exception as exc:  # noqa: BLE001 - what the fuzzer is looking for
         import traceback
         where = traceback.extract_tb(exc.__traceback__)[-1]
         return f"crash: {type(exc).__name__}: {str(exc)[:200]} at {where.filename}:{where.lineno}"
-    return "ok"
+    return "flagged" if ds.attrs.get("truncated") or not ds.attrs.get("consistent", 1) else "ok"

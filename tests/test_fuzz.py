@@ -5,9 +5,11 @@ never a hang (hypothesis' deadline)."""
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import re
 import time
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -291,7 +293,19 @@ def test_seeded_fuzz_only_thruput_errors(name):
             slow.append(k)
         outcomes.setdefault(outcome, []).append(k)
     crashes = {o: ks for o, ks in outcomes.items() if o.startswith("crash")}
+    _record(name, outcomes, slow)
     assert not crashes, f"{name} (seed {FUZZ_SEED}): {crashes}"
     assert not slow, f"{name} (seed {FUZZ_SEED}): inputs {slow} took over {FUZZ_BOUND_S} s"
     assert sum(map(len, outcomes.values())) == FUZZ_COUNT
     assert outcomes.get("refused"), f"{name}: no damaged copy was refused"
+
+
+def _record(name, outcomes, slow):
+    """The counts of one format's run, for ``make fuzz``'s table
+    (``tests/output/fuzz/<seed>-<count>/<format>.json``; ``python -m tests.fuzz_summary``)."""
+    out = Path(__file__).parent / "output" / "fuzz" / f"{FUZZ_SEED}-{FUZZ_COUNT}"
+    out.mkdir(parents=True, exist_ok=True)
+    counts = {k: len(outcomes.get(k, ())) for k in ("ok", "flagged", "refused")}
+    counts["crashes"] = sum(len(v) for o, v in outcomes.items() if o.startswith("crash"))
+    counts["hangs"] = len(slow)
+    (out / f"{name}.json").write_text(json.dumps({"format": name, "seed": FUZZ_SEED, "inputs": FUZZ_COUNT, **counts}) + "\n")
