@@ -29,11 +29,11 @@ STREAM_HEAD_CHARS = 65536
 #: The largest log (bytes, gzip undone) a format without a streaming reader reads whole:
 #: its text, lines and arrays take many times the file, and the peak resident set must
 #: stay under 1 GB (measured on a valid log at each limit by ``python -m benchmarks.hostile
-#: --at-limit``: 410 to 890 MB, see the README). A larger log is refused with a ParseError
+#: --at-limit``: 406 to 888 MB, see the README). A larger log is refused with a ParseError
 #: naming the file and the limit (split it, one run per file).
 WHOLE_BYTES = 32 * 2**20
 #: Formats whose whole read costs more (iperf 2 CSV: 45 times the file) or less (iperf3 -J,
-#: irtt and flent JSON: 5 to 7 times; binary snaplogs: 7; ping with a wrapper prefix) per byte.
+#: irtt and flent JSON, binary snaplogs: 5 to 8 times; ping with a wrapper prefix) per byte.
 WHOLE_BYTES_BY_FORMAT = {"iperf2_csv": 16 * 2**20, "iperf3_json": 96 * 2**20, "irtt": 96 * 2**20,
                          "flent": 96 * 2**20, "web100_snaplog": 96 * 2**20, "ping": 128 * 2**20}
 #: gzip data is refused past this many bytes decompressed when read whole (a 25 MB gzip
