@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from thruput.contract import Ledger, build, split_lines, validate
+from thruput.contract import Ledger, build, count_lines, newline_offsets, split_lines, validate
 from thruput.errors import ContractError, ParseError
 
 
@@ -64,6 +64,14 @@ def test_split_lines_ignores_final_newline():
     assert split_lines("a\nb\n") == ["a", "b"]
     assert split_lines("a\nb") == ["a", "b"]
     assert split_lines("") == []
+
+
+@pytest.mark.parametrize("text", ["", "\n", "a", "a\n", "a\nb", "\n\nµ\n€x\n\n", "é" * 7 + "\n" + "b\n" * 5])
+def test_count_lines_and_newline_offsets_agree_with_split_lines(text):
+    assert count_lines(text) == len(split_lines(text))
+    want = [i for i, c in enumerate(text) if c == "\n"]
+    assert newline_offsets(text).tolist() == want
+    assert newline_offsets(text, piece=3).tolist() == want    # pieces cut anywhere, non-ASCII too
 
 
 def test_read_many_concatenates_runs_and_keeps_each_files_provenance(tmp_path):

@@ -52,7 +52,7 @@ import re
 
 import numpy as np
 
-from ..contract import build, consistency_check, split_lines
+from ..contract import build, consistency_check, count_lines
 from ..errors import ParseError
 from ._json import read_document, salvage
 
@@ -179,7 +179,7 @@ def _process(doc, which, text, ledger, lost):
     snaps = [s for s in (test.get("ServerMeasurements") or []) if isinstance(s, dict) and s.get("TCPInfo")]
     if not snaps:
         raise ParseError(f"ndt7 {which.lower()} without a complete server measurement"
-                         + (f" ({lost})" if lost else ""), line=len(split_lines(text)))
+                         + (f" ({lost})" if lost else ""), line=count_lines(text))
     n = len(snaps)
     elapsed = _series(snaps, "TCPInfo", "ElapsedTime", US_TO_S)
     counter = _series(snaps, "TCPInfo", COUNTER[which])
