@@ -1075,7 +1075,7 @@ def _at_most(check, tool, data, note=""):
 
 
 def _unwrap(seq):
-    """16-bit sequence numbers made monotonic across wraps.
+    """16-bit sequence numbers made monotonic across wraps (int32 where they fit, else int64).
 
     ``numpy.unwrap(seq, period=SEQ_PERIOD)`` in integers (the same values, exactly: the
     float version is exact for these magnitudes): a step of half a period or more is taken
@@ -1095,7 +1095,11 @@ def _unwrap(seq):
             wrapped[(wrapped == -half) & (step > 0)] = half
             at.append(where + start + 1)
             correction.append(wrapped - step)
-    out = np.zeros(len(seq), dtype=np.int64)
+    # the result in int32 where its values fit (half the memory of int64 on a large log)
+    offsets = np.cumsum(np.concatenate(correction)) if at else np.zeros(1, dtype=np.int64)
+    low, high = int(seq.min()) + min(0, int(offsets.min())), int(seq.max()) + max(0, int(offsets.max()))
+    fits = np.iinfo(np.int32).min <= low and high <= np.iinfo(np.int32).max
+    out = np.zeros(len(seq), dtype=np.int32 if fits else np.int64)
     if at:
         out[np.concatenate(at)] = np.concatenate(correction)
         np.cumsum(out, out=out)
