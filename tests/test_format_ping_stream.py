@@ -62,6 +62,17 @@ def test_streamed_reads_equal_whole_reads(corpus, monkeypatch, chunk):
     assert len(calls) >= (len(paths) - 4 if chunk >= 1000 else 1)
 
 
+def test_a_long_text_is_parsed_in_pieces_alike(corpus, monkeypatch):
+    """``ping.parse`` scans a text longer than PIECE_CHARS piece by piece (issue 40): the
+    Dataset of every sample and corpus file is the one of the whole text in one piece."""
+    for path in SAMPLES + _corpus_files(corpus):
+        text = reader.decode(path.read_bytes())
+        whole = _outcome(ping.parse, text)
+        with monkeypatch.context() as m:
+            m.setattr(ping, "PIECE_CHARS", 64)
+            assert _same(_outcome(ping.parse, text), whole), path
+
+
 def _counting(function, calls):
     def counted(*args, **kwargs):
         calls.append(1)

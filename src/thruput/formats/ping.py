@@ -293,11 +293,31 @@ def scan(text):
     if BLANK_TEXT.match(text):
         raise ParseError("empty input")
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return scan_chunks((text,), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
+    return scan_chunks(_pieces(text), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
 
 
 #: How much of the end of a log :func:`_variant` looks at (BusyBox and Solaris summaries).
 TAIL_CHARS = 2048
+#: A long text is scanned in pieces of about this many characters (cut after a newline),
+#: as :func:`thruput.read` streams a large file: the fast path's temporaries (the lines
+#: of a piece, their joined copy) are some 6 times the text they come from.
+PIECE_CHARS = 4 * 2**20
+
+
+def _pieces(text):
+    """``text`` in consecutive pieces of about :data:`PIECE_CHARS`, each but the last
+    ending with a newline (the whole text when it is short)."""
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        cut = text.find("\n", start + PIECE_CHARS) + 1
+        if not cut:
+            break
+        yield text[start:cut]
+        start = cut
+    if start == 0:
+        yield text
+    elif start < len(text):
+        yield text[start:]
 
 
 class Scan(NamedTuple):
