@@ -129,8 +129,8 @@ print(json.dumps(make_ping_log(Path(sys.argv[1]), float(sys.argv[2]))))
 """
 #: The bound on the peak resident set of reading a log: the interpreter with its imports,
 #: plus this many times the output Dataset (its arrays and the ``probe`` index), plus a
-#: constant for the pieces in flight and the temporaries of the last steps (measured: 78 MB
-#: for 300 MB and 1 GB logs alike).
+#: constant for the pieces in flight and the temporaries of the last steps (measured: 54 MB
+#: for a 300 MB log, 66 MB for 1 GB).
 OUTPUT_FACTOR, CONSTANT_MB = 1.1, 100
 
 
@@ -138,7 +138,7 @@ OUTPUT_FACTOR, CONSTANT_MB = 1.1, 100
 def test_large_log_reads_in_bounded_memory(tmp_path):
     """A ~300 MB ``ping -D -O`` log (header and summary from recorded ping runs, see
     benchmarks/ingest.py) read in a fresh process: peak RSS under the bound, and under the
-    size of the file plus the output (what reading it whole would cost). Measured: 412 MB
+    size of the file plus the output (what reading it whole would cost). Measured: 388 MB
     for a 300 MB log (184 MiB Dataset, 150 MB interpreter)."""
     run = [sys.executable, "-c"]
     log = json.loads(subprocess.run(run + [MAKE, str(tmp_path / "ping-300MB.log"), "300"],

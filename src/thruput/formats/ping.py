@@ -72,7 +72,8 @@ Memory
     ``status`` is an object array of references to five shared strings, ``seq``, ``size``
     and ``ttl`` are int32. :func:`parse_chunks` reads a log given in pieces (what
     :func:`thruput.read` does with large files) into arrays allocated once for the line
-    count, so memory is a constant plus the output.
+    count, so memory is a constant plus the output; :func:`parse` cuts a long text into
+    such pieces (:data:`PIECE_CHARS`) too.
 
 tool_summary
     What the tool printed as its totals: ``transmitted``, ``received``, ``duplicates``,
