@@ -123,3 +123,21 @@ def test_cut_off_skips_the_last_record_and_says_so():
     attrs = ledger.close()
     assert json.loads(attrs["skipped_reasons"]) == {"truncated row": 1}
     assert (attrs["truncated"], attrs["truncation"]) == (1, "last row (line 2) cut off: 3 of 5 values")
+
+
+def test_build_keeps_an_object_array_of_str_as_it_is():
+    """Issue 40: xarray would pass it through pandas, which makes a new str of every element
+    (some 55 bytes each, where a reference to a shared one takes 8)."""
+    names = np.array(["reply", "lost"], dtype=object)[np.array([0, 0, 1, 0])]
+    ledger = Ledger(4)
+    ledger.parsed([1, 2, 3, 4])
+    n = len(names)
+    ds = validate(build("rtt", {
+        "seq": (("probe",), np.arange(n)), "rtt": (("probe",), np.full(n, 0.5)),
+        "status": (("probe",), names), "timestamp": (("probe",), np.full(n, np.nan)),
+        "size": (("probe",), np.full(n, 64)), "ttl": (("probe",), np.full(n, 64)),
+        "line": (("probe",), np.arange(1, n + 1))}, fmt="ping", tool="ping", ledger=ledger))
+    status = ds["status"].values
+    assert status.dtype == object and status.tolist() == ["reply", "reply", "lost", "reply"]
+    assert status[0] is status[1] is status[3] is names[0]
+    assert ds["probe"].values.tolist() == [0, 1, 2, 3] and ds["probe"].dtype == np.int64

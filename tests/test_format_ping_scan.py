@@ -153,3 +153,12 @@ def test_unwrap_is_numpy_unwrap(seq):
     seq = np.array(seq, dtype=np.int64)
     want = np.unwrap(seq.astype(float), period=ping.SEQ_PERIOD).astype(np.int64)
     assert ping._unwrap(seq).tolist() == want.tolist()
+
+
+def test_unwrap_falls_back_to_int64_past_int32():
+    """Steps just under half a period, 10**5 times: the numbers grow past 2**31."""
+    seq = (np.arange(100_000, dtype=np.int64) * 30000) % ping.SEQ_PERIOD
+    got = ping._unwrap(seq.astype(np.int32))
+    assert got.dtype == np.int64 and got[-1] == 30000 * (100_000 - 1)
+    assert got.tolist() == np.unwrap(seq.astype(float), period=ping.SEQ_PERIOD).astype(np.int64).tolist()
+    assert ping._unwrap(seq[:1000].astype(np.int32)).dtype == np.int32

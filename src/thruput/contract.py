@@ -42,6 +42,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import xarray as xr
 
 from .errors import ContractError, ParseError
@@ -257,6 +258,10 @@ def lenient(on=True):
         _LENIENT.reset(token)
 
 
+#: Lines counted at a time by :meth:`Ledger.close` (its temporary is 8 bytes a line).
+BINCOUNT_BLOCK = 1 << 20
+
+
 class Ledger:
     """Accounts for every line of one input: parsed, or skipped with a reason.
 
@@ -347,7 +352,9 @@ class Ledger:
             errors.sort(key=lambda e: (e[0] is None, e[0] or 0))
             line, message = errors[0]
             raise ParseError(message, line=line, errors=errors)
-        counts = np.bincount(self._state[1:], minlength=len(self._reasons))
+        counts = np.zeros(len(self._reasons), dtype=np.int64)
+        for start in range(1, self.total + 1, BINCOUNT_BLOCK):  # (bincount casts to int64)
+            counts += np.bincount(self._state[start:start + BINCOUNT_BLOCK], minlength=len(counts))
         skipped = {r: int(c) for r, c in zip(self._reasons[2:], counts[2:]) if c}
         return {
             "lines_total": self.total,
@@ -398,15 +405,16 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
     for name, (dims, values) in variables.items():
         units, long_name = VARIABLES[name]
         attrs_ = {"long_name": long_name} if units == TIME else {"units": units, "long_name": long_name}
-        data_vars[name] = xr.Variable(dims, values, attrs_)
+        data_vars[name] = _variable(dims, values, attrs_)
     for name, (dims, values, units, long_name) in (extras or {}).items():
-        data_vars[name] = xr.Variable(dims, values, {"units": units, "long_name": long_name})
+        data_vars[name] = _variable(dims, values, {"units": units, "long_name": long_name})
     ds = xr.Dataset(data_vars)
     index_dims = {d for v in ds.variables.values() for d in v.dims}
     for dim in sorted(index_dims):
         if dim in VARIABLES and dim not in ds.coords:
             units, long_name = VARIABLES[dim]
-            ds = ds.assign_coords({dim: xr.Variable(dim, np.arange(ds.sizes[dim]),
+            # (an index over the array itself: xarray would otherwise copy it into one)
+            ds = ds.assign_coords({dim: xr.Variable(dim, pd.Index(np.arange(ds.sizes[dim]), copy=False),
                                                     {"units": units, "long_name": long_name})})
     for name, (dims, values, units, long_name) in (coords or {}).items():
         ds = ds.assign_coords({name: xr.Variable(dims, values, {"units": units, "long_name": long_name})})
@@ -423,6 +431,33 @@ def build(kind, variables, *, fmt, tool, tool_version="", ledger, extras=None,
     return ds
 
 
+#: Block length of :func:`_all_str` (bounds its temporary list).
+STR_CHECK_BLOCK = 1 << 20
+
+
+def _variable(dims, values, attrs):
+    """``xr.Variable(dims, values, attrs)``, an object array of ``str`` kept as it is.
+
+    xarray passes an object array through ``pandas.Series`` (to turn datetime objects into
+    ``datetime64``), and pandas 3 infers strings there: the array comes back holding a new
+    ``str`` of some 55 bytes for every element, where references to a few shared strings
+    (a ping log's ``status``) take 8 bytes (0.4 GB more for a 300 MB log). Such an array
+    needs none of that conversion, and its values are the same.
+    """
+    if isinstance(values, np.ndarray) and values.dtype == object and _all_str(values):
+        return xr.Variable(dims, values, attrs, fastpath=True)
+    return xr.Variable(dims, values, attrs)
+
+
+def _all_str(values):
+    """True if every element of the object array ``values`` is a ``str``."""
+    flat = values.ravel()
+    for start in range(0, flat.size, STR_CHECK_BLOCK):
+        if not all(type(v) is str for v in set(flat[start:start + STR_CHECK_BLOCK].tolist())):
+            return False
+    return True
+
+
 def refuse_infinite(ds):
     """A :class:`~thruput.errors.ParseError` for the first infinite value of ``ds``: a
     number in the log too large for a float64 (hundreds of digits: a damaged file) would
@@ -431,7 +466,11 @@ def refuse_infinite(ds):
     for name, var in ds.variables.items():
         if var.dtype.kind != "f" or not var.size:
             continue
-        bad = np.isinf(var.values)
+        values = var.values
+        # (the largest and smallest values first: no temporary as large as the array)
+        if not (np.isinf(np.fmax.reduce(values, axis=None)) or np.isinf(np.fmin.reduce(values, axis=None))):
+            continue
+        bad = np.isinf(values)
         if not bad.any():
             continue
         index = np.unravel_index(int(np.argmax(bad)), bad.shape)
@@ -579,10 +618,8 @@ def validate(ds):
     if kind == "rtt" and "status" in ds:
         status = ds["status"].values
         if status.dtype == object:  # references to a few str objects: hash them, no copy
-            import pandas as pd
-
-            block = 1 << 20  # (bounds the hash table's memory on huge logs)
-            bad = set().union(*(pd.unique(status[i:i + block]) for i in range(0, len(status), block)))
+            block = STR_CHECK_BLOCK  # (bounds the temporary list on huge logs)
+            bad = set().union(*(set(status[i:i + block].tolist()) for i in range(0, len(status), block)))
             bad -= set(PROBE_STATUSES)
         else:
             status = status.astype(str, copy=False)

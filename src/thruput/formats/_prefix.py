@@ -67,9 +67,11 @@ STYLES = {
     "epoch": r"(?P<t>\d{9,10}\.\d{1,9})(?: |$)",
 }
 _STYLE_RE = {name: re.compile("^" + pattern, re.ASCII) for name, pattern in STYLES.items()}
-#: One match per line: the stamp (if the line has the prefix) and the rest of the line.
-_LINE_RE = {name: re.compile(r"(?m)^(?:" + pattern + r")?([^\n]*)$", re.ASCII)
-            for name, pattern in STYLES.items()}
+#: One match per line: its stamp ("" if the line has no prefix).
+_STAMP_RE = {name: re.compile(r"(?m)^(?:" + pattern + r")?[^\n]*$", re.ASCII)
+             for name, pattern in STYLES.items()}
+#: The prefix at a line start (removed by one ``sub``: no object per line).
+_PREFIX_RE = {name: re.compile(r"(?m)^(?:" + pattern + r")", re.ASCII) for name, pattern in STYLES.items()}
 
 #: Lines a wrapper adds around the tool's output: name -> regex (group 1: epoch ms).
 WRAPPER_LINES = {
@@ -189,23 +191,23 @@ def strip(text, style, *, tz=None, year=None):
         Wrapper lines at the top of the file are left out of ``text`` (``offset`` says how
         many: sniffers and readers look at the first line); later ones become blank lines.
     """
-    rows = _LINE_RE[style].findall(text)
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    del rows[n_lines:]  # the pattern also matches the empty string after a final "\n"
-    stamps = [r[0] for r in rows]
-    contents = [r[1] for r in rows]
-    wrapper = []
-    for match in _WRAPPER_ANY.finditer(text):
-        line = text.count("\n", 0, match.start())
+    stamps = _STAMP_RE[style].findall(text)
+    del stamps[n_lines:]  # the pattern also matches the empty string after a final "\n"
+    body = _PREFIX_RE[style].sub("", text)   # (every line in its place, prefixes cut)
+    wrapper, spans, line, pos = [], [], 0, 0
+    for match in _WRAPPER_ANY.finditer(body):
+        line += body.count("\n", pos, match.start())
+        pos = match.start()
         if stamps[line] == "":  # a wrapper line carries no prefix
             ms = int(match.group(2))
             wrapper.append((line + 1, match.group(1), np.datetime64(ms, "ms").astype("datetime64[ns]")))
-            contents[line] = ""
+            spans.append(match.span())
     offset = 0
     while offset < len(wrapper) and wrapper[offset][0] == offset + 1:
         offset += 1
-    out = Stripped(style=style, text="\n".join(contents[offset:]) + ("\n" if text.endswith("\n") else ""),
-                   times=np.full(len(rows), _NAT), wrapper=wrapper, offset=offset)
+    out = Stripped(style=style, text=_blanked(body, spans, offset, n_lines),
+                   times=np.full(n_lines, _NAT), wrapper=wrapper, offset=offset)
     if year is None and wrapper:
         year = int(str(wrapper[0][2])[:4])
     out.times, out.note = _times(stamps, style, "UTC", year)
@@ -215,6 +217,22 @@ def strip(text, style, *, tz=None, year=None):
         out.times, out.note = _times(stamps, style, tz, year)
     out.tz = tz
     return out
+
+
+def _blanked(body, spans, offset, n_lines):
+    """``body`` with its wrapper lines (``spans``, each a whole line) made blank, the first
+    ``offset`` of them (the top lines) left out."""
+    if offset == n_lines:   # nothing but wrapper lines
+        return "\n" if body.endswith("\n") else ""
+    start = spans[offset - 1][1] + 1 if offset else 0
+    parts = []
+    for left, right in spans[offset:]:
+        parts.append(body[start:left])
+        start = right
+    if not parts:
+        return body[start:] if start else body
+    parts.append(body[start:])
+    return "".join(parts)
 
 
 #: Names of UTC for ``tz``.

@@ -72,7 +72,8 @@ Memory
     ``status`` is an object array of references to five shared strings, ``seq``, ``size``
     and ``ttl`` are int32. :func:`parse_chunks` reads a log given in pieces (what
     :func:`thruput.read` does with large files) into arrays allocated once for the line
-    count, so memory is a constant plus the output.
+    count, so memory is a constant plus the output; :func:`parse` cuts a long text into
+    such pieces (:data:`PIECE_CHARS`) too.
 
 tool_summary
     What the tool printed as its totals: ``transmitted``, ``received``, ``duplicates``,
@@ -293,11 +294,31 @@ def scan(text):
     if BLANK_TEXT.match(text):
         raise ParseError("empty input")
     n_lines = text.count("\n") + (0 if text.endswith("\n") else 1)
-    return scan_chunks((text,), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
+    return scan_chunks(_pieces(text), head=text, tail=text[-TAIL_CHARS:], n_lines=n_lines)
 
 
 #: How much of the end of a log :func:`_variant` looks at (BusyBox and Solaris summaries).
 TAIL_CHARS = 2048
+#: A long text is scanned in pieces of about this many characters (cut after a newline),
+#: as :func:`thruput.read` streams a large file: the fast path's temporaries (the lines
+#: of a piece, their joined copy) are some 6 times the text they come from.
+PIECE_CHARS = 4 * 2**20
+
+
+def _pieces(text):
+    """``text`` in consecutive pieces of about :data:`PIECE_CHARS`, each but the last
+    ending with a newline (the whole text when it is short)."""
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        cut = text.find("\n", start + PIECE_CHARS) + 1
+        if not cut:
+            break
+        yield text[start:cut]
+        start = cut
+    if start == 0:
+        yield text
+    elif start < len(text):
+        yield text[start:]
 
 
 class Scan(NamedTuple):
@@ -1075,7 +1096,7 @@ def _at_most(check, tool, data, note=""):
 
 
 def _unwrap(seq):
-    """16-bit sequence numbers made monotonic across wraps.
+    """16-bit sequence numbers made monotonic across wraps (int32 where they fit, else int64).
 
     ``numpy.unwrap(seq, period=SEQ_PERIOD)`` in integers (the same values, exactly: the
     float version is exact for these magnitudes): a step of half a period or more is taken
@@ -1095,7 +1116,11 @@ def _unwrap(seq):
             wrapped[(wrapped == -half) & (step > 0)] = half
             at.append(where + start + 1)
             correction.append(wrapped - step)
-    out = np.zeros(len(seq), dtype=np.int64)
+    # the result in int32 where its values fit (half the memory of int64 on a large log)
+    offsets = np.cumsum(np.concatenate(correction)) if at else np.zeros(1, dtype=np.int64)
+    low, high = int(seq.min()) + min(0, int(offsets.min())), int(seq.max()) + max(0, int(offsets.max()))
+    fits = np.iinfo(np.int32).min <= low and high <= np.iinfo(np.int32).max
+    out = np.zeros(len(seq), dtype=np.int32 if fits else np.int64)
     if at:
         out[np.concatenate(at)] = np.concatenate(correction)
         np.cumsum(out, out=out)
