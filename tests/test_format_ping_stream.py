@@ -202,3 +202,25 @@ def test_a_log_past_the_whole_read_limit_is_refused_naming_the_limit(monkeypatch
     monkeypatch.setattr(reader, "WHOLE_BYTES", 100)
     with pytest.raises(ThruputError, match=r"iperf.txt: 0 MB: past the 0 MB limit for reading iperf2 logs whole"):
         reader.read(path)
+
+
+def test_a_strict_read_stops_at_the_first_error():
+    """A log that is not one ping run (a run repeated, as ``cat``-ed logs are) is refused
+    at its first error while streaming: the pieces after it are never read."""
+    run = (DATA / "ping" / "iputils--O-D-p-s.out").read_text()
+    assert run.endswith("\n")
+    run_lines = run.count("\n")
+    header_line = run[: run.index("\nPING ")].count("\n") + 2
+    pulled = []
+
+    def pieces(n):
+        for k in range(n):
+            pulled.append(k)
+            yield run
+
+    n = 1000
+    with pytest.raises(ThruputError) as caught:
+        ping.parse_chunks(pieces(n), head=run, tail=run[-ping.TAIL_CHARS:], n_lines=n * run_lines)
+    assert caught.value.line == run_lines + header_line
+    assert "second ping run" in str(caught.value)
+    assert len(pulled) == 2, "reading went on after the error"

@@ -318,6 +318,12 @@ class Ledger:
             self.skip(line, "error")
         self._errors.append((int(line) if line is not None else None, message))
 
+    @property
+    def failing(self):
+        """True when the input is already refused: a strict ledger with an error recorded
+        (:meth:`close` will raise). A streaming reader stops reading there."""
+        return bool(self._errors) and not self.lenient
+
     def truncated(self, message):
         """Say that the input was cut off and what was lost (kept in ``attrs``).
 

@@ -87,9 +87,11 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
     size = path.stat().st_size
     if size > STREAM_BYTES:
         with _lenient(lenient):
-            ds = _read_streaming(path, format)
+            ds, name = _read_streaming(path, format)
         if ds is not None:
             return ds
+        if name:
+            _check_size(size, whole_limit(name), f"{name} logs", str(path))
         _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "logs", str(path))
     raw = path.read_bytes()
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
@@ -254,7 +256,8 @@ def read_pile(paths, format=None):
 
 
 def _read_streaming(path, format=None):
-    """Read a large file piece by piece (:data:`CHUNK_BYTES`), or None where it cannot be.
+    """Read a large file piece by piece (:data:`CHUNK_BYTES`): ``(Dataset, format)``, or
+    ``(None, format)`` where it cannot be (``format`` None for an empty file).
 
     Two passes over the file, neither holding it whole: the first computes the sha256,
     counts the lines and checks the encoding (UTF-8, else Latin-1, as :func:`decode`), the
@@ -278,18 +281,18 @@ def _read_streaming(path, format=None):
                     break
             first = first[: formats.HEAD_BYTES]
     if not first:
-        return None
+        return None, None
     name, style = formats.sniff_wrapped(decode(first), str(path), format)
     module = formats.get(name)
     if style or not hasattr(module, "parse_chunks"):
-        return None
+        return None, name
     facts = _file_facts(path, gz)
     encoding = "utf-8" if facts["utf8"] else "latin-1"
     pieces = _pieces(path, encoding, gz)
     piece = next(pieces, None)
     head = piece[:STREAM_HEAD_CHARS] if piece is not None else None
     if head is None or not module.SNIFF.search(head[: STREAM_HEAD_CHARS - formats.HEAD_BYTES]):
-        return None
+        return None, name
     n_lines = facts["newlines"] + (0 if facts["last"] in (b"\n", b"\r") else 1)
     chunks = _chain(piece, pieces)
     del piece
@@ -300,7 +303,7 @@ def _read_streaming(path, format=None):
         raise exc.with_path(str(path)) from None
     ds.attrs["source_path"] = str(path)
     ds.attrs["source_sha256"] = facts["sha256"]
-    return validate(ds)
+    return validate(ds), name
 
 
 def _chain(first, rest):

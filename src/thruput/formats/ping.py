@@ -382,6 +382,8 @@ def scan_chunks(chunks, *, head, tail, n_lines):
         others.events.clear()
         offset += k
         ends_with_newline = chunk.endswith("\n")
+        if not ledger.lenient and (ledger.failing or others.unrecognised - {n_lines}):
+            _refuse_early(store, ledger, offset, n_lines)
     replies = store.replies()
     del store
     replies = _in_range(replies, ledger)
@@ -396,6 +398,16 @@ def scan_chunks(chunks, *, head, tail, n_lines):
     return Scan(probes, ledger.close(), others.summary, consistency,
                 {"ping_variant": variant, "ping_target": others.target,
                  "ping_payload_bytes": others.payload})
+
+
+def _refuse_early(store, ledger, read, n_lines):
+    """A strict read that met an error or an unrecognised line in its first ``read`` lines
+    stops there, raising the ParseError of the first one: the rest of the log is not read
+    (a 1 GB file that is not one ping run is refused at its line 13, not after its last)."""
+    ledger.parsed(store.replies().line)
+    if read < n_lines:
+        ledger.skip(slice(read + 1, n_lines + 1), "not read: the log is refused")
+    ledger.close()  # raises: the errors and the unrecognised lines read so far
 
 
 class _Store:
