@@ -195,7 +195,7 @@ def _unwrap(doc):
         if len(data) != len(s["data"]):
             raise ParseError("not an esmond point (an object with \"ts\" and \"val\")", line=1)
         series.append({"event-type": s.get("event-type"), "summary-type": str(s.get("summary-type") or "base"),
-                       "summary-window": _num(s.get("summary-window", 0)), "data": data})
+                       "summary-window": _window(s.get("summary-window", 0)), "data": data})
     return series, meta
 
 
@@ -221,6 +221,14 @@ def _num(value):
     if isinstance(value, (bool, dict, list)):
         raise ValueError(f"{value!r} is not a number")
     return float(value)
+
+
+def _window(value):
+    """A summary window (s) as a float; NaN where it is not a number (checked later)."""
+    try:
+        return _num(value)
+    except (TypeError, ValueError):
+        return _NAN
 
 
 def _at(point, value, what, required=False):
@@ -251,7 +259,7 @@ def _window_checks(series, meta):
     listed = {}
     for et in meta.get("event-types") or []:
         if isinstance(et, dict):
-            listed[et.get("event-type")] = {(str(s.get("summary-type")), _num(s.get("summary-window")))
+            listed[et.get("event-type")] = {(str(s.get("summary-type")), _window(s.get("summary-window")))
                                             for s in et.get("summaries") or [] if isinstance(s, dict)}
     checks = []
     for s in series:

@@ -64,8 +64,8 @@ _N = r"(-?[0-9.]+(?:e[-+]?[0-9]+)?|nan|-?inf|XXX)"
 HEADER = re.compile(r"^--- (owping|twping) statistics from \[([^\]]*)\]:(\S*) to \[([^\]]*)\]:(\S*) ---$")
 SID = re.compile(r"^SID:\s+(\S+)$")
 FIRST_LAST = re.compile(r"^(first|last):\s+(\S+)$")
-SENT = re.compile(r"^([0-9]+) sent, ([0-9]+) lost \(" + _N + r"%\)(?:, ([0-9]+) duplicates"
-                  r"|, ([0-9]+) send duplicates, ([0-9]+) reflect duplicates)?$")
+SENT = re.compile(r"^([0-9]{1,15}) sent, ([0-9]{1,15}) lost \(" + _N + r"%\)(?:, ([0-9]{1,15}) duplicates"
+                  r"|, ([0-9]{1,15}) send duplicates, ([0-9]{1,15}) reflect duplicates)?$")
 DELAY = re.compile(r"^(one-way delay|round-trip time|send time|reflect time) min/median/max = "
                    + _N + "/" + _N + "/" + _N + " " + _U + r",? ?(?:\((?:err=" + _N + " " + _U + r"|(unsync))\))?$")
 PROCESSING = re.compile(r"^reflector processing time min/max = " + _N + "/" + _N + " " + _U + "$")
@@ -79,7 +79,7 @@ NO_HOPS = re.compile(r"^(?:(send|reflect) )?(?:hops|TTL) not reported$")
 REORDER = re.compile(r"^([0-9]+)-reordering = ([0-9]+(?:\.[0-9]+)?)%$")
 NO_REORDER = re.compile(r"^no (?:([0-9]+)-)?reordering$|^([0-9]+)-reordering not handled$")
 APPROX = re.compile(r"^Approximately [0-9.]+ seconds until results available$")
-PACKET = re.compile(r"^seq_no=([0-9]+)\s+(?:delay=" + _N + " " + _U + r"\s+\((?:sync, err=" + _N + " " + _U
+PACKET = re.compile(r"^seq_no=([0-9]{1,15})\s+(?:delay=" + _N + " " + _U + r"\s+\((?:sync, err=" + _N + " " + _U
                     + r"|unsync)\)|\*LOST\*)$")
 
 #: Per-block fields: name -> (units, long_name).
