@@ -779,11 +779,12 @@ class _OtherLines:
     def _header(self, text):
         match = re.match(r"^(?:PING6?\(?|Pinging )(\S+)", text)
         self.target = match.group(1).split("(")[0] if match else ""
-        size = re.search(r"(\d+)(?:\(\d+\))? (?:data )?bytes", text) or re.search(r"\((\d+)=", text)
+        # (at most 6 digits: a payload is below 65536 bytes; more is a damaged header)
+        size = re.search(r"(?<!\d)(\d{1,6})(?:\(\d+\))? (?:data )?bytes", text) or re.search(r"\((\d{1,6})=", text)
         self.payload = int(size.group(1)) if size else -1
         if text.startswith("PING6("):  # BSD: PING6(56=40+8+8 bytes) src --> dst
             self.target = text.rsplit("--> ", 1)[-1]
-            size = re.search(r"\+(\d+) bytes\)", text)
+            size = re.search(r"\+(\d{1,6}) bytes\)", text)
             self.payload = int(size.group(1)) if size else -1
 
     def _unix(self, line, text):

@@ -91,7 +91,7 @@ BANNER_FACTS = (
 BANNER_NOISE_RE = re.compile(r"^\s*Initialising real-time clock\.\s*$")
 
 #: The `` <n> bytes`` line before the header (the packet size, repeated in every row).
-SIZE_LINE_RE = re.compile(r"^\s*(\d+) bytes\s*$")
+SIZE_LINE_RE = re.compile(r"^\s*(\d{1,9}) bytes\s*$")
 
 #: Header columns -> (variable, units, scale to those units, long_name or None for shared).
 #: Names are the tool's, stripped; shared contract names where they exist.
