@@ -229,8 +229,8 @@ def _group_runs(records):
     mixed = {(r["id"], r["local"]) for r in records if "jitter" in r} & \
         {(r["id"], r["local"]) for r in records if "jitter" not in r}
     sender = bool(mixed) or any(not math.isnan(r.get("writes", math.nan)) for r in records) or any(
-        "jitter" in r and math.isnan(r["datagrams"]) for r in whole)
-    server = not sender and any("jitter" in r and not math.isnan(r["datagrams"]) for r in whole)
+        "jitter" in r and math.isnan(r.get("datagrams", math.nan)) for r in whole)
+    server = not sender and any("jitter" in r and not math.isnan(r.get("datagrams", math.nan)) for r in whole)
     # -i is one setting per log: with it, finals are the *second* row starting at 0
     interval_mode = any(r["start"] != 0 for r in records)
     runs = []
