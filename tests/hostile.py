@@ -221,11 +221,13 @@ def read_fuzzed(name, data, sniffed=False):
     """``thruput.read_bytes`` of ``data`` (as format ``name``, or sniffed): ``"ok"``,
     ``"flagged"`` (read, and marked truncated or inconsistent), ``"refused"`` or
     ``"crash: ..."``."""
-    from thruput.errors import ThruputError
+    from thruput.errors import ReaderBug, ThruputError
     from thruput.reader import read_bytes
 
     try:
         ds = read_bytes(data, format=None if sniffed else name, path="<fuzz>")
+    except ReaderBug as exc:  # the reader's own exception, caught and named for the user
+        return f"crash: {exc.message}"
     except ThruputError:
         return "refused"
     except Exception as exc:  # noqa: BLE001 - what the fuzzer is looking for

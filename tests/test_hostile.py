@@ -14,9 +14,11 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from thruput import formats
 
-from .conftest import ROOT
+from .conftest import DATA, ROOT
 from .hostile import SHAPES, SPLICED, inputs
 
 #: Seconds all the hostile inputs of every format may take together: only a hang misses it.
@@ -43,3 +45,27 @@ def test_every_reader_finishes_hostile_megabytes_with_a_result_or_a_thruput_erro
     assert {r["outcome"] for r in alone if r["format"] not in CUT_LINE_READ} == {"refused"}
     assert all(r["bytes"] >= 2**20 - 100 for r in alone)
     assert sum(1 for r in results if " + " in r["label"]) >= len(SPLICED) * len(formats.REGISTRY)
+
+
+def test_a_readers_own_exception_reaches_the_user_as_a_thruput_error(monkeypatch):
+    """A bug in a reader (an exception it should never raise) still gives the user a
+    ThruputError naming the file and where the reader failed; the fuzzer counts it as a
+    crash (tests/hostile.read_fuzzed)."""
+    from thruput import formats
+    from thruput.errors import ReaderBug
+    from thruput.reader import read_bytes
+
+    from .hostile import read_fuzzed
+
+    sample = next(p for p in sorted((DATA / "nuttcp").glob("*.out")))
+    module = formats.get("nuttcp")
+
+    def broken(text):
+        return {}["missing"]
+
+    monkeypatch.setattr(module, "parse", broken)
+    with pytest.raises(ReaderBug) as caught:
+        read_bytes(sample.read_bytes(), format="nuttcp", path="pile/run-7.log")
+    assert caught.value.path == "pile/run-7.log"
+    assert "the nuttcp reader failed on this file (KeyError" in str(caught.value)
+    assert read_fuzzed("nuttcp", sample.read_bytes()).startswith("crash: the nuttcp reader failed")

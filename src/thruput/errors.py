@@ -9,6 +9,7 @@ from __future__ import annotations
 __all__ = [
     "ThruputError",
     "ParseError",
+    "ReaderBug",
     "UnknownFormatError",
     "AmbiguousFormatError",
     "ContractError",
@@ -51,7 +52,14 @@ class ParseError(ThruputError):
 
     def with_path(self, path):
         """Return a copy of this error that names ``path``."""
-        return ParseError(self.message, self.line, str(path), self.errors)
+        return type(self)(self.message, self.line, str(path), self.errors)
+
+
+class ReaderBug(ParseError):
+    """A reader failed on a file with an exception it should never raise (a bug in
+    thruput, not in the file): still a ThruputError naming the file, with what failed
+    where, so that one bad file in a pile is reported like any other. The tests' fuzzer
+    counts these as crashes."""
 
 
 class UnknownFormatError(ThruputError):

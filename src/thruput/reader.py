@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import stat
@@ -12,7 +13,7 @@ from pathlib import Path
 from . import formats
 from .formats import _prefix
 from .contract import VARIABLES, lenient as _lenient, validate
-from .errors import ParseError
+from .errors import ParseError, ReaderBug, ThruputError
 from .hashing import sha256_bytes, sha256_hasher
 
 __all__ = ["read", "read_many", "read_bytes", "decode"]
@@ -97,6 +98,29 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
 
 
+#: What a reader may raise by a bug of its own on odd bytes (int() of 5,000 digits, a key
+#: missing from a damaged row, int(inf)): turned into a :class:`ReaderBug`.
+_BUGS = (ArithmeticError, LookupError, ValueError, TypeError, AttributeError, RecursionError,
+         MemoryError)
+
+
+@contextlib.contextmanager
+def reader_bugs(name, path):
+    """Any exception but a ThruputError escaping reader ``name`` on ``path`` becomes a
+    :class:`~thruput.errors.ReaderBug` naming the file and where the reader failed."""
+    try:
+        yield
+    except ThruputError:
+        raise
+    except _BUGS as exc:
+        import traceback
+
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        raise ReaderBug(f"the {name} reader failed on this file ({type(exc).__name__}: {str(exc)[:200]} at "
+                        f"{Path(where.filename).name}:{where.lineno}): a bug in thruput, please report it "
+                        "with the file", path=str(path)) from exc
+
+
 def whole_limit(name):
     """The largest log (bytes) format ``name`` reads whole (:data:`WHOLE_BYTES`)."""
     return WHOLE_BYTES_BY_FORMAT.get(name, WHOLE_BYTES)
@@ -118,7 +142,7 @@ def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=
     module = formats.get(name)
     stripped = None
     try:
-        with _lenient(lenient):
+        with _lenient(lenient), reader_bugs(name, path):
             if module.BINARY:
                 ds = module.parse(data)
             else:
@@ -213,7 +237,8 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     module = formats.get(name)
     dim = RECORD_DIMS[module.KIND]
     if hasattr(module, "parse_many"):
-        ds = module.parse_many(datas if module.BINARY else [decode(d) for d in datas], names=paths)
+        with reader_bugs(name, paths[0] if len(paths) == 1 else f"{len(paths)} files ({paths[0]}, ...)"):
+            ds = module.parse_many(datas if module.BINARY else [decode(d) for d in datas], names=paths)
         index = ds[f"{module.TOOL}_file"].values
         ds = ds.drop_vars(f"{module.TOOL}_file")
     else:
@@ -297,8 +322,9 @@ def _read_streaming(path, format=None):
     chunks = _chain(piece, pieces)
     del piece
     try:
-        ds = module.parse_chunks(chunks, head=head, tail=facts["tail"][-module.TAIL_CHARS:],
-                                 n_lines=n_lines)
+        with reader_bugs(name, str(path)):
+            ds = module.parse_chunks(chunks, head=head, tail=facts["tail"][-module.TAIL_CHARS:],
+                                     n_lines=n_lines)
     except ParseError as exc:
         raise exc.with_path(str(path)) from None
     ds.attrs["source_path"] = str(path)
