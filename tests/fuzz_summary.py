@@ -18,7 +18,8 @@ COLUMNS = ("inputs", "ok", "flagged", "refused", "crashes", "hangs")
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     base = Path(__file__).parent / "output" / "fuzz"
-    runs = [Path(argv[0])] if argv else sorted(base.glob("*-*"), key=lambda p: p.stat().st_mtime)[-1:]
+    runs = [Path(argv[0])] if argv else sorted(
+        base.glob("*-*"), key=lambda p: max((f.stat().st_mtime for f in p.glob("*.json")), default=0))[-1:]
     if not runs:
         print(f"no fuzz run under {base}: run `make fuzz` first")
         return 1
