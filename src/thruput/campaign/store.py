@@ -116,8 +116,12 @@ _NONE = "none"
 def _encode_codes(var, names):
     """``var`` (strings) as int8 codes into ``names``; a value not among them is an error."""
     values = np.asarray(var.values)
-    # (a hash lookup: a comparison with each name took 7 of a monitor unit's 25 ms of writing)
-    codes = pd.Index(names).get_indexer(values.ravel()).reshape(values.shape)
+    # (pandas' factorize hashes every value once and only its few distinct values are
+    # looked up among the names: 0.07 s for 8192 runs x 100 probes of object strings,
+    # where get_indexer over every value took 0.3 s and a comparison with each name 0.15 s)
+    found, distinct = pd.factorize(values.ravel())
+    lookup = np.append(pd.Index(names).get_indexer(distinct), -1)     # (-1: None or NaN)
+    codes = lookup[found].reshape(values.shape)
     known = codes >= 0
     codes = codes.astype(np.int8)
     if not known.all():
@@ -605,7 +609,9 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
     for wave in mon.batches(mon.batches(rows), WAVE_BATCHES):
         joined = mon.combine([next(fragments) for _ in wave])
         n = start + added + sum(len(b) for b in wave)
-        ds = mon.finish(joined, metadata, text, n, digest)
+        # (strings kept Python objects, as the store writes them: no round trip through
+        # ``<U`` of ten million probe statuses a 10^5-run campaign)
+        ds = mon.finish(joined, metadata, text, n, digest, fixed_width=False)
         del joined
         if attrs is not None:
             ds.attrs.update(mon.merge_ledgers([attrs, ds.attrs]))
