@@ -121,6 +121,17 @@ def test_generated_logs_batched_together():
     assert assert_batch_is_scan(texts[::-1]) == [len(texts) - 1 - k for k in expected[::-1]]
 
 
+def test_one_pass_over_a_batch_of_like_logs():
+    """Logs whose replies have the same fields (a monitor's, every one ``ping -D``) are read
+    by one pass of the fast path over their joined text, plain or not, and agree with
+    ping.scan log by log."""
+    names = [n for n in GENERATED if n not in ("no -D timestamps", "no answer yet", "icmp error")]
+    texts = [GENERATED[n][0] for n in names] * 3
+    assert ping_many._scan_batch(texts) is not None
+    expected = [k for k, n in enumerate(names * 3) if GENERATED[n][1]]
+    assert assert_batch_is_scan(texts) == expected
+
+
 def test_rtt_beyond_pings_rounding_is_left_to_scan():
     text = _log(range(1, 6)).replace("rtt min/avg/max/mdev = 10.100", "rtt min/avg/max/mdev = 9.500")
     assert _clean(text) is None and assert_batch_is_scan([text]) == []
