@@ -457,11 +457,14 @@ def _variable(dims, values, attrs):
 
 def _all_str(values):
     """True if every element of the object array ``values`` is a ``str``."""
+    return all(type(v) is str for v in _distinct(values))
+
+
+def _distinct(values):
+    """The distinct elements of the object array ``values`` (hashed a block of
+    :data:`STR_CHECK_BLOCK` at a time: the temporary list stays bounded on huge logs)."""
     flat = values.ravel()
-    for start in range(0, flat.size, STR_CHECK_BLOCK):
-        if not all(type(v) is str for v in set(flat[start:start + STR_CHECK_BLOCK].tolist())):
-            return False
-    return True
+    return set().union(*(set(flat[i:i + STR_CHECK_BLOCK].tolist()) for i in range(0, flat.size, STR_CHECK_BLOCK)))
 
 
 def refuse_infinite(ds):
@@ -624,9 +627,7 @@ def validate(ds):
     if kind == "rtt" and "status" in ds:
         status = ds["status"].values
         if status.dtype == object:  # references to a few str objects: hash them, no copy
-            block = STR_CHECK_BLOCK  # (bounds the temporary list on huge logs)
-            bad = set().union(*(set(status[i:i + block].tolist()) for i in range(0, len(status), block)))
-            bad -= set(PROBE_STATUSES)
+            bad = _distinct(status) - set(PROBE_STATUSES)
         else:
             status = status.astype(str, copy=False)
             # (isin against five names is five comparisons; a np.unique of all would sort)

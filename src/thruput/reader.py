@@ -93,7 +93,8 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
             return ds
         if name:
             _check_size(size, whole_limit(name), f"{name} logs", str(path))
-        _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "logs", str(path))
+        else:
+            _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "logs", str(path))
     raw = path.read_bytes()
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
 

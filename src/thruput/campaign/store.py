@@ -219,7 +219,8 @@ def open_store(path, chunks=None):
 # -- netCDF files and statistics products -------------------------------------------------
 
 def write_netcdf(ds, out):
-    """Write ``ds`` to ``out`` atomically (a temporary file renamed), reproducibly."""
+    """Write ``ds`` (a Dataset or DataTree) to ``out`` atomically (a temporary file
+    renamed), reproducibly."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
@@ -244,12 +245,8 @@ def open_product(path):
 
 
 def write_product(tree, out):
-    """Write a DataTree (or Dataset) to ``out`` atomically, reproducibly (as :func:`write_netcdf`)."""
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".part")
-    tree.to_netcdf(tmp, engine=NETCDF_ENGINE)
-    os.replace(tmp, out)
+    """Write a DataTree (or Dataset) to ``out`` atomically, reproducibly (:func:`write_netcdf`)."""
+    write_netcdf(tree, out)
 
 
 

@@ -52,7 +52,7 @@ import re
 
 import numpy as np
 
-from ..contract import build, consistency_check, count_lines
+from ..contract import build, consistency_check, count_lines, newline_offsets
 from ..errors import ParseError
 from ._json import read_document, salvage
 
@@ -154,8 +154,7 @@ def _positions(text, count):
     # each measurement starts with '{' right after '[' or '},'
     starts = np.fromiter((m.end() for m in itertools.islice(_ITEM_START.finditer(text, at), count)),
                          dtype=np.int64)
-    newlines = np.fromiter((m.start() for m in re.finditer("\n", text)), dtype=np.int64)
-    out[: len(starts)] = np.searchsorted(newlines, starts) + 1
+    out[: len(starts)] = np.searchsorted(newline_offsets(text), starts) + 1
     return out
 
 
