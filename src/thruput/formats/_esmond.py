@@ -44,6 +44,7 @@ import numpy as np
 
 from ..contract import Ledger, build, consistency_check, split_lines
 from ..errors import ParseError
+from ._json import WS as _WS
 from ._json import is_cut_off
 from ._pscheduler import DECODER, PERCENTILES, weighted_stats
 
@@ -63,7 +64,6 @@ EVENTS = {"esmond_throughput": ("throughput",),
 _HEAD_VAL = re.compile(r'"val"\s*:\s*(?:(?P<num>-?[0-9]+(?P<frac>\.[0-9]+)?(?:[eE][-+]?[0-9]+)?)'
                        r'|\{\s*"(?P<key>[^"]{0,40})")')
 _NUMBER_KEY = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
-_WS = re.compile(r"[ \t\n\r]*")
 _NAN = np.nan
 #: A ``ts`` beyond this (year 5138) is a damaged number, not a Unix time in seconds.
 MAX_TS = 1e11
