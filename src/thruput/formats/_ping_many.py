@@ -131,8 +131,7 @@ def _scan_batch(texts):
     if found is None:
         return None
     replies, others = found
-    numbers = np.column_stack([replies.timestamp, replies.size, replies.seq, replies.ttl,
-                               replies.rtt]).astype(np.float64)
+    numbers = _numbers(replies)
     owner = np.searchsorted(before, replies.line, side="left") - 1
     other_lines = list(others)
     other_owner = np.searchsorted(before, np.array([line for line, _ in other_lines], dtype=np.int64),
@@ -158,15 +157,20 @@ def _scan_one(text):
         origin = ping.SEQ_ORIGIN.get(variant)
         if origin is None:
             return None
-        found = ping._replies_fast(text) or ping._replies_general(text, variant, text.count("\n"))
+        n_lines = text.count("\n")
+        found = ping._replies_fast(text) or ping._replies_general(text, variant, n_lines)
     except ping.ParseError:
         return None
     replies, others = found
     if replies.flag is not None and any(replies.flag):     # (DUP!), (BAD CHECKSUM!)
         return None
-    numbers = np.column_stack([replies.timestamp, replies.size, replies.seq, replies.ttl,
-                               replies.rtt]).astype(np.float64)
-    return _plain(text, replies.line, numbers, list(others), text.count("\n"), variant, header_line)
+    return _plain(text, replies.line, _numbers(replies), list(others), n_lines, variant, header_line)
+
+
+def _numbers(replies):
+    """The replies' fields as the float64 columns ``_TIMESTAMP`` ... ``_RTT``."""
+    return np.column_stack([replies.timestamp, replies.size, replies.seq, replies.ttl,
+                            replies.rtt]).astype(np.float64)
 
 
 def _plain(text, lines, numbers, others, n_lines, variant=None, header_line=None):
