@@ -308,19 +308,17 @@ def test_a_campaign_yaml_the_schema_refuses_is_named_with_its_line(tmp_path, cap
         "-56 is less than the minimum of 0\n")
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl(PR_SET_PDEATHSIG) is Linux's")
+@pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is Linux's")
 def test_a_test_whose_monitor_died_before_it_could_ask_ends_at_once():
     # the monitor killed between the fork and the child's prctl: no death signal would
     # ever come, so the child ends itself (here: told a parent that is not its own)
-    import functools
     import signal
 
     from thruput.monitor import runner
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"],
-                             preexec_fn=functools.partial(runner._die_with_parent, os.getpid() + 10**7))
+    child = subprocess.Popen(runner.with_death_signal([sys.executable, "-c", "import time; time.sleep(30)"],
+                                                      parent=os.getpid() + 10**7))
     assert child.wait(timeout=20) == -signal.SIGKILL
-    alive = subprocess.Popen([sys.executable, "-c", "pass"],
-                             preexec_fn=functools.partial(runner._die_with_parent, os.getpid()))
+    alive = subprocess.Popen(runner.with_death_signal([sys.executable, "-c", "pass"], parent=os.getpid()))
     assert alive.wait(timeout=20) == 0
 
 

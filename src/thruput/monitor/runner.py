@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import functools
 import os
 import shutil
 import signal
@@ -108,20 +107,22 @@ def _judge(spec, returncode, stdout, stderr, timed_out, timeout_s):
 #: test (same process, so the monitor stays its parent); a killed monitor leaves no test
 #: running behind it. Linux only: elsewhere (no setpriv) tests run without it.
 DEATH_SIGNAL = ("setpriv", "--pdeathsig", "KILL")
+#: After the death signal is asked: end at once (SIGKILL) if the parent is no longer the
+#: monitor (``$1``), which died between the fork and the prctl, else exec the test. A
+#: shell, not a ``preexec_fn``: Python code between fork and exec can deadlock in a
+#: process with threads (it did, in a test's pytest worker).
+SAME_PARENT = '[ "$PPID" = "$1" ] || kill -KILL $$; shift; exec "$@"'
 
 
-def with_death_signal(argv):
-    """``argv`` run under :data:`DEATH_SIGNAL` where setpriv is installed, else as is."""
-    return [*DEATH_SIGNAL, *argv] if shutil.which(DEATH_SIGNAL[0]) else list(argv)
-
-
-def _die_with_parent(parent):
-    """In the child, before exec: end now if the monitor (process ``parent``) died
-    already, between the fork and this; :data:`DEATH_SIGNAL` covers it from the exec
-    on (a monitor killed in the instant between the two leaves its test to end by its
-    own duration)."""
-    if os.getppid() != parent:
-        os.kill(os.getpid(), signal.SIGKILL)
+def with_death_signal(argv, parent=None):
+    """``argv`` run under :data:`DEATH_SIGNAL` where setpriv is installed, else as is;
+    with ``parent`` (the monitor's pid) also ended at once if that process is no longer
+    its parent by then (:data:`SAME_PARENT`)."""
+    if not shutil.which(DEATH_SIGNAL[0]):
+        return list(argv)
+    if parent is None:
+        return [*DEATH_SIGNAL, *argv]
+    return [*DEATH_SIGNAL, "sh", "-c", SAME_PARENT, "sh", str(parent), *argv]
 
 
 def run_test(spec, timeout_s, netns=None):
@@ -131,11 +132,10 @@ def run_test(spec, timeout_s, netns=None):
         argv = ["ip", "netns", "exec", netns, *argv]
     if shutil.which(argv[0]) is None:     # (setpriv would say so only in its stderr)
         return TestResult("error", f"cannot run {argv[0]}: not found", b"")
-    argv = with_death_signal(argv)
+    argv = with_death_signal(argv, parent=os.getpid())
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True,
-                                preexec_fn=functools.partial(_die_with_parent, os.getpid()))
+                                start_new_session=True)
     except OSError as exc:
         return TestResult("error", f"cannot run {argv[0]}: {exc}", b"")
     timed_out = False
