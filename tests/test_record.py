@@ -252,9 +252,13 @@ def test_resume_rerecords_a_run_with_missing_rows(tmp_path, iperf3_server):
     assert not list((campaign / "runs").glob("*.part"))
 
 
-def _sigint_as_in_a_terminal():
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+#: Run ``argv`` with SIGINT as in a terminal (default action, unblocked), set in a small
+#: launcher that then execs it: not a ``preexec_fn``, which can deadlock between fork and
+#: exec in a process with threads (a pytest worker).
+SIGINT_AS_IN_A_TERMINAL = [sys.executable, "-c", "import os, signal, sys; "
+                           "signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                           "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+                           "os.execvp(sys.argv[1], sys.argv[1:])"]
 
 
 @needs_tools
@@ -268,8 +272,8 @@ def test_interrupted_recording_leaves_no_complete_looking_file_and_resumes(tmp_p
     # as from a terminal: Ctrl-C delivered (a suite started in the background by a
     # non-interactive shell ignores SIGINT, and a child inherits that: it would then
     # record to the end)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=_sigint_as_in_a_terminal)
+    proc = subprocess.Popen([*SIGINT_AS_IN_A_TERMINAL, *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
     runs = campaign / "runs"
     deadline = time.monotonic() + 60
     # wait until the first run is in runs.csv and the second one is being written
