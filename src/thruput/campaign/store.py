@@ -32,6 +32,7 @@ more probes than the store's ``probe`` dimension holds, make the store be rewrit
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +42,6 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..contract import PROBE_STATUSES
 from ..errors import ThruputError
 from ..hashing import sha256_file
 from ..monitor import reader as mon
@@ -60,10 +60,12 @@ STATS_SUFFIX = ".stats.nc"
 #: Encoding of datetime64 variables: exact to the nanosecond whatever is appended later.
 TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic_gregorian",
                  "dtype": "int64"}
-#: Target size of one chunk of the widest (run, probe) variable, bytes.
-CHUNK_BYTES = 4 * 2**20
-#: Most runs in one chunk (a chunk of per-run numbers is then 8 KiB of float64).
-MAX_RUN_CHUNK = 1024
+#: Target size of one chunk of a (run, probe) variable, bytes.
+CHUNK_BYTES = 8 * 2**20
+#: Runs in one chunk of a per-run variable, and the most in one of a (run, probe) one: a
+#: wave's runs (8192 float64 are 64 KiB): Zarr's cost is more per chunk written than per
+#: byte.
+MAX_RUN_CHUNK = 8192
 #: Batches joined per wave: this process gathers this many batches' fragments (in
 #: order, while the workers read the next ones), joins them and writes or appends them,
 #: so its memory holds about ``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs whatever the
@@ -71,10 +73,8 @@ MAX_RUN_CHUNK = 1024
 WAVE_BATCHES = 16
 
 
-#: Stored chunks per dask chunk when a store is opened to compute on it
-#: (:func:`compute_chunks`): fewer, larger tasks than one per stored chunk, each reading
-#: whole chunks.
-COMPUTE_CHUNKS_PER_TASK = 8
+#: Runs per dask chunk when a store is opened to compute on it (:func:`compute_chunks`):
+#: a stored chunk of the per-run variables, whole stored chunks of the wider ones.
 
 
 class StoreError(ThruputError):
@@ -88,18 +88,19 @@ def is_store(path):
 
 def compute_chunks(path):
     """``chunks=`` for opening the store at ``path`` to compute on it (``thruput
-    pipeline stats``): :data:`COMPUTE_CHUNKS_PER_TASK` of its run chunks per dask chunk
-    (8192 runs of 100 probes: about 6.5 MB of the widest array)."""
+    pipeline stats``): one stored chunk of its per-run variables per dask chunk (8192
+    runs; of 100 probes, about 6.5 MB of the widest array)."""
     import zarr
 
     group = zarr.open_consolidated(str(path), mode="r")
-    return {"run": COMPUTE_CHUNKS_PER_TASK * int(group["time"].chunks[0])}
+    return {"run": int(group["time"].chunks[0])}
 
 
 def run_chunk(n_probe):
-    """Runs per chunk for a ``probe`` dimension of ``n_probe``: a power of two, at most
-    :data:`CHUNK_BYTES` of the widest variable and :data:`MAX_RUN_CHUNK` runs; so the
-    waves of :data:`WAVE_BATCHES` x 512 runs fill whole chunks."""
+    """Runs per chunk of a (run, probe) variable of ``n_probe`` probes: a power of two, at
+    most :data:`CHUNK_BYTES` and :data:`MAX_RUN_CHUNK` runs; so the waves of
+    :data:`WAVE_BATCHES` x 512 runs fill whole chunks. Per-run variables take
+    :data:`MAX_RUN_CHUNK`."""
     runs = max(1, min(MAX_RUN_CHUNK, CHUNK_BYTES // (8 * max(n_probe, 1))))
     return 1 << (int(runs).bit_length() - 1)
 
@@ -107,10 +108,11 @@ def run_chunk(n_probe):
 #: Variables of a few known values stored as int8 codes, with the names in the attrs
 #: ``flag_values``/``flag_meanings`` (CF; ``none`` for ``""``, the padding past a ping
 #: run's last probe) and decoded by :func:`open_store`: ten million probe statuses as
-#: variable-length strings would take most of a normalize's writing time.
-CODED = {"rtt_status": ("",) + PROBE_STATUSES}
+#: variable-length strings would take most of a normalize's writing time. A monitor
+#: batch gives them as codes already (:data:`thruput.monitor.reader.STATUS_CODES`).
+CODED = {"rtt_status": mon.STATUS_CODES}
 #: ``flag_meanings`` word for the empty string.
-_NONE = "none"
+_NONE = mon.NO_STATUS
 
 
 def _encode_codes(var, names):
@@ -127,9 +129,7 @@ def _encode_codes(var, names):
     if not known.all():
         raise StoreError(f"{var.attrs.get('long_name', '?')}: values other than {list(names)}: "
                          f"{sorted(set(values[~known].tolist()))[:5]}")
-    attrs = dict(var.attrs, flag_values=list(range(len(names))),
-                 flag_meanings=" ".join(n or _NONE for n in names))
-    return xr.Variable(var.dims, codes, attrs)
+    return xr.Variable(var.dims, codes, var.attrs | mon.status_flags(names))
 
 
 def _decode_codes(ds):
@@ -160,9 +160,14 @@ def _for_zarr(ds):
 
 def _as_stored(name, var):
     """The variable ``name`` (``var``) as a store holds it: strings as object arrays (Zarr
-    variable-length strings, not fixed-width ``<U``), :data:`CODED` ones as codes."""
+    variable-length strings, not fixed-width ``<U``), :data:`CODED` ones as codes, times
+    as int64 nanoseconds since 1970 (:data:`TIME_ENCODING`; NaT is int64's least value,
+    as xarray encodes it, and read back as NaT)."""
     if name in CODED:
-        return _encode_codes(var, CODED[name])
+        return var if var.dtype.kind in "iu" else _encode_codes(var, CODED[name])
+    if var.dtype.kind == "M":
+        ns = np.asarray(var.values).astype("datetime64[ns]").view(np.int64)
+        return xr.Variable(var.dims, ns, var.attrs | {k: v for k, v in TIME_ENCODING.items() if k != "dtype"})
     return var.astype(object) if var.dtype.kind in "UT" else var
 
 
@@ -171,9 +176,8 @@ def _encoding(ds, chunk):
     for name, var in ds.variables.items():
         enc = {}
         if "run" in var.dims:
-            enc["chunks"] = tuple(chunk if d == "run" else ds.sizes[d] for d in var.dims)
-        if var.dtype.kind == "M":
-            enc.update(TIME_ENCODING)
+            runs = chunk if "probe" in var.dims else MAX_RUN_CHUNK
+            enc["chunks"] = tuple(runs if d == "run" else ds.sizes[d] for d in var.dims)
         if enc:
             encoding[name] = enc
     return encoding
@@ -282,7 +286,7 @@ def append_store(ds, path, *, checked=False):
     n_runs, width = group["rtt"].shape
     last = np.datetime64(int(group["time"][n_runs - 1]), "ns") if n_runs else None
     if ds.sizes["probe"] > width or (last is not None and ds["time"].values[0] < last):
-        whole = mon.combine([open_store(path), ds])
+        whole = mon.combine([open_store(path), _decode_codes(ds.copy())])
         whole = whole.assign_coords(probe=np.arange(whole.sizes["probe"]))
         for name in ds.variables:
             whole[name].attrs = ds[name].attrs
@@ -290,14 +294,17 @@ def append_store(ds, path, *, checked=False):
         return write_store(whole, path)
     ds = mon.pad_probes(ds, width)
     end = n_runs + ds.sizes["run"]
-    writable = zarr.open_group(str(path), mode="r+", use_consolidated=False)
+    # (the arrays as the consolidated metadata has them: what readers see until the end)
+    writable = zarr.open_group(str(path), mode="r+", use_consolidated=True, zarr_format=ZARR_FORMAT)
+    resized = {}            # (each resized once: the group hands out the consolidated shape)
     for name, var in ds.variables.items():
         if var.dims[:1] == ("run",):
-            writable[name].resize((end, *writable[name].shape[1:]))
+            resized[name] = writable[name]
+            resized[name].resize((end, *resized[name].shape[1:]))
     rows = _for_zarr(ds.drop_vars([n for n, v in ds.variables.items() if v.dims[:1] != ("run",)]))
     rows.attrs = {}
     # (xarray's region writes leave out the index, ``run``: written here)
-    writable["run"][n_runs:end] = rows["run"].values.astype(object)
+    resized["run"][n_runs:end] = rows["run"].values.astype(object)
     rows.drop_indexes("run").drop_vars("run").drop_encoding().to_zarr(
         path, region={"run": slice(n_runs, end)}, consolidated=False, zarr_format=ZARR_FORMAT)
     put_attrs(path, ds.attrs)
@@ -366,8 +373,13 @@ def save_record(out, frame):
     the store at ``out``, whole, through a temporary file."""
     path = record_path(out)
     tmp = path.with_name(path.name + ".part")
+
     frame = frame[frame["size"] >= 0].sort_index()
-    frame.reset_index()[list(RECORD_COLUMNS)].to_csv(tmp, index=False)
+    with open(tmp, "w", newline="", encoding="utf-8") as f:    # (csv's writer: 10x pandas')
+        writer = csv.writer(f, lineterminator="\n")
+        writer.writerow(RECORD_COLUMNS)
+        writer.writerows(zip(frame.index.tolist(), frame["size"].tolist(), frame["mtime_ns"].tolist(),
+                             frame["sha256"].tolist()))
     os.replace(tmp, path)
 
 
@@ -375,24 +387,35 @@ def stat_files(directory, sources, threads=None):
     """``(size, mtime_ns)`` arrays of each file ``sources`` (relative to ``directory``),
     ``-1`` where there is none; ``os.stat`` in :data:`STAT_THREADS` threads."""
     sources = list(sources)
-    top = os.fspath(directory)
-
-    def part(names):
-        out = []
-        for rel in names:
-            try:
-                st = os.stat(os.path.join(top, rel)) if rel else None
-            except (OSError, ValueError):
-                st = None
-            out.append((st.st_size, st.st_mtime_ns) if st is not None else (-1, -1))
-        return out
-
     n = max(1, threads or STAT_THREADS)
     cuts = [len(sources) * k // n for k in range(n + 1)]
     with ThreadPoolExecutor(n, thread_name_prefix="thruput-stat") as pool:
-        found = [x for got in pool.map(part, [sources[a:b] for a, b in zip(cuts, cuts[1:])]) for x in got]
+        found = [x for got in pool.map(_stat_each, [directory] * n,
+                                       [sources[a:b] for a, b in zip(cuts, cuts[1:])]) for x in got]
     numbers = np.array(found, dtype=np.int64).reshape(-1, 2)
     return numbers[:, 0], numbers[:, 1]
+
+
+def _stat_each(directory, names):
+    """``[(size, mtime_ns)]`` of each file ``names`` (relative to ``directory``), one after
+    the other; ``(-1, -1)`` for none."""
+    top = os.fspath(directory)
+    out = []
+    for rel in names:
+        try:
+            st = os.stat(os.path.join(top, rel)) if rel else None
+        except (OSError, ValueError):
+            st = None
+        out.append((st.st_size, st.st_mtime_ns) if st is not None else (-1, -1))
+    return out
+
+
+def _after_stat(pieces, stats):
+    """The batches ``pieces``, each given out once ``stats`` (its future) has stat-ed its
+    files: a file's size and modification time are taken before it is read."""
+    for batch, stat in zip(pieces, stats):
+        stat.result()
+        yield batch
 
 
 def _hash_batch(directory, paths):
@@ -544,14 +567,18 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         if rows:
             _refuse_stored_runs(out, base["run"].values, [r.run for r in rows])
     sources = [r.path for r in rows]
-    size, mtime = stat_files(directory, sources)        # (before the files are read)
     pieces = mon.batches(rows)
     if client is None and len(pieces) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
+    # each batch's files stat-ed in threads just before the batch is read, not all of them
+    # first: the workers start at once (2-3 s of stat at 10^5 runs)
+    stat_pool = ThreadPoolExecutor(STAT_THREADS, thread_name_prefix="thruput-stat")
+    stats = [stat_pool.submit(_stat_each, directory, [r.path for r in batch]) for batch in pieces]
     with cluster(workers, scheduler, client) as c:
         where = {"client": c} if c is not None else {}
-        fragments = iter_batches(mon.read_batch, str(directory), pieces, client=c,
-                                 ahead=WAVE_BATCHES)
+        # (two waves ahead: the workers go on reading while this process writes a wave)
+        fragments = iter_batches(mon.read_batch, str(directory), _after_stat(pieces, stats),
+                                 client=c, ahead=2 * WAVE_BATCHES)
         try:
             if base is not None and verify:     # (while the workers read the first batches)
                 problems, checked = verify_sources(directory, base,
@@ -566,6 +593,9 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
             close = getattr(fragments, "close", None)
             if close is not None:
                 close()
+            stat_pool.shutdown(cancel_futures=True)
+    found = np.array([x for stat in stats for x in stat.result()], dtype=np.int64).reshape(-1, 2)
+    size, mtime = found[:, 0], found[:, 1]
     new = pd.DataFrame({"size": size, "mtime_ns": mtime, "sha256": [r.sha256 for r in rows]},
                        index=pd.Index(sources, name="path", dtype=object))
     new = new[new.index != ""]

@@ -340,7 +340,7 @@ def _process(doc, text, ledger, lost):
 def _int(value, default):
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):     # (OverflowError: a JSON 1e999 is inf)
         return default
 
 

@@ -151,15 +151,20 @@ UNIX_LINES = _ascii(
     r"(?: (?:ttl|hlim)=(\d+))?(?: time=(\d+(?:\.\d*)?) ?ms)?"
     r"(?: \((DUP!|BAD CHECKSUM!)\))?|([^\n]*))$")
 
-#: The fast path (:func:`_replies_fast`): a reply line of UNIX_LINES' shape (group 1 = the
-#: whole line), anchored on the newline before it so that the regex engine jumps from line
-#: to line instead of trying every character. Two forms, as the address is printed: a bare
-#: address (``from 127.0.0.1:``), or a name and the address (``from host (10.0.0.1):``);
-#: the optional part costs a third of the time, so it is used only where the log has it.
-_FAST_TAIL = (r"[:,] (?:icmp_)?seq=\d+\.?(?: (?:ttl|hlim)=\d+)?(?: time=\d+(?:\.\d*)? ?ms)?"
-              r"(?: \((?:DUP!|BAD CHECKSUM!)\))?)(?=\n)")
-FAST_REPLY = _ascii(r"\n((?:\[\d+\.\d+\] )?\d+ bytes from \S+" + _FAST_TAIL)
-FAST_REPLY_NAMED = _ascii(r"\n((?:\[\d+\.\d+\] )?\d+ bytes from \S+(?: \([^)\n]*\))?" + _FAST_TAIL)
+#: The fast path (:func:`_replies_fast`): a whole reply line of UNIX_LINES' shape, its
+#: numbers in named groups, for ``pyarrow.compute.extract_regex`` (RE2: linear time; its
+#: ``\s`` lacks ``\v``, so "not blank" is spelt out). Two forms, as the address is printed:
+#: a bare address (``from 127.0.0.1:``), or a name and the address (``from host
+#: (10.0.0.1):``), used only where the log has it. A ``(DUP!)``/``(BAD CHECKSUM!)`` line does
+#: not match: it is left to :func:`_replies_general`.
+_NOT_BLANK = r"[^ \t\n\r\f\v]"
+_FAST_HEAD = r"^(?:\[(?P<timestamp>[0-9]+\.[0-9]+)\] )?(?P<size>[0-9]+) bytes from " + _NOT_BLANK + "+"
+_FAST_TAIL = (r"[:,] (?:icmp_)?seq=(?P<seq>[0-9]+)\.?(?: (?:ttl|hlim)=(?P<ttl>[0-9]+))?"
+              r"(?: time=(?P<rtt>[0-9]+(?:\.[0-9]*)?) ?ms)?$")
+FAST_REPLY = _FAST_HEAD + _FAST_TAIL
+FAST_REPLY_NAMED = _FAST_HEAD + r"(?: \([^)\n]*\))?" + _FAST_TAIL
+#: The fields of a fast-path reply; a field is printed on every reply or on none.
+FAST_FIELDS = ("timestamp", "size", "seq", "ttl", "rtt")
 #: A reply with a name before the address, among the first lines (picks FAST_REPLY_NAMED).
 NAMED_REPLY = _ascii(r"\n(?:\[\d+\.\d+\] )?\d+ bytes from \S+ \(")
 #: A reply line of any Unix form (to check that the fast path left none among the others).
@@ -168,14 +173,6 @@ UNIX_REPLY = _ascii(r"(?:\[\d+\.\d+\] )?\d+ bytes from (?:(?! bytes from )[^\n])
 #: from ...``). Not one reply with a long address (UNIX_LINES' address may not hold
 #: `` bytes from ``): skipped and reported by a consistency check.
 MERGED_REPLIES = _ascii(r"^(?:\[\d+\.\d+\] )?\d+ bytes from .* bytes from .*[:,] (?:icmp_)?seq=\d")
-
-#: What sits between the size and the sequence number (blanked out before reading numbers).
-FAST_MIDDLE = _ascii(r" bytes from \S+(?: \([^)\n]*\))?[:,] (?:icmp_)?seq=")
-FAST_SIZE_MIDDLE = _ascii(r"(\d+)(" + FAST_MIDDLE.pattern + ")")
-FAST_TTL = _ascii(r" (?:ttl|hlim)=(\d+)")
-#: Everything else of a validated reply line that is not part of a number becomes a blank.
-FAST_BLANKS = str.maketrans(dict.fromkeys(
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ=[]", " "))
 
 #: Windows replies in the same group layout: 2 bytes=, 4 TTL=, 5 time, 6 ``<`` or ``=``.
 WINDOWS_LINES = _ascii(
@@ -572,83 +569,55 @@ def _replies_bulk(text):
 
 
 def _replies_fast(text):
-    """The reply lines of a Unix ping log by bulk string operations, or None.
+    """The reply lines of a Unix ping log by Arrow's compiled kernels, or None.
 
-    One ``split`` on :data:`FAST_REPLY` validates every reply line and hands back the text
-    between them (the other lines: their newlines give every line number); the replies'
-    numbers are then read by NumPy in one go after the address and the words are blanked
-    out. This needs every reply to have the same fields (with or without ``-D``
-    timestamp, TTL and time) and no ``(DUP!)``/``(BAD CHECKSUM!)`` flag; otherwise None,
-    and :func:`_replies_general` reads the log line by line in a single regex pass.
+    The text is cut into lines and every line matched against :data:`FAST_REPLY` at once
+    (``pyarrow.compute.extract_regex``), which validates each reply and gives its numbers
+    as strings, converted to float64 by one cast a field (correctly rounded, as Python's
+    ``float``). This needs every reply to print the same fields (with or without ``-D``
+    timestamp, TTL and time) and no other line to be a reply of another form (a flag, a
+    name appearing later); otherwise None, and :func:`_replies_general` reads the log line
+    by line in a single regex pass.
     """
-    padded = "\n" + text if text.endswith("\n") else "\n" + text + "\n"
-    named = NAMED_REPLY.search(padded, 0, 65536)
-    with paused_gc():
-        parts = (FAST_REPLY_NAMED if named else FAST_REPLY).split(padded)
-    pieces, lines = parts[0::2], parts[1::2]
-    n = len(lines)
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    named = NAMED_REPLY.search("\n" + text[:65535])
+    lines = pc.list_flatten(pc.split_pattern(pa.array([text], pa.large_string()), "\n"))
+    if text.endswith("\n"):
+        lines = lines.slice(0, len(lines) - 1)     # (the newline that ends the text)
+    found = pc.extract_regex(lines, FAST_REPLY_NAMED if named else FAST_REPLY)
+    is_reply = found.is_valid().to_numpy(zero_copy_only=False)
+    at = np.flatnonzero(is_reply)
+    n = at.size
     if not n:
         return None
-    newlines = np.fromiter(map(str.count, pieces, itertools.repeat("\n")),
-                           dtype=np.int64, count=len(pieces))
-    others = list(_other_lines_fast(pieces, newlines))
+    other_at = np.flatnonzero(~is_reply)
+    others = list(zip((other_at + 1).tolist(), lines.take(other_at).to_pylist()))
     if any(UNIX_REPLY.match(content) for _, content in others):
-        return None  # replies of another form (a name appearing later): read line by line
-    joined = "\n".join(lines)
-    if "(" in joined and ("(DUP!)" in joined or "(BAD CHECKSUM!)" in joined):
-        return None
-    # every reply must have the fields of the first: the counts of "[" (-D) and of "="
-    # (seq=, ttl=/hlim=, time=: at most one each per line) say so, and where the first
-    # line has only one of ttl and time, the count of "time=" tells which
-    first = lines[0]
-    has_ts, has_ttl = first.startswith("["), "ttl=" in first or "hlim=" in first
-    has_rtt = "time=" in first
-    if joined.count("[") != n * has_ts or joined.count("=") != n * (1 + has_ttl + has_rtt):
-        return None
-    if has_ttl != has_rtt and joined.count("time=") != n * has_rtt:
-        return None
-    # Blank out the words. Where every reply has the size, address and TTL of the first
-    # (the usual case: one count each), those numbers are known and left out of the numbers
-    # NumPy has to read: 3 a line instead of 5.
-    joined = "\n" + joined + "\n"
-    anchor = "] " if has_ts else "\n"
-    size, middle = FAST_SIZE_MIDDLE.search(first).groups()
-    same_size = joined.count(anchor + size + middle) == n
-    if same_size:
-        joined = joined.replace(anchor + size + middle, anchor + " ")
-    elif joined.count(middle) == n:  # one address answered every probe: a plain replace
-        joined = joined.replace(middle, " ")
-    else:
-        joined = FAST_MIDDLE.sub(" ", joined)
-    same_ttl = False
-    if has_ttl:
-        ttl_text = FAST_TTL.search(first).group(0) + (" time=" if has_rtt else "\n")
-        same_ttl = joined.count(ttl_text) == n
-        if same_ttl:
-            joined = joined.replace(ttl_text, " " if has_rtt else "\n")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", DeprecationWarning)  # numbers not all read: say so
+        return None  # replies of another form (a flag, a name appearing later): line by line
+    replies = found.filter(pa.array(is_reply))
+    columns = {}
+    for name in FAST_FIELDS:
+        field = replies.field(name)
+        empty = int(pc.sum(pc.equal(pc.utf8_length(field), 0)).as_py() or 0)
+        if empty == n:
+            columns[name] = None                    # (a field none of the replies prints)
+            continue
+        if empty:
+            return None                             # some replies print it, some do not
         try:
-            numbers = np.fromstring(joined.translate(FAST_BLANKS), sep=" ")
-        except (DeprecationWarning, ValueError):
+            columns[name] = pc.cast(field, pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:                     # (beyond float64: the general reader says so)
             return None
-    read_size, read_ttl = not same_size, has_ttl and not same_ttl
-    k = 1 + has_ts + read_size + read_ttl + has_rtt
-    if numbers.size != n * k:
-        return None
-    numbers = numbers.reshape(n, k)
+    absent = np.full(n, np.nan)
     out = _Replies()
-    out.line = np.arange(1, n + 1, dtype=np.int64) + np.cumsum(newlines[:-1])
-    column = iter(range(k))
-    out.timestamp = numbers[:, next(column)] if has_ts else np.full(n, np.nan)
-    out.size = _as_int(numbers[:, next(column)] if read_size else np.full(n, float(size)), "size")
-    out.seq = _as_int(numbers[:, next(column)], "seq")
-    if read_ttl:
-        out.ttl = _as_int(numbers[:, next(column)], "ttl")
-    else:
-        ttl = FAST_TTL.search(first) if has_ttl else None
-        out.ttl = _as_int(np.full(n, float(ttl.group(1)) if ttl else -1.0), "ttl")
-    out.rtt = numbers[:, next(column)] if has_rtt else np.full(n, np.nan)
+    out.line = at.astype(np.int64) + 1
+    out.timestamp = absent if columns["timestamp"] is None else columns["timestamp"]
+    out.size = _as_int(columns["size"], "size")
+    out.seq = _as_int(columns["seq"], "seq")
+    out.ttl = _as_int(np.full(n, -1.0) if columns["ttl"] is None else columns["ttl"], "ttl")
+    out.rtt = absent.copy() if columns["rtt"] is None else columns["rtt"]
     out.flag = None
     return out, others
 
@@ -668,18 +637,6 @@ def _as_int(values, field):
     if ok.all():
         return values.astype(INT)
     return np.where(ok, np.where(ok, values, 0).astype(INT), OUT_OF_RANGE).astype(INT)
-
-
-def _other_lines_fast(pieces, newlines):
-    """(line number, text) of the lines between the replies (pieces of the split)."""
-    before = np.arange(len(pieces)) + np.concatenate([[0], np.cumsum(newlines[:-1])])
-    last = len(pieces) - 1
-    for j in np.flatnonzero(newlines):
-        lines = pieces[j].split("\n")[1:]
-        if j == last:
-            lines = lines[:-1]  # the newline that ends the text
-        for offset, content in enumerate(lines, start=1):
-            yield int(before[j]) + offset, content
 
 
 @contextmanager

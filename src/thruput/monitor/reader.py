@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..contract import failed_checks_per_run, register_campaign_check
+from ..contract import PROBE_STATUSES, failed_checks_per_run, register_campaign_check
 from ..errors import ContractError, ParseError, ThruputError
 from ..hashing import sha256_bytes, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
@@ -43,7 +43,7 @@ from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
-from ..campaign.runs import bulk_columns, records as manifest_records, split_header
+from ..campaign.runs import OTHER_BREAKS, bulk_columns, records as manifest_records, split_header
 from ..campaign.layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
@@ -123,12 +123,19 @@ MONITOR_VERSION = 3
 #: The per-run numbers a batch fills in (NaN where a run has none).
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
-                "source_sha256", "rtt_status")
+                "source_sha256")
+#: ``rtt_status`` is kept as int8 codes into these names from the batch to the store
+#: (CF ``flag_values``/``flag_meanings``, ``none`` for ``""``: the padding past a run's
+#: last probe); :func:`finish` gives the strings to an in-memory Dataset. Code ``k + 1``
+#: is :data:`thruput.formats.ping.STATUS_NAMES` ``[k]``.
+STATUS_CODES = ("",) + PROBE_STATUSES
+#: ``flag_meanings`` word for the empty string.
+NO_STATUS = "none"
 NAT = np.datetime64("NaT", "ns")
 #: The line accounting attrs that add up over files.
 LEDGER_KEYS = LEDGER_TOTALS
 #: Padding of the (run, probe) variables past a run's last probe: (value, dtype).
-PROBE_PADDING = {"rtt": (np.nan, float), "rtt_status": ("", object), "probe_time": (NAT, "datetime64[ns]")}
+PROBE_PADDING = {"rtt": (np.nan, float), "rtt_status": (0, np.int8), "probe_time": (NAT, "datetime64[ns]")}
 
 
 class MonitorError(ThruputError):
@@ -240,10 +247,29 @@ def read_monitor_manifest(directory, start=0, text=None):
     if header != MONITOR_MANIFEST_COLUMNS:
         raise ParseError(f"header must be {','.join(MONITOR_MANIFEST_COLUMNS)}, not "
                          f"{None if header is None else list(header)}", line=1, path=str(path))
-    rows = _split_rows(text[header_end:], 2)
+    body = text[header_end:]
+    rest = _after_rows(body, start)
+    if rest is not None:        # (only the rows from ``start`` on are read)
+        rows = _split_rows(rest, start + 2) if rest else []
+    else:
+        rows = _split_rows(body, 2)
+        rows = rows if rows is None else rows[start:]
     if rows is None:        # (something to say by its line: read row by row)
-        return rows_one_by_one(text[header_end:], 0, start, path), text
-    return rows[start:], text
+        return rows_one_by_one(body, 0, start, path), text
+    return rows, text
+
+
+def _after_rows(body, start):
+    """The text of ``body`` (data lines of runs.csv) after its first ``start`` rows, where its
+    lines are its rows up to there (no quote that could hold a line break, no line break but
+    "\n"); None otherwise, or for ``start`` 0."""
+    if not start or any(c in body for c in OTHER_BREAKS):
+        return None
+    passed = body.split("\n", start)
+    if len(passed) <= start:
+        return ""
+    cut = len(body) - len(passed[-1])
+    return passed[-1] if body.find('"', 0, cut) < 0 else None
 
 
 def rows_one_by_one(records, first, start=None, path=None):
@@ -468,17 +494,17 @@ def read_batch(directory, rows):
     lengths = np.diff(many.offsets)
     n_probe = max([len(p[0]) for p in probes.values()] + [int(lengths.max(initial=0))])
     rtt = np.full((n, n_probe), np.nan)
-    status = np.full((n, n_probe), "", dtype=object)
+    status = np.zeros((n, n_probe), dtype=np.int8)
     when = np.full((n, n_probe), NAT)
     for i, (values, states, times) in probes.items():
         rtt[i, : len(values)] = values
-        status[i, : len(values)] = states
+        status[i, : len(values)] = status_codes(states)
         when[i, : len(values)] = times
     if at.size:                         # the plain logs' probes, row by row, in one go
         row = np.repeat(at, lengths)
         column = np.arange(row.size) - np.repeat(many.offsets[:-1], lengths)
         rtt[row, column] = many.rtt
-        status[row, column] = STATUS_NAMES[many.status]
+        status[row, column] = many.status + 1      # (ping.STATUS_NAMES[k] is code k + 1)
         when[row, column] = _probe_times(many.timestamp)
     coords = {
         "run": ("run", np.array([r.run for r in rows], dtype=object)),
@@ -814,14 +840,31 @@ def combine(fragments, n_probe=None):
     return ds
 
 
+def status_codes(states):
+    """Probe status strings to their int8 codes (:data:`STATUS_CODES`)."""
+    codes = pd.Index(STATUS_CODES).get_indexer(np.asarray(states, dtype=object))
+    if (codes < 0).any():
+        raise ContractError(f"probe statuses outside {STATUS_CODES}: "
+                            f"{sorted(set(np.asarray(states)[codes < 0].tolist()))[:5]}")
+    return codes.astype(np.int8)
+
+
+def status_flags(names=STATUS_CODES):
+    """The CF attrs that name the codes of ``names``: ``flag_values``, ``flag_meanings``."""
+    return {"flag_values": list(range(len(names))),
+            "flag_meanings": " ".join(n or NO_STATUS for n in names)}
+
+
 def pad_probes(ds, width):
-    """``ds`` with its ``probe`` dimension padded to ``width`` (NaN, ``""``, NaT)."""
+    """``ds`` with its ``probe`` dimension padded to ``width`` (NaN, code 0 or ``""``, NaT)."""
     extra = width - ds.sizes["probe"]
     if extra <= 0:
         return ds
     wide = {}
     for name, (fill, dtype) in PROBE_PADDING.items():
         var = ds[name].variable
+        if var.dtype.kind in "OUT":         # (status strings: a store opened whole)
+            fill, dtype = "", object
         values = np.full((var.shape[0], extra), fill, dtype=dtype)
         # (a store with no probes yet may give back an empty array of another dtype)
         old = var.values.astype(dtype) if var.size == 0 else var.values
@@ -837,7 +880,8 @@ def finish(ds, metadata, text, n_rows, digest=None, *, fixed_width=True):
     ``text`` if the caller has one, or a string standing for ``manifest_sha256`` (a unit
     of a store whose attrs are written at the end).
     ``fixed_width``: strings as NumPy ``<U`` (as :func:`thruput.open_campaign` gives
-    them); False keeps them Python objects (what a Zarr store writes).
+    them), ``rtt_status`` too; False keeps them Python objects and ``rtt_status`` its int8
+    codes with their CF flag attrs (what a Zarr store writes).
     """
     kind, dtype = ("U", str) if fixed_width else ("O", object)
     strings = {name: var if (var := ds.variables[name]).dtype.kind == kind else var.astype(dtype)
@@ -849,6 +893,13 @@ def finish(ds, metadata, text, n_rows, digest=None, *, fixed_width=True):
         ds.variables[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
     for name, (_, units, long_name) in MONITOR_VARIABLES.items():
         ds.variables[name].attrs = {"long_name": long_name} | ({"units": units} if units else {})
+    status = ds.variables["rtt_status"]
+    if status.dtype.kind in "iu":
+        if fixed_width:
+            names = np.array(STATUS_CODES, dtype=str)
+            ds["rtt_status"] = xr.Variable(status.dims, names[status.values], status.attrs)
+        else:
+            status.attrs.update(status_flags())
     ds.attrs.update(campaign_attrs(metadata))
     if isinstance(digest, str):         # (a unit's: the store's attrs are written at the end)
         ds.attrs.update(manifest_rows=int(n_rows), manifest_sha256=digest)
