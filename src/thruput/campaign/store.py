@@ -32,7 +32,6 @@ more probes than the store's ``probe`` dimension holds, make the store be rewrit
 
 from __future__ import annotations
 
-import csv
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -374,12 +373,20 @@ def save_record(out, frame):
     path = record_path(out)
     tmp = path.with_name(path.name + ".part")
 
-    frame = frame[frame["size"] >= 0].sort_index()
-    with open(tmp, "w", newline="", encoding="utf-8") as f:    # (csv's writer: 10x pandas')
-        writer = csv.writer(f, lineterminator="\n")
-        writer.writerow(RECORD_COLUMNS)
-        writer.writerows(zip(frame.index.tolist(), frame["size"].tolist(), frame["mtime_ns"].tolist(),
-                             frame["sha256"].tolist()))
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    frame = frame[frame["size"] >= 0].sort_index().reset_index()[list(RECORD_COLUMNS)]
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    header = (",".join(RECORD_COLUMNS) + "\n").encode()
+    with open(tmp, "wb") as f:          # (pyarrow's writer: a tenth of the csv module's time)
+        f.write(header)
+        try:
+            pa_csv.write_csv(table, f, pa_csv.WriteOptions(include_header=False, quoting_style="none"))
+        except pa.ArrowInvalid:         # a path with a comma, quote or line break: strings quoted
+            f.seek(len(header))
+            f.truncate()
+            pa_csv.write_csv(table, f, pa_csv.WriteOptions(include_header=False))
     os.replace(tmp, path)
 
 
