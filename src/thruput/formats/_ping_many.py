@@ -116,9 +116,8 @@ class _Plain(NamedTuple):
 
 def _scan_batch(texts):
     """:func:`_scan_one` of every text, the replies of all of them read by one pass of ping's
-    fast path (:func:`ping._replies_fast`) over their joined text: one regex split and one
-    NumPy read for the batch instead of one per log, which was most of a 100-probe log's
-    cost. None (read them one by one) where that pass does not apply to the batch as a
+    fast path (:func:`ping._replies_fast`) over their joined text: one Arrow pass for the
+    batch instead of one per log, which was most of a 100-probe log's cost. None (read them one by one) where that pass does not apply to the batch as a
     whole: logs whose replies have different fields (``-D`` in some only), a flag, a name
     appearing later."""
     candidates = [k for k, t in enumerate(texts) if t.endswith("\n") and not ping.BLANK_TEXT.match(t)]

@@ -87,10 +87,10 @@ Several runs in one file
     :class:`~thruput.errors.ParseError` naming its line (split the file, one run each).
 
 Speed
-    No per-line Python for replies. :func:`_replies_fast` validates every reply line with
-    one regex ``split`` over the whole text, which also hands back the text between them
-    (whose newlines give every line number), and reads all the replies' numbers with one
-    ``numpy.fromstring`` once the address and the words are blanked out. Logs it cannot
+    No per-line Python for replies. :func:`_replies_fast` cuts the text into lines and
+    matches all of them at once with Arrow's compiled kernels (``pyarrow.compute``:
+    ``split_pattern``, ``extract_regex`` with RE2, linear in time), which validate every
+    reply and give its numbers, cast to float64 one field at a time. Logs it cannot
     take (``(DUP!)`` flags, replies with differing fields) and Windows logs are read by
     :func:`_replies_general`: one ``findall`` with one match per line (the match index is
     the line number) and NumPy conversions; it is the reference the fast path is tested
