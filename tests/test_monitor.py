@@ -335,11 +335,12 @@ def test_new_with_day_sets_schedule_day_s_and_without_it_leaves_it_out(tmp_path)
 
 @pytest.mark.skipif(shutil.which("setpriv") is None, reason="setpriv (util-linux) is Linux's")
 def test_a_test_ends_with_its_monitor_killed(tmp_path):
-    # a stand-in monitor starts a test as run_test does, then is killed by SIGKILL
+    # a stand-in monitor starts a test as run_test does (its own pid given: killed before
+    # setpriv's prctl, the test ends itself), then is killed by SIGKILL
     script = textwrap.dedent("""
-        import subprocess, sys, time
+        import os, subprocess, sys, time
         from thruput.monitor import runner
-        child = subprocess.Popen(runner.with_death_signal(["sleep", "60"]))
+        child = subprocess.Popen(runner.with_death_signal(["sleep", "60"], parent=os.getpid()))
         print(child.pid, flush=True)
         time.sleep(60)
     """)
