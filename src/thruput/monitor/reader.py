@@ -113,13 +113,14 @@ THROUGHPUT_FIELDS = ("throughput", "throughput_sender", "retransmits", "window_a
                      "loss_fraction", "jitter", "duration")
 RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_p10",
               "rtt_median", "rtt_p90", "rtt_max", "rtt_mean", "rtt_mdev")
-#: Version of the monitor Dataset and of how its runs are read, in its attrs
-#: (``monitor_version``): raised whenever a variable is added or a stored value would
-#: change, so that ``normalize`` rebuilds a store written before instead of appending to
-#: it (or leaving it as it was). 2: ``tool_checks_failed``. 3: in a pile of iperf3 logs,
-#: the ``--get-server-output`` check is counted there and an ok test's cut-off log is
-#: refused, as when each log is read alone.
-MONITOR_VERSION = 3
+#: Version of the monitor Dataset and of how its runs are read and stored, in its attrs
+#: (``monitor_version``): raised whenever a variable is added, a stored value would change
+#: or the store's layout does, so that ``normalize`` rebuilds a store written before
+#: instead of appending to it (or leaving it as it was). 2: ``tool_checks_failed``. 3: in
+#: a pile of iperf3 logs, the ``--get-server-output`` check is counted there and an ok
+#: test's cut-off log is refused, as when each log is read alone. 4: per-run variables
+#: chunked a wave at a time (``store.MAX_RUN_CHUNK``).
+MONITOR_VERSION = 4
 #: The per-run numbers a batch fills in (NaN where a run has none).
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
