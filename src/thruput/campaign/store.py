@@ -56,9 +56,9 @@ ZARR_FORMAT = 2
 NETCDF_ENGINE = "netcdf4"
 #: File name ending of a campaign's statistics product beside its ``<campaign>.nc``.
 STATS_SUFFIX = ".stats.nc"
-#: Encoding of datetime64 variables: exact to the nanosecond whatever is appended later.
-TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic_gregorian",
-                 "dtype": "int64"}
+#: CF attrs of the int64 nanoseconds a datetime64 variable is stored as: exact to the
+#: nanosecond whatever is appended later.
+TIME_ENCODING = {"units": "nanoseconds since 1970-01-01", "calendar": "proleptic_gregorian"}
 #: Target size of one chunk of a (run, probe) variable, bytes.
 CHUNK_BYTES = 8 * 2**20
 #: Runs in one chunk of a per-run variable, and the most in one of a (run, probe) one: a
@@ -70,10 +70,6 @@ MAX_RUN_CHUNK = 8192
 #: so its memory holds about ``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs whatever the
 #: archive's size. A multiple of :data:`MAX_RUN_CHUNK` runs, so waves fill whole chunks.
 WAVE_BATCHES = 16
-
-
-#: Runs per dask chunk when a store is opened to compute on it (:func:`compute_chunks`):
-#: a stored chunk of the per-run variables, whole stored chunks of the wider ones.
 
 
 class StoreError(ThruputError):
@@ -166,7 +162,7 @@ def _as_stored(name, var):
         return var if var.dtype.kind in "iu" else _encode_codes(var, CODED[name])
     if var.dtype.kind == "M":
         ns = np.asarray(var.values).astype("datetime64[ns]").view(np.int64)
-        return xr.Variable(var.dims, ns, var.attrs | {k: v for k, v in TIME_ENCODING.items() if k != "dtype"})
+        return xr.Variable(var.dims, ns, var.attrs | TIME_ENCODING)
     return var.astype(object) if var.dtype.kind in "UT" else var
 
 
