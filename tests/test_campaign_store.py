@@ -284,13 +284,16 @@ def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
     assert "a monitor campaign is stored as Zarr" in capsys.readouterr().err
 
 
-def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
-    """The workers read the batches, this process writes them wave by wave; the store is
-    the one this process writes alone, file for file."""
+@pytest.mark.parametrize("chunk", [8192, 8])
+def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch, chunk):
+    """The workers read the batches; where units of waves fill whole chunks (8-run
+    chunks) they write them too, each its own region, else this process writes them wave
+    by wave; the store is the one this process writes alone, file for file."""
     from distributed import Client, LocalCluster, get_task_stream
 
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches of the 20 rows
-    monkeypatch.setattr(store, "WAVE_BATCHES", 2)   # waves of 8 runs: two appends
+    monkeypatch.setattr(store, "WAVE_BATCHES", 2)   # waves of 8 runs: two appends, or 3 units
+    monkeypatch.setattr(store, "MAX_RUN_CHUNK", chunk)
     here = tmp_path / "here.zarr"
     store.normalize_monitor(CAMPAIGN, here)
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
@@ -299,10 +302,63 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch):
             there = tmp_path / "there.zarr"
             store.normalize_monitor(CAMPAIGN, there, client=client)
         reads = [t for t in tasks.data if "read_batch" in str(t["key"])]
+        units = [t for t in tasks.data if "write_unit" in str(t["key"])]
     assert len(reads) == 5 and len({t["worker"] for t in reads}) == 2
+    assert len(units) == (3 if chunk == 8 else 0)
+    assert not list(tmp_path.glob("*.part"))
     assert files(there) == files(here)
     xr.testing.assert_identical(store.open_store(there), store.open_store(full))
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
+
+
+def test_a_unit_with_a_longer_ping_run_than_the_first_gives_the_same_store(tmp_path, monkeypatch):
+    """The store's probe dimension is the first unit's longest ping run: a later, longer
+    one makes this process write the store itself, the same as ever."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    import hashlib
+    import re
+
+    target = copy(tmp_path)
+    text = (target / "runs.csv").read_text().splitlines(keepends=True)
+    last = max(i for i, line in enumerate(text) if ",ping," in line and ",ok," in line)
+    cells = text[last].split(",")
+    raw = target / cells[2]
+    log = raw.read_text().splitlines(keepends=True)
+    replies = [line for line in log if " bytes from " in line]
+    # (the recorded log, its replies printed twice over: ping -c 10 instead of 5)
+    again = [re.sub(r"icmp_seq=(\d+)", lambda m: f"icmp_seq={int(m.group(1)) + len(replies)}", r)
+             for r in replies]
+    summary = [line.replace(f"{len(replies)} packets transmitted, {len(replies)} received",
+                            f"{2 * len(replies)} packets transmitted, {2 * len(replies)} received")
+               for line in log[1 + len(replies):]]
+    longer = "".join(log[:1] + replies + again + summary)
+    raw.write_text(longer)
+    cells[3] = hashlib.sha256(longer.encode()).hexdigest()
+    text[last] = ",".join(cells)
+    (target / "runs.csv").write_text("".join(text))
+    monkeypatch.setattr(mon, "BATCH_ROWS", 4)
+    monkeypatch.setattr(store, "WAVE_BATCHES", 2)
+    monkeypatch.setattr(store, "MAX_RUN_CHUNK", 8)
+    here = tmp_path / "here.zarr"
+    store.normalize_monitor(target, here)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        with get_task_stream(client) as tasks:
+            there = tmp_path / "there.zarr"
+            store.normalize_monitor(target, there, client=client)
+    assert any("write_unit" in str(t["key"]) for t in tasks.data)
+    assert store.open_store(there).sizes["probe"] > store.open_store(full_width(tmp_path)).sizes["probe"]
+    assert files(there) == files(here)
+    assert not list(tmp_path.glob("*.part"))
+
+
+def full_width(tmp_path):
+    """The bundled campaign's store (its own probe dimension)."""
+    out = tmp_path / "bundled.zarr"
+    if not out.exists():
+        store.normalize_monitor(CAMPAIGN, out)
+    return out
 
 
 def test_a_bad_row_on_a_cluster_is_an_error_by_its_line_that_leaves_no_store(tmp_path):
@@ -384,12 +440,17 @@ def test_a_sweep_opens_the_same_from_netcdf_and_raw_lazily_too(tmp_path):
     assert isinstance(chunked["throughput"].data, dask.array.Array)
 
 
-def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_path, monkeypatch):
+@pytest.mark.parametrize("chunk", [8192, 8])
+def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_path, monkeypatch, chunk):
     """A unit's error reaches the caller as the reader raised it (file and runs.csv line);
-    no store is left, the units still out are let go of."""
+    no store is left, the units still out are let go of (read by the workers and written
+    here, or written by the workers: units of 8 runs in 8-run chunks)."""
     from distributed import Client, LocalCluster
 
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches: the bad file is in the last
+    if chunk == 8:
+        monkeypatch.setattr(store, "WAVE_BATCHES", 2)
+        monkeypatch.setattr(store, "MAX_RUN_CHUNK", chunk)
     target = copy(tmp_path)
     raw = target / "runs/2026-11-22/000003-lo-forward-tcp-b1048576.json"
     raw.write_bytes(raw.read_bytes() + b"\n")
@@ -402,7 +463,7 @@ def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_pat
         while client.who_has() and time.monotonic() < deadline:
             time.sleep(0.1)
         assert not client.who_has()
-    assert not out.exists()
+    assert not out.exists() and not list(tmp_path.glob("*.part"))
 
 
 def test_cli_workers_start_a_local_cluster(full, tmp_path, monkeypatch, capsys):

@@ -162,3 +162,26 @@ def test_unwrap_falls_back_to_int64_past_int32():
     assert got.dtype == np.int64 and got[-1] == 30000 * (100_000 - 1)
     assert got.tolist() == np.unwrap(seq.astype(float), period=ping.SEQ_PERIOD).astype(np.int64).tolist()
     assert ping._unwrap(seq[:1000].astype(np.int32)).dtype == np.int32
+
+
+_VARIANTS = st.lists(st.tuples(
+    st.sampled_from(["", "[1594978465.914536] "]),
+    st.sampled_from(["127.0.0.1:", "host (10.0.0.1):", "host (a b):", "host (icmp_seq=7 ttl=3):"]),
+    st.sampled_from(["icmp_seq=", "seq="]), st.integers(1, 70000), st.sampled_from(["", "."]),
+    st.sampled_from(["", " ttl=64", " hlim=64", " ttl=999"]),
+    st.sampled_from(["", " time=0.045 ms", " time=0.045ms", " time=12 ms", " time=1. ms"])),
+    min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_VARIANTS)
+def test_replies_of_differing_layouts_read_alike(replies):
+    """Replies taken by position (:func:`ping._fields_by_position`: the layout of the
+    first) or, where any reply's words differ from it, by ``extract_regex``: the same as
+    the line-by-line reader whatever mixture of forms a log holds."""
+    lines = [f"{ts}64 bytes from {where} {seq}{n}{dot}{ttl}{time}"
+             for ts, where, seq, n, dot, ttl, time in replies]
+    text = ("PING 127.0.0.1 (127.0.0.1) 56(84) bytes of data.\n" + "\n".join(lines) + "\n\n"
+            "--- 127.0.0.1 ping statistics ---\n"
+            f"{len(lines)} packets transmitted, {len(lines)} received, 0% packet loss, time 1ms\n")
+    assert_same_outcome(text)

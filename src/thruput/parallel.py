@@ -73,18 +73,19 @@ def local_cluster(workers):
                         dashboard_address=":0", silence_logs=40)
 
 
-def submit(client, func, *args):
+def submit(client, func, *args, priority=0):
     """``client.submit(func, *args)``: the task's key named after ``func`` (as dask names
     its own) and never reused (the readers are pure, but a file may change between two
     calls). A list argument travels pickled whole (:func:`_unpickled`): dask would look
-    through each of its items (a runs.csv row is a tuple of 16) for other tasks' keys."""
+    through each of its items (a runs.csv row is a tuple of 16) for other tasks' keys.
+    ``priority``: dask's (higher runs first among the tasks that are ready)."""
     import pickle
     import uuid
 
     flags = [isinstance(a, list) for a in args]
     args = [pickle.dumps(a, protocol=pickle.HIGHEST_PROTOCOL) if f else a for f, a in zip(flags, args)]
     return client.submit(_unpickled, func, flags, *args, key=f"{func.__name__}-{uuid.uuid4().hex}",
-                         pure=False)
+                         pure=False, priority=priority)
 
 
 def _unpickled(func, flags, *args):

@@ -32,6 +32,7 @@ more probes than the store's ``probe`` dimension holds, make the store be rewrit
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
@@ -185,15 +186,21 @@ def write_store(ds, path):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    shutil.rmtree(tmp, ignore_errors=True)
-    chunk = run_chunk(ds.sizes.get("probe", 0))
-    _for_zarr(ds.drop_encoding()).to_zarr(tmp, mode="w", zarr_format=ZARR_FORMAT, consolidated=True,
-                          encoding=_encoding(ds, chunk))
+    tmp = _create(ds, path)
     if path.exists():
         shutil.rmtree(path)
     os.replace(tmp, path)
     return path
+
+
+def _create(ds, path):
+    """Write ``ds`` as a new store at ``<path>.part`` (replacing one there); returns it."""
+    tmp = path.with_name(path.name + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    chunk = run_chunk(ds.sizes.get("probe", 0))
+    _for_zarr(ds.drop_encoding()).to_zarr(tmp, mode="w", zarr_format=ZARR_FORMAT, consolidated=True,
+                                          encoding=_encoding(ds, chunk))
+    return tmp
 
 
 def open_store(path, chunks=None):
@@ -288,22 +295,40 @@ def append_store(ds, path, *, checked=False):
         whole.attrs = ds.attrs
         return write_store(whole, path)
     ds = mon.pad_probes(ds, width)
-    end = n_runs + ds.sizes["run"]
+    resize_runs(path, ds, n_runs + ds.sizes["run"])
+    write_region(ds, path, n_runs)
+    put_attrs(path, ds.attrs)
+    return Path(path)
+
+
+def resize_runs(path, ds, end):
+    """Lengthen the run arrays of the store at ``path`` (those of ``ds`` that start with
+    ``run``) to ``end`` runs: metadata only, no chunk is written."""
+    import zarr
+
     # (the arrays as the consolidated metadata has them: what readers see until the end)
     writable = zarr.open_group(str(path), mode="r+", use_consolidated=True, zarr_format=ZARR_FORMAT)
-    resized = {}            # (each resized once: the group hands out the consolidated shape)
-    for name, var in ds.variables.items():
-        if var.dims[:1] == ("run",):
-            resized[name] = writable[name]
-            resized[name].resize((end, *resized[name].shape[1:]))
+    for name, var in ds.variables.items():     # (each resized once: the group hands out
+        if var.dims[:1] == ("run",):            # the consolidated shape)
+            array = writable[name]
+            array.resize((end, *array.shape[1:]))
+
+
+def write_region(ds, path, start):
+    """Write the runs of ``ds`` into rows ``start`` on of the store at ``path``, whose run
+    arrays are long enough already (:func:`resize_runs`): ``to_zarr(region=...)``. Two
+    writers may write at once only into distinct chunks (regions starting and ending at
+    multiples of every run chunk, or at the end)."""
+    import zarr
+
+    end = start + ds.sizes["run"]
     rows = _for_zarr(ds.drop_vars([n for n, v in ds.variables.items() if v.dims[:1] != ("run",)]))
     rows.attrs = {}
     # (xarray's region writes leave out the index, ``run``: written here)
-    resized["run"][n_runs:end] = rows["run"].values.astype(object)
+    index = zarr.open_array(str(path), path="run", mode="r+", zarr_format=ZARR_FORMAT)
+    index[start:end] = rows["run"].values.astype(object)
     rows.drop_indexes("run").drop_vars("run").drop_encoding().to_zarr(
-        path, region={"run": slice(n_runs, end)}, consolidated=False, zarr_format=ZARR_FORMAT)
-    put_attrs(path, ds.attrs)
-    return Path(path)
+        path, region={"run": slice(start, end)}, consolidated=False, zarr_format=ZARR_FORMAT)
 
 
 def _refuse_older(path, stored, names):
@@ -579,11 +604,20 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     stats = [stat_pool.submit(_stat_each, directory, [r.path for r in batch]) for batch in pieces]
     with cluster(workers, scheduler, client) as c:
         where = {"client": c} if c is not None else {}
+        found = None
+        if c is not None and base is None and rows and _in_units():
+            try:
+                found = _write_units(c, directory, out, metadata, text, rows,
+                                     _after_stat(pieces, stats))
+            except _Wider:                      # (read again below, written by this process)
+                pass
         # (two waves ahead: the workers go on reading while this process writes a wave)
         fragments = iter_batches(mon.read_batch, str(directory), _after_stat(pieces, stats),
-                                 client=c, ahead=2 * WAVE_BATCHES)
+                                 client=c if found is None else None, ahead=2 * WAVE_BATCHES)
         try:
-            if base is not None and verify:     # (while the workers read the first batches)
+            if found is not None:
+                attrs, disagreeing = found
+            elif base is not None and verify:   # (while the workers read the first batches)
                 problems, checked = verify_sources(directory, base,
                                                    record=None if verify == "all" else record, **where)
                 if problems:
@@ -591,7 +625,9 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                                      f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
             elif base is not None:
                 checked = record
-            attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows, fragments)
+            if found is None:
+                attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows,
+                                                  fragments)
         finally:
             close = getattr(fragments, "close", None)
             if close is not None:
@@ -654,3 +690,123 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
         added = n - start
         disagreeing += mon.disagreeing(ds)
     return attrs, disagreeing
+
+
+# -- a new store written by the workers ------------------------------------------------------
+
+class _Wider(Exception):
+    """A unit holds a ping run longer than the store's ``probe`` dimension."""
+
+
+def _in_units():
+    """Whether a unit (:data:`WAVE_BATCHES` batches) fills whole chunks of every run
+    array, so that workers can write units at once (:func:`_write_units`)."""
+    unit = WAVE_BATCHES * mon.BATCH_ROWS
+    return unit % MAX_RUN_CHUNK == 0 and MAX_RUN_CHUNK & (MAX_RUN_CHUNK - 1) == 0
+
+
+def _write_units(client, directory, out, metadata, text, rows, pieces):
+    """Write a new store ``out`` on the cluster of ``client``: each unit of
+    :data:`WAVE_BATCHES` batches of ``rows`` (``pieces``, in order) is read and written
+    into its own region (chunks of its own: :func:`_in_units`) by the workers
+    (:func:`write_unit`), so no run passes through this process.
+
+    The store is made at ``<out>.part`` from the first batch, its ``probe`` dimension the
+    first unit's longest ping run and its run arrays as long as every row; the attrs come
+    last (the units' line accounting added up, the campaign's, runs.csv's), then the
+    rename. Returns ``(attrs, runs with a failed check of their tool's totals)``.
+
+    Raises
+    ------
+    _Wider
+        A later unit holds a longer ping run (nothing is left: the caller writes the store
+        itself); any reader's error as it raised it (nothing is left either).
+    """
+    from collections import deque
+
+    from ..parallel import submit
+
+    pieces = iter(pieces)                  # (each batch stat-ed as it is taken)
+    units = iter(lambda: list(itertools.islice(pieces, WAVE_BATCHES)), [])
+    size = WAVE_BATCHES * mon.BATCH_ROWS
+    ahead = max(2, 2 * len(client.scheduler_info().get("workers", {})))
+    reads, writes, outcomes = deque(), deque(), []
+    part = None
+
+    def read_next():
+        for unit in units:
+            reads.append([submit(client, mon.read_batch, str(directory), list(b)) for b in unit])
+            return
+
+    try:
+        for _ in range(ahead):
+            read_next()
+        first = reads[0][0].result()
+        width = int(first.sizes.get("probe", 0))
+        if not width:                           # (no ping run in it: the first unit's longest)
+            width = max(client.gather([submit(client, _probe_width, f, priority=1) for f in reads[0]]))
+        if run_chunk(width) > MAX_RUN_CHUNK:
+            raise _Wider(width)
+        # (a digest of its own: the caller's goes on from row 0 if a unit turns out wider)
+        head = mon.finish(mon.combine([first], n_probe=width), metadata, text, len(rows),
+                          mon.ManifestDigest(text), fixed_width=False)
+        del first
+        part = _create(mon.validate_monitor(head), Path(out))
+        resize_runs(part, head, len(rows))
+        start = 0
+        while reads or writes:
+            while reads:                        # (each unit written once the store is there)
+                writes.append((submit(client, write_unit, str(part), start, width, metadata,
+                                      *reads[0], priority=1), reads.popleft()))
+                start += size
+            done = writes[0][0].result()
+            for future in _let_go([writes.popleft()]):
+                pass
+            if done["wider"]:
+                raise _Wider(done["wider"])
+            outcomes.append(done)
+            read_next()
+        attrs = dict(head.attrs)               # (in the order a single writer gives them)
+        attrs.update(mon.merge_ledgers([o["attrs"] for o in outcomes]))
+        put_attrs(part, attrs)
+        if Path(out).exists():
+            shutil.rmtree(out)
+        os.replace(part, out)
+        return attrs, sum(o["disagreeing"] for o in outcomes)
+    except BaseException:
+        for future in _let_go(list(writes) + [(None, unit) for unit in reads]):
+            future.cancel()
+        reads.clear()
+        writes.clear()
+        if part is not None:
+            shutil.rmtree(part, ignore_errors=True)
+        raise
+
+
+def _let_go(sent):
+    """The futures of ``sent`` (``(write, its reads)`` pairs, the write or None), each let
+    go of once given: a future kept by a traceback would keep its batch on the cluster."""
+    for write, unit in sent:
+        for future in ([write] if write is not None else []) + list(unit):
+            yield future
+            future.release()
+
+
+def _probe_width(fragment):
+    """The ``probe`` dimension of a batch's fragment (a task beside it on its worker)."""
+    return int(fragment.sizes.get("probe", 0))
+
+
+def write_unit(path, start, width, metadata, *fragments):
+    """Join the batch ``fragments`` of one unit and write them into rows ``start`` on of the
+    store at ``path`` (:func:`write_region`), ``width`` probes wide: a worker's task of
+    :func:`_write_units`. Returns ``{"attrs": the unit's line accounting, "disagreeing":
+    its runs with a failed check of their tool's totals, "wider": its longest ping run if
+    longer than width (nothing written), else 0}``."""
+    joined = mon.combine(list(fragments), n_probe=width)
+    if joined.sizes["probe"] > width:
+        return {"wider": int(joined.sizes["probe"])}
+    ledger = dict(joined.attrs)
+    ds = mon.validate_monitor(mon.finish(joined, metadata, "", 0, "", fixed_width=False))
+    write_region(ds, path, start)
+    return {"attrs": ledger, "disagreeing": mon.disagreeing(ds), "wider": 0}
