@@ -15,8 +15,9 @@ the rows it does not hold yet in batches (here, or on the workers of a dask clus
 :func:`thruput.parallel.iter_batches`) and writes them wave by wave
 (:data:`WAVE_BATCHES` batches each): the first wave of a new store with ``to_zarr``, the
 others into the run rows they add (the arrays resized, then ``to_zarr(region=...)``). A
-changed row or raw file already in the store is an error (:class:`StoreError`), never a
-silent rewrite.
+new store on a cluster is written by the workers instead, each unit of a wave's rows
+into its own region (:func:`write_unit`). A changed row or raw file already in the store
+is an error (:class:`StoreError`), never a silent rewrite.
 
 Beside the store, ``<name>.zarr.files.csv`` (:func:`record_path`) remembers each stored
 raw file's ``path,size,mtime_ns,sha256`` as last found right: an append ``os.stat``s every
