@@ -613,8 +613,8 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
             except _Wider:                      # (read again below, written by this process)
                 pass
         # (two waves ahead: the workers go on reading while this process writes a wave)
-        fragments = iter_batches(mon.read_batch, str(directory), _after_stat(pieces, stats),
-                                 client=c if found is None else None, ahead=2 * WAVE_BATCHES)
+        fragments = None if found is not None else iter_batches(
+            mon.read_batch, str(directory), _after_stat(pieces, stats), client=c, ahead=2 * WAVE_BATCHES)
         try:
             if found is not None:
                 attrs, disagreeing = found
@@ -712,8 +712,9 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
     into its own region (chunks of its own: :func:`_in_units`) by the workers
     (:func:`write_unit`), so no run passes through this process.
 
-    The store is made at ``<out>.part`` from the first batch, its ``probe`` dimension the
-    first unit's longest ping run and its run arrays as long as every row; the attrs come
+    The store is made at ``<out>.part`` from the first batch, its ``probe`` dimension that
+    batch's longest ping run (the first unit's, if it has none) and its run arrays as long
+    as every row; the attrs come
     last (the units' line accounting added up, the campaign's, runs.csv's), then the
     rename. Returns ``(attrs, runs with a failed check of their tool's totals)``.
 
@@ -761,8 +762,7 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
                                       *reads[0], priority=1), reads.popleft()))
                 start += size
             done = writes[0][0].result()
-            for future in _let_go([writes.popleft()]):
-                pass
+            _let_go([writes.popleft()])
             if done["wider"]:
                 raise _Wider(done["wider"])
             outcomes.append(done)
@@ -775,8 +775,7 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
         os.replace(part, out)
         return attrs, sum(o["disagreeing"] for o in outcomes)
     except BaseException:
-        for future in _let_go(list(writes) + [(None, unit) for unit in reads]):
-            future.cancel()
+        _let_go(list(writes) + [(None, unit) for unit in reads], cancel=True)
         reads.clear()
         writes.clear()
         if part is not None:
@@ -784,12 +783,13 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
         raise
 
 
-def _let_go(sent):
-    """The futures of ``sent`` (``(write, its reads)`` pairs, the write or None), each let
-    go of once given: a future kept by a traceback would keep its batch on the cluster."""
+def _let_go(sent, cancel=False):
+    """Let go of (and ``cancel``) the futures of ``sent``, ``(write, its reads)`` pairs (the
+    write or None): a future kept by a traceback would keep its batch on the cluster."""
     for write, unit in sent:
         for future in ([write] if write is not None else []) + list(unit):
-            yield future
+            if cancel:
+                future.cancel()
             future.release()
 
 
