@@ -448,9 +448,9 @@ def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_pat
     from distributed import Client, LocalCluster
 
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches: the bad file is in the last
-    if chunk == 8:
-        monkeypatch.setattr(store, "WAVE_BATCHES", 2)
-        monkeypatch.setattr(store, "MAX_RUN_CHUNK", chunk)
+    # (units of 8 runs written by the workers; else one wave of them all, written here)
+    monkeypatch.setattr(store, "WAVE_BATCHES", 2 if chunk == 8 else 8)
+    monkeypatch.setattr(store, "MAX_RUN_CHUNK", chunk)
     target = copy(tmp_path)
     raw = target / "runs/2026-11-22/000003-lo-forward-tcp-b1048576.json"
     raw.write_bytes(raw.read_bytes() + b"\n")

@@ -70,8 +70,9 @@ MAX_RUN_CHUNK = 8192
 #: Batches joined per wave: this process gathers this many batches' fragments (in
 #: order, while the workers read the next ones), joins them and writes or appends them,
 #: so its memory holds about ``WAVE_BATCHES`` x ``monitor.BATCH_ROWS`` runs whatever the
-#: archive's size. A multiple of :data:`MAX_RUN_CHUNK` runs, so waves fill whole chunks.
-WAVE_BATCHES = 16
+#: archive's size. A multiple of :data:`MAX_RUN_CHUNK` runs, so waves fill whole chunks
+#: (and a unit of a new store written by the workers is a chunk of its own).
+WAVE_BATCHES = 4
 
 
 class StoreError(ThruputError):
@@ -96,7 +97,7 @@ def compute_chunks(path):
 def run_chunk(n_probe):
     """Runs per chunk of a (run, probe) variable of ``n_probe`` probes: a power of two, at
     most :data:`CHUNK_BYTES` and :data:`MAX_RUN_CHUNK` runs; so the waves of
-    :data:`WAVE_BATCHES` x 512 runs fill whole chunks. Per-run variables take
+    :data:`WAVE_BATCHES` x :data:`~thruput.monitor.reader.BATCH_ROWS` runs fill whole chunks. Per-run variables take
     :data:`MAX_RUN_CHUNK`."""
     runs = max(1, min(MAX_RUN_CHUNK, CHUNK_BYTES // (8 * max(n_probe, 1))))
     return 1 << (int(runs).bit_length() - 1)
