@@ -1,6 +1,7 @@
 """Ping's two pure-Python readers of Unix logs against each other: the bulk fast path
-(:func:`thruput.formats.ping._replies_fast`: one regex ``split`` and one NumPy read) and
-the line-by-line reference (:func:`~thruput.formats.ping._replies_general`).
+(:func:`thruput.formats.ping._replies_fast`: Arrow's match of every line, the replies'
+numbers taken by position or by ``extract_regex``) and the line-by-line reference
+(:func:`~thruput.formats.ping._replies_general`).
 
 Whole logs: the same Dataset (or the same error at the same line) by both on every sample
 here, every corpus file, a long log with every kind of line, and cut, spliced and
