@@ -3,9 +3,11 @@ the same store from a 2-worker dask LocalCluster as from this process."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import mmap
+import re
 import shutil
 import sys
 import time
@@ -284,25 +286,32 @@ def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
     assert "a monitor campaign is stored as Zarr" in capsys.readouterr().err
 
 
+def normalize_on_two_workers(campaign, out):
+    """:func:`store.normalize_monitor` of ``campaign`` into ``out`` on a 2-worker
+    LocalCluster; the tasks it ran (dask's task stream)."""
+    from distributed import Client, LocalCluster, get_task_stream
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        with get_task_stream(client) as tasks:
+            store.normalize_monitor(campaign, out, client=client)
+    return tasks.data
+
+
 @pytest.mark.parametrize("chunk", [8192, 8])
 def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch, chunk):
     """The workers read the batches; where units of waves fill whole chunks (8-run
     chunks) they write them too, each its own region, else this process writes them wave
     by wave; the store is the one this process writes alone, file for file."""
-    from distributed import Client, LocalCluster, get_task_stream
-
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches of the 20 rows
     monkeypatch.setattr(store, "WAVE_BATCHES", 2)   # waves of 8 runs: two appends, or 3 units
     monkeypatch.setattr(store, "MAX_RUN_CHUNK", chunk)
     here = tmp_path / "here.zarr"
     store.normalize_monitor(CAMPAIGN, here)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=40) as cluster, Client(cluster) as client:
-        with get_task_stream(client) as tasks:
-            there = tmp_path / "there.zarr"
-            store.normalize_monitor(CAMPAIGN, there, client=client)
-        reads = [t for t in tasks.data if "read_batch" in str(t["key"])]
-        units = [t for t in tasks.data if "write_unit" in str(t["key"])]
+    there = tmp_path / "there.zarr"
+    tasks = normalize_on_two_workers(CAMPAIGN, there)
+    reads = [t for t in tasks if "read_batch" in str(t["key"])]
+    units = [t for t in tasks if "write_unit" in str(t["key"])]
     assert len(reads) == 5 and len({t["worker"] for t in reads}) == 2
     assert len(units) == (3 if chunk == 8 else 0)
     assert not list(tmp_path.glob("*.part"))
@@ -311,14 +320,9 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch, chu
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
 
 
-def test_a_unit_with_a_longer_ping_run_than_the_first_gives_the_same_store(tmp_path, monkeypatch):
-    """The store's probe dimension is the first unit's longest ping run: a later, longer
+def test_a_unit_with_a_longer_ping_run_than_the_first_gives_the_same_store(full, tmp_path, monkeypatch):
+    """The store's probe dimension is the first batch's longest ping run: a later, longer
     one makes this process write the store itself, the same as ever."""
-    from distributed import Client, LocalCluster, get_task_stream
-
-    import hashlib
-    import re
-
     target = copy(tmp_path)
     text = (target / "runs.csv").read_text().splitlines(keepends=True)
     last = max(i for i, line in enumerate(text) if ",ping," in line and ",ok," in line)
@@ -342,23 +346,12 @@ def test_a_unit_with_a_longer_ping_run_than_the_first_gives_the_same_store(tmp_p
     monkeypatch.setattr(store, "MAX_RUN_CHUNK", 8)
     here = tmp_path / "here.zarr"
     store.normalize_monitor(target, here)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
-                      silence_logs=40) as cluster, Client(cluster) as client:
-        with get_task_stream(client) as tasks:
-            there = tmp_path / "there.zarr"
-            store.normalize_monitor(target, there, client=client)
-    assert any("write_unit" in str(t["key"]) for t in tasks.data)
-    assert store.open_store(there).sizes["probe"] > store.open_store(full_width(tmp_path)).sizes["probe"]
+    there = tmp_path / "there.zarr"
+    tasks = normalize_on_two_workers(target, there)
+    assert any("write_unit" in str(t["key"]) for t in tasks)
+    assert store.open_store(there).sizes["probe"] > store.open_store(full).sizes["probe"]
     assert files(there) == files(here)
     assert not list(tmp_path.glob("*.part"))
-
-
-def full_width(tmp_path):
-    """The bundled campaign's store (its own probe dimension)."""
-    out = tmp_path / "bundled.zarr"
-    if not out.exists():
-        store.normalize_monitor(CAMPAIGN, out)
-    return out
 
 
 def test_a_bad_row_on_a_cluster_is_an_error_by_its_line_that_leaves_no_store(tmp_path):

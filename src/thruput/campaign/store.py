@@ -715,9 +715,8 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
 
     The store is made at ``<out>.part`` from the first batch, its ``probe`` dimension that
     batch's longest ping run (the first unit's, if it has none) and its run arrays as long
-    as every row; the attrs come
-    last (the units' line accounting added up, the campaign's, runs.csv's), then the
-    rename. Returns ``(attrs, runs with a failed check of their tool's totals)``.
+    as every row; the attrs come last (the units' line accounting added up, the
+    campaign's, runs.csv's), then the rename. Returns ``(attrs, runs with a failed check of their tool's totals)``.
 
     Raises
     ------
@@ -748,8 +747,6 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
         width = int(first.sizes.get("probe", 0))
         if not width:                           # (no ping run in it: the first unit's longest)
             width = max(client.gather([submit(client, _probe_width, f, priority=1) for f in reads[0]]))
-        if run_chunk(width) > MAX_RUN_CHUNK:
-            raise _Wider(width)
         # (a digest of its own: the caller's goes on from row 0 if a unit turns out wider)
         head = mon.finish(mon.combine([first], n_probe=width), metadata, text, len(rows),
                           mon.ManifestDigest(text), fixed_width=False)
