@@ -235,8 +235,13 @@ def test_an_append_hashes_only_the_files_whose_size_or_time_changed(tmp_path, mo
     record = store.load_record(out)
     names = list(record.index) + ["", "runs/none.json"]
     wanted = [(os.stat(target / n).st_size, os.stat(target / n).st_mtime_ns) for n in record.index]
-    for threads in (1, 3, 40):
+    for threads in (None, 1, 3, 40):
         size, mtime = store.stat_files(target, names, threads=threads)
+        assert list(zip(size.tolist(), mtime.tolist())) == wanted + [(-1, -1)] * 2
+    with monkeypatch.context() as m:            # (stat timed as slow: the rest in threads)
+        m.setattr(store, "STAT_PROBE", 1)
+        m.setattr(store, "SLOW_STAT", -1.0)
+        size, mtime = store.stat_files(target, names)
         assert list(zip(size.tolist(), mtime.tolist())) == wanted + [(-1, -1)] * 2
     # an edit in place that still parses changes the file's time: hashed, and refused
     raw = target / "runs/2026-11-22/000001-lo-forward-udp.json"
@@ -310,12 +315,14 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch, chu
     store.normalize_monitor(CAMPAIGN, here)
     there = tmp_path / "there.zarr"
     tasks = normalize_on_two_workers(CAMPAIGN, there)
-    reads = [t for t in tasks if "read_batch" in str(t["key"])]
+    reads = [t for t in tasks if "read_stat_batch" in str(t["key"])]
     units = [t for t in tasks if "write_unit" in str(t["key"])]
     assert len(reads) == 5 and len({t["worker"] for t in reads}) == 2
     assert len(units) == (3 if chunk == 8 else 0)
     assert not list(tmp_path.glob("*.part"))
     assert files(there) == files(here)
+    # (every file's size and time as the worker that read it found them)
+    assert store.record_path(there).read_bytes() == store.record_path(here).read_bytes()
     xr.testing.assert_identical(store.open_store(there), store.open_store(full))
     xr.testing.assert_identical(store.open_store(there), thruput.open_campaign(CAMPAIGN))
 
@@ -389,7 +396,7 @@ def test_an_append_gives_the_store_written_whole(tmp_path, monkeypatch, on_clust
                           silence_logs=40) as cluster, Client(cluster) as client:
             with get_task_stream(client) as tasks:
                 assert store.normalize_monitor(target, out, client=client)["runs_added"] == 10
-        reads = [t for t in tasks.data if "read_batch" in str(t["key"])]
+        reads = [t for t in tasks.data if "read_stat_batch" in str(t["key"])]
         assert len(reads) == 5 and len({t["worker"] for t in reads}) == 2
     assert files(out) == files(whole)
     assert store.open_store(out)["rtt"].encoding["chunks"][0] == 4

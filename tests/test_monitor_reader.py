@@ -385,3 +385,52 @@ def test_start_times_are_those_parsed_one_by_one():
         assert mon.start_times(some).dtype == np.dtype("datetime64[ns]")
     with pytest.raises(ValueError):
         mon.start_times(["2026-13-01T00:00:00Z"])
+
+
+#: Cells of runs.csv rows, valid and not, for the column-at-once reading below.
+_CELLS = {
+    "run": ["a", "b", "c", "", " d "],
+    "role": ["iperf", "ping", "web"],
+    "path": ["runs/x.json", "runs/y.txt", "", "/etc/passwd", "../up", "C:x", "a/../b", "a..b", "é/f"],
+    "sha256": ["", "ab" * 32],
+    "slot": ["", "0", "12", "-1", "x", "\u0663", "1.5"],
+    "started": ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.5", "2026-13-01T00:00:00Z",
+                "2026-01-01T00:00:00+02:00", "", "yesterday"],
+    "path_name": ["p", "", "q"],
+    "direction": ["forward", "reverse", "sideways"],
+    "test": ["tcp", "udp", "ping", "dns"],
+    "tool": ["iperf3", "ping", "nuttcp", "curl"],
+    "number": ["", "65536", "1e3", "-2.5", ".5", "1e400", "inf", "nan", "1_000", "0x10", "x", " 7"],
+    "outcome": ["ok", "timeout", "error", "fine"],
+    "reason": ["", "no route", "é"],
+}
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_rows_read_column_at_once_are_those_read_row_by_row(seed):
+    """runs.csv's rows read at once (pyarrow's CSV reader, Arrow's kernels) are those
+    :func:`mon.rows_one_by_one` reads, or left to it (None) where it finds a problem."""
+    import random
+
+    rng = random.Random(seed)
+    names = mon.MONITOR_MANIFEST_COLUMNS
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        cells = [rng.choice(_CELLS["number" if name in ("socket_buffer", "size", "rate") else name])
+                 if rng.random() < 0.08 else None for name in names]
+        valid = {"run": f"r{len(lines)}", "role": "iperf", "path": "runs/x.json", "sha256": "",
+                 "slot": "3", "started": "2026-01-01T00:00:00Z", "path_name": "p",
+                 "direction": "forward", "test": "tcp", "tool": "iperf3", "socket_buffer": "",
+                 "size": "", "rate": "", "outcome": "ok", "reason": ""}
+        lines.append(",".join(c if c is not None else valid[n] for c, n in zip(cells, names)))
+    body = "\n".join(lines) + "\n"
+    at_once = mon._split_rows(body)
+    try:
+        one_by_one = mon.rows_one_by_one(body, 0)
+    except ParseError:
+        assert at_once is None
+        return
+    if at_once is not None:
+        def key(rows):
+            return [tuple("nan" if isinstance(v, float) and v != v else v for v in r) for r in rows]
+        assert key(at_once) == key(one_by_one)

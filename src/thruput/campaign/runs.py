@@ -6,8 +6,9 @@ manifest the same way: a header line, then one row per raw file, appended (and s
 disk) only once that file is complete. The callers check the cells of each kind; this
 module cuts the text into rows and columns and says on which line each row is:
 
-- :func:`bulk_columns` reads a body of well-formed rows at once (pandas, pyarrow's CSV
-  reader); it gives up (None) on anything it could not number line by line;
+- :func:`bulk_table` reads a body of well-formed rows at once (pyarrow's CSV reader), and
+  :func:`bulk_columns` gives its columns as lists; they give up (None) on anything they
+  could not number line by line;
 - :func:`records` gives ``(line, cells)`` of every row, by :func:`bulk_columns` when it
   can and by the ``csv`` module otherwise (quoted line breaks, blank lines, rows with
   the wrong number of cells), so that every problem is named by its line.
@@ -24,11 +25,9 @@ import os
 from dataclasses import astuple, is_dataclass
 from pathlib import Path
 
-import pandas as pd
-
 from .layout import MANIFEST_FILE, escapes, path_problem
 
-__all__ = ["MANIFEST_FILE", "manifest_path", "split_header", "bulk_columns", "records",
+__all__ = ["MANIFEST_FILE", "manifest_path", "split_header", "bulk_table", "bulk_columns", "records",
            "append_rows", "write_rows", "path_problem", "escapes"]
 
 #: Line breaks of ``str.splitlines`` other than "\n": a runs.csv holding one is read row
@@ -53,28 +52,40 @@ def split_header(text):
     return (None if cells is None else tuple(c.strip() for c in cells)), end
 
 
-def bulk_columns(body, names):
-    """The columns (lists of stripped strings, in ``names`` order) of ``body``, data lines
-    of runs.csv, read at once by pandas (pyarrow's CSV reader) when every line is one row
-    of ``len(names)`` cells; None for anything else (an empty body is no rows)."""
+def bulk_table(body, names):
+    """The columns of ``body``, data lines of runs.csv, as a :class:`pyarrow.Table` of
+    stripped strings named ``names``, read at once by pyarrow's CSV reader when every line
+    is one row of ``len(names)`` cells; None for anything else (an empty body is no rows)."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
     if not body:
-        return [[] for _ in names]
+        return pa.table({name: pa.array([], pa.string()) for name in names})
     if (not body.strip() or any(c in body for c in OTHER_BREAKS)
             or body.startswith("\n") or "\n\n" in body):      # (pyarrow: a blank line is a row of "")
         return None
     lines = body.count("\n") + (not body.endswith("\n"))
     try:
-        frame = pd.read_csv(io.BytesIO(body.encode("utf-8")), engine="pyarrow", header=None,
-                            names=list(names), dtype=str, keep_default_na=False,
-                            na_values=[], skip_blank_lines=False)
-    except (ValueError, pd.errors.ParserError, ImportError):
+        table = pa_csv.read_csv(
+            pa.py_buffer(body.encode("utf-8")),
+            read_options=pa_csv.ReadOptions(column_names=list(names)),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(names, pa.string()), null_values=[],
+                strings_can_be_null=False, quoted_strings_can_be_null=False))
+    except (pa.ArrowInvalid, ValueError):
         return None
-    if len(frame) != lines:                 # (a quoted cell over lines, or a blank line)
+    if table.num_rows != lines:             # (a quoted cell over lines, or a blank line)
         return None
-    columns = [frame[name].to_numpy(dtype=object).tolist() for name in names]
-    if not body.isascii() or any(c in body for c in ASCII_BLANKS):
-        columns = [list(map(str.strip, column)) for column in columns]
-    return columns
+    if not body.isascii() or any(c in body for c in ASCII_BLANKS):     # (str.strip's blanks)
+        table = pa.table({name: pa.array(list(map(str.strip, table.column(name).to_pylist())),
+                                         pa.string()) for name in names})
+    return table
+
+
+def bulk_columns(body, names):
+    """:func:`bulk_table`'s columns as lists of str, in ``names`` order, or None."""
+    table = bulk_table(body, names)
+    return None if table is None else [table.column(name).to_pylist() for name in names]
 
 
 def records(body, names, first_line=2, strip=True):

@@ -363,8 +363,15 @@ def _refuse_stored_runs(path, stored, runs):
 
 #: Columns of :func:`record_path`.
 RECORD_COLUMNS = ("path", "size", "mtime_ns", "sha256")
-#: Threads that ``os.stat`` the raw files (the kernel's stat lets go of the GIL).
+#: Threads that ``os.stat`` the raw files where each stat waits on a file server (the
+#: kernel's stat lets go of the GIL). Where stat is served from memory, one thread: the
+#: hand-offs of the GIL between several cost more than the calls (a 1 % append at 2 x 10^5
+#: stored files: 3.4-3.7 s in one thread, 4.3-5.1 s in four, the workers busy).
 STAT_THREADS = 4
+#: The files stat-ed first, in one thread, to time a stat; a mean above :data:`SLOW_STAT`
+#: (s) is a wait, and the rest go to :data:`STAT_THREADS` threads.
+STAT_PROBE = 512
+SLOW_STAT = 20e-6
 
 
 def record_path(out):
@@ -415,13 +422,27 @@ def save_record(out, frame):
 
 def stat_files(directory, sources, threads=None):
     """``(size, mtime_ns)`` arrays of each file ``sources`` (relative to ``directory``),
-    ``-1`` where there is none; ``os.stat`` in :data:`STAT_THREADS` threads."""
+    ``-1`` where there is none; ``os.stat`` in one thread, or in :data:`STAT_THREADS` where
+    the first :data:`STAT_PROBE` took longer than :data:`SLOW_STAT` each (``threads``: so
+    many, whatever the time)."""
+    import time
+
     sources = list(sources)
-    n = max(1, threads or STAT_THREADS)
-    cuts = [len(sources) * k // n for k in range(n + 1)]
-    with ThreadPoolExecutor(n, thread_name_prefix="thruput-stat") as pool:
-        found = [x for got in pool.map(_stat_each, [directory] * n,
-                                       [sources[a:b] for a, b in zip(cuts, cuts[1:])]) for x in got]
+    if threads is None:
+        t0 = time.perf_counter()
+        found = _stat_each(directory, sources[:STAT_PROBE])
+        slow = time.perf_counter() - t0 > SLOW_STAT * len(found)
+        sources, threads = sources[STAT_PROBE:], STAT_THREADS if slow else 1
+    else:
+        found = []
+    n = max(1, threads)
+    if n == 1:
+        found += _stat_each(directory, sources)
+    else:
+        cuts = [len(sources) * k // n for k in range(n + 1)]
+        with ThreadPoolExecutor(n, thread_name_prefix="thruput-stat") as pool:
+            found += [x for got in pool.map(_stat_each, [directory] * n,
+                                            [sources[a:b] for a, b in zip(cuts, cuts[1:])]) for x in got]
     numbers = np.array(found, dtype=np.int64).reshape(-1, 2)
     return numbers[:, 0], numbers[:, 1]
 
@@ -440,12 +461,27 @@ def _stat_each(directory, names):
     return out
 
 
-def _after_stat(pieces, stats):
-    """The batches ``pieces``, each given out once ``stats`` (its future) has stat-ed its
-    files: a file's size and modification time are taken before it is read."""
-    for batch, stat in zip(pieces, stats):
-        stat.result()
-        yield batch
+def read_stat_batch(directory, rows):
+    """``(fragment, stats)`` of one batch: :func:`~thruput.monitor.reader.read_batch` of
+    ``rows`` (:class:`~thruput.monitor.reader.MonitorRow` or plain tuples of its fields),
+    and each row's file's ``(size, mtime_ns)`` (an int64 array, ``-1`` for none) taken
+    just before the batch is read, by the worker that reads it."""
+    rows = list(map(tuple.__new__, itertools.repeat(mon.MonitorRow), rows))
+    stats = np.array(_stat_each(directory, [r.path for r in rows]), dtype=np.int64).reshape(-1, 2)
+    return mon.read_batch(directory, rows), stats
+
+
+def _plain_rows(batch):
+    """A batch's rows as plain tuples: pickled at C speed (a named tuple's pickling runs
+    Python for each row), rebuilt by :func:`read_stat_batch`."""
+    return list(map(tuple, batch))
+
+
+def _fragments(pairs, stats):
+    """The fragments of :func:`read_stat_batch`'s ``pairs``, their stats appended to ``stats``."""
+    for fragment, stat in pairs:
+        stats.append(stat)
+        yield fragment
 
 
 def _hash_batch(directory, paths):
@@ -600,22 +636,18 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     pieces = mon.batches(rows)
     if client is None and len(pieces) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
-    # each batch's files stat-ed in threads just before the batch is read, not all of them
-    # first: the workers start at once (2-3 s of stat at 10^5 runs)
-    stat_pool = ThreadPoolExecutor(STAT_THREADS, thread_name_prefix="thruput-stat")
-    stats = [stat_pool.submit(_stat_each, directory, [r.path for r in batch]) for batch in pieces]
+    stats = []                              # (each batch's files' size and time, in order)
     with cluster(workers, scheduler, client) as c:
         where = {"client": c} if c is not None else {}
         found = None
         if c is not None and base is None and rows and _in_units():
             try:
-                found = _write_units(c, directory, out, metadata, text, rows,
-                                     _after_stat(pieces, stats))
+                found = _write_units(c, directory, out, metadata, text, rows, pieces, stats)
             except _Wider:                      # (read again below, written by this process)
-                pass
+                stats.clear()
         # (two waves ahead: the workers go on reading while this process writes a wave)
-        fragments = None if found is not None else iter_batches(
-            mon.read_batch, str(directory), _after_stat(pieces, stats), client=c, ahead=2 * WAVE_BATCHES)
+        read = None if found is not None else iter_batches(
+            read_stat_batch, str(directory), map(_plain_rows, pieces), client=c, ahead=2 * WAVE_BATCHES)
         try:
             if found is not None:
                 attrs, disagreeing = found
@@ -629,13 +661,12 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
                 checked = record
             if found is None:
                 attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows,
-                                                  fragments)
+                                                  _fragments(read, stats))
         finally:
-            close = getattr(fragments, "close", None)
+            close = getattr(read, "close", None)
             if close is not None:
                 close()
-            stat_pool.shutdown(cancel_futures=True)
-    found = np.array([x for stat in stats for x in stat.result()], dtype=np.int64).reshape(-1, 2)
+    found = np.concatenate(stats) if stats else np.empty((0, 2), dtype=np.int64)
     size, mtime = found[:, 0], found[:, 1]
     new = pd.DataFrame({"size": size, "mtime_ns": mtime, "sha256": [r.sha256 for r in rows]},
                        index=pd.Index(sources, name="path", dtype=object))
@@ -707,7 +738,7 @@ def _in_units():
     return unit % MAX_RUN_CHUNK == 0 and MAX_RUN_CHUNK & (MAX_RUN_CHUNK - 1) == 0
 
 
-def _write_units(client, directory, out, metadata, text, rows, pieces):
+def _write_units(client, directory, out, metadata, text, rows, pieces, stats):
     """Write a new store ``out`` on the cluster of ``client``: each unit of
     :data:`WAVE_BATCHES` batches of ``rows`` (``pieces``, in order) is read and written
     into its own region (chunks of its own: :func:`_in_units`) by the workers
@@ -716,7 +747,8 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
     The store is made at ``<out>.part`` from the first batch, its ``probe`` dimension that
     batch's longest ping run (the first unit's, if it has none) and its run arrays as long
     as every row; the attrs come last (the units' line accounting added up, the
-    campaign's, runs.csv's), then the rename. Returns ``(attrs, runs with a failed check of their tool's totals)``.
+    campaign's, runs.csv's), then the rename. Returns ``(attrs, runs with a failed check of their tool's totals)``;
+    each unit's files' ``(size, mtime_ns)`` (:func:`read_stat_batch`) are appended to ``stats``.
 
     Raises
     ------
@@ -728,7 +760,7 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
 
     from ..parallel import submit
 
-    pieces = iter(pieces)                  # (each batch stat-ed as it is taken)
+    pieces = iter(pieces)
     units = iter(lambda: list(itertools.islice(pieces, WAVE_BATCHES)), [])
     size = WAVE_BATCHES * mon.BATCH_ROWS
     ahead = max(2, 2 * len(client.scheduler_info().get("workers", {})))
@@ -737,13 +769,13 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
 
     def read_next():
         for unit in units:
-            reads.append([submit(client, mon.read_batch, str(directory), list(b)) for b in unit])
+            reads.append([submit(client, read_stat_batch, str(directory), _plain_rows(b)) for b in unit])
             return
 
     try:
         for _ in range(ahead):
             read_next()
-        first = reads[0][0].result()
+        first, _ = reads[0][0].result()
         width = int(first.sizes.get("probe", 0))
         if not width:                           # (no ping run in it: the first unit's longest)
             width = max(client.gather([submit(client, _probe_width, f, priority=1) for f in reads[0]]))
@@ -764,6 +796,7 @@ def _write_units(client, directory, out, metadata, text, rows, pieces):
             if done["wider"]:
                 raise _Wider(done["wider"])
             outcomes.append(done)
+            stats.append(done["stats"])
             read_next()
         attrs = dict(head.attrs)               # (in the order a single writer gives them)
         attrs.update(mon.merge_ledgers([o["attrs"] for o in outcomes]))
@@ -791,21 +824,24 @@ def _let_go(sent, cancel=False):
             future.release()
 
 
-def _probe_width(fragment):
-    """The ``probe`` dimension of a batch's fragment (a task beside it on its worker)."""
-    return int(fragment.sizes.get("probe", 0))
+def _probe_width(read):
+    """The ``probe`` dimension of a batch's fragment (``read``: :func:`read_stat_batch`'s
+    pair; a task beside it on its worker)."""
+    return int(read[0].sizes.get("probe", 0))
 
 
-def write_unit(path, start, width, metadata, *fragments):
-    """Join the batch ``fragments`` of one unit and write them into rows ``start`` on of the
-    store at ``path`` (:func:`write_region`), ``width`` probes wide: a worker's task of
-    :func:`_write_units`. Returns ``{"attrs": the unit's line accounting, "disagreeing":
-    its runs with a failed check of their tool's totals, "wider": its longest ping run if
+def write_unit(path, start, width, metadata, *reads):
+    """Join the batch fragments of one unit (``reads``: :func:`read_stat_batch`'s pairs)
+    and write them into rows ``start`` on of the store at ``path`` (:func:`write_region`),
+    ``width`` probes wide: a worker's task of :func:`_write_units`. Returns ``{"attrs":
+    the unit's line accounting, "disagreeing": its runs with a failed check of their
+    tool's totals, "stats": its files' (size, mtime_ns), "wider": its longest ping run if
     longer than width (nothing written), else 0}``."""
-    joined = mon.combine(list(fragments), n_probe=width)
+    joined = mon.combine([fragment for fragment, _ in reads], n_probe=width)
     if joined.sizes["probe"] > width:
         return {"wider": int(joined.sizes["probe"])}
     ledger = dict(joined.attrs)
     ds = mon.validate_monitor(mon.finish(joined, metadata, "", 0, "", fixed_width=False))
     write_region(ds, path, start)
-    return {"attrs": ledger, "disagreeing": mon.disagreeing(ds), "wider": 0}
+    return {"attrs": ledger, "disagreeing": mon.disagreeing(ds), "wider": 0,
+            "stats": np.concatenate([stat for _, stat in reads])}

@@ -43,7 +43,7 @@ from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
-from ..campaign.runs import OTHER_BREAKS, bulk_columns, records as manifest_records, split_header
+from ..campaign.runs import OTHER_BREAKS, bulk_table, records as manifest_records, split_header
 from ..campaign.layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
@@ -351,39 +351,85 @@ def start_times(started):
 
 def _split_rows(body, first_line=2):
     """The rows of ``body`` (data lines of runs.csv, the first on line ``first_line``) read by
-    :func:`thruput.campaign.runs.bulk_columns` and checked column by column, when every line is one
-    valid row; None for anything else: then :func:`rows_one_by_one` reads the rows, and
-    names the line of each problem."""
-    columns = bulk_columns(body, MONITOR_MANIFEST_COLUMNS)
-    if columns is None:
+    :func:`thruput.campaign.runs.bulk_table` and checked column by column (Arrow's kernels),
+    when every line is one valid row; None for anything else: then :func:`rows_one_by_one`
+    reads the rows, and names the line of each problem."""
+    import pyarrow.compute as pc
+
+    table = bulk_table(body, MONITOR_MANIFEST_COLUMNS)
+    if table is None:
         return None
-    lines = len(columns[0])
+    lines = table.num_rows
     if not lines:
         return []
-    (run, role, path, _sha256, slot, started, path_name, direction, test, tool,
-     socket_buffer, size, rate, outcome, _reason) = columns
-    if (not _valid_rows(run, role, path, started, path_name, direction, test, tool, outcome)
-            or not all(v == "" or v.isdecimal() for v in slot)):
+    column = dict(zip(MONITOR_MANIFEST_COLUMNS, table.columns))
+    columns = [column[name].to_pylist() for name in MONITOR_MANIFEST_COLUMNS]
+    if not _valid_columns(column, lines, columns[5]):
         return None
+    slot = columns[4]
+    if not pc.all(pc.match_substring_regex(column["slot"], r"^[0-9]*$")).as_py():
+        if not all(v == "" or v.isdecimal() for v in slot):   # (what int() takes)
+            return None
+    columns[4] = [int(v) if v else -1 for v in slot]
+    for k, name in ((10, "socket_buffer"), (11, "size"), (12, "rate")):
+        values = _numbers(column[name])
+        if values is None:
+            return None
+        columns[k] = values
+    # (tuple.__new__ at C speed: MonitorRow(...) runs its Python __new__ per row; no
+    # collection of cycles among rows that cannot form any: it took a third of the time)
+    with paused_gc():
+        return list(map(tuple.__new__, repeat(MonitorRow), zip(*columns, range(first_line, first_line + lines))))
+
+
+#: A number cell Arrow's cast reads as Python's ``float`` does (both correctly rounded),
+#: or an empty one; any other (``inf``, ``1_000``, ...) is read by ``float`` itself.
+_PLAIN_NUMBER = r"^([+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)?$"
+
+
+def _numbers(cells):
+    """A runs.csv number column (Arrow strings) as a list of floats (NaN for an empty
+    cell), or None if a cell is not a number."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pc.all(pc.match_substring_regex(cells, _PLAIN_NUMBER)).as_py():
+        present = pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.string()), cells)
+        try:
+            values = pc.cast(present, pa.float64()).to_pylist()
+        except pa.ArrowInvalid:         # (beyond float64, say: float says inf)
+            pass
+        else:   # (np.nan itself for an empty cell, as float's path gives it)
+            return [np.nan if v is None else v for v in values]
     try:
-        numbers = [[float(v) if v else np.nan for v in column]
-                   for column in (socket_buffer, size, rate)]
+        return [float(v) if v else np.nan for v in cells.to_pylist()]
     except ValueError:
         return None
-    columns[4] = [int(v) if v else -1 for v in slot]
-    columns[10:13] = numbers
-    # (tuple.__new__ at C speed: MonitorRow(...) runs its Python __new__ per row)
-    return list(map(tuple.__new__, repeat(MonitorRow), zip(*columns, range(first_line, first_line + lines))))
 
 
-def _valid_rows(run, role, path, started, path_name, direction, test, tool, outcome):
-    """True if the columns of rows (lists of stripped cells) hold only what
-    :func:`_row` takes, and no run id twice (slot and numbers aside)."""
-    if (not set(zip(test, role, tool)) <= _TEST_ROLE_TOOL
-            or not set(direction) <= set(DIRECTIONS) or not set(outcome) <= set(OUTCOMES)
-            or "" in run or "" in path_name or len(set(run)) != len(run)
-            or any(o == "ok" and not p for o, p in zip(outcome, path))
-            or any(map(path_problem, set(path)))):
+def _valid_columns(column, n, started):
+    """True if the columns (Arrow strings, stripped) of ``n`` rows, their start times
+    ``started`` (str), hold only what :func:`_row` takes, and no run id twice (slot and
+    numbers aside)."""
+    import pyarrow.compute as pc
+
+    def values(name):
+        return set(pc.unique(column[name]).to_pylist())
+
+    def any_(mask):
+        return bool(pc.any(mask).as_py())
+
+    # (runs.csv holds no NUL, bulk_table refuses it: the joined cells are unambiguous)
+    combos = pc.unique(pc.binary_join_element_wise(column["test"], column["role"], column["tool"], "\0"))
+    if (not {tuple(c.split("\0")) for c in combos.to_pylist()} <= _TEST_ROLE_TOOL
+            or not values("direction") <= set(DIRECTIONS) or not values("outcome") <= set(OUTCOMES)
+            or any_(pc.equal(column["run"], "")) or any_(pc.equal(column["path_name"], ""))
+            or pc.count_distinct(column["run"]).as_py() != n
+            or any_(pc.and_(pc.equal(column["outcome"], "ok"), pc.equal(column["path"], "")))):
+        return False
+    # a path that may name a file outside the folder (absolute, a drive, ".."): each one asked
+    doubtful = column["path"].filter(pc.match_substring_regex(column["path"], r"^[/\\]|^.:|\.\."))
+    if any(map(path_problem, set(doubtful.to_pylist()))):
         return False
     try:
         return not np.isnat(start_times(started)).any()
