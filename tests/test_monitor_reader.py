@@ -182,9 +182,10 @@ def test_ping_runs_are_summarised_alike_with_and_without_their_dataset(corpus):
 
 
 @pytest.mark.parametrize("text", ["h\na\nb\nc\n", "h\r\na\r\nb", "h\na\x85b\nc\n", "h\n", "", "h\na\n\nb\n",
-                                  "h\ra\rb\n"])
+                                  "h\ra\rb\n", "h\na\nb", "\n\n", "h\na\x0bb\n", "é\na\nb\n", "h\na\u2028b\n"])
 def test_manifest_digests_grow_as_the_whole_prefix_hashed_again(text):
     import hashlib
+
 
     digest = mon.ManifestDigest(text)
     for rows in range(6):

@@ -449,15 +449,27 @@ def stat_files(directory, sources, threads=None):
 
 def _stat_each(directory, names):
     """``[(size, mtime_ns)]`` of each file ``names`` (relative to ``directory``), one after
-    the other; ``(-1, -1)`` for none."""
+    the other; ``(-1, -1)`` for none. Each name is looked up from the folder's descriptor
+    (``dir_fd``) where the system has it: no path is joined per file."""
     top = os.fspath(directory)
-    out = []
-    for rel in names:
+    fd = None
+    if os.stat in os.supports_dir_fd:
         try:
-            st = os.stat(os.path.join(top, rel)) if rel else None
-        except (OSError, ValueError):
-            st = None
-        out.append((st.st_size, st.st_mtime_ns) if st is not None else (-1, -1))
+            fd = os.open(top, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            pass
+    out = []
+    try:
+        for rel in names:
+            try:
+                st = (os.stat(rel, dir_fd=fd) if fd is not None else os.stat(os.path.join(top, rel))) \
+                    if rel else None
+            except (OSError, ValueError):
+                st = None
+            out.append((st.st_size, st.st_mtime_ns) if st is not None else (-1, -1))
+    finally:
+        if fd is not None:
+            os.close(fd)
     return out
 
 
