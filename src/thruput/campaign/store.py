@@ -21,7 +21,7 @@ is an error (:class:`StoreError`), never a silent rewrite.
 
 Beside the store, ``<name>.zarr.files.csv`` (:func:`record_path`) remembers each stored
 raw file's ``path,size,mtime_ns,sha256`` as last found right: an append ``os.stat``s every
-stored file (in threads) and hashes only those whose size or modification time changed,
+stored file (:func:`stat_files`) and hashes only those whose size or modification time changed,
 the way git and DVC decide what to hash again. The file is plain CSV and may be deleted
 at any time (every file is then hashed once).
 
