@@ -155,6 +155,21 @@ def test_histogram_agrees_with_printed_statistics():
     assert bins[np.searchsorted(cumulative, 0.75)] == printed["q75"] == 76
 
 
+def test_a_bin_label_beyond_float64_is_an_error_without_a_warning():
+    """A damaged histogram whose bin label overflows float64: a ParseError names the bin;
+    NumPy warns of nothing on the way (the fuzzer's case: the bins' mean is NaN)."""
+    import warnings
+
+    from thruput.errors import ParseError
+
+    text = (REQ / "histogram--r64-l5000-H.txt").read_text()
+    bad = text.replace("\n5 ; 0\n", "\n" + "9" * 400 + " ; 0\n", 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ParseError, match="udpmon_hist_bin .* is infinite"):
+            udpmon_req.parse(bad)
+
+
 def test_truncated_histogram_is_dropped_point_kept():
     ds = thruput.read(REQ / "truncated--histogram-cut-in-bins.txt")
     assert ds.sizes["point"] == 1 and float(ds.latency_avg[0]) == 43.659

@@ -258,8 +258,11 @@ def _bin_checks(where, h):
     if not total > 0 or len(labels) < 2:
         return []
     width = float(np.min(np.diff(labels))) if len(labels) > 1 else 1.0
-    mean = float((labels * weights).sum() / total)
-    sigma = float(np.sqrt((((labels - mean) ** 2) * weights).sum() / total))
+    # (a bin label beyond float64, in a damaged file, makes the mean NaN or inf: its
+    # check then fails and says so, with no warning from NumPy)
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = float((labels * weights).sum() / total)
+        sigma = float(np.sqrt((((labels - mean) ** 2) * weights).sum() / total))
     cumulative = np.cumsum(weights)
     checks = []
     for key, data in (("mean", mean), ("sigma", sigma)):
