@@ -186,7 +186,6 @@ def test_ping_runs_are_summarised_alike_with_and_without_their_dataset(corpus):
 def test_manifest_digests_grow_as_the_whole_prefix_hashed_again(text):
     import hashlib
 
-
     digest = mon.ManifestDigest(text)
     for rows in range(6):
         lines = text.splitlines(keepends=True)[: rows + 1]
