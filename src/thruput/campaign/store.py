@@ -316,11 +316,13 @@ def resize_runs(path, ds, end):
             array.resize((end, *array.shape[1:]))
 
 
-def write_region(ds, path, start):
+def write_region(ds, path, start, consolidated=False):
     """Write the runs of ``ds`` into rows ``start`` on of the store at ``path``, whose run
     arrays are long enough already (:func:`resize_runs`): ``to_zarr(region=...)``. Two
     writers may write at once only into distinct chunks (regions starting and ending at
-    multiples of every run chunk, or at the end)."""
+    multiples of every run chunk, or at the end). ``consolidated``: the store's
+    consolidated metadata has the arrays' lengths (one file read opens it, not two for
+    each array)."""
     import zarr
 
     end = start + ds.sizes["run"]
@@ -330,7 +332,7 @@ def write_region(ds, path, start):
     index = zarr.open_array(str(path), path="run", mode="r+", zarr_format=ZARR_FORMAT)
     index[start:end] = rows["run"].values.astype(object)
     rows.drop_indexes("run").drop_vars("run").drop_encoding().to_zarr(
-        path, region={"run": slice(start, end)}, consolidated=False, zarr_format=ZARR_FORMAT)
+        path, region={"run": slice(start, end)}, consolidated=consolidated, zarr_format=ZARR_FORMAT)
 
 
 def _refuse_older(path, stored, names):
@@ -770,6 +772,8 @@ def _write_units(client, directory, out, metadata, text, rows, pieces, stats):
     """
     from collections import deque
 
+    import zarr
+
     from ..parallel import submit
 
     pieces = iter(pieces)
@@ -797,6 +801,7 @@ def _write_units(client, directory, out, metadata, text, rows, pieces, stats):
         del first
         part = _create(mon.validate_monitor(head), Path(out))
         resize_runs(part, head, len(rows))
+        zarr.consolidate_metadata(str(part))    # (the lengths the workers' writes open)
         start = 0
         while reads or writes:
             while reads:                        # (each unit written once the store is there)
@@ -854,6 +859,6 @@ def write_unit(path, start, width, metadata, *reads):
         return {"wider": int(joined.sizes["probe"])}
     ledger = dict(joined.attrs)
     ds = mon.validate_monitor(mon.finish(joined, metadata, "", 0, "", fixed_width=False))
-    write_region(ds, path, start)
+    write_region(ds, path, start, consolidated=True)
     return {"attrs": ledger, "disagreeing": mon.disagreeing(ds), "wider": 0,
             "stats": np.concatenate([stat for _, stat in reads])}
