@@ -18,8 +18,8 @@ import re
 
 import numpy as np
 
-__all__ = ["SIZE_SUFFIXES", "DURATION_UNITS", "ISO_UTC", "parse_size", "parse_duration",
-           "parse_time", "iso_ns", "iso_ns_many"]
+__all__ = ["SIZE_SUFFIXES", "DURATION_UNITS", "ISO_UTC", "ISO_8601", "NS_YEARS", "parse_size",
+           "parse_duration", "parse_time", "iso_ns", "iso_ns_many", "local_ns"]
 
 #: Size suffixes (case-insensitive), 1024-based.
 SIZE_SUFFIXES = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
@@ -30,6 +30,13 @@ _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-z]*)\s*$")
 #: ISO 8601 in UTC or without an offset, as the recorder writes it: parsed by NumPy
 #: (1 us; pandas takes 16 us, and a monitor archive has a row per test).
 ISO_UTC = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z?", re.ASCII)
+#: The ISO 8601 (RFC 3339) times :func:`iso_ns` takes: a date, then optionally a time
+#: (``T`` or a space, minutes, seconds, up to 9 decimals) and a zone (``Z`` or an offset).
+#: Nothing else: pandas, which parses the ones with an offset, would also take ``now`` and
+#: ``today`` (the clock: a normalize that is never the same twice) and ``1/2/2026``
+#: (January or February?).
+ISO_8601 = re.compile(r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?)?"
+                      r"(?:Z|[+-]\d{2}(?::?\d{2})?)?", re.ASCII)
 
 
 def parse_size(text):
@@ -68,17 +75,20 @@ def parse_time(value):
 
 
 def iso_ns(text):
-    """ISO 8601 (any offset) -> naive UTC datetime64[ns]; NaT for ""; ValueError else."""
+    """ISO 8601 (:data:`ISO_8601`, any offset) -> naive UTC datetime64[ns]; NaT for "";
+    ValueError else (also for a time datetime64[ns] cannot hold: :data:`NS_YEARS`)."""
     if not text:
         return np.datetime64("NaT", "ns")
     if ISO_UTC.fullmatch(text):
-        return np.datetime64(text.rstrip("Z"), "ns")
+        return local_ns([text.rstrip("Z")])[0]
+    if not ISO_8601.fullmatch(text):
+        raise ValueError(f"not an ISO 8601 time: {text!r}")
     import pandas as pd
 
     ts = pd.Timestamp(text)
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC").tz_localize(None)
-    return ts.to_datetime64().astype("datetime64[ns]")
+    return ts.as_unit("ns").to_datetime64()      # (OutOfBoundsDatetime, a ValueError, beyond)
 
 
 def iso_ns_many(texts):
@@ -86,5 +96,26 @@ def iso_ns_many(texts):
     ones parsed by NumPy at once)."""
     texts = list(texts)
     if all(map(ISO_UTC.fullmatch, texts)):
-        return np.array([t[:-1] if t.endswith("Z") else t for t in texts], dtype="datetime64[ns]")
+        return local_ns([t[:-1] if t.endswith("Z") else t for t in texts])
     return np.array([iso_ns(t) for t in texts], dtype="datetime64[ns]")
+
+
+#: Years every instant of which datetime64[ns] holds (it spans 1677-09-21 to 2262-04-11).
+#: NumPy parses a time beyond them into one wrapped round (year 9999 becomes 1815) without
+#: a word: such a time is refused instead.
+NS_YEARS = (1678, 2261)
+
+
+def local_ns(texts):
+    """Zone-less ISO 8601 texts (``2026-01-01T00:00:00.5``, or a space for the ``T``) as
+    datetime64[ns], parsed by NumPy at once. ValueError for a text NumPy does not take
+    (month 13), or whose year is outside :data:`NS_YEARS`."""
+    texts = np.asarray(texts, dtype=str)
+    if not texts.size:
+        return np.empty(texts.shape, dtype="datetime64[ns]")
+    years = texts.astype("U4").astype(np.int64)     # (ValueError: no year in front)
+    if years.min() < NS_YEARS[0] or years.max() > NS_YEARS[1]:
+        far = texts[(years < NS_YEARS[0]) | (years > NS_YEARS[1])][0]
+        raise ValueError(f"{str(far)!r} is outside the years {NS_YEARS[0]}-{NS_YEARS[1]} "
+                         "a time is held in (datetime64[ns])")
+    return texts.astype("datetime64[ns]")

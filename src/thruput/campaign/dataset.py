@@ -220,9 +220,9 @@ def _manifest_row(cells, line):
         problems.append(f"sha256 {sha!r} is not 64 hexadecimal digits")
     if cells["started"]:
         try:
-            pd.Timestamp(cells["started"])
+            _timestamp(cells["started"])
         except ValueError:
-            problems.append(f"started {cells['started']!r} is not an ISO 8601 time")
+            problems.append(f"started {cells['started']!r} is not an ISO 8601 time of the years 1678-2261")
     if problems:
         return None, problems
     return ManifestRow(cells["run"], cells["role"], cells["path"], numbers["window"],

@@ -65,8 +65,9 @@ _HEAD_VAL = re.compile(r'"val"\s*:\s*(?:(?P<num>-?[0-9]+(?P<frac>\.[0-9]+)?(?:[e
                        r'|\{\s*"(?P<key>[^"]{0,40})")')
 _NUMBER_KEY = re.compile(r"-?[0-9]+(?:\.[0-9]*)?(?:[eE][-+]?[0-9]+)?")
 _NAN = np.nan
-#: A ``ts`` beyond this (year 5138) is a damaged number, not a Unix time in seconds.
-MAX_TS = 1e11
+#: A ``ts`` beyond this (s, year 2261: past it datetime64[ns] holds no time, and NumPy's
+#: cast would wrap it round) is a damaged number, not a Unix time in seconds.
+MAX_TS = 9.2e9
 
 
 def _head_event(head):

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ParseError
+from ..quantities import local_ns
 
 __all__ = ["STYLES", "WRAPPER_LINES", "detect", "strip", "account", "shift_error", "apply_times",
            "Stripped"]
@@ -79,6 +80,8 @@ WRAPPER_LINES = {
     "End time": re.compile(r"^End time: (\d{10,16})$", re.ASCII),
 }
 _WRAPPER_ANY = re.compile(r"(?m)^(Start time|End time): (\d{10,16})$", re.ASCII)
+#: The first Unix time in ms that datetime64[ns] cannot hold (2262-04-11).
+_MAX_MS = (2**63 - 1) // 1_000_000
 
 #: The share of non-blank head lines (wrapper lines left out) that must carry the prefix.
 MIN_SHARE = 0.8
@@ -200,8 +203,9 @@ def strip(text, style, *, tz=None, year=None):
         line += body.count("\n", pos, match.start())
         pos = match.start()
         if stamps[line] == "":  # a wrapper line carries no prefix
-            ms = int(match.group(2))
-            wrapper.append((line + 1, match.group(1), np.datetime64(ms, "ms").astype("datetime64[ns]")))
+            ms = int(match.group(2))        # (beyond datetime64[ns], year 2262: unknown)
+            when = np.datetime64(ms, "ms").astype("datetime64[ns]") if ms < _MAX_MS else _NAT
+            wrapper.append((line + 1, match.group(1), when))
             spans.append(match.span())
     offset = 0
     while offset < len(wrapper) and wrapper[offset][0] == offset + 1:
@@ -281,15 +285,16 @@ def _times(stamps, style, tz, year):
                            "(pass year=)")
         values = _syslog_iso(values, year)
     try:
-        local = np.array([v.replace("T", " ") for v in values], dtype="datetime64[ns]")
-    except ValueError:  # a stamp of the right shape that is no time (month 13, second 84)
+        local = local_ns([v.replace("T", " ") for v in values])
+    except ValueError:  # a stamp of the right shape that is no time (month 13, second 84,
+        # a year datetime64[ns] cannot hold)
         raise _bad_stamp(values, np.flatnonzero(present), _iso_ns) from None
     times[present] = _to_utc(local, tz)
     return times, ""
 
 
 def _iso_ns(value):
-    return np.datetime64(value.replace("T", " "), "ns")
+    return local_ns([value.replace("T", " ")])[0]
 
 
 def _bad_stamp(values, lines, convert):

@@ -311,18 +311,33 @@ def _histogram(hist, scale):
 def weighted_stats(values, counts, percentiles=PERCENTILES):
     """Statistics of a histogram (bin values, counts): min, mean, max, standard deviation
     and nearest-rank percentiles (the smallest bin whose cumulative count reaches p % of
-    the total). All NaN for an empty histogram."""
+    the total). All NaN for an empty histogram, or a damaged one (a bin or count that is
+    no finite number, a negative count)."""
     total = counts.sum() if len(counts) else 0.0
-    if total <= 0:
+    # (a bin or count that is no finite number, or counts past float64: a damaged file)
+    if not total > 0 or not np.isfinite(total) or not np.isfinite(values).all() or (counts < 0).any():
         return {"min": _NAN, "mean": _NAN, "max": _NAN, "stddev": _NAN,
                 "percentiles": np.full(len(percentiles), _NAN)}
     seen = values[counts > 0]
-    mean = float((values * counts).sum() / total)
-    var = float((counts * (values - mean) ** 2).sum() / total)
-    cumulative = np.cumsum(counts)
-    ranks = np.searchsorted(cumulative, np.asarray(percentiles) / 100.0 * total - 1e-9 * total)
+    with np.errstate(over="ignore", invalid="ignore"):     # (huge bins: inf, then NaN)
+        mean = float((values * counts).sum() / total)
+        var = float((counts * (values - mean) ** 2).sum() / total)
+        cumulative = np.cumsum(counts)
+        ranks = np.searchsorted(cumulative, np.asarray(percentiles) / 100.0 * total - 1e-9 * total)
     return {"min": float(seen.min()), "mean": mean, "max": float(seen.max()), "stddev": var ** 0.5,
             "percentiles": values[np.minimum(ranks, len(values) - 1)]}
+
+
+#: The largest whole number a float64 holds exactly: a ``seq``/``ttl`` beyond is damage.
+_WHOLE_MAX = 2.0 ** 53
+
+
+def _whole(values):
+    """A numeric field (float64, NaN where missing) as int64: -1 where missing, not a whole
+    number, or beyond :data:`_WHOLE_MAX` (a damaged file: never a cast of garbage)."""
+    ok = np.isfinite(values) & (np.abs(values) <= _WHOLE_MAX)
+    ok[ok] &= values[ok] == np.floor(values[ok])
+    return np.where(ok, values, -1.0).astype(np.int64)
 
 
 def _rtt_base(n):
@@ -342,10 +357,10 @@ def _latency(result, spec, ledger, cut, fmt):
     # timestamp keeps only about 0.5 us
     owd = np.array([(int(p["dst-ts"]) - int(p["src-ts"])) / NTP_FRACTION * 1e3 if ok else _NAN
                     for p, ok in zip(raw, arrived)], dtype=float)
-    base["seq"][:] = np.nan_to_num(_field(raw, "seq-num"), nan=-1).astype(np.int64)
+    base["seq"][:] = _whole(_field(raw, "seq-num"))
     base["status"][arrived] = "reply"
     base["timestamp"][:] = src / NTP_FRACTION - NTP_TO_UNIX
-    base["ttl"][:] = np.nan_to_num(_field(raw, "ip-ttl"), nan=-1).astype(np.int64)
+    base["ttl"][:] = _whole(_field(raw, "ip-ttl"))
     delay, count = _histogram(result.get("histogram-latency"), bucket * 1e3)   # key * width s -> ms
     ttl_value, ttl_count = _histogram(result.get("histogram-ttl"), 1.0)
     st = weighted_stats(delay, count)
@@ -404,9 +419,9 @@ def _rtt(result, ledger, cut, fmt):
     n = len(trips)
     base = _rtt_base(n)
     base["rtt"][:] = [_duration_ms(t.get("rtt")) for t in trips]
-    base["seq"][:] = np.nan_to_num(_field(trips, "seq"), nan=-1).astype(np.int64)
+    base["seq"][:] = _whole(_field(trips, "seq"))
     base["size"][:] = _field(trips, "length")
-    base["ttl"][:] = np.nan_to_num(_field(trips, "ttl"), nan=-1).astype(np.int64)
+    base["ttl"][:] = _whole(_field(trips, "ttl"))
     reply = ~np.isnan(base["rtt"])
     error = np.array([bool(t.get("error")) for t in trips], dtype=bool)
     base["status"][reply] = "reply"

@@ -54,6 +54,7 @@ import numpy as np
 
 from ..contract import build, consistency_check, count_lines, newline_offsets
 from ..errors import ParseError
+from ..quantities import iso_ns
 from ._json import read_document, salvage
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -166,10 +167,11 @@ def _series(snaps, section, field, scale=ONE):
 
 
 def _when(text):
-    """An ndt7 time (RFC 3339 with nanoseconds, ``Z``) -> datetime64[ns]; NaT if unreadable."""
+    """An ndt7 time (RFC 3339 with nanoseconds, ``Z`` or an offset) -> naive UTC
+    datetime64[ns] (:func:`thruput.quantities.iso_ns`); NaT if unreadable."""
     try:
-        return np.datetime64(str(text).rstrip("Z"), "ns") if text else np.datetime64("NaT", "ns")
-    except ValueError:
+        return iso_ns(str(text)) if text else np.datetime64("NaT", "ns")
+    except (ValueError, OverflowError):
         return np.datetime64("NaT", "ns")
 
 

@@ -326,7 +326,9 @@ def _build(blocks, packets, ledger, cut):
     totals = {"transmitted": int(np.nansum(field["sent"])),
               "received": int(np.nansum(field["sent"] - field["lost"]))}
     if B and all(b["tool"] == "twping" for b in blocks) and not np.isnan(field["delay_min"]).all():
-        totals.update(rtt_min=float(np.nanmin(field["delay_min"])), rtt_max=float(np.nanmax(field["delay_max"])))
+        highs = field["delay_max"]      # (NaN where no block printed one: a damaged log)
+        totals.update(rtt_min=float(np.nanmin(field["delay_min"])),
+                      rtt_max=float(np.nanmax(highs)) if not np.isnan(highs).all() else _NAN)
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=version, ledger=ledger, extras=extras,
                  coords=coords, tool_summary={"blocks": _jsonable(summary), **totals}, consistency=checks,
                  attrs={"owamp_blocks": B})

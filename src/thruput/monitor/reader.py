@@ -474,7 +474,7 @@ def _row(cells, line):
         if np.isnat(_timestamp(started)):
             problems.append("started is empty (every test has a start time)")
     except ValueError:
-        problems.append(f"started {started!r} is not an ISO 8601 time")
+        problems.append(f"started {started!r} is not an ISO 8601 time of the years 1678-2261")
     numbers = [_number(v, k, problems) for v, k in ((socket_buffer, "socket_buffer"),
                                                     (size, "size"), (rate, "rate"))]
     if problems:
