@@ -137,9 +137,10 @@ OUTPUT_FACTOR, CONSTANT_MB = 1.1, 100
 @pytest.mark.slow
 def test_large_log_reads_in_bounded_memory(tmp_path):
     """A ~300 MB ``ping -D -O`` log (header and summary from recorded ping runs, see
-    benchmarks/ingest.py) read in a fresh process: peak RSS under the bound, and under the
-    size of the file plus the output (what reading it whole would cost). Measured: 388 MB
-    for a 300 MB log (184 MiB Dataset, 150 MB interpreter)."""
+    benchmarks/ingest.py) read in a fresh process: peak RSS under the bound, and beyond the
+    interpreter and the output, under half the file (reading it whole would cost the whole
+    file beyond the output). Measured: 402-406 MB for a 300 MB log (184 MiB Dataset, 115-119
+    MB interpreter; 100-105 MB beyond both, against the file's 286 MiB)."""
     run = [sys.executable, "-c"]
     log = json.loads(subprocess.run(run + [MAKE, str(tmp_path / "ping-300MB.log"), "300"],
                                     capture_output=True, text=True, check=True,
@@ -151,9 +152,10 @@ def test_large_log_reads_in_bounded_memory(tmp_path):
     assert got["consistent"] == 1
     bound = base["peak_mb"] + OUTPUT_FACTOR * got["output_mb"] + CONSTANT_MB
     assert got["peak_mb"] < bound, (got, base, bound)
-    # beyond the interpreter, less than the file itself (reading it whole costs the file
-    # plus the output)
-    assert got["peak_mb"] - base["peak_mb"] < log["bytes"] / 2**20
+    # beyond the interpreter and the output, less than half the file (reading it whole
+    # costs the file plus the output)
+    working = got["peak_mb"] - base["peak_mb"] - got["output_mb"]
+    assert working < log["bytes"] / 2**20 / 2, (got, base)
     assert got["ru_maxrss_mb"] >= got["peak_mb"] - 1
 
 
