@@ -110,12 +110,17 @@ def local_ns(texts):
     """Zone-less ISO 8601 texts (``2026-01-01T00:00:00.5``, or a space for the ``T``) as
     datetime64[ns], parsed by NumPy at once. ValueError for a text NumPy does not take
     (month 13), or whose year is outside :data:`NS_YEARS`."""
-    texts = np.asarray(texts, dtype=str)
-    if not texts.size:
-        return np.empty(texts.shape, dtype="datetime64[ns]")
-    years = texts.astype("U4").astype(np.int64)     # (ValueError: no year in front)
-    if years.min() < NS_YEARS[0] or years.max() > NS_YEARS[1]:
-        far = texts[(years < NS_YEARS[0]) | (years > NS_YEARS[1])][0]
-        raise ValueError(f"{str(far)!r} is outside the years {NS_YEARS[0]}-{NS_YEARS[1]} "
-                         "a time is held in (datetime64[ns])")
-    return texts.astype("datetime64[ns]")
+    texts = list(texts)
+    if not texts:
+        return np.empty(0, dtype="datetime64[ns]")
+    # (first in microseconds, which hold +-290,000 years: nothing wraps there)
+    coarse = np.array(texts, dtype="datetime64[us]")
+    far = (coarse < _NS_FIRST) | (coarse >= _NS_END)
+    if far.any():
+        raise ValueError(f"{texts[int(np.flatnonzero(far)[0])]!r} is outside the years "
+                         f"{NS_YEARS[0]}-{NS_YEARS[1]} a time is held in (datetime64[ns])")
+    return np.array(texts, dtype="datetime64[ns]")
+
+
+_NS_FIRST = np.datetime64(f"{NS_YEARS[0]}-01-01", "us")
+_NS_END = np.datetime64(f"{NS_YEARS[1] + 1}-01-01", "us")
