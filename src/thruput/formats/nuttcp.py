@@ -315,9 +315,10 @@ def _process(found, ledger):
                  _f(w, "retrans"), _f(w, "cwnd") * KB, _f(w, "drop"), _f(w, "pkt")]
     with np.errstate(over="ignore"):
         ends = np.cumsum(iv[:, 0]) if I else np.zeros(0)
-    if np.isinf(iv).any() or np.isinf(ends).any():      # (a 400-digit number: damage)
-        k = int(np.flatnonzero(np.isinf(iv).any(axis=1) | np.isinf(ends))[0])
-        raise ParseError("a number too large for a float (a damaged log?)", line=intervals[k][0])
+    far = np.isinf(iv).any(axis=1) | np.isinf(ends)      # (a 400-digit number: damage)
+    if far.any():
+        raise ParseError("a number too large for a float (a damaged log?)",
+                         line=intervals[int(np.flatnonzero(far)[0])][0])
     # the receiver's final numbers: its own -v line, else the brief / -fparse final line
     r_final, t_final = r.get("final"), t.get("final")
     if r_final:
