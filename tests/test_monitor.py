@@ -199,6 +199,17 @@ def test_check_passes_a_sound_monitor_campaign_and_finds_what_is_wrong(campaign)
         "runs/stray.txt: warning: not listed in runs.csv (not analysed)"]
 
 
+def test_check_holds_started_to_the_readers_rule(campaign):
+    """`thruput campaign check` takes the start times `pipeline normalize` takes
+    (quantities.iso_ns), not Python's wider fromisoformat (basic format, week dates, any year)."""
+    for k, started in enumerate(["20261122T180000Z", "2026-W47-7", "9999-11-22T18:00:00Z"]):
+        append_row(str(campaign), **{**_row(k, outcome="refused", reason="x"), "started": started})
+    problems = [str(p).replace(str(campaign) + "/", "") for p in check_campaign(campaign)]
+    assert problems == [f"runs.csv:{k + 2}: error: started {s!r} is not an ISO 8601 time of the "
+                        "years 1678-2261"
+                        for k, s in enumerate(["20261122T180000Z", "2026-W47-7", "9999-11-22T18:00:00Z"])]
+
+
 def test_new_writes_a_valid_campaign_and_refuses_to_overwrite(tmp_path, capsys):
     directory = tmp_path / "cern-ral"
     argv = ["monitor", "new", str(directory), "--to", "10.0.0.2", "--source", "cern",
