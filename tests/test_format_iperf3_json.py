@@ -424,7 +424,7 @@ def _readable():
 
 def _same_totals(texts, names=None):
     """totals_many gives parse_many's run variables, files, checks and line accounting,
-    bit for bit, or raises its error."""
+    bit for bit, or raises its error; with failed_only, the checks that fail, in order."""
     try:
         ds = iperf3_json.parse_many(texts, names=names)
     except ParseError as exc:
@@ -440,6 +440,8 @@ def _same_totals(texts, names=None):
         assert mine.dtype == theirs.dtype and mine.tobytes() == theirs.tobytes(), name
     assert totals.file.tolist() == ds.iperf3_file.values.tolist()
     assert json.loads(json.dumps(totals.checks, sort_keys=True)) == json.loads(ds.attrs["consistency"])
+    failed = iperf3_json.totals_many(texts, names=names, failed_only=True).checks
+    assert failed == [c for c in totals.checks if not c["ok"]]          # (as a monitor counts them)
     for key, value in totals.ledger.items():
         if key != "ledger_unit":
             assert ds.attrs[key] == value, key

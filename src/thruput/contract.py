@@ -48,7 +48,7 @@ import xarray as xr
 from .errors import ContractError, ParseError
 
 __all__ = ["KINDS", "VARIABLES", "UNITS", "Ledger", "build", "validate", "split_lines", "count_lines",
-           "newline_offsets", "consistency_check", "consistency_checks", "lenient"]
+           "newline_offsets", "consistency_check", "consistency_checks", "agreeing", "lenient"]
 
 CONTRACT_VERSION = "1"
 
@@ -546,6 +546,15 @@ def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):
             "ok": bool(ok), "note": note}
 
 
+def agreeing(tool, data, *, rtol=0.01, atol=0.0):
+    """Whether each ``tool`` value agrees with its ``data`` value, by
+    :func:`consistency_check`'s rule (arrays, or scalars broadcast against them)."""
+    tool, data, rtol, atol = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (tool, data, rtol, atol)))
+    t_nan, d_nan = np.isnan(tool), np.isnan(data)
+    with np.errstate(invalid="ignore"):
+        return np.where(t_nan | d_nan, t_nan & d_nan, np.abs(tool - data) <= atol + rtol * np.abs(tool))
+
+
 def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note=""):
     """Many :func:`consistency_check` records at once, from arrays (the same rule, the same
     records): ``checks`` a sequence of names; ``tool``, ``data``, ``rtol``, ``atol`` arrays
@@ -553,10 +562,8 @@ def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note=""):
     check thousands of runs (an iperf3 archive) without a Python call per number."""
     n = len(checks)
     tool, data = (np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in (tool, data))
-    rtol, atol = (np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in (rtol, atol))
     t_nan, d_nan = np.isnan(tool), np.isnan(data)
-    with np.errstate(invalid="ignore"):
-        ok = np.where(t_nan | d_nan, t_nan & d_nan, np.abs(tool - data) <= atol + rtol * np.abs(tool))
+    ok = agreeing(tool, data, rtol=rtol, atol=atol)
     notes = [note] * n if isinstance(note, str) else list(note)
     return [{"check": c, "tool": None if tn else t, "data": None if dn else d, "ok": o, "note": nt}
             for c, t, d, o, nt, tn, dn in zip(checks, tool.tolist(), data.tolist(), ok.tolist(), notes,

@@ -90,7 +90,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..contract import RUN_CHECK, Ledger, build, consistency_check, consistency_checks
+from ..contract import RUN_CHECK, Ledger, agreeing, build, consistency_checks
 from ..errors import ParseError
 from . import _iperf3_server
 from ._json import DECODER as _DECODER
@@ -233,20 +233,22 @@ class RunTotals(NamedTuple):
     ledger: dict
 
 
-def totals_many(texts, names=None):
+def totals_many(texts, names=None, *, failed_only=False):
     """:func:`parse_many`'s run variables, checks and line accounting, without the
     per-stream and per-interval arrays and the Dataset: for a caller that keeps only the
     runs (a monitor campaign's batch; its contract Dataset cost about a third of a pile's
     parse). Every value is converted and every check made as there, so the numbers, the
     checks and the errors are those of :func:`parse_many`, bit for bit
-    (tests/test_format_iperf3_json.py compares both).
+    (tests/test_format_iperf3_json.py compares both). ``failed_only``: of the checks, only
+    the records of those that fail (a caller that counts failures: a monitor campaign
+    stores each run's count), in the same order.
     """
     rows, ledger, served = _extract_many(texts, names)
-    variables, file, checks, closed, received, sent = _assemble(rows, ledger, tool_summary={},
-                                                                names=names, runs_only=True)
+    variables, file, checks, closed, received, sent = _assemble(rows, ledger, tool_summary={}, names=names,
+                                                                runs_only=True, failed_only=failed_only)
     if served:
         _, more = _iperf3_server.extras_and_checks(_server_views(served, file), received, sent)
-        checks = _in_run_order(checks + more)
+        checks = _in_run_order(checks + [c for c in more if not (failed_only and c["ok"])])
     return RunTotals(variables, file, checks, closed)
 
 
@@ -622,13 +624,14 @@ def _is_numeric(row):
     return True
 
 
-def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
+def _assemble(rows, ledger, tool_summary, names=None, runs_only=False, failed_only=False):
     """Turn the rows of every run into one contract Dataset (vectorised; no per-run loop).
 
     ``names`` (one per text, for :func:`parse_many`) name the file in a ParseError.
     ``runs_only`` (:func:`totals_many`): every table is converted (the same errors) and
     the same checks made, but only ``(run variables, each run's text, checks, closed
-    ledger, bytes received, bytes sent)`` are returned, without the Dataset.
+    ledger, bytes received, bytes sent)`` are returned, without the Dataset; with
+    ``failed_only`` only the checks that fail.
     """
     n_runs = len(rows.run)
     source = (rows, names)
@@ -714,14 +717,16 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False):
         ledger.truncated("; ".join(rows.truncation))
     iv_bytes = per_interval(ivs[:, 2])
     iv_kept = per_interval(ivs[:, 4]) != 1          # "omitted": false, or not printed
-    checks = _consistency(sums[:, 0, k["bytes"]], sums[:, 1, k["bytes"]],
-                          np.where(iv_kept, iv_bytes, _NAN), sends_forward,
-                          _nansum_rows(per_stream(st[:, ew + e["bytes"]]), n_str),
-                          _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
-                          & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
-                          col["truncated"] > 0, n_int)
-    checks = _with_end_checks(checks, sums, st, n_str, n_int, col, scol, ivr[:, INTERVAL_KEYS.index("bytes")],
-                              iv_kept, np.asarray(rows.direction, dtype=bool))
+    checks = _in_key_order(
+        _consistency(sums[:, 0, k["bytes"]], sums[:, 1, k["bytes"]],
+                     np.where(iv_kept, iv_bytes, _NAN), sends_forward,
+                     _nansum_rows(per_stream(st[:, ew + e["bytes"]]), n_str),
+                     _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
+                     & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
+                     col["truncated"] > 0, n_int)
+        + _end_checks(sums, st, n_str, n_int, col, scol, ivr[:, INTERVAL_KEYS.index("bytes")],
+                      iv_kept, np.asarray(rows.direction, dtype=bool)),
+        failed_only=failed_only)
     if runs_only:
         return ({name: values for name, (_, values) in variables.items()}, col["file"].astype(np.int64),
                 checks, ledger.close(), received[:, k["bytes"]], sent[:, k["bytes"]])
@@ -830,7 +835,8 @@ def _all_streams_printed(values, n_streams):
 
 
 def _consistency(sent, received, iv_bytes, host_sends, stream_sent, stream_check, truncated, n_int):
-    """Checks of iperf3's end sums against its intervals and streams, per complete run.
+    """Keyed checks (:func:`_keyed`) of iperf3's end sums against its intervals and streams,
+    per complete run: each run's first, before :func:`_end_checks`' (key ``(run, -1, m, .)``).
 
     ``sent``, ``received``: bytes of ``end.sum_sent``/``sum_received`` (run); ``iv_bytes``:
     the ``[SUM]`` bytes of every interval, NaN for omitted ones (run, interval);
@@ -839,29 +845,71 @@ def _consistency(sent, received, iv_bytes, host_sends, stream_sent, stream_check
     where ``stream_check``. Truncated runs (no end) are not checked.
     """
     # every run's sums at once (the padding past a run's own intervals is NaN; byte counts
-    # are integers, so the order of the additions cannot change a sum), then plain floats
+    # are integers, so the order of the additions cannot change a sum)
+    sent, received = np.asarray(sent, dtype=float), np.asarray(received, dtype=float)
+    host_sends, complete = np.asarray(host_sends, dtype=bool), ~np.asarray(truncated, dtype=bool)
     with np.errstate(invalid="ignore"):
-        iv_total = np.nansum(np.asarray(iv_bytes, dtype=float), axis=1).tolist() if len(sent) else []
-    host_sends, stream_check = np.asarray(host_sends).tolist(), np.asarray(stream_check).tolist()
-    sent, received = np.asarray(sent, dtype=float).tolist(), np.asarray(received, dtype=float).tolist()
-    stream_sent, n_int = np.asarray(stream_sent, dtype=float).tolist(), np.asarray(n_int).tolist()
-    checks = []
-    for r in np.flatnonzero(~np.asarray(truncated)).tolist():
-        where = f"run {r}: "
-        own, side = (sent[r], "sum_sent") if host_sends[r] else (received[r], "sum_received")
-        if n_int[r] and not math.isnan(own):
-            checks.append(consistency_check(
-                where + f"bytes: end.{side} vs the sum of the intervals", own, iv_total[r],
-                rtol=EXACT_RTOL, note="omitted (-O) intervals excluded"))
-        if stream_check[r] and not math.isnan(sent[r]):
-            checks.append(consistency_check(
-                where + "bytes: end.sum_sent vs the sum of end.streams[].sender", sent[r],
-                stream_sent[r], rtol=EXACT_RTOL))
-        if sent[r] > 0 and received[r] > 0:
-            checks.append(consistency_check(
-                where + "bytes: end.sum_received vs end.sum_sent", sent[r], received[r],
-                rtol=RECEIVED_VS_SENT_RTOL, note=_IN_FLIGHT_NOTE))
-    return checks
+        iv_total = np.nansum(np.asarray(iv_bytes, dtype=float), axis=1) if len(sent) else sent
+        own = np.where(host_sends, sent, received)
+        both = (sent > 0) & (received > 0)
+    sides = ("sum_received", "sum_sent")
+    return [
+        _keyed(np.flatnonzero(complete & (np.asarray(n_int) > 0) & ~np.isnan(own)), (-1, 0), host_sends,
+               lambda r, c: f"run {r}: bytes: end.{sides[c]} vs the sum of the intervals",
+               own, iv_total, rtol=EXACT_RTOL, note="omitted (-O) intervals excluded"),
+        _keyed(np.flatnonzero(complete & np.asarray(stream_check, dtype=bool) & ~np.isnan(sent)), (-1, 1), 0,
+               lambda r, c: f"run {r}: bytes: end.sum_sent vs the sum of end.streams[].sender",
+               sent, stream_sent, rtol=EXACT_RTOL),
+        _keyed(np.flatnonzero(complete & both), (-1, 2), 0,
+               lambda r, c: f"run {r}: bytes: end.sum_received vs end.sum_sent",
+               sent, received, rtol=RECEIVED_VS_SENT_RTOL, note=_IN_FLIGHT_NOTE),
+    ]
+
+
+def _keyed(use, kind, last, name, tool, data, *, rtol, note="", at=None):
+    """The checks of the rows ``use`` of ``tool`` and ``data`` (arrays of one row per run,
+    stream, ...; ``at`` the run of each row, default the row), with their sort keys:
+    a :class:`_Keyed` for :func:`_in_key_order`. ``kind`` is ``(a, b)`` (arrays over the
+    rows, or scalars): a run's checks are ordered by ``(a, b)``; ``last`` (an int per row
+    or one) is passed to ``name(run, last)``, which names each check; ``rtol`` and
+    ``note`` are one, or one per row."""
+    n = len(use)
+    take = (lambda v: np.broadcast_to(v, (n,)) if np.ndim(v) == 0 else np.asarray(v)[use])
+    runs = use if at is None else np.asarray(at)[use]
+    return _Keyed(np.column_stack([runs, take(kind[0]), take(kind[1])]).astype(np.int64).reshape(n, 3),
+                  take(last).astype(np.int64), name, take(tool).astype(float), take(data).astype(float),
+                  take(np.asarray(rtol, dtype=float)), note if isinstance(note, str) else take(np.asarray(note)))
+
+
+class _Keyed(NamedTuple):
+    """Checks not yet made into records: key rows ``(run, a, b)``, the argument ``last``
+    of ``name(run, last)``, the numbers compared, their tolerance and note(s)."""
+
+    keys: np.ndarray
+    last: np.ndarray
+    name: object
+    tool: np.ndarray
+    data: np.ndarray
+    rtol: np.ndarray
+    note: object
+
+    def records(self, keep=None):
+        """:func:`thruput.contract.consistency_checks` of the checks ``keep`` (all)."""
+        keep = slice(None) if keep is None else keep
+        keys, last = self.keys[keep], self.last[keep]
+        note = self.note if isinstance(self.note, str) else self.note[keep].tolist()
+        return consistency_checks([self.name(r, c) for r, c in zip(keys[:, 0].tolist(), last.tolist())],
+                                  self.tool[keep], self.data[keep], rtol=self.rtol[keep], note=note)
+
+
+def _in_key_order(groups, failed_only=False):
+    """The records of the keyed check ``groups``, each run's in key order, runs in order
+    (a stable sort: checks with equal keys keep their order); ``failed_only``: only those
+    that fail (their names are not even built for the others)."""
+    keep = [np.flatnonzero(~agreeing(g.tool, g.data, rtol=g.rtol)) if failed_only else None for g in groups]
+    records = [r for g, k in zip(groups, keep) for r in g.records(k)]
+    keys = np.concatenate([g.keys if k is None else g.keys[k] for g, k in zip(groups, keep)])
+    return [records[i] for i in np.lexsort(keys.T[::-1]).tolist()]
 
 
 #: iperf3 prints times with 6 decimals (``"end": 1.000294``): a rate recomputed from its
@@ -878,13 +926,15 @@ G6_RTOL = 2 * 5e-6
 #: The sums iperf3 prints beside its per-stream objects: (name, index in ``sums``).
 _SUMS = (("end.sum_sent", 0), ("end.sum_received", 1), ("end.sum", 2),
          ("end.sum_sent_bidir_reverse", 3), ("end.sum_received_bidir_reverse", 4))
+_G6_NOTE = "rate and times printed with 6 significant digits (3.0.x)"
+_TIMES_NOTE = "times printed with 6 decimals"
 
 
-def _rate_checks(name, runs, rate, amount, spans, g6, order):
-    """Rates iperf3 printed against their own bytes x 8 / seconds, where both are there:
-    ``spans`` the candidate seconds (``end - start``, ``seconds``, ...; whichever the
-    version used is the closer one); ``g6``: numbers printed with 6 significant digits
-    (:data:`G6_RTOL`). Returns ``(keys, records)``; ``name(i)`` names the i-th."""
+def _rate_checks(kind, last, name, at, rate, amount, spans, g6):
+    """Rates iperf3 printed against their own bytes x 8 / seconds, where both are there,
+    keyed as :func:`_keyed` (``kind``, ``last``, ``at``: per row): ``spans`` the candidate
+    seconds (``end - start``, ``seconds``, ...; whichever the version used is the closer
+    one); ``g6``: numbers printed with 6 significant digits (:data:`G6_RTOL`)."""
     spans = np.where(np.stack(spans) > 0, np.stack(spans), _NAN)
     with np.errstate(invalid="ignore", divide="ignore"):
         derived = amount * 8 / spans
@@ -893,23 +943,19 @@ def _rate_checks(name, runs, rate, amount, spans, g6, order):
         data = derived[pick, np.arange(len(rate))]
         shortest = np.nanmin(np.where(np.isnan(spans), np.inf, spans), axis=0)
         use = (rate >= 0) & (amount > 0) & np.isfinite(shortest)
-    use = np.flatnonzero(use)
-    rtol = np.where(g6[use], G6_RTOL, RATE_RTOL + TIME_PRINTED / shortest[use])
-    notes = np.where(g6[use], "rate and times printed with 6 significant digits (3.0.x)",
-                     "times printed with 6 decimals").tolist()
-    records = consistency_checks([name(i) + ": bit/s vs bytes x 8 / seconds" for i in use.tolist()],
-                                 rate[use], data[use], rtol=rtol, note=notes)
-    return np.column_stack([runs[use], *order(use)]), records
+        rtol = np.where(g6, G6_RTOL, RATE_RTOL + TIME_PRINTED / shortest)
+    notes = np.where(g6, _G6_NOTE, _TIMES_NOTE).astype(object)
+    return _keyed(np.flatnonzero(use), kind, last, lambda r, c: name(r, c) + ": bit/s vs bytes x 8 / seconds",
+                  rate, data, rtol=rtol, note=notes, at=at)
 
 
-def _with_end_checks(checks, sums, st, n_str, n_int, col, scol, iv_bytes, iv_kept, direction):
-    """``checks`` and, per complete run, the numbers iperf3 prints twice: every sum's and
-    stream's rate against its bytes and seconds, ``end.sum_received`` against its streams'
-    receiver bytes (TCP), ``end.sum``'s UDP datagrams and losses against its streams', each
-    stream's total of this host's side (``sender`` where it sends, ``receiver`` where it
-    receives: per stream under ``--bidir``) against the sum of its non-omitted intervals.
-    Vectorised over every run (an archive holds thousands); each run's checks together, in
-    run order, its new ones after the others."""
+def _end_checks(sums, st, n_str, n_int, col, scol, iv_bytes, iv_kept, direction):
+    """Keyed checks (:func:`_keyed`), per complete run, of the numbers iperf3 prints twice:
+    every sum's and stream's rate against its bytes and seconds, ``end.sum_received``
+    against its streams' receiver bytes (TCP), ``end.sum``'s UDP datagrams and losses
+    against its streams', each stream's total of this host's side (``sender`` where it
+    sends, ``receiver`` where it receives: per stream under ``--bidir``) against the sum of
+    its non-omitted intervals. Vectorised over every run (an archive holds thousands)."""
     n_runs = len(n_str)
     k = {key: i for i, key in enumerate(SUM_KEYS)}
     e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
@@ -917,34 +963,24 @@ def _with_end_checks(checks, sums, st, n_str, n_int, col, scol, iv_bytes, iv_kep
     complete = ~(col["truncated"] > 0)
     version = np.asarray(scol["version"], dtype=str)
     g6 = (version == "") | np.char.startswith(version, "3.0")
-    keys, more = [], []
-
-    def add(pair):
-        keys.append(np.asarray(pair[0], dtype=np.int64).reshape(-1, 4))
-        more.extend(pair[1])
-
-    def keyed(runs_, a, b=0, c=0):
-        n = len(runs_)
-        return np.column_stack([runs_, np.full(n, a), np.broadcast_to(b, (n,)), np.full(n, c)])
-
-    runs = np.arange(n_runs)
+    groups = []
     for i, (name, _) in enumerate(_SUMS):
         row = sums[:, i]
         spans = [row[:, k["end"]] - row[:, k["start"]], row[:, k["seconds"]]]
         if i == 2:   # a UDP end.sum holds the sender's rate over the receiver's times (3.12)
             spans += [sums[:, 0, k["end"]] - sums[:, 0, k["start"]], sums[:, 0, k["seconds"]]]
         rate = np.where(complete, row[:, k["bits_per_second"]], _NAN)
-        add(_rate_checks(lambda r, name=name: f"run {r}: {name}", runs, rate, row[:, k["bytes"]], spans, g6,
-                         lambda use, i=i: (np.zeros(len(use)), np.full(len(use), i), np.zeros(len(use)))))
+        groups.append(_rate_checks((0, i), 0, lambda r, c, name=name: f"run {r}: {name}", None,
+                                   rate, row[:, k["bytes"]], spans, g6))
     # per stream (the rows of ``st``, run-major), sender then receiver (where exchanged)
     s_run, s_index = _grid(n_str)
     rcv_bytes = st[:, 2 * ew]
     for side, offset, exchanged in (("sender", ew, True), ("receiver", 0, rcv_bytes > 0)):
         col_ = {key: st[:, offset + e[key]] for key in ("bytes", "bits_per_second", "seconds", "start", "end")}
         rate = np.where(complete[s_run] & exchanged, col_["bits_per_second"], _NAN)
-        add(_rate_checks(lambda j, side=side: f"run {s_run[j]}: end.streams[{s_index[j]}].{side}", s_run, rate,
-                         col_["bytes"], [col_["end"] - col_["start"], col_["seconds"]], g6[s_run],
-                         lambda use, o=int(offset == 0): (np.ones(len(use)), s_index[use], np.full(len(use), o))))
+        groups.append(_rate_checks((1, s_index * 2 + int(offset == 0)), s_index,
+                                   lambda r, s, side=side: f"run {r}: end.streams[{s}].{side}", s_run, rate,
+                                   col_["bytes"], [col_["end"] - col_["start"], col_["seconds"]], g6[s_run]))
     single = complete & (col["bidir"] == 0) & (n_str > 0)
     tcp = np.asarray(scol["protocol"]) == "TCP"
     with np.errstate(invalid="ignore"):
@@ -952,9 +988,9 @@ def _with_end_checks(checks, sums, st, n_str, n_int, col, scol, iv_bytes, iv_kep
         rcv_printed = np.bincount(s_run, weights=(rcv_bytes >= 0), minlength=n_runs) == n_str
         received = sums[:, 1, k["bytes"]]
         use = np.flatnonzero(single & tcp & (received > 0) & rcv_printed)
-    add((keyed(use, 2), consistency_checks(
-        [f"run {r}: bytes: end.sum_received vs the sum of end.streams[].receiver" for r in use.tolist()],
-        received[use], rcv_total[use], rtol=EXACT_RTOL)))
+    groups.append(_keyed(use, (2, 0), 0,
+                         lambda r, c: f"run {r}: bytes: end.sum_received vs the sum of end.streams[].receiver",
+                         received, rcv_total, rtol=EXACT_RTOL))
     for n, key in enumerate(("packets", "lost_packets")):
         parts = st[:, e[key]]
         with np.errstate(invalid="ignore"):
@@ -962,12 +998,12 @@ def _with_end_checks(checks, sums, st, n_str, n_int, col, scol, iv_bytes, iv_kep
             printed = np.bincount(s_run, weights=(parts >= 0), minlength=n_runs) == n_str
             total = sums[:, 2, k[key]]
             use = np.flatnonzero(single & ~tcp & (total >= 0) & printed)
-        add((keyed(use, 3, n), consistency_checks(
-            [f"run {r}: {key.replace('_', ' ')}: end.sum vs the sum of end.streams[].udp" for r in use.tolist()],
-            total[use], part_sum[use], rtol=EXACT_RTOL, note="datagram counts are integers")))
+        groups.append(_keyed(use, (3, n), 0,
+                             lambda r, c, what=key.replace("_", " "): f"run {r}: {what}: end.sum vs the sum of end.streams[].udp",
+                             total, part_sum, rtol=EXACT_RTOL, note="datagram counts are integers"))
     # each stream's own side against its intervals (rows interval-major within a run)
     counts = n_str * n_int
-    r3 = np.repeat(runs, counts)
+    r3 = np.repeat(np.arange(n_runs), counts)
     pos = np.arange(int(counts.sum())) - np.repeat(np.cumsum(counts) - counts, counts)
     width = np.maximum(np.repeat(n_str, counts), 1)
     i3, s3 = pos // width, pos % width
@@ -979,20 +1015,11 @@ def _with_end_checks(checks, sums, st, n_str, n_int, col, scol, iv_bytes, iv_kep
     own = np.where(direction, st[:, ew + e["bytes"]], rcv_bytes)
     with np.errstate(invalid="ignore"):
         use = np.flatnonzero(complete[s_run] & iv_seen & (own > 0))
-    add((keyed(s_run[use], 4, s_index[use]), consistency_checks(
-        [f"run {s_run[j]}: bytes: end.streams[{s_index[j]}].{'sender' if direction[j] else 'receiver'} "
-         "vs the sum of its intervals" for j in use.tolist()],
-        own[use], iv_total[use], rtol=EXACT_RTOL, note="omitted (-O) intervals excluded")))
-    # each run's earlier checks (in run order already), then its new ones in key order
-    keys = np.concatenate(keys) if keys else np.zeros((0, 4), np.int64)
-    order = np.lexsort(keys.T[::-1])
-    new_runs = keys[order, 0]
-    old_runs = np.array([_run_of(c) for c in checks], dtype=np.int64)
-    out = []
-    for r in np.unique(np.concatenate([old_runs, new_runs])).tolist():
-        out.extend(checks[i] for i in range(*np.searchsorted(old_runs, [r, r + 1])))
-        out.extend(more[i] for i in order[slice(*np.searchsorted(new_runs, [r, r + 1]))].tolist())
-    return out
+    sides = ("receiver", "sender")
+    groups.append(_keyed(use, (4, s_index), s_index * 2 + direction,
+                         lambda r, c: f"run {r}: bytes: end.streams[{c // 2}].{sides[c % 2]} vs the sum of its intervals",
+                         own, iv_total, rtol=EXACT_RTOL, note="omitted (-O) intervals excluded", at=s_run))
+    return groups
 
 
 def _grid(counts):

@@ -624,7 +624,8 @@ def _iperf3_pile(directory, rows, ok):
     """``(iperf3_json.totals_many of the files of rows[ok], their sha256)``, the files read
     as :func:`thruput.read_many` reads a pile (gzip undone, the format sniffed from the
     first) but no Dataset made: only the runs' numbers are kept here (the Dataset was a
-    third of a pile's parse). ``(None, None)`` if the first is not an iperf3 -J log."""
+    third of a pile's parse), nor records of the checks that pass (only failures are
+    counted). ``(None, None)`` if the first is not an iperf3 -J log."""
     from ..formats import iperf3_json
     from ..reader import decode, read_pile
 
