@@ -186,3 +186,37 @@ def test_replies_of_differing_layouts_read_alike(replies):
             "--- 127.0.0.1 ping statistics ---\n"
             f"{len(lines)} packets transmitted, {len(lines)} received, 0% packet loss, time 1ms\n")
     assert_same_outcome(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_VARIANTS, st.integers(0, 7), st.integers(0, 80),
+       st.sampled_from(["", "x", " ", "0", ".", "é", "ms", "1e5", "\u0663"]))
+@example([("", "127.0.0.1:", "icmp_seq=", 1, "", " ttl=64", " time=0.045 ms")] * 2, 1, 999, "x")
+@example([("[1594978465.914536] ", "127.0.0.1:", "icmp_seq=", 1, "", "", " time=0.045 ms")] * 3, 2, 999, "s")
+def test_numbers_by_position_are_the_cast_fields_or_none(replies, which, at, junk):
+    """The replies' numbers read from their bytes by NumPy (:func:`ping._numbers_by_position`)
+    are, bit for bit, those Arrow's split and cast give (:func:`ping._cast_fields`), or
+    None (then those decide): for every mixture of layouts and one reply damaged anywhere,
+    its end (the last bytes of the buffer, read shifted) included."""
+    import pyarrow as pa
+
+    lines = [f"{ts}64 bytes from {where} {seq}{n}{dot}{ttl}{time}"
+             for ts, where, seq, n, dot, ttl, time in replies]
+    k = which % len(lines)
+    lines[k] = lines[k][:at] + junk + lines[k][at + len(junk) // 2:]
+    pattern = ping.FAST_REPLY_NAMED if any(" (" in line for line in lines) else ping.FAST_REPLY
+    matched = [line for line in lines if ping._FAST_PATTERNS[pattern].match(line)]
+    if not matched:
+        return
+    for kind in (pa.large_string(), pa.string()):
+        array = pa.array(matched, kind)
+        fast = ping._numbers_by_position(array, ping._FAST_PATTERNS[pattern])
+        if fast is None:
+            continue
+        cast = ping._cast_fields(array, pattern)
+        assert cast is not None and fast.keys() == cast.keys()
+        for name in ping.FAST_FIELDS:
+            if fast[name] is None or cast[name] is None:
+                assert fast[name] is None and cast[name] is None, name
+            else:
+                assert fast[name].tobytes() == cast[name].tobytes(), name
