@@ -302,12 +302,14 @@ def test_rows_read_column_wise_are_those_read_row_by_row(campaign, monkeypatch):
     n = text.count("\n") - 1
     body = text.split("\n", 1)[1]
     assert mon._split_rows(body, 2) is not None          # (the bundled rows take that way)
-    fast = {start: mon.read_monitor_manifest(campaign, start)[0] for start in (0, 1, n // 2, n)}
+    fast = {start: mon.read_monitor_manifest(campaign, start, times=True) for start in (0, 1, n // 2, n)}
     _row_by_row(monkeypatch)
-    for start, rows in fast.items():
-        slow = mon.read_monitor_manifest(campaign, start)[0]
+    for start, (rows, _, times) in fast.items():
+        slow, _, slow_times = mon.read_monitor_manifest(campaign, start, times=True)
         assert [tuple(map(str, r)) for r in rows] == [tuple(map(str, r)) for r in slow]
         assert all(type(a) is type(b) for r, s in zip(rows, slow) for a, b in zip(r, s))
+        assert times.dtype == slow_times.dtype and times.tolist() == slow_times.tolist()
+        assert times.tolist() == mon.start_times(r.started for r in rows).tolist()
 
 
 #: One row of CAMPAIGN's runs.csv changed (cell index -> text), or the line replaced.
@@ -433,4 +435,6 @@ def test_rows_read_column_at_once_are_those_read_row_by_row(seed):
     if at_once is not None:
         def key(rows):
             return [tuple("nan" if isinstance(v, float) and v != v else v for v in r) for r in rows]
+        at_once, times = at_once
         assert key(at_once) == key(one_by_one)
+        assert times.tolist() == mon.start_times(r.started for r in one_by_one).tolist()

@@ -119,8 +119,13 @@ def local_ns(texts):
     if far.any():
         raise ValueError(f"{texts[int(np.flatnonzero(far)[0])]!r} is outside the years "
                          f"{NS_YEARS[0]}-{NS_YEARS[1]} a time is held in (datetime64[ns])")
+    if max(map(len, texts)) <= _US_CHARS:       # (no text holds more than microseconds)
+        return coarse.astype("datetime64[ns]")
     return np.array(texts, dtype="datetime64[ns]")
 
 
+#: Characters of the longest zone-less ISO 8601 text with at most 6 decimals
+#: (``2026-01-01T00:00:00.000000``): one that long or shorter is exact in microseconds.
+_US_CHARS = 26
 _NS_FIRST = np.datetime64(f"{NS_YEARS[0]}-01-01", "us")
 _NS_END = np.datetime64(f"{NS_YEARS[1] + 1}-01-01", "us")

@@ -635,12 +635,12 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     if base is not None:
         start = int(base.attrs["manifest_rows"])
     try:
-        rows, _ = mon.read_monitor_manifest(directory, start, text=text)
+        rows, _, times = mon.read_monitor_manifest(directory, start, text=text, times=True)
     except ThruputError:
         if base is not None:                # a stored row's change is said first
             _check_prefix(directory, out, base, text, digest)
         raise
-    rows, times = mon.in_time_order(rows)
+    rows, times = mon.in_time_order(rows, times)
     checked = record.iloc[:0]
     if base is not None:
         _check_prefix(directory, out, base, text, digest)

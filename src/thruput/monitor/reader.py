@@ -216,7 +216,7 @@ def read_manifest_text(directory):
     return path.read_text(encoding="utf-8")
 
 
-def read_monitor_manifest(directory, start=0, text=None):
+def read_monitor_manifest(directory, start=0, text=None, *, times=False):
     """The rows of a monitor campaign's ``runs.csv`` from data row ``start`` on.
 
     Parameters
@@ -228,12 +228,17 @@ def read_monitor_manifest(directory, start=0, text=None):
         checked here, the store's ``manifest_sha256`` holds them).
     text : str, optional
         runs.csv's text, if the caller has read it already (read here otherwise).
+    times : bool, default False
+        Also return the rows' start times (:func:`start_times`; parsed once, for
+        :func:`in_time_order`).
 
     Returns
     -------
     rows : list of MonitorRow
     text : str
         The whole of runs.csv (for :func:`manifest_digest`).
+    started : numpy.ndarray of datetime64[ns]
+        Only with ``times``.
 
     Raises
     ------
@@ -253,13 +258,14 @@ def read_monitor_manifest(directory, start=0, text=None):
     body = text[header_end:]
     rest = _after_rows(body, start)
     if rest is not None:        # (only the rows from ``start`` on are read)
-        rows = _split_rows(rest, start + 2) if rest else []
+        found = _split_rows(rest, start + 2) if rest else ([], start_times([]))
     else:
-        rows = _split_rows(body, 2)
-        rows = rows if rows is None else rows[start:]
-    if rows is None:        # (something to say by its line: read row by row)
-        return rows_one_by_one(body, 0, start, path), text
-    return rows, text
+        found = _split_rows(body, 2)
+        found = found if found is None else (found[0][start:], found[1][start:])
+    if found is None:       # (something to say by its line: read row by row)
+        rows = rows_one_by_one(body, 0, start, path)
+        found = rows, start_times(r.started for r in rows) if times else None
+    return (found[0], text, found[1]) if times else (found[0], text)
 
 
 def _after_rows(body, start):
@@ -316,9 +322,10 @@ def rows_one_by_one(records, first, start=None, path=None):
     return rows
 
 
-def in_time_order(rows):
+def in_time_order(rows, times=None):
     """``rows`` sorted by start time, ties (and rows without one, last) in manifest order,
-    and their start times (datetime64[ns]) in that order.
+    and their start times (datetime64[ns]) in that order (``times``: those of ``rows``, if
+    the caller has them: :func:`read_monitor_manifest`).
 
     The order :func:`combine` gives the runs (a store's order), so that batches
     read in this order are appended one after the other: a runs.csv whose rows are not in
@@ -326,7 +333,7 @@ def in_time_order(rows):
     otherwise have a later batch start before the end of the store and make it be
     rewritten whole, again and again.
     """
-    times = start_times(r.started for r in rows)
+    times = start_times(r.started for r in rows) if times is None else times
     order = np.argsort(times, kind="stable")
     if np.array_equal(order, np.arange(len(rows))):
         return rows, times
@@ -352,22 +359,24 @@ def start_times(started):
 def _split_rows(body, first_line=2):
     """The rows of ``body`` (data lines of runs.csv, the first on line ``first_line``) read by
     :func:`thruput.campaign.runs.bulk_table` and checked column by column (Arrow's kernels),
-    when every line is one valid row; None for anything else: then :func:`rows_one_by_one`
-    reads the rows, and names the line of each problem."""
+    when every line is one valid row, with their start times (:func:`start_times`); None for
+    anything else: then :func:`rows_one_by_one` reads the rows, and names the line of each
+    problem."""
     table = bulk_table(body, MONITOR_MANIFEST_COLUMNS)
     if table is None:
         return None
     lines = table.num_rows
     if not lines:
-        return []
+        return [], start_times([])
     column = dict(zip(MONITOR_MANIFEST_COLUMNS, table.columns))
     columns = [column[name].to_pylist() for name in MONITOR_MANIFEST_COLUMNS]
-    if not _valid_columns(column, lines, columns[5]):
+    times = _valid_columns(column, lines, columns[5])
+    if times is None:
         return None
-    slot = columns[4]
-    if not all(v == "" or v.isdecimal() for v in slot):   # (what int() takes)
+    slots = _slots(column["slot"], columns[4])
+    if slots is None:
         return None
-    columns[4] = [int(v) if v else -1 for v in slot]
+    columns[4] = slots
     for k, name in ((10, "socket_buffer"), (11, "size"), (12, "rate")):
         values = _numbers(column[name])
         if values is None:
@@ -376,7 +385,23 @@ def _split_rows(body, first_line=2):
     # (tuple.__new__ at C speed: MonitorRow(...) runs its Python __new__ per row; no
     # collection of cycles among rows that cannot form any: it took a third of the time)
     with paused_gc():
-        return list(map(tuple.__new__, repeat(MonitorRow), zip(*columns, range(first_line, first_line + lines))))
+        rows = list(map(tuple.__new__, repeat(MonitorRow), zip(*columns, range(first_line, first_line + lines))))
+    return rows, times
+
+
+def _slots(cells, texts):
+    """A runs.csv slot column (Arrow strings ``cells``, ``texts`` the same as str) as ints
+    (-1 for an empty cell) as ``int`` reads them, or None if a cell is not a whole number:
+    ASCII digits cast by Arrow at once, anything else (Unicode digits) by ``int``."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if pc.all(pc.match_substring_regex(cells, r"^[0-9]{0,18}$")).as_py():
+        present = pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.string()), cells)
+        return [-1 if v is None else v for v in pc.cast(present, pa.int64()).to_pylist()]
+    if not all(v == "" or v.isdecimal() for v in texts):     # (what int() takes)
+        return None
+    return [int(v) if v else -1 for v in texts]
 
 
 #: A number cell Arrow's cast reads as Python's ``float`` does (both correctly rounded),
@@ -405,9 +430,9 @@ def _numbers(cells):
 
 
 def _valid_columns(column, n, started):
-    """True if the columns (Arrow strings, stripped) of ``n`` rows, their start times
-    ``started`` (str), hold only what :func:`_row` takes, and no run id twice (slot and
-    numbers aside)."""
+    """The start times (:func:`start_times`) of ``started`` (str) if the columns (Arrow
+    strings, stripped) of ``n`` rows hold only what :func:`_row` takes, and no run id twice
+    (slot and numbers aside); else None."""
     import pyarrow.compute as pc
 
     def values(name):
@@ -423,15 +448,16 @@ def _valid_columns(column, n, started):
             or any_(pc.equal(column["run"], "")) or any_(pc.equal(column["path_name"], ""))
             or pc.count_distinct(column["run"]).as_py() != n
             or any_(pc.and_(pc.equal(column["outcome"], "ok"), pc.equal(column["path"], "")))):
-        return False
+        return None
     # a path that may name a file outside the folder (absolute, a drive, ".."): each one asked
     doubtful = column["path"].filter(pc.match_substring_regex(column["path"], r"^[/\\]|^.:|\.\."))
     if any(map(path_problem, set(doubtful.to_pylist()))):
-        return False
+        return None
     try:
-        return not np.isnat(start_times(started)).any()
+        times = start_times(started)
     except ValueError:
-        return False
+        return None
+    return None if np.isnat(times).any() else times
 
 
 def _number(value, key, problems):
@@ -634,7 +660,7 @@ def _iperf3_pile(directory, rows, ok):
     shas, datas, name = read_pile(paths)
     if name != iperf3_json.NAME:
         return None, None
-    return iperf3_json.totals_many([decode(data) for data in datas], names=paths), shas
+    return iperf3_json.totals_many([decode(data) for data in datas], names=paths, failed_only=True), shas
 
 
 def _read_one(directory, row, ledger):
