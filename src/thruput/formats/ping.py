@@ -573,9 +573,10 @@ def _replies_fast(text):
 
     The text is cut into lines and every line checked against :data:`FAST_REPLY` at once
     (``pyarrow.compute.match_substring_regex``, RE2's DFA). The replies' numbers are then
-    taken by position (:func:`_fields_by_position`) where every reply has the layout of
-    the first, else by ``extract_regex``; each field is converted to float64 by one cast
-    (correctly rounded, as Python's ``float``). This needs every reply to print the same
+    taken by position where every reply has the layout of the first (found on their bytes,
+    :func:`_numbers_by_position`, or in their words, :func:`_fields_by_position`), else by
+    ``extract_regex``; each field is converted to float64 by one cast (correctly rounded,
+    as Python's ``float``). This needs every reply to print the same
     fields (with or without ``-D`` timestamp, TTL and time) and no other line to be a
     reply of another form (a flag, a name appearing later); otherwise None, and
     :func:`_replies_general` reads the log line by line in a single regex pass.
