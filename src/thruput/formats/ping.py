@@ -685,23 +685,15 @@ def _numbers_by_position(replies, pattern):
     def all_start(at, text):    # the bytes from each ``at`` begin with text (within a reply)
         return all(_all_eight(raw, at + i, text[i: i + 8]) for i in range(0, len(text), 8))
 
-    starts = [0] + [i + 1 for i, c in enumerate(first) if c == " "]
-    word_of = {name: first.count(" ", 0, m.start(name)) for name in FAST_FIELDS
-               if m.group(name) is not None}
-    checked = set(range(word_of["seq"], k)) | set(range(word_of["size"], word_of["size"] + 3))
-    by_word = {j: name for name, j in word_of.items()}
     columns = dict.fromkeys(FAST_FIELDS)
-    for j in sorted(checked | set(by_word)):
+    for j, word, name, before, after in _layout(first, m):
         start = ends[:-1] if j == 0 else spaces[:, j - 1] + 1
         end = ends[1:] if j == k - 1 else spaces[:, j]
-        word = first[starts[j]: (starts[j + 1] - 1) if j + 1 < k else len(first)]
-        name = by_word.get(j)
         if name is None:                            # a literal word: bytes, from, ms
             if not (np.all(end - start == len(word)) and all_start(start, word.encode())):
                 return None
             continue
-        before = first[starts[j]: m.start(name)].encode()
-        after = word[m.end(name) - starts[j]:].encode()
+        before, after = before.encode(), after.encode()
         a, b = start + len(before), end - len(after)
         if not (np.all(b > a) and all_start(start, before) and all_start(b, after)):
             return None                             # (an empty field: _cast_fields decides)
@@ -738,6 +730,28 @@ def _all_eight(raw, at, text):
 _FAST_PATTERNS = {p: _ascii(p) for p in (FAST_REPLY, FAST_REPLY_NAMED)}
 
 
+def _layout(first, m):
+    """The words of the first reply ``first`` (``m``: its match) that tell every reply's
+    layout, in order: ``(j, word, field, before, after)`` for word ``j`` (the text between
+    its spaces): ``field`` None for a literal word (``bytes``, ``from``, ``ms``), else the
+    field in it and the text ``before`` and ``after`` its number (``icmp_seq=``, ``.``).
+    Those are ``bytes`` and ``from``, every field's word and every word from the sequence
+    number on (:func:`_fields_by_position`, :func:`_numbers_by_position`)."""
+    k = first.count(" ") + 1
+    starts = [0] + [i + 1 for i, c in enumerate(first) if c == " "]
+    word_of = {name: first.count(" ", 0, m.start(name)) for name in FAST_FIELDS
+               if m.group(name) is not None}
+    checked = set(range(word_of["seq"], k)) | set(range(word_of["size"], word_of["size"] + 3))
+    by_word = {j: name for name, j in word_of.items()}
+    for j in sorted(checked | set(by_word)):
+        word = first[starts[j]: (starts[j + 1] - 1) if j + 1 < k else len(first)]
+        name = by_word.get(j)
+        if name is None:
+            yield j, word, None, "", ""
+        else:
+            yield j, word, name, first[starts[j]: m.start(name)], word[m.end(name) - starts[j]:]
+
+
 def _fields_by_position(replies, pattern):
     """``{field: its text in each reply}`` (``None`` for a field the replies do not
     print) taken by position, or None where the replies' layouts differ.
@@ -764,22 +778,13 @@ def _fields_by_position(replies, pattern):
     low, high = pc.min_max(counts).values()
     if low.as_py() != k or high.as_py() != k:
         return None
-    starts = [0] + [i + 1 for i, c in enumerate(first) if c == " "]
-    word_of = {name: first.count(" ", 0, m.start(name)) for name in FAST_FIELDS
-               if m.group(name) is not None}
     fields = dict.fromkeys(FAST_FIELDS)
-    checked = set(range(word_of["seq"], k)) | set(range(word_of["size"], word_of["size"] + 3))
-    by_word = {j: name for name, j in word_of.items()}
-    for j in sorted(checked | set(by_word)):
+    for j, word, name, before, after in _layout(first, m):
         column = pc.list_element(words, j)
-        word = first[starts[j]: (starts[j + 1] - 1) if j + 1 < k else len(first)]
-        name = by_word.get(j)
         if name is None:                        # a literal word: bytes, from, ms
             if not pc.all(pc.equal(column, word)).as_py():
                 return None
             continue
-        before = first[starts[j]: m.start(name)]
-        after = word[m.end(name) - starts[j]:]
         if (before and not pc.all(pc.starts_with(column, before)).as_py()) \
                 or (after and not pc.all(pc.ends_with(column, after)).as_py()):
             return None
