@@ -18,7 +18,7 @@ import re
 
 import numpy as np
 
-__all__ = ["SIZE_SUFFIXES", "DURATION_UNITS", "ISO_UTC", "ISO_8601", "NS_YEARS", "parse_size",
+__all__ = ["SIZE_SUFFIXES", "DURATION_UNITS", "ISO_UTC", "ISO_8601", "NS_YEARS", "ISO_TIME_TEXT", "parse_size",
            "parse_duration", "parse_time", "iso_ns", "iso_ns_many", "local_ns"]
 
 #: Size suffixes (case-insensitive), 1024-based.
@@ -104,6 +104,8 @@ def iso_ns_many(texts):
 #: NumPy parses a time beyond them into one wrapped round (year 9999 becomes 1815) without
 #: a word: such a time is refused instead.
 NS_YEARS = (1678, 2261)
+#: What a message calls the times :func:`iso_ns` takes (``started ... is not ...``).
+ISO_TIME_TEXT = f"an ISO 8601 time of the years {NS_YEARS[0]}-{NS_YEARS[1]}"
 
 
 def local_ns(texts):

@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from ..errors import ParseError
-from ..quantities import ISO_UTC as _ISO_UTC, iso_ns as _timestamp  # noqa: F401
+from ..quantities import ISO_TIME_TEXT, ISO_UTC as _ISO_UTC, iso_ns as _timestamp  # noqa: F401
 from ..reader import read
 from .layout import LedgerTotals as _LedgerTotals
 from .metadata import (CampaignError, _Loader, _schema_message, load_metadata,  # noqa: F401
@@ -221,7 +221,7 @@ def _manifest_row(cells, line):
         try:
             _timestamp(cells["started"])
         except ValueError:
-            problems.append(f"started {cells['started']!r} is not an ISO 8601 time of the years 1678-2261")
+            problems.append(f"started {cells['started']!r} is not {ISO_TIME_TEXT}")
     if problems:
         return None, problems
     return ManifestRow(cells["run"], cells["role"], cells["path"], numbers["window"],

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..campaign.layout import escapes
 from ..hashing import sha256_file
-from ..quantities import iso_ns
+from ..quantities import ISO_TIME_TEXT, iso_ns
 from .manifest import MANIFEST, MONITOR_MANIFEST_COLUMNS, OUTCOMES, read_rows_lenient
 from .schedule import DIRECTIONS, RECORDED_TOOLS, TESTS
 
@@ -58,7 +58,7 @@ def _row_problems(row, paths):
         if np.isnat(iso_ns(row.started)):
             raise ValueError
     except ValueError:
-        wrong.append(f"started {row.started!r} is not an ISO 8601 time of the years 1678-2261")
+        wrong.append(f"started {row.started!r} is not {ISO_TIME_TEXT}")
     for column in ("socket_buffer", "size", "rate"):
         value = getattr(row, column)
         try:

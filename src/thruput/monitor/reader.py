@@ -41,7 +41,7 @@ from ..hashing import sha256_bytes, sha256_hasher
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
-from ..quantities import iso_ns as _timestamp, iso_ns_many
+from ..quantities import ISO_TIME_TEXT, iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
 from ..campaign.runs import OTHER_BREAKS, bulk_table, records as manifest_records, split_header
 from ..campaign.layout import escapes, path_problem
@@ -500,7 +500,7 @@ def _row(cells, line):
         if np.isnat(_timestamp(started)):
             problems.append("started is empty (every test has a start time)")
     except ValueError:
-        problems.append(f"started {started!r} is not an ISO 8601 time of the years 1678-2261")
+        problems.append(f"started {started!r} is not {ISO_TIME_TEXT}")
     numbers = [_number(v, k, problems) for v, k in ((socket_buffer, "socket_buffer"),
                                                     (size, "size"), (rate, "rate"))]
     if problems:
