@@ -169,7 +169,7 @@ def _scan_one(text):
 def _numbers(replies):
     """The replies' fields as the float64 columns ``_TIMESTAMP`` ... ``_RTT``."""
     return np.column_stack([replies.timestamp, replies.size, replies.seq, replies.ttl,
-                            replies.rtt]).astype(np.float64)
+                            replies.rtt]).astype(np.float64, copy=False)
 
 
 def _plain(text, lines, numbers, others, n_lines, variant=None, header_line=None):

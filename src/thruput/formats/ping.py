@@ -651,13 +651,16 @@ def _cast_fields(replies, pattern):
 def _numbers_by_position(replies, pattern):
     """:func:`_cast_fields`' columns, bit for bit, where every reply has the first one's
     layout, found on the replies' UTF-8 bytes by NumPy instead of Arrow's split of every
-    reply into words (32 ms against 48 for the 10^5 replies of 1024 100-probe logs); None
+    reply into words (32 ms against 47 for the 10^5 replies of 1024 100-probe logs); None
     for anything else (then :func:`_cast_fields` decides).
 
     The words and checks are those of :func:`_fields_by_position`: the spaces of every
     reply found at once (as many in each), each literal word compared, each field's text
     around its number; each field's numbers are then cut out of the same bytes (Arrow
-    strings over them, no copy but the field's) and cast by Arrow, as there.
+    strings over them, no copy but the field's) and cast by Arrow, as there. The checks
+    reuse a few arrays of the replies' length (:class:`_AtOffsets`) rather than making new
+    ones: in a dask worker, whose glibc malloc maps every block above 128 KiB afresh, each
+    new array is paid page by page.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -669,60 +672,94 @@ def _numbers_by_position(replies, pattern):
     n, k = len(replies), first.count(" ") + 1
     large = pa.types.is_large_string(replies.type)
     _, offsets, data = replies.buffers()
-    ends = np.frombuffer(offsets, dtype=np.int64 if large else np.int32)[
-        replies.offset: replies.offset + n + 1].astype(np.int64)
-    raw = np.frombuffer(data, dtype=np.uint8)
-    spaces = np.flatnonzero(raw[ends[0]: ends[-1]] == 32) + ends[0]
-    if spaces.size != n * (k - 1):
-        return None                                 # (a reply with another number of words)
-    spaces = spaces.reshape(n, k - 1)               # (in order: each reply's, if inside it)
-    if not (np.all(spaces[:, 0] >= ends[:-1]) and np.all(spaces[:, -1] < ends[1:])):
-        return None
-    raw = raw[: ends[-1]]
+    ends = np.frombuffer(offsets, dtype=np.int64 if large else np.int32)[replies.offset: replies.offset + n + 1]
+    ends = ends if large else ends.astype(np.int64)
+    raw = np.frombuffer(data, dtype=np.uint8)[: ends[-1]]
     if raw.size < 8:
         return None
-
-    def all_start(at, text):    # the bytes from each ``at`` begin with text (within a reply)
-        return all(_all_eight(raw, at + i, text[i: i + 8]) for i in range(0, len(text), 8))
-
+    spaces = np.flatnonzero(raw[ends[0]:] == 32)
+    if spaces.size != n * (k - 1):
+        return None                                 # (a reply with another number of words)
+    spaces += ends[0]
+    spaces = spaces.reshape(n, k - 1)               # (in order: each reply's, if inside it)
+    at = _AtOffsets(raw, n)
+    if not (at.every(np.greater_equal, spaces[:, 0], ends[:-1])
+            and at.every(np.less, spaces[:, -1], ends[1:])):
+        return None
     columns = dict.fromkeys(FAST_FIELDS)
+    cuts = take = None
     for j, word, name, before, after in _layout(first, m):
-        start = ends[:-1] if j == 0 else spaces[:, j - 1] + 1
+        # (word j is the bytes start + shift .. end: ``start`` a view of ends or spaces)
+        start, shift = (ends[:-1], 0) if j == 0 else (spaces[:, j - 1], 1)
         end = ends[1:] if j == k - 1 else spaces[:, j]
         if name is None:                            # a literal word: bytes, from, ms
-            if not (np.all(end - start == len(word)) and all_start(start, word.encode())):
+            if not (at.width_is(start, end, shift + len(word)) and at.begin(start, shift, word.encode())):
                 return None
             continue
         before, after = before.encode(), after.encode()
-        a, b = start + len(before), end - len(after)
-        if not (np.all(b > a) and all_start(start, before) and all_start(b, after)):
+        if not (at.width_above(start, end, shift + len(before) + len(after))
+                and at.begin(start, shift, before) and at.begin(end, -len(after), after)):
             return None                             # (an empty field: _cast_fields decides)
-        cuts = np.empty(2 * n, dtype=np.int64)      # strings a..b, b..next a: take the first
-        cuts[0::2], cuts[1::2] = a, b
-        cuts -= a[0]
+        if cuts is None:                            # strings a..b, b..next a: take the first
+            cuts, take = np.empty(2 * n, dtype=np.int64), np.arange(0, 2 * n, 2)
+        head = int(start[0]) + shift + len(before)
+        np.add(start, shift + len(before) - head, out=cuts[0::2])
+        np.add(end, -len(after) - head, out=cuts[1::2])
         pieces = pa.Array.from_buffers(pa.large_string(), 2 * n - 1, [None, pa.py_buffer(cuts),
-                                                                      data.slice(int(a[0]))])
+                                                                      data.slice(head)])
         try:
-            columns[name] = pc.cast(pieces.take(np.arange(0, 2 * n, 2)), pa.float64()).to_numpy(
-                zero_copy_only=False)
+            columns[name] = pc.cast(pieces.take(take), pa.float64()).to_numpy(zero_copy_only=False)
         except pa.ArrowInvalid:
             return None
+        del pieces                                  # (cuts is written again for the next field)
     return columns
 
 
-def _all_eight(raw, at, text):
-    """Whether the bytes of ``raw`` from each offset ``at`` on begin with ``text`` (at most
-    8 bytes, each ``at + len(text)`` within ``raw``): the 8 bytes from each offset read as
-    one little-endian integer (a view of ``raw`` a byte apart, no copy), masked, compared."""
-    words = np.ndarray(shape=(raw.size - 7,), dtype="<u8", buffer=raw, strides=(1,))
-    last = raw.size - 8
-    if at.max() <= last:
-        found = words[at]
-    else:                       # (the last 7 bytes: read from before them, shifted)
-        shift = np.maximum(at - last, 0)
-        found = words[at - shift] >> (shift.astype(np.uint64) * np.uint64(8))
-    mask = np.uint64((1 << 8 * len(text)) - 1)
-    return bool(np.all((found & mask) == np.uint64(int.from_bytes(text, "little"))))
+class _AtOffsets:
+    """Checks of the bytes ``raw`` at one offset of each of ``n`` replies (ascending: a
+    column of their word starts or ends, and a shift), into scratch arrays of this
+    object's, so that a check makes no new array of the replies' length."""
+
+    def __init__(self, raw, n):
+        self.raw, self.last = raw, raw.size - 8     # (the last offset 8 bytes can be read at)
+        self.where = np.empty(n, dtype=np.int64)
+        self.ok = np.empty(n, dtype=bool)
+
+    def every(self, compare, a, b):
+        """Whether ``compare(a, b)`` holds for every reply."""
+        return bool(compare(a, b, out=self.ok).all())
+
+    def width_is(self, start, end, width):
+        """Whether ``end - start == width`` for every reply."""
+        return self.every(np.equal, np.subtract(end, start, out=self.where), width)
+
+    def width_above(self, start, end, width):
+        """Whether ``end - start > width`` for every reply."""
+        return self.every(np.greater, np.subtract(end, start, out=self.where), width)
+
+    def begin(self, at, shift, text):
+        """Whether the bytes from each ``at + shift`` on begin with ``text`` (each within
+        ``raw``), 8 bytes at a time."""
+        if shift < 0:                               # (a view cannot start before raw)
+            at, shift = np.add(at, shift, out=self.where), 0
+        return all(self._eight(at, shift + i, text[i: i + 8]) for i in range(0, len(text), 8))
+
+    def _eight(self, at, shift, text):
+        """Whether the bytes from each ``at + shift`` begin with ``text`` (at most 8 bytes):
+        the 8 bytes from each offset read as one little-endian integer (a view of ``raw``
+        from ``shift`` on, a byte apart), masked, compared. (Only the gathered integers are
+        a new array: NumPy's ``take`` into an array kept takes nine times as long from an
+        unaligned view.)"""
+        raw, cut = self.raw, len(at)
+        while cut and at[cut - 1] + shift > self.last:
+            cut -= 1                                # (the last bytes: read below, shifted)
+        view = np.ndarray(shape=(max(self.last - shift + 1, 0),), dtype="<u8", buffer=raw,
+                          offset=shift, strides=(1,))
+        words = view[at] if cut == len(at) else np.concatenate([view[at[:cut]], np.array([
+            int.from_bytes(raw[int(a) + shift: int(a) + shift + 8].tobytes(), "little")
+            for a in at[cut:]], dtype=np.uint64)])
+        np.bitwise_and(words, np.uint64((1 << 8 * len(text)) - 1), out=words)
+        return self.every(np.equal, words, np.uint64(int.from_bytes(text, "little")))
 
 
 #: :data:`FAST_REPLY` and :data:`FAST_REPLY_NAMED` for Python's ``re`` (the first reply's
