@@ -651,8 +651,9 @@ def _cast_fields(replies, pattern):
 def _numbers_by_position(replies, pattern):
     """:func:`_cast_fields`' columns, bit for bit, where every reply has the first one's
     layout, found on the replies' UTF-8 bytes by NumPy instead of Arrow's split of every
-    reply into words (32 ms against 47 for the 10^5 replies of 1024 100-probe logs); None
-    for anything else (then :func:`_cast_fields` decides).
+    reply into words (for the 10^5 replies of 1024 100-probe logs, 30 ms against 47 in one
+    process, 36 against 47 in a dask worker); None for anything else (then
+    :func:`_cast_fields` decides).
 
     The words and checks are those of :func:`_fields_by_position`: the spaces of every
     reply found at once (as many in each), each literal word compared, each field's text
