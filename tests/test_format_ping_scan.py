@@ -208,9 +208,10 @@ def test_numbers_by_position_are_the_cast_fields_or_none(replies, which, at, jun
     matched = [line for line in lines if ping._FAST_PATTERNS[pattern].match(line)]
     if not matched:
         return
-    arrays = [pa.array(matched, kind) for kind in (pa.large_string(), pa.string())]
-    if len(matched) > 1:                    # (a slice: its offsets start inside the buffer)
-        arrays += [pa.array(["64 bytes"] + matched, kind).slice(1) for kind in (pa.large_string(), pa.string())]
+    kinds = (pa.large_string(), pa.string())
+    arrays = [pa.array(matched, kind) for kind in kinds]
+    # (and slices: their offsets start inside the buffer, after another string)
+    arrays += [pa.array(["64 bytes"] + matched, kind).slice(1) for kind in kinds]
     for array in arrays:
         fast = ping._numbers_by_position(array, ping._FAST_PATTERNS[pattern])
         if fast is None:
