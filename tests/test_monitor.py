@@ -232,6 +232,29 @@ def test_new_writes_a_valid_campaign_and_refuses_to_overwrite(tmp_path, capsys):
     assert "exists; edit it, or pick a new directory" in capsys.readouterr().err
 
 
+def test_new_asks_for_each_test_by_its_own_options_and_drops_none_in_silence(tmp_path, capsys):
+    """A ping count or interval alone asks for ping (at ping's own 56 bytes); a test's
+    length without what asks for the test, or no test at all, is an error saying what
+    to give, and writes nothing."""
+    def schedule(name, *options):
+        assert main(["monitor", "new", str(tmp_path / name), "--to", "127.0.0.1", *options]) == 0
+        return yaml.safe_load((tmp_path / name / "campaign.yaml").read_text())["schedule"]["tests"]
+
+    assert schedule("count", "--ping-count", "15") == [
+        {"test": "ping", "count": 15, "interval_s": 0.2, "sizes": [56]}]
+    assert schedule("mixed", "--tcp-buffers", "128K", "--tcp-duration", "2s", "--ping-interval", "0.5") == [
+        {"test": "tcp", "tool": "iperf3", "duration_s": 2.0, "socket_buffers": [131072]},
+        {"test": "ping", "count": 10, "interval_s": 0.5, "sizes": [56]}]
+    capsys.readouterr()
+    for name, options, said in [
+            ("tcp", ["--tcp-duration", "5s", "--ping-sizes", "56"], "--tcp-buffers"),
+            ("udp", ["--udp-duration", "5s", "--tcp-buffers", "1M"], "--udp-rate"),
+            ("none", [], "no test asked for")]:
+        assert main(["monitor", "new", str(tmp_path / name), "--to", "127.0.0.1", *options]) == 1
+        assert said in capsys.readouterr().err
+        assert not (tmp_path / name).exists()
+
+
 def test_monitor_on_a_sweep_campaign_says_so(tmp_path, capsys):
     (tmp_path / "campaign.yaml").write_text("kind: tcp_sweep\nname: x\n")
     assert main(["monitor", str(tmp_path), "--duration", "1s"]) == 1

@@ -89,14 +89,16 @@ def add_parser(sub):
     n.add_argument("--tool", choices=("iperf3", "iperf2"), default="iperf3",
                    help="throughput tool of the tcp and udp tests (default: iperf3)")
     n.add_argument("--tcp-buffers", type=_sizes, default=[], help="socket buffers, e.g. 64K,1M")
-    n.add_argument("--tcp-duration", type=parse_duration, default=10.0,
-                   help="length of each TCP test, e.g. 10s (default: 10 s)")
+    n.add_argument("--tcp-duration", type=parse_duration,
+                   help="length of each TCP test, e.g. 10s (default: 10 s; needs --tcp-buffers)")
     n.add_argument("--udp-rate", type=float, metavar="BIT/S", help="UDP test rate, bit/s")
-    n.add_argument("--udp-duration", type=parse_duration, default=10.0,
-                   help="length of each UDP test (default: 10 s)")
-    n.add_argument("--ping-sizes", type=_sizes, default=[], help="ping -s sizes, e.g. 108,1480")
-    n.add_argument("--ping-count", type=int, default=10, help="probes per ping test (default: 10)")
-    n.add_argument("--ping-interval", type=float, default=0.2, help="ping -i, s")
+    n.add_argument("--udp-duration", type=parse_duration,
+                   help="length of each UDP test (default: 10 s; needs --udp-rate)")
+    n.add_argument("--ping-sizes", type=_sizes, default=[],
+                   help="ping -s sizes, e.g. 108,1480 (default: 56 where --ping-count or "
+                        "--ping-interval asks for ping)")
+    n.add_argument("--ping-count", type=int, help="probes per ping test (default: 10)")
+    n.add_argument("--ping-interval", type=float, help="ping -i, s (default: 0.2)")
     n.add_argument("--day", type=parse_duration, metavar="DURATION",
                    help="schedule.day_s: the cycle the statistics fold on, e.g. 24h (default: "
                         "none; the period is found in the data where significant)")
