@@ -203,6 +203,26 @@ def test_synthetic_20_paths_verdicts_and_breaches(twenty):
     assert int(sla["longest_breach"].sel(path="src1-dst2").squeeze()) == 18
 
 
+def test_a_series_no_rule_applies_to_is_ok_while_it_has_data():
+    """Without rules (a new user's first campaign) the report is ok, exit 0, not "no
+    data", while the last slot has an ok run of any test; a series silent in its last
+    slot is no data (the monitor may have stopped), with the time of its last data."""
+    ds = synthetic_20_paths()
+    meta = json.loads(ds.attrs["metadata"])
+    meta.pop("alerts"), meta.pop("baseline")
+    ds.attrs["metadata"] = json.dumps(meta)
+    rep = alerts.report_json(alerts.evaluate(ds))
+    states = {s["path"]: s for s in rep["series"]}
+    assert rep["rules"] == [] and rep["state"] == "no data" and rep["exit_status"] == 3
+    assert states[SILENT]["state"] == "no data" and states[SILENT]["last_data"] is not None
+    assert {s["state"] for p, s in states.items() if p != SILENT} == {"ok"}
+    assert all(s["last_data"] == rep["last_slot"] for p, s in states.items() if p != SILENT)
+    rep = alerts.report_json(alerts.evaluate(ds.where(ds["path"] != SILENT, drop=True)))
+    assert rep["state"] == "ok" and rep["exit_status"] == 0
+    text = alerts.format_report(rep)
+    assert "every slot is ok" in text and "None" not in text
+
+
 def test_synthetic_20_paths_grid(twenty):
     _, tables = twenty
     cells = grid_cells(tables, json.loads(tables["alert_state"].attrs["metadata"])["paths"])

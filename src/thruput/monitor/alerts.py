@@ -42,7 +42,7 @@ __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PA
 STATES = {-1: "no data", 0: "ok", 1: "pending", 2: "breach"}
 NO_DATA, OK, PENDING, BREACH = -1, 0, 1, 2
 #: The verdict of a path and direction, worst first: an open breach of any rule, no data
-#: in the last slots of every rule, else ok.
+#: in the last slots of every rule (of any test, where no rule applies), else ok.
 VERDICTS = ("breach", "no data", "ok")
 #: (test, metric) -> the variable of the monitor Dataset a rule watches, and its units.
 METRICS = {
@@ -292,7 +292,11 @@ def evaluate(ds, params=None, changes=None):
         "ran": (("rule", "path", "direction", "slot"), ran, {"long_name": "the test ran (any outcome)"}),
         "applies": (("rule", "path", "direction"), applies, {"long_name": "the rule applies to the series"}),
     }, coords=coords)
-    out = {"alert_state": alert, "breaches": _breach_table(rows), "verdict": _verdict(alert, rules, rows)}
+    dir_index = np.array([directions.index(d) for d in runs.directions.tolist()], np.int64)
+    with_data = np.zeros(shape[1:], bool)      # (path, direction, slot): an ok run of any test
+    with_data[runs.path_code[runs.ok], dir_index[runs.dir_code[runs.ok]], runs.pos[runs.ok]] = True
+    out = {"alert_state": alert, "breaches": _breach_table(rows),
+           "verdict": _verdict(alert, rules, rows, with_data)}
     for freq in p["sla"]:
         out[f"sla_{freq}"] = sla(alert, freq, rules)
     for name, table in out.items():
@@ -352,7 +356,11 @@ def _breach_table(rows):
     })
 
 
-def _verdict(alert, rules, rows):
+def _verdict(alert, rules, rows, with_data):
+    """Per path and direction: an open breach of any rule, else no data in the last slots
+    of every rule that applies (its ``for`` slots), else ok. A series no rule applies to
+    (no rules at all, or a reverse direction beside a ping rule) is ok while its last slot
+    has an ok run of any test (``with_data``: path x direction x slot), else no data."""
     paths, directions = alert["path"].values, alert["direction"].values
     state = np.full((paths.size, directions.size), "ok", dtype=object)
     since = np.full(state.shape, np.datetime64("NaT"), "datetime64[ns]")
@@ -362,13 +370,13 @@ def _verdict(alert, rules, rows):
     for i in range(paths.size):
         for j in range(directions.size):
             use = alert["applies"].values[:, i, j]
-            if not use.any():
-                state[i, j] = "no data"
-                continue
-            has = (st[use, i, j] != NO_DATA).any(axis=0)
+            if use.any():
+                has = (st[use, i, j] != NO_DATA).any(axis=0)
+                recent = max(int(r["for"]) for r, u in zip(rules, use) if u)
+            else:
+                has, recent = with_data[i, j], 1
             if has.any():
                 last[i, j] = times[np.flatnonzero(has)[-1]]
-            recent = max(int(r["for"]) for r, u in zip(rules, use) if u)
             if not has[-recent:].any():
                 state[i, j] = "no data"
                 since[i, j] = last[i, j]
@@ -565,7 +573,8 @@ def format_report(report):
         lines.append("  no alerts: or baseline: rules in campaign.yaml: every slot is ok")
     for s in report["series"]:
         since = f" since {s['since']}" if s["since"] else ""
-        lines.append(f"{s['path']} {s['direction']}: {s['state']}{since} (last data {s['last_data']})")
+        lines.append(f"{s['path']} {s['direction']}: {s['state']}{since} "
+                     f"({'last data ' + s['last_data'] if s['last_data'] else 'no data at all'})")
         for b in s["breaches"]:
             unit = report.get("units", {}).get(b["rule"], "")
             end = "OPEN" if b["open"] else f"ended {b['end']}"
