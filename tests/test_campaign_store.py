@@ -101,7 +101,7 @@ def test_a_changed_campaign_yaml_reaches_the_store_without_new_runs(full, tmp_pa
     capsys.readouterr()
     assert main(["pipeline", "normalize", str(target), str(out)]) == 0
     said = capsys.readouterr().out
-    assert "campaign.yaml changed since the store was written" in said and "appended 0 runs" in said
+    assert "campaign.yaml changed since the store was written (title)" in said and "appended 0 runs" in said
     ds = thruput.open_campaign(out)
     assert ds.attrs["title"] == "Loopback monitor, renamed"
     assert json.loads(ds.attrs["metadata"])["title"] == "Loopback monitor, renamed"

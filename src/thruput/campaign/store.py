@@ -600,8 +600,9 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         ``appended`` (False for a new store), ``runs_added_disagreeing`` (runs added with
         a failed check of their tool's own totals: ``tool_checks_failed > 0``),
         ``rebuilt`` (why a store was written anew from every row, or ``""``: one written
-        by another :data:`monitor.MONITOR_VERSION`), ``metadata_updated`` (the store's
-        copy of campaign.yaml replaced by the one there now, with or without new rows).
+        by another :data:`monitor.MONITOR_VERSION`), ``metadata_updated`` (the top-level
+        keys of campaign.yaml that changed since the store's copy, replaced by the one
+        there now, with or without new rows; ``[]`` if none).
 
     Raises
     ------
@@ -687,10 +688,21 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     new = new[new.index != ""]
     save_record(out, pd.concat([checked, new]) if len(checked) else new)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
-    metadata_updated = base is not None and base.attrs.get("metadata") != attrs.get("metadata")
+    metadata_updated = _changed_keys(base.attrs.get("metadata"), attrs.get("metadata")) if base is not None else []
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
             "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing,
             "rebuilt": rebuilt, "metadata_updated": metadata_updated}
+
+
+def _changed_keys(old, new):
+    """The top-level keys whose values differ between two campaign.yaml copies (JSON texts,
+    as a store's attrs hold them), sorted."""
+    import json
+
+    if old == new:
+        return []
+    old, new = (json.loads(text) if text else {} for text in (old, new))
+    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
 
 
 def _refresh_campaign_attrs(out, base, metadata, manifest):

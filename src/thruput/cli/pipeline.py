@@ -158,8 +158,8 @@ def _normalize_monitor(args):
     if done["rebuilt"]:
         print(f"{args.out}: rebuilt: {done['rebuilt']}")
     if done.get("metadata_updated"):
-        print(f"{args.out}: campaign.yaml changed since the store was written: its copy in "
-              "the store replaced (title, description, events, ...)")
+        print(f"{args.out}: campaign.yaml changed since the store was written "
+              f"({', '.join(done['metadata_updated'])}): its copy in the store replaced")
     verb = "appended" if done["appended"] else "wrote"
     print(f"{args.out}: {verb} {done['runs_added']} runs; {done['runs']} runs, "
           f"{done['files_read']} files in the store")
