@@ -221,6 +221,10 @@ def test_a_series_no_rule_applies_to_is_ok_while_it_has_data():
     assert rep["state"] == "ok" and rep["exit_status"] == 0
     text = alerts.format_report(rep)
     assert "every slot is ok" in text and "None" not in text
+    from thruput.report import health
+    tables = alerts.evaluate(ds)
+    assert "None" not in health.health_verdicts(tables).data
+    assert health.health_sla(tables).data.startswith("No rule, so no SLA")
 
 
 def test_synthetic_20_paths_grid(twenty):

@@ -72,7 +72,7 @@ def test_the_recorded_campaign_finds_its_change_and_builds_its_page(tmp_path, ca
     assert params["period_reason"].startswith("period 'auto' (no schedule.day_s): no significant period")
     assert "false-alarm probability" in params["period_reason"]
     assert "why this period" in page.monitor_overview(product).data
-    assert page.monitor_daily_profile(product, "tcp").data.startswith("*No daily profile: period 'auto'")
+    assert page.monitor_daily_profile(product, "tcp").data.startswith("*No daily profile of TCP throughput: period 'auto'")
     answers = page.seed004_answers(product).data
     assert "one socket buffer (256 KiB) only: growth with the buffer cannot be seen" in answers
     out = tmp_path / "page.ipynb"

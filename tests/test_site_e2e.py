@@ -135,6 +135,12 @@ def test_every_page_in_a_browser(site, server, browser, output_dir):
             marks = charts.nth(i).locator("svg .role-mark > *").count()
             if marks == 0:
                 problems.append(f"{rel}: chart {i + 1} has no marks")
+        # (a NaN a scale gave, as an opacity: the browser ignores it, so a band meant to
+        # be faint was drawn opaque over its median line)
+        nan = page.evaluate("""() => [...document.querySelectorAll('.thruput-chart svg *')].flatMap(
+            e => [...e.attributes].filter(a => a.value === 'NaN').map(a => e.tagName + ' ' + a.name))""")
+        if nan:
+            problems.append(f"{rel}: chart attributes that are NaN: {sorted(set(nan))}")
         cells = [t.strip() for t in page.locator("table td").all_inner_texts()]
         if page.locator("table").count() and not any(NUMBER.match(c.replace(" ", "")) for c in cells):
             problems.append(f"{rel}: tables hold no numbers")

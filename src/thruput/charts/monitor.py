@@ -83,7 +83,7 @@ def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
         x=x, y=alt.Y("p10:Q", title=f"{y_title} ({unit})"), y2="p90:Q", color=color,
         detail="segment:N", opacity=alt.Opacity("band:N", title=None, legend=alt.Legend(
             symbolType="square", symbolSize=150, symbolFillColor="#999999", symbolStrokeWidth=0),
-            scale=alt.Scale(range=[0.25])))
+            scale=alt.Scale(type="ordinal", range=[0.25])))   # (a one-value range of the default scale gave NaN: an opaque band)
     line = base.mark_line(strokeWidth=2).encode(
         x=x, y="median:Q", color=color, detail="segment:N",
         tooltip=[alt.Tooltip("utcyearmonthdatehoursminutes(time):T", title="bin (UTC)"), alt.Tooltip("median:Q", format=".3g", title=f"median ({unit})"),
@@ -136,7 +136,10 @@ def period_distributions(hist, unit="Mbit/s", title="", quantity="throughput"):
     ``hist``: ``bin_low``, ``bin_high`` (``unit``), ``fraction`` (1), ``period``, ``series``.
     """
     return alt.Chart(hist).mark_bar(opacity=0.55, binSpacing=0).encode(
-        x=alt.X("bin_low:Q", title=f"{quantity} ({unit})", bin="binned"), x2="bin_high:Q",
+        # (a binned axis labels every bin edge: tens of Gbit/s in Mbit/s overlapped)
+        x=alt.X("bin_low:Q", title=f"{quantity} ({unit})", bin="binned",
+                  axis=alt.Axis(labelOverlap="greedy", labelSeparation=6)),
+        x2="bin_high:Q",
         y=alt.Y("fraction:Q", title="fraction of the period's runs", stack=None),
         color=series_color("period", "period", sorted(hist["period"].unique())),
         tooltip=["period:N", alt.Tooltip("bin_low:Q", format=".3g"), alt.Tooltip("bin_high:Q", format=".3g"),

@@ -91,8 +91,8 @@ def health_grid(tables, paths_meta=None, href="#{path}-{direction}"):
 
 def health_verdicts(tables):
     rep = report_json(tables)
-    rows = [{"path": s["path"], "direction": s["direction"], "state": s["state"], "since": s["since"],
-             "last data": s["last_data"], "open breaches": sum(b["open"] for b in s["breaches"])}
+    rows = [{"path": s["path"], "direction": s["direction"], "state": s["state"], "since": s["since"] or "",
+             "last data": s["last_data"] or "", "open breaches": sum(b["open"] for b in s["breaches"])}
             for s in rep["series"]]
     return _table(pd.DataFrame(rows))
 
@@ -155,6 +155,9 @@ def health_sla(tables, freq="1D"):
         return Markdown(f"No SLA table at {freq}.")
     frame = t.to_dataframe().reset_index()
     frame = frame[frame["applies"]]
+    if frame.empty:
+        return Markdown("No rule, so no SLA: campaign.yaml has no `alerts:` or `baseline:` "
+                        "that applies to a path here.")
     frame["period"] = pd.to_datetime(frame["period"]).dt.strftime("%Y-%m-%d")
     frame["met (%)"] = (100 * frame["fraction_met"]).round(1)
     frame["availability (%)"] = (100 * frame["availability"]).round(1)

@@ -201,7 +201,8 @@ def monitor_daily_profile(product, test="tcp"):
     """Median per hour of the day (compressed where the campaign says so), with CIs, in
     each of the periods compared."""
     if "cycle" not in product:
-        return Markdown(f"*No daily profile: {_params(product).get('period_reason', 'no period')}.*")
+        return Markdown(f"*No daily profile of {DISPLAY[test][2]}: "
+                        f"{_params(product).get('period_reason', 'no period')}.*")
     cyc = product["cycle"]
     frame = _series_table(cyc[["median", "low", "high", "n"]])
     frame = frame[frame["test"] == test].copy()
