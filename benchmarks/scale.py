@@ -23,7 +23,8 @@ percentiles
     (exact) of TCP throughput and of every ping probe's RTT, on the cluster.
 
 The checkouts alternate (``--repeats`` rounds of: this one, the other), so that both meet
-a shared machine in the same states; the shortest time of each step is reported. Peak RSS
+a shared machine in the same states; the shortest time of each step is reported, and the
+ratio of each round's pair (their median and range). Peak RSS
 is sampled every 0.1 s from the workers' processes (psutil) and the driver's. Imports and
 the cluster's start are not timed; every file of the archive is read once before the first
 round (page cache). Writes ``<out>/scale.json`` and ``<out>/scale.md``; nothing is asserted.
@@ -35,6 +36,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -224,6 +226,11 @@ def bench(out, paths, slots, probes, workers=2, repeats=3, against=None):
         this, other = result["checkouts"]["this"], result["checkouts"]["against"]
         result["ratios"] = {step: this[step]["seconds"] / other[step]["seconds"]
                             for step in ("normalize", "append", "percentiles")}
+        # (each round's pair ran back to back: on a shared machine whose speed drifts by
+        # tens of per cent within minutes, their ratios say more than the two shortest)
+        result["round_ratios"] = {step: [a[step]["seconds"] / b[step]["seconds"]
+                                         for a, b in zip(rounds["this"], rounds["against"])]
+                                  for step in ("normalize", "append", "percentiles")}
     return result
 
 
@@ -254,7 +261,10 @@ def markdown(result):
                      f"| {100 * r['append_fraction']:.1f} % | {r['percentiles']['seconds']:.2f} "
                      f"| {r['worker_rss_mb_max']:.0f} | {r['normalize']['driver_rss_mb']:.0f} |")
     if "ratios" in result:
-        lines += ["", "this / against: " + ", ".join(f"{k} {v:.2f}x" for k, v in result["ratios"].items())]
+        lines += ["", "this / against, shortest: " + ", ".join(f"{k} {v:.2f}x" for k, v in result["ratios"].items())]
+        lines += ["this / against, round by round: " + ", ".join(
+            f"{k} median {statistics.median(v):.2f}x ({min(v):.2f}-{max(v):.2f})"
+            for k, v in result["round_ratios"].items())]
     return "\n".join(lines) + "\n"
 
 
