@@ -79,11 +79,13 @@ def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
     changes = _utc(changes, "time", "time_lower", "time_upper") if changes is not None else None
     base = alt.Chart(bins)
     x = alt.X("time:T", scale=UTC_SCALE, axis=UTC_AXIS)
+    # (the band's opacity an ordinal scale: the default scale of a one-value range gave NaN,
+    # which browsers ignore, so the band was drawn opaque over its median line)
     band = base.mark_area(opacity=0.25).encode(
         x=x, y=alt.Y("p10:Q", title=f"{y_title} ({unit})"), y2="p90:Q", color=color,
         detail="segment:N", opacity=alt.Opacity("band:N", title=None, legend=alt.Legend(
             symbolType="square", symbolSize=150, symbolFillColor="#999999", symbolStrokeWidth=0),
-            scale=alt.Scale(type="ordinal", range=[0.25])))   # (a one-value range of the default scale gave NaN: an opaque band)
+            scale=alt.Scale(type="ordinal", range=[0.25])))
     line = base.mark_line(strokeWidth=2).encode(
         x=x, y="median:Q", color=color, detail="segment:N",
         tooltip=[alt.Tooltip("utcyearmonthdatehoursminutes(time):T", title="bin (UTC)"), alt.Tooltip("median:Q", format=".3g", title=f"median ({unit})"),
@@ -138,7 +140,7 @@ def period_distributions(hist, unit="Mbit/s", title="", quantity="throughput"):
     return alt.Chart(hist).mark_bar(opacity=0.55, binSpacing=0).encode(
         # (a binned axis labels every bin edge: tens of Gbit/s in Mbit/s overlapped)
         x=alt.X("bin_low:Q", title=f"{quantity} ({unit})", bin="binned",
-                  axis=alt.Axis(labelOverlap="greedy", labelSeparation=6)),
+                axis=alt.Axis(labelOverlap="greedy", labelSeparation=6)),
         x2="bin_high:Q",
         y=alt.Y("fraction:Q", title="fraction of the period's runs", stack=None),
         color=series_color("period", "period", sorted(hist["period"].unique())),
