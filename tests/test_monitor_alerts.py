@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from thruput.campaign.store import write_product
 from thruput.campaign.dataset import load_metadata
 from thruput.errors import ThruputError
 from thruput.monitor import alerts
@@ -240,7 +241,7 @@ def test_synthetic_20_paths_rollups(twenty, tmp_path):
     ds, _ = twenty
     tables = R.rollups(ds.chunk({"run": 500}))
     assert set(tables) == {f"{f}/{k}" for f in R.FREQS for k in ("tcp_throughput", "ping_rtt")}
-    R.save_rollups(tables, tmp_path / "r.nc")
+    write_product(tables, tmp_path / "r.nc", encoding=R.rollups_encoding(tables))
     hour = R.open_rollup(tmp_path / "r.nc", "1h", "tcp_throughput")
     assert hour.sizes["time"] == 4 and hour.sizes["path"] == 20
     med = hour["median"].sel(path="src1-dst2", direction="forward").squeeze()

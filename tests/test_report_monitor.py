@@ -15,7 +15,7 @@ from thruput import report
 from thruput.report import monitor as page
 from thruput.site.execute import execute
 from thruput.stats import monitor_product
-from thruput.stats.monitor_tables import save_product
+from thruput.campaign.store import write_product
 
 from . import synthetic as syn
 from .conftest import ROOT
@@ -29,7 +29,7 @@ PAGE_SOURCES = [ROOT / "src" / "thruput" / "report" / "monitor.py",
 def processed(tmp_path_factory):
     folder = tmp_path_factory.mktemp("processed")
     product = monitor_product(syn.monitor_campaign(), {"n_boot": 100})
-    save_product(product, folder / "synthetic-monitor.stats.nc")
+    write_product(product, folder / "synthetic-monitor.stats.nc")
     return folder
 
 
@@ -107,7 +107,7 @@ def test_the_page_says_how_many_tests_disagree_with_their_tools_totals(tmp_path)
     failed = np.zeros(ds.sizes["run"])
     failed[:5] = 1
     product = monitor_product(ds.assign(tool_checks_failed=("run", failed)), {"n_boot": 20})
-    save_product(product, tmp_path / "m.stats.nc")
+    write_product(product, tmp_path / "m.stats.nc")
     html = page.monitor_gaps(report.load_product(tmp_path, "m")).data
     assert "Tests whose tool disagrees with its own data" in html
     assert f"5 of {ds.sizes['run']} tests have a failed check" in html

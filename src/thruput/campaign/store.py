@@ -226,13 +226,13 @@ def open_store(path, chunks=None):
 
 # -- netCDF files and statistics products -------------------------------------------------
 
-def write_netcdf(ds, out):
+def write_netcdf(ds, out, encoding=None):
     """Write ``ds`` (a Dataset or DataTree) to ``out`` atomically (a temporary file
-    renamed), reproducibly."""
+    renamed), reproducibly; ``encoding`` as :meth:`xarray.Dataset.to_netcdf` takes it."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".part")
-    ds.to_netcdf(tmp, engine=NETCDF_ENGINE)
+    ds.to_netcdf(tmp, engine=NETCDF_ENGINE, **({} if encoding is None else {"encoding": encoding}))
     os.replace(tmp, out)
 
 
@@ -252,9 +252,14 @@ def open_product(path):
         return tree
 
 
-def write_product(tree, out):
-    """Write a DataTree (or Dataset) to ``out`` atomically, reproducibly (:func:`write_netcdf`)."""
-    write_netcdf(tree, out)
+def write_product(tree, out, encoding=None):
+    """Write a DataTree (or Dataset, or a dict of tables: one group each) to ``out``
+    atomically, reproducibly (:func:`write_netcdf`). Every statistics product, rollup and
+    health file of the pipeline is written here."""
+    if isinstance(tree, dict):
+        tree = xr.DataTree.from_dict({f"/{name}": table for name, table in tree.items()})
+    write_netcdf(tree, out, encoding)
+    return Path(out)
 
 
 

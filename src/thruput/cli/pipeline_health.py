@@ -50,15 +50,13 @@ def _section(path, name):
 
 
 def run_rollups(args):
-    from ..stats.rollups import FREQS, rollups, save_rollups
+    from ..campaign.store import write_product
+    from ..stats.rollups import FREQS, rollups, rollups_encoding
 
     p = _section(args.params, ROLLUPS_SECTION)
     ds = open_monitor(args.input)
     tables = rollups(ds, freqs=p.get("freqs", FREQS))
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(args.out).with_name(Path(args.out).name + ".part")
-    save_rollups(tables, tmp)
-    tmp.replace(args.out)
+    write_product(tables, args.out, encoding=rollups_encoding(tables))
     print(f"{args.out}: rollups of {ds.attrs.get('campaign', args.input)} ({len(tables)} tables)")
     return 0
 
@@ -72,7 +70,8 @@ def throughput_delay_table(ds, monitor_section):
 
 
 def run_health(args):
-    from ..monitor.alerts import evaluate, save_health, series_changes
+    from ..campaign.store import write_product
+    from ..monitor.alerts import evaluate, series_changes
 
     p = _section(args.params, HEALTH_SECTION)
     ds = open_monitor(args.input)
@@ -88,9 +87,7 @@ def run_health(args):
         print(f"thruput pipeline health: {exc}", file=sys.stderr)
         return 2
     tables["throughput_delay"] = throughput_delay_table(ds, _section(args.params, "monitor"))
-    tmp = Path(args.out).with_name(Path(args.out).name + ".part")
-    save_health(tables, tmp)
-    tmp.replace(args.out)
+    write_product(tables, args.out)
     print(f"{args.out}: alert state of {ds.attrs.get('campaign', args.input)} "
           f"({tables['breaches'].sizes.get('breach', 0)} breaches)")
     return 0

@@ -35,7 +35,7 @@ import pandas as pd
 import xarray as xr
 
 __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
-           "VERDICTS", "report_json", "format_report", "series_changes", "save_health",
+           "VERDICTS", "report_json", "format_report", "series_changes",
            "open_health", "exit_status", "EXIT"]
 
 #: State codes of ``alert_state`` (int8) and their names.
@@ -538,15 +538,8 @@ def exit_status(states):
     return EXIT["ok"]
 
 
-def save_health(tables, path):
-    """Write the alert tables as one netCDF file, one group per table."""
-    tree = xr.DataTree.from_dict({f"/{name}": table for name, table in tables.items()})
-    tree.to_netcdf(path)
-    return path
-
-
 def open_health(path):
-    """The tables written by :func:`save_health`, in memory: ``{name: Dataset}``."""
+    """The alert tables (one group each, written by ``thruput pipeline health``), in memory: ``{name: Dataset}``."""
     tree = xr.open_datatree(path)
     try:
         return {node.name: node.to_dataset().load() for node in tree.subtree if node.name and node.name != "/"}

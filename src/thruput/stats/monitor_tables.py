@@ -22,7 +22,7 @@ from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direc
 from ._portable import geomspace
 from .periodic import FALSE_ALARM, MIN_FOR_PERIOD, daily_cycle, false_alarm, periodogram
 
-__all__ = ["monitor_product", "monitor_params", "series_change_points", "save_product", "SERIES", "DEFAULT_PARAMS", "TABLES"]
+__all__ = ["monitor_product", "monitor_params", "series_change_points", "SERIES", "DEFAULT_PARAMS", "TABLES"]
 
 #: The series of a monitor campaign: per test, the variable watched and what splits runs
 #: into series (docs/design.md names).
@@ -419,13 +419,6 @@ def _with_window_limit(curves, ping, periods):
     curves["window_limit"].attrs = {"units": "bit/s", "long_name":
                                     "8 x socket buffer / median ping RTT of the period"}
     return curves
-
-
-def save_product(product, path):
-    """Write a product as one netCDF file, one group per table (``xarray.DataTree``)."""
-    tree = xr.DataTree.from_dict({f"/{name}": table for name, table in product.items()})
-    tree.to_netcdf(path)
-    return path
 
 
 def _period_grid(ds, p):

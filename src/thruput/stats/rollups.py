@@ -4,7 +4,7 @@ size) and fixed time bin, the distribution of the runs, computed once.
 esmond (perfSONAR's archive) keeps summaries at fixed resolutions so that a year of many
 paths is drawn from a few thousand rows, not from every run; :func:`rollups` does the same
 at :data:`FREQS` (5 minutes, 1 hour, 1 day). The pipeline's ``rollups-monitor`` stage
-writes them to ``data/processed/<c>.rollups.nc`` (:func:`save_rollups`, one group per
+writes them to ``data/processed/<c>.rollups.nc`` (:func:`rollups_encoding`, one group per
 resolution and series kind, e.g. ``1h/ping_rtt``); pages and ``thruput monitor report``
 read a resolution lazily with :func:`open_rollup`.
 """
@@ -17,7 +17,7 @@ import xarray as xr
 
 from .monitor import rolling_summary
 
-__all__ = ["rollups", "save_rollups", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
+__all__ = ["rollups", "rollups_encoding", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
 
 #: Resolutions of the rollups (pandas offsets; bins start at multiples since 1970 UTC).
 FREQS = ("5min", "1h", "1D")
@@ -112,10 +112,10 @@ _LOSS = {"ping": "probes lost / probes sent", "udp": "mean datagram loss fractio
          "tcp": "failed runs / runs"}
 
 
-def save_rollups(tables, path):
-    """Write :func:`rollups` as one netCDF file (group ``/<freq>/<kind>``), chunked and
-    compressed along ``time`` so that a window of a long campaign reads a few chunks."""
-    tree = xr.DataTree.from_dict({f"/{name}": table for name, table in tables.items()})
+def rollups_encoding(tables):
+    """The netCDF encoding of :func:`rollups` written as one file (group ``/<freq>/<kind>``,
+    by :func:`thruput.campaign.store.write_product`): chunked and compressed along ``time``
+    so that a window of a long campaign reads a few chunks."""
     encoding = {}
     for name, table in tables.items():
         enc = {}
@@ -123,12 +123,11 @@ def save_rollups(tables, path):
             chunks = tuple(min(s, 4096) if d == "time" else s for d, s in zip(table[var].dims, table[var].shape))
             enc[var] = {"zlib": True, "complevel": 4, "chunksizes": chunks}
         encoding[f"/{name}"] = enc
-    tree.to_netcdf(path, encoding=encoding)
-    return path
+    return encoding
 
 
 def open_rollup(path, freq, kind, start=None, end=None):
-    """One rollup (``freq``, ``kind``) of a file written by :func:`save_rollups`, lazily,
+    """One rollup (``freq``, ``kind``) of a file written with :func:`rollups_encoding`, lazily,
     the bins of ``[start, end)`` only; then loaded (a window is small)."""
     with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
         if start is not None or end is not None:
