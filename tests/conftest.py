@@ -53,3 +53,20 @@ def copy_campaign(source, parent, rows=None):
         lines = (Path(source) / "runs.csv").read_text().splitlines(keepends=True)
         (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in rows]))
     return target
+
+
+#: Test modules that build sites or pages, run DVC or start Jupyter kernels: the whole suite
+#: runs them, ``make test-fast`` (``-m "not (... or site or kernel)"``) leaves them out.
+SITE_MODULES = {"test_site_build", "test_site_e2e", "test_site_reproducible", "test_site_serve", "test_dvc",
+                "test_dvc_yaml", "test_pipeline", "test_quickstart", "test_lab_e2e", "test_notebooks",
+                "test_saved_notebook_charts", "test_benchmarks_scale", "test_benchmarks_hostile"}
+KERNEL_MODULES = {"test_report_monitor", "test_report_studies"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2] if item.module else ""
+        if module in SITE_MODULES:
+            item.add_marker(pytest.mark.site)
+        if module in KERNEL_MODULES:
+            item.add_marker(pytest.mark.kernel)

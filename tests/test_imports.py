@@ -120,3 +120,19 @@ def test_contract_imports_no_campaign_code():
                 seen.add(target)
                 todo.append(target)
     assert sorted(t for t in seen if t.startswith(("thruput.campaign", "thruput.monitor"))) == []
+
+
+def test_validate_needs_no_earlier_import():
+    """A monitor campaign is validated by its own check in a fresh interpreter where only
+    ``import thruput`` ran (no registration as a side effect of another import)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, thruput, xarray as xr\n"
+            "assert 'thruput.monitor.reader' not in sys.modules\n"
+            "try:\n"
+            "    thruput.validate(xr.Dataset(attrs={'kind': 'campaign', 'campaign_kind': 'monitor'}))\n"
+            "except Exception as exc:\n"
+            "    print(type(exc).__module__, type(exc).__name__)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "thruput.errors ContractError", out

@@ -570,14 +570,21 @@ def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note=""):
                                                t_nan.tolist(), d_nan.tolist())]
 
 
-#: Checks of campaign Datasets by ``campaign_kind``, registered by the module that builds
-#: them (:func:`register_campaign_check`).
-CAMPAIGN_CHECKS = {}
+#: Checks of campaign Datasets by ``campaign_kind``: ``"module:function"`` of the module
+#: that builds them, imported when such a Dataset is first validated (the contract imports
+#: no campaign code, and needs no import to have happened before).
+CAMPAIGN_CHECKS = {"monitor": "thruput.monitor.reader:validate_monitor"}
 
 
-def register_campaign_check(campaign_kind, check):
-    """Have :func:`validate` check campaign Datasets of ``campaign_kind`` with ``check``."""
-    CAMPAIGN_CHECKS[campaign_kind] = check
+def campaign_check(campaign_kind):
+    """The function that validates campaign Datasets of ``campaign_kind`` (None if none)."""
+    from importlib import import_module
+
+    target = CAMPAIGN_CHECKS.get(campaign_kind)
+    if target is None:
+        return None
+    module, _, name = target.partition(":")
+    return getattr(import_module(module), name)
 
 
 def validate(ds):
@@ -585,8 +592,7 @@ def validate(ds):
 
     A campaign Dataset of a kind in :data:`CAMPAIGN_CHECKS` (``kind="campaign"``,
     ``campaign_kind="monitor"``) is checked by the function registered there
-    (:func:`thruput.monitor.reader.validate_monitor`, registered as it is imported: the
-    contract imports no campaign code).
+    (:func:`thruput.monitor.reader.validate_monitor`, found by :func:`campaign_check`).
 
     Raises
     ------
@@ -596,7 +602,7 @@ def validate(ds):
         unprefixed extras, inconsistent line accounting.
     """
     if ds.attrs.get("kind") == "campaign" and ds.attrs.get("campaign_kind") in CAMPAIGN_CHECKS:
-        return CAMPAIGN_CHECKS[ds.attrs["campaign_kind"]](ds)    # a campaign, not one file
+        return campaign_check(ds.attrs["campaign_kind"])(ds)    # a campaign, not one file
     problems = []
     missing = [a for a in REQUIRED_ATTRS if a not in ds.attrs]
     if missing:

@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..contract import PROBE_STATUSES, failed_checks_per_run, register_campaign_check
+from ..contract import PROBE_STATUSES, failed_checks_per_run
 from ..errors import ContractError, ParseError, ThruputError
 from ..hashing import sha256_bytes, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
@@ -1084,4 +1084,3 @@ def validate_monitor(ds):
     return ds
 
 
-register_campaign_check("monitor", validate_monitor)
