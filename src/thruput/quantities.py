@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import time
 
 import numpy as np
 
@@ -25,7 +26,7 @@ __all__ = ["SIZE_SUFFIXES", "DURATION_UNITS", "ISO_UTC", "ISO_8601", "NS_YEARS",
 SIZE_SUFFIXES = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
 _SIZE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([kmgb]?)(?:i?b)?\s*$", re.IGNORECASE)
 #: Duration units, seconds.
-DURATION_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400}
+DURATION_UNITS = {"": 1, "s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
 _DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([a-z]*)\s*$")
 #: ISO 8601 in UTC or without an offset, as the recorder writes it: parsed by NumPy
 #: (1 us; pandas takes 16 us, and a monitor archive has a row per test).
@@ -51,11 +52,21 @@ def parse_size(text):
 
 
 def parse_duration(text):
-    """``"95m"`` -> 5700.0 (s); units s, m, min, h, d (none: seconds); else ValueError."""
-    m = _DURATION.match(str(text).lower())
+    """``"95m"`` -> 5700.0 (s); units s, m, min, h, d, w (none, or a number: seconds);
+    else ValueError."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    m = _DURATION.match(str(text).strip().lower())
     if not m or m.group(2) not in DURATION_UNITS:
-        raise ValueError(f"bad duration {text!r}: use e.g. 90s, 95m, 2h, 7d")
+        raise ValueError(f"bad duration {text!r}: use e.g. 90s, 95m, 2h, 7d, 2w")
     return float(m.group(1)) * DURATION_UNITS[m.group(2)]
+
+
+def utc_iso(seconds=None):
+    """Unix seconds (default: now) as ISO 8601 UTC with milliseconds:
+    ``2026-11-22T18:00:00.123Z``, as runs.csv's ``started`` is written."""
+    seconds = time.time() if seconds is None else seconds
+    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def parse_time(value):

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..quantities import parse_duration
+
 __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
            "VERDICTS", "report_json", "format_report", "series_changes",
            "open_health", "exit_status", "EXIT"]
@@ -59,18 +61,6 @@ DEFAULT_PARAMS = {
     "sla": ["1D", "1W"],     # SLA periods: pandas offsets; 1W = calendar weeks from Monday
     "min_baseline": 3,       # fewest slots with data in a baseline window
 }
-_DURATION_UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def _seconds(text):
-    """``"7d"`` -> 604800.0; a number is seconds."""
-    if isinstance(text, (int, float)):
-        return float(text)
-    s = str(text).strip().lower()
-    for unit in sorted(_DURATION_UNITS, key=len, reverse=True):
-        if s.endswith(unit) and s[: -len(unit)].strip():
-            return float(s[: -len(unit)]) * _DURATION_UNITS[unit]
-    return float(s)
 
 
 def _metadata(ds):
@@ -118,7 +108,7 @@ def rules_of(metadata):
                                  f"{rule['test']!r}; known: " + ", ".join(f"{t} {m}" for t, m in METRICS))
             rule["variable"], rule["units"] = METRICS[pair]
             if kind == "baseline":
-                rule["window_s"] = _seconds(rule.get("window", "7d"))
+                rule["window_s"] = parse_duration(rule.get("window", "7d"))
                 rule["window"] = str(rule.get("window", "7d"))
             rule["id"] = _describe(rule)
             if any(r["id"] == rule["id"] for r in out):          # the same rule twice

@@ -13,7 +13,6 @@ and any part of its row are removed first, so a restart goes on from a consisten
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import shutil
 import signal
@@ -22,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 from ..hashing import sha256_bytes
+from ..quantities import utc_iso
 from ..record.runner import held_signals
 from . import outcome as oc
 from .lock import not_writable
@@ -40,11 +40,6 @@ CONNECT_TIMEOUT_MS = 5000
 STOP_GRACE_S = 2.0
 #: Longest tool message kept in the ``reason`` column.
 MAX_REASON = 300
-
-
-def utc_iso(t):
-    """Unix seconds as ISO 8601 UTC with milliseconds: ``2026-11-22T18:00:00.123Z``."""
-    return dt.datetime.fromtimestamp(t, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def test_argv(spec):

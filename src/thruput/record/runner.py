@@ -16,7 +16,6 @@ for that moment. An interrupted run deletes its ``.part`` files.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 import signal
@@ -26,6 +25,7 @@ import time
 from dataclasses import dataclass
 
 from ..campaign.layout import sha256_of
+from ..quantities import utc_iso
 from .manifest import Row, append_rows
 
 __all__ = ["Target", "CellResult", "run_cell", "iperf_argv", "ping_argv", "RUNS_DIR"]
@@ -77,11 +77,6 @@ class CellResult:
     rows: list
     error: str | None = None
     throughput_bps: float | None = None  # for the progress display only
-
-
-def utc_now():
-    """Current time as ISO 8601 UTC with milliseconds: ``2026-11-22T14:00:00.123Z``."""
-    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 def iperf_argv(plan, target, cell, extra=()):
@@ -170,7 +165,7 @@ def _throughput(plan, path):
 
 def _loaded(plan, target, cell, iperf_part, ping_part):
     """Run iperf with ping alongside; return (error or None, started)."""
-    started = utc_now()
+    started = utc_iso()
     with open(ping_part, "wb") as ping_out, open(iperf_part, "wb") as iperf_out:
         pinger = subprocess.Popen(
             target.argv(ping_argv(plan, target, plan.duration_s + SLACK_S)),
@@ -199,7 +194,7 @@ def _loaded(plan, target, cell, iperf_part, ping_part):
 
 
 def _unloaded(plan, target, ping_part):
-    started = utc_now()
+    started = utc_iso()
     with open(ping_part, "wb") as out:
         proc = subprocess.run(target.argv(ping_argv(plan, target, plan.pause_s)),
                               stdout=out, stderr=subprocess.PIPE)

@@ -18,8 +18,9 @@ from tqdm import tqdm
 from . import hostinfo, metadata
 from .manifest import MANIFEST, append_rows, complete_runs, read_rows
 from .plan import Plan
-from .runner import CONNECT_TIMEOUT_MS, PART, RUNS_DIR, run_cell, utc_now
+from .runner import CONNECT_TIMEOUT_MS, PART, RUNS_DIR, run_cell
 from ..errors import ThruputError
+from ..quantities import utc_iso
 from ..monitor.outcome import classify
 
 __all__ = ["record", "RecordError", "RecordSummary", "probe_server"]
@@ -278,14 +279,14 @@ def _record(campaign_dir, name, plan, target, source_name, destination_name, abo
             about=about)
         metadata.write(campaign_dir, data)
 
-    start = utc_now()[:-5] + "Z"
+    start = utc_iso()[:-5] + "Z"
     tools = {**(existing.get("tools") or {}), **hostinfo.tool_versions(plan.tool)}
     hosts = {source: hostinfo.local_host(target.host, target.netns)}
     if not todo:
         hosts[destination] = hostinfo.far_host_unknown(plan.tool)
         if existing:
             hosts[destination] = (existing.get("hosts") or {}).get(destination, hosts[destination])
-        write_yaml((existing.get("dates") or {}).get("end") or utc_now()[:-5] + "Z")
+        write_yaml((existing.get("dates") or {}).get("end") or utc_iso()[:-5] + "Z")
         return summary
     far, server_version = probe_server(plan, target)
     hosts[destination] = far
@@ -313,5 +314,5 @@ def _record(campaign_dir, name, plan, target, source_name, destination_name, abo
         finished = True
     finally:
         bar.close()
-        write_yaml(utc_now()[:-5] + "Z" if finished else None)
+        write_yaml(utc_iso()[:-5] + "Z" if finished else None)
     return summary
