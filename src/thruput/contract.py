@@ -140,7 +140,7 @@ VARIABLES = {
 }
 
 #: Kinds of measurement: name -> (required variables with their dimensions).
-KINDS = {
+KINDS: dict[str, dict[str, tuple[str, ...]]] = {
     "throughput": {
         "throughput": ("run",),
         "throughput_sender": ("run",),
@@ -587,7 +587,7 @@ def campaign_check(campaign_kind):
     return getattr(import_module(module), name)
 
 
-def validate(ds):
+def validate(ds: xr.Dataset) -> xr.Dataset:
     """Check that ``ds`` follows the contract of its kind; return it unchanged.
 
     A campaign Dataset of a kind in :data:`CAMPAIGN_CHECKS` (``kind="campaign"``,
@@ -611,11 +611,11 @@ def validate(ds):
     if kind not in KINDS:
         problems.append(f"unknown kind {kind!r}; known: {sorted(KINDS)}")
         raise ContractError("; ".join(problems))
-    for name, dims in KINDS[kind].items():
-        if name not in ds.variables:
-            problems.append(f"missing variable {name!r}")
-        elif ds[name].dims != dims:
-            problems.append(f"{name!r} has dims {ds[name].dims}, expected {dims}")
+    for required, dims in KINDS[str(kind)].items():
+        if required not in ds.variables:
+            problems.append(f"missing variable {required!r}")
+        elif ds[required].dims != dims:
+            problems.append(f"{required!r} has dims {ds[required].dims}, expected {dims}")
     # extras carry the tool's name or the format's first word: iperf2_netpwr, web100_X
     prefixes = tuple({str(ds.attrs.get(a, "")).split("_")[0] + "_"
                       for a in ("format", "tool") if ds.attrs.get(a)})
@@ -635,7 +635,7 @@ def validate(ds):
         if name in VARIABLES:
             if units != VARIABLES[name][0] or units == TIME:
                 problems.append(f"{name!r} has units {units!r}, contract says {VARIABLES[name][0]!r}")
-        elif not (prefixes and name.startswith(prefixes)):
+        elif not (prefixes and str(name).startswith(prefixes)):
             problems.append(f"extra variable {name!r} lacks a format prefix {prefixes}")
     if kind == "rtt" and "status" in ds:
         status = ds["status"].values

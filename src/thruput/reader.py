@@ -9,6 +9,10 @@ import os
 import stat
 import zlib
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterable
+
+if TYPE_CHECKING:
+    import xarray as xr
 
 from . import formats
 from .formats import _prefix
@@ -47,7 +51,8 @@ GUNZIP_RATIO = 200
 GUNZIP_PIECE = 4 * 2**20
 
 
-def read(path, format=None, lenient=None, *, tz=None, year=None):
+def read(path: str | os.PathLike[str], format: str | None = None, lenient: bool | None = None, *,
+         tz: str | None = None, year: int | None = None) -> xr.Dataset:
     """Read one raw log into an :class:`xarray.Dataset` that follows :mod:`thruput.contract`.
 
     Parameters
@@ -133,7 +138,8 @@ def _check_size(size, limit, what, path):
                          f"{what} whole (thruput.reader.WHOLE_BYTES); split the log", path=path)
 
 
-def read_bytes(raw, format=None, path="<bytes>", lenient=None, *, tz=None, year=None):
+def read_bytes(raw: bytes, format: str | None = None, path: str = "<bytes>", lenient: bool | None = None, *,
+               tz: str | None = None, year: int | None = None) -> xr.Dataset:
     """Like :func:`read`, for the bytes of a file already in memory."""
     sha256 = sha256_bytes(raw)
     data = _gunzip(raw, path) if raw[:2] == GZIP_MAGIC else raw
@@ -199,7 +205,8 @@ def file_bytes(path, limit=None):
 _READ_BYTES = 1 << 20
 
 
-def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
+def read_many(paths: Iterable[str | os.PathLike[str]], format: str | None = None, *, workers: int | None = None,
+              scheduler: str | None = None, client: Any = None) -> xr.Dataset:
     """Read many logs of one format into one Dataset, their records concatenated.
 
     Runs (throughput), probes (rtt), rows, points or snapshots of every file follow each
@@ -245,7 +252,7 @@ def read_many(paths, format=None, *, workers=None, scheduler=None, client=None):
     else:
         parts, index = [], []
         for i, (data, path) in enumerate(zip(datas, paths)):
-            one = read_bytes(data, format=name, path=path)
+            one = read_bytes(data, format=name, path=str(path))
             parts.append(one)
             index += [i] * one.sizes[dim]
         ds = xr.concat(parts, dim=dim, data_vars="all", coords="minimal", compat="override", join="outer",

@@ -19,9 +19,11 @@ Every run keeps its provenance (path relative to the campaign and sha256).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -265,7 +267,9 @@ def read_raw(directory, row):
     return ds
 
 
-def open_campaign(name_or_path, root=DEFAULT_ROOT, chunks=None, processed=DEFAULT_PROCESSED):
+def open_campaign(name_or_path: str | os.PathLike[str], root: str | os.PathLike[str] = DEFAULT_ROOT,
+                  chunks: dict[str, Any] | None = None,
+                  processed: str | os.PathLike[str] = DEFAULT_PROCESSED) -> xr.Dataset:
     """Open a campaign as one labelled :class:`xarray.Dataset`: stored, or built from raw.
 
     Parameters

@@ -57,7 +57,7 @@ def get(name):
     return importlib.import_module(f"{__name__}.{name}")
 
 
-def sniff(head, path="<text>"):
+def sniff(head: str, path: str = "<text>") -> str:
     """Return the one format whose sniffer claims ``head`` (str).
 
     Raises

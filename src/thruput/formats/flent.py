@@ -70,6 +70,11 @@ A file cut off mid-way keeps every complete top-level member and every complete 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import json
 import math
 import re
@@ -126,12 +131,12 @@ _MIN_DATA_VERSION = 1
 _NAN = math.nan
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB, decompressed) is a flent data file."""
     return bool(_SNIFF.match(head)) and any(key in head for key in _SNIFF_KEYS)
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse the (decompressed) text of a flent data file into a throughput Dataset.
 
     Raises

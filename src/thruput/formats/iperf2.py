@@ -42,6 +42,11 @@ Example
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import math
 import re
 from dataclasses import dataclass, field
@@ -147,7 +152,7 @@ _SNIFF_IPERF3_RE = re.compile(
     r"|\bsec\b.*\b(?:sender|receiver)\s*$", re.MULTILINE)
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (first 4 KB) looks like iperf 2 text output."""
     try:
         if _SNIFF_BANNER_RE.search(head):
@@ -206,7 +211,7 @@ class Run:
         return self.streams[sid]
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse iperf 2 text output into a ``throughput`` Dataset.
 
     Parameters

@@ -29,6 +29,11 @@ The Dataset is the one of :mod:`thruput.formats.iperf2` (same variables and extr
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import math
 import re
 
@@ -101,7 +106,7 @@ _ROW_START_RE = re.compile(r"^(?:[+-]\d{4}:)?\d{14}(?:\.\d*)?(?:,|$)|^[+-]?\d*(?
 _INTERVAL_RE = re.compile(r"^(?P<start>\d+(?:\.\d+)?)-(?P<end>\d+(?:\.\d+)?)$")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if the first non-blank lines of ``head`` are iperf 2 CSV rows or its header."""
     try:
         lines = [line.strip() for line in head.splitlines() if line.strip()][:5]
@@ -110,7 +115,7 @@ def sniff(head):
         return False
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse ``iperf -y C`` output into a ``throughput`` Dataset."""
     lines = contract.split_lines(text)
     if not any(line.strip() for line in lines):

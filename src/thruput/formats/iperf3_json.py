@@ -83,6 +83,11 @@ True
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import json
 import math
 import re
@@ -155,7 +160,7 @@ _INTERRUPT_RE = re.compile(r"^[ \t]*\^C", re.MULTILINE)
 _NAN = math.nan
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) is an iperf3 -J document."""
     if _SNIFF_START.match(head):
         return True
@@ -164,7 +169,7 @@ def sniff(head):
     return head.lstrip().removeprefix(INTERRUPT)[:1] == "{" and _SNIFF_VERSION.search(head) is not None
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse the text of one iperf3 -J log (one or more documents) into a Dataset.
 
     Raises

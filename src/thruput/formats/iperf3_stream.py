@@ -31,6 +31,11 @@ line-delimited JSON format"); ``JSONStream_Output`` in iperf3's ``src/iperf_api.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import json
 
 import numpy as np
@@ -53,12 +58,12 @@ EVENTS = {"start": "start", "interval": "intervals", "end": "end", "error": "err
 #: relative tolerance of the end sums against the interval events (see the module docstring)
 INTERVAL_RTOL = 0.01
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) starts with an iperf3 --json-stream event."""
     return _iperf3_server.STREAM_EVENT.match(head) is not None
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse iperf3 ``--json-stream`` output (one or more runs) into a throughput Dataset.
 
     Raises

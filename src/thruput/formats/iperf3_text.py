@@ -56,6 +56,11 @@ supported.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 
 import numpy as np
@@ -139,7 +144,7 @@ _SNIFF = re.compile(
 _NAN = float("nan")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) holds lines only iperf3's text output prints."""
     return _SNIFF.search(head) is not None
 
@@ -167,7 +172,7 @@ class _Run:
         self.meta = {}
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse iperf3's text output (one or more runs) into a throughput Dataset.
 
     Raises

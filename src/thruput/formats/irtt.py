@@ -41,6 +41,11 @@ Reference: irtt(1) and irtt-client(1), JSON output section; irtt 0.9.0 ``results
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import json
 import re
 
@@ -81,12 +86,12 @@ _WS = re.compile(r"\s*")
 _NAN = float("nan")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB, decompressed) is an irtt JSON document."""
     return _SNIFF.match(head) is not None
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse the (decompressed) text of an irtt JSON file into an rtt Dataset.
 
     Raises

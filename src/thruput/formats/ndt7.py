@@ -47,6 +47,11 @@ ends); a file without one complete server measurement raises
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import itertools
 import re
 
@@ -107,13 +112,13 @@ _NAN = np.nan
 _ITEM_START = re.compile(r"(?:\[|\}[ \t\n\r]*,)[ \t\n\r]*\{")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) is an ndt7 result."""
     return bool(_SNIFF.match(head)) and any(k in head for k in _SNIFF_KEYS) \
         and any(f'"{t}"' in head for t in _TESTS)
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse the text of one ndt7 result into a throughput Dataset.
 
     Raises

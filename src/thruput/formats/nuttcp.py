@@ -58,6 +58,11 @@ the NUWiNS Starlink drive (``../shared/corpus/real/starlink-drive``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 
 import numpy as np
@@ -147,12 +152,12 @@ PRINTED_SECONDS_ROUNDING = 0.005
 _NAN = float("nan")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) holds lines only nuttcp prints."""
     return _SNIFF.search(head) is not None
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse nuttcp's client output (one run) into a throughput Dataset.
 
     Raises

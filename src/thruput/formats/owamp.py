@@ -42,6 +42,11 @@ NaN) and says so in ``truncation``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 
 import numpy as np
@@ -114,7 +119,7 @@ _JITTER_NAME = {"one-way": "jitter", "two-way": "jitter", "send": "send_jitter",
 _NAN = np.nan
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` holds an owping/twping statistics block (or owping's first line)."""
     for line in head.split("\n")[:60]:
         line = line.rstrip("\r")
@@ -133,7 +138,7 @@ def _num(text, unit=None):
     return value * UNITS_MS[unit] if unit else value
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse owping/twping output into an rtt Dataset (probes from ``-v`` lines, one
     ``owamp_block`` per statistics block).
 

@@ -105,6 +105,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import gc
 import itertools
 import re
@@ -249,7 +254,7 @@ _REPLY, _DUP, _LOST, _UNREACH, _ERROR = (_STATUS[s] for s in
                                          ("reply", "duplicate", "lost", "unreachable", "error"))
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first few KB) holds a ping run header."""
     try:
         return SNIFF.search(head[:4096]) is not None
@@ -257,7 +262,7 @@ def sniff(head):
         return False
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse the output of one ping run into an ``rtt`` Dataset.
 
     Parameters

@@ -5,6 +5,11 @@ The mapping, the wrappings read and the checks are described in :mod:`._pschedul
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 from . import _pscheduler
 
 __all__ = ["NAME", "KIND", "TOOL", "BINARY", "sniff", "parse"]
@@ -15,11 +20,11 @@ TOOL = _pscheduler.TOOL
 BINARY = False
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) is a pScheduler result this format reads."""
     return _pscheduler.sniff(head, NAME)
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse a pScheduler result (see :mod:`._pscheduler`) into a rtt Dataset."""
     return _pscheduler.parse(text, NAME)

@@ -32,6 +32,11 @@ verbatim in ``tcp_info_other``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import math
 import re
 
@@ -126,14 +131,14 @@ MS_RE = re.compile(r"^(?P<value>\d+(?:\.\d+)?)(?:ms)?(?:\((?P<percent>\d+(?:\.\d
 KV_RE = re.compile(r"^(?P<key>[a-z_][a-z0-9_]*):(?P<value>\S+)$")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True for ``ss -ti`` output: its header or socket lines, and a ``rtt:a/b`` field."""
     if not SNIFF_INFO_RE.search(head):
         return False
     return any(HEADER_RE.match(l) or SOCKET_RE.match(l) for l in head.split("\n")[:40])
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse polled ``ss -ti`` output into a ``tcp_instrumentation`` Dataset."""
     if not text.strip():
         raise ParseError("empty input")

@@ -41,6 +41,11 @@ Example
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import json
 import re
 
@@ -156,7 +161,7 @@ IFNAME_RE = re.compile(r"^(?P<name>[^\s:;]+):$")
 _NUMBER_RE = re.compile(r"^[-+]?(\d+(?:\.\d*)?|\.\d+)([eE][-+]?\d+)?$|^-?(nan|inf)$", re.I)
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True for udpmon_bw_mon output: its banner or header, or ``-q`` rows."""
     if "udpmon_bw_mon" in head and "UDPmon Version" in head:
         return True
@@ -220,7 +225,7 @@ def _flags(command):
     return flags
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse udpmon_bw_mon output (plain, ``-x`` or ``-q``) into a ``udp_sweep`` Dataset."""
     if not text.strip():
         raise ParseError("empty input")

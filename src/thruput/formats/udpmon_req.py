@@ -28,6 +28,11 @@ printed statistics ``udpmon_hist_entries``, ``_underflows``, ``_overflows``, ``_
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 
 import numpy as np
@@ -90,14 +95,14 @@ HIST_STATS = {
 }
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True for udpmon_req output: its banner or its header row."""
     if "udpmon_req" in head and "UDPmon Version" in head:
         return True
     return bool(re.search(r"^\s*response len bytes; Req len;", head, re.M))
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse udpmon_req output (with or without ``-H``) into a ``latency_scan`` Dataset."""
     if not text.strip():
         raise ParseError("empty input")

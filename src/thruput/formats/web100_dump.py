@@ -23,6 +23,11 @@ A variable missing from one snapshot is NaN (or ``""``) there.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 
 import numpy as np
@@ -47,7 +52,7 @@ KNOWN_NAMES = frozenset(_web100.RENAMES) | frozenset(_web100.RENAMES.values()) \
 SNIFF_MIN_KNOWN = 3
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True when the first non-blank lines are all ``Name: value`` with web100 names."""
     lines = [l for l in head.split("\n")[:-1] if l.strip()][:12]
     if len(lines) < SNIFF_MIN_KNOWN:
@@ -56,7 +61,7 @@ def sniff(head):
     return all(matches) and sum(m["name"] in KNOWN_NAMES for m in matches) >= SNIFF_MIN_KNOWN
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse ``Name: value`` web100 dumps into a ``tcp_instrumentation`` Dataset."""
     if not text.strip():
         raise ParseError("empty input")

@@ -19,6 +19,11 @@ row), the shared names of :mod:`thruput.formats._web100` (``cwnd`` from CurCwnd,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 from datetime import datetime, timezone
 
@@ -43,13 +48,13 @@ COLLECTOR_COLUMNS = {"cid": "sidestream connection id", "PollTime": "time the co
 ADDRESS = ("LocalAddress", "LocalPort", "RemAddress", "RemPort")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True when the text starts with a ``K:`` line of web100 names."""
     m = KEYS_RE.match(head.split("\n", 1)[0])
     return bool(m) and "LocalAddress" in m[1].split()
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse sidestream ``K:``/``C:`` text into a ``tcp_instrumentation`` Dataset."""
     if not text.strip():
         raise ParseError("empty input")

@@ -33,6 +33,11 @@ and the snapshots.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import ipaddress
 import json
 import re
@@ -82,12 +87,12 @@ MAX_SNAPSHOT_BYTES = 65536
 SNIFF_RE = re.compile(r"^\S+ \S+ \S+\n\n/\w+\n[A-Za-z_]\w* \d+ \d+ \d+\n")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True for a web100 snaplog: version line, blank line, ``/group`` and a variable line."""
     return bool(SNIFF_RE.match(head))
 
 
-def parse(data):
+def parse(data: bytes | str) -> xr.Dataset:
     """Parse the bytes of a web100 snaplog into a ``tcp_instrumentation`` Dataset."""
     if isinstance(data, str):
         data = data.encode("latin-1")
