@@ -14,7 +14,7 @@ endif
 PORT ?= 8000
 STAGES ?=
 
-.PHONY: site install repro serve lab test test-fast fuzz bench clean
+.PHONY: site install repro serve lab test test-fast typecheck fuzz bench clean
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -38,6 +38,9 @@ test:                    ## the whole test suite
 FAST_SKIP := slow or netns or browser or site or kernel
 test-fast:               ## the fast subset (under 3 minutes on 2 cores)
 	$(PY) -m pytest -n 2 -q -p no:cacheprovider -m "not ($(FAST_SKIP))"
+
+typecheck:               ## mypy over the typed public API (pyproject.toml [tool.mypy])
+	$(PY) -m mypy
 
 fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
