@@ -114,7 +114,7 @@ def test_the_page_says_how_many_tests_disagree_with_their_tools_totals(tmp_path)
 
 
 def test_the_catalogue_row_of_a_monitor_gives_its_best_median_and_dates():
-    from thruput.cli.pipeline import monitor_tree
+    from thruput.stats.monitor_tables import monitor_tree
     from thruput.report.campaigns import _dates
     from thruput.stats.product import catalogue_product
 

@@ -70,6 +70,9 @@ def add_parser(sub):
     s = p.add_argument_group("status")
     s.add_argument("--json", action="store_true", help="status (or report) as JSON")
     a = p.add_argument_group("report (thruput monitor report DIR; DIR: raw campaign or its .zarr store)")
+    a.add_argument("--params", metavar="params.yaml",
+                   help="the pipeline's parameters (its health and monitor sections); default: the "
+                        "params.yaml of the project DIR is in, if any")
     a.add_argument("--since", type=parse_until, metavar="T",
                    help="list breaches open or ending after T, and SLA periods after it (ISO 8601, UTC)")
     n = p.add_argument_group("new (thruput monitor new DIR --to ADDRESS)")
@@ -147,7 +150,7 @@ def run(args):
 def _report(args, directory):
     """``thruput monitor report``: exit 0 ok, 1 breach open, 2 input error, 3 no data."""
     from ..monitor.alerts import EXIT, evaluate, format_report, report_json, series_changes
-    from .pipeline_health import open_monitor
+    from .pipeline_health import HEALTH_SECTION, open_monitor, project_params
 
     since = None
     if args.since is not None:
@@ -157,7 +160,10 @@ def _report(args, directory):
         ds = open_monitor(directory)
         if ds.attrs.get("campaign_kind") != "monitor":
             raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
-        tables = evaluate(ds, changes=_stored_changes(directory) or series_changes(ds))
+        # the pipeline's parameters (params.yaml of the project, or --params): the same
+        # rules' settings and the same change points as the health stage and the page
+        params = project_params(args.params, directory)
+        tables = evaluate(ds, params.get(HEALTH_SECTION), changes=series_changes(ds, params.get("monitor")))
         report = report_json(tables, since=since)
         text = json.dumps(report, indent=1) if args.json else format_report(report)
     except (ThruputError, ValueError, OSError) as exc:
@@ -170,20 +176,6 @@ def _report(args, directory):
         return EXIT["error"]
     print(text)
     return report["exit_status"]
-
-
-def _stored_changes(directory):
-    """The change points of the statistics product beside a store (``<c>.zarr`` ->
-    ``<c>.stats.nc``, the pipeline's), if it is there and not older than the store."""
-    from pathlib import Path
-
-    store = Path(directory)
-    product = store.with_name(store.name[:-len(".zarr")] + ".stats.nc") if store.suffix == ".zarr" else None
-    if product is None or not product.is_file() or product.stat().st_mtime < (store / ".zmetadata").stat().st_mtime:
-        return None
-    import xarray as xr
-    with xr.open_dataset(product, group="changes") as changes:
-        return changes.load()
 
 
 def _new(args, directory):

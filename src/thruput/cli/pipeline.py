@@ -27,7 +27,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -182,21 +181,6 @@ def _params_file(path):
     return yaml.safe_load(Path(path).read_text()) or {}
 
 
-def monitor_tree(ds, section):
-    """The statistics product of a monitor campaign (``params.yaml``'s ``monitor`` section,
-    :func:`thruput.stats.monitor_product`) as a DataTree, one group per table."""
-    import xarray as xr
-
-    from ..stats.monitor_tables import monitor_product
-
-    tables = monitor_product(ds, section)
-    root = xr.Dataset(attrs={"campaign": ds.attrs.get("campaign", ""), "campaign_kind": "monitor",
-                             "title": ds.attrs.get("title", ds.attrs.get("campaign", "")),
-                             "metadata": ds.attrs.get("metadata", "{}"),
-                             "params": json.dumps(section, sort_keys=True)})
-    return xr.DataTree.from_dict({"/": root, **{f"/{name}": table for name, table in tables.items()}})
-
-
 def _open_campaign_nc(path):
     import xarray as xr
 
@@ -220,6 +204,8 @@ def run_stats(args):
     else:
         ds = _open_campaign_nc(args.input)
     if ds.attrs.get("campaign_kind") == "monitor":
+        from ..stats.monitor_tables import monitor_tree
+
         tree = monitor_tree(ds, _params_file(args.params).get("monitor") or {})
     else:
         tree = campaign_product(ds, params)

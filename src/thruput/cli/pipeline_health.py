@@ -43,6 +43,21 @@ def open_monitor(path):
     return open_campaign(path, chunks={})
 
 
+def project_params(path, start):
+    """params.yaml as a dict: ``path``, else the one of the project ``start`` is in (found by
+    its dvc.yaml), else empty."""
+    import yaml
+
+    if path is None:
+        from ..project import ProjectNotFoundError, find_root
+
+        try:
+            path = Path(find_root(Path(start).resolve())) / "params.yaml"
+        except ProjectNotFoundError:
+            return {}
+    return (yaml.safe_load(Path(path).read_text()) or {}) if path is not None and Path(path).is_file() else {}
+
+
 def _section(path, name):
     import yaml
 
@@ -61,32 +76,22 @@ def run_rollups(args):
     return 0
 
 
-def throughput_delay_table(ds, monitor_section):
-    """Throughput vs delay per compared period of the statistics product (its periods)."""
-    from ..stats.monitor_tables import monitor_params
-    from ..stats.rollups import throughput_delay
-
-    return throughput_delay(ds, monitor_params(ds, monitor_section)["periods"])
-
-
 def run_health(args):
     from ..campaign.store import write_product
-    from ..monitor.alerts import evaluate, series_changes
+    from ..monitor.alerts import health_tables
 
-    p = _section(args.params, HEALTH_SECTION)
     ds = open_monitor(args.input)
+    changes = None
     if args.stats:
         import xarray as xr
         with xr.open_dataset(args.stats, group="changes") as changes:
             changes = changes.load()
-    else:
-        changes = series_changes(ds, _section(args.params, "monitor"))
     try:
-        tables = evaluate(ds, p, changes=changes)
+        tables = health_tables(ds, _section(args.params, HEALTH_SECTION), _section(args.params, "monitor"),
+                               changes=changes)
     except ValueError as exc:
         print(f"thruput pipeline health: {exc}", file=sys.stderr)
         return 2
-    tables["throughput_delay"] = throughput_delay_table(ds, _section(args.params, "monitor"))
     write_product(tables, args.out)
     print(f"{args.out}: alert state of {ds.attrs.get('campaign', args.input)} "
           f"({tables['breaches'].sizes.get('breach', 0)} breaches)")

@@ -37,7 +37,7 @@ import xarray as xr
 from ..quantities import parse_duration
 
 __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
-           "VERDICTS", "report_json", "format_report", "series_changes",
+           "VERDICTS", "report_json", "format_report", "series_changes", "health_tables",
            "open_health", "exit_status", "EXIT"]
 
 #: State codes of ``alert_state`` (int8) and their names.
@@ -295,17 +295,37 @@ def evaluate(ds, params=None, changes=None):
 
 
 def series_changes(ds, params=None):
-    """Change points of every series of a monitor campaign, as the statistics product
-    finds them (:func:`thruput.stats.monitor_tables.monitor_product`'s ``changes``, same
-    function and parameters) but with few bootstrap resamples: only their times are used
-    here. For ``thruput monitor report`` on a raw campaign, which has no product."""
-    from ..stats.changes import change_points
-    from ..stats.monitor_tables import _per_series, _series, _stack, monitor_params
+    """Change points of every series of a monitor campaign, exactly as the statistics
+    product finds them (:func:`thruput.stats.monitor_tables.product_changes`: the same
+    function and parameters, ``params`` being params.yaml's ``monitor`` section)."""
+    from ..stats.monitor_tables import product_changes
 
-    p = monitor_params(ds, params)
-    return _stack(_per_series(_series(ds), lambda v, t, k: change_points(
-        v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], n_boot=10,
-        seed=p["seed"])), "change")
+    return product_changes(ds, params)
+
+
+def health_tables(ds, health=None, monitor=None, changes=None):
+    """Everything the pipeline's health stage writes and ``thruput monitor report`` reads:
+    the alert tables of :func:`evaluate` and the throughput-vs-delay table
+    (:func:`thruput.stats.rollups.throughput_delay`, per compared period).
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign.
+    health, monitor : dict, optional
+        params.yaml's ``health`` and ``monitor`` sections.
+    changes : xarray.Dataset, optional
+        The statistics product's change points; computed by :func:`series_changes` (the
+        same function and parameters) when not given.
+    """
+    from ..stats.monitor_tables import monitor_params
+    from ..stats.rollups import throughput_delay
+
+    if changes is None:
+        changes = series_changes(ds, monitor)
+    tables = evaluate(ds, health, changes=changes)
+    tables["throughput_delay"] = throughput_delay(ds, monitor_params(ds, monitor)["periods"])
+    return tables
 
 
 def _changes_in(changes, row, interval):

@@ -22,7 +22,7 @@ from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direc
 from ._portable import geomspace
 from .periodic import FALSE_ALARM, MIN_FOR_PERIOD, daily_cycle, false_alarm, periodogram
 
-__all__ = ["monitor_product", "monitor_params", "series_change_points", "SERIES", "DEFAULT_PARAMS", "TABLES"]
+__all__ = ["monitor_product", "monitor_tree", "product_changes", "monitor_params", "series_change_points", "SERIES", "DEFAULT_PARAMS", "TABLES"]
 
 #: The series of a monitor campaign: per test, the variable watched and what splits runs
 #: into series (docs/design.md names).
@@ -278,17 +278,7 @@ def monitor_product(ds, params=None):
         "end": str(np.asarray(ds["time"].values).max())})}
     out.update(_summaries(ds, p))
     series = _series(ds)
-    grid = _period_grid(ds, p)
-    # with period "auto", coarse levels (as change_points(period="auto")): finer ones
-    # would cut the cycle being looked for into levels
-    levels = {**p, "period_s": None, "coarse": True} if p["period_s"] == "auto" else p
-    out["periodogram"] = _stack(_per_series(series, lambda v, t, k: _significance(periodogram(
-        _level_removed(v, levels), periods=grid)) if int(v.count()) >= MIN_PERIODOGRAM else None),
-        "series")
-    if p["period_s"] == "auto":
-        p["period_s"], p["period_reason"] = _auto_period(out["periodogram"])
-    out["changes"] = _stack(_per_series(series, lambda v, t, k: change_points(
-        v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], **boot)), "change")
+    out["periodogram"], out["changes"] = _periods_and_changes(ds, series, p)
     if p["period_s"] is not None:
         out["cycle"] = _stack(_per_series(series, lambda v, t, k: _cycle_per_period(v, p, boot)),
                               "series")
@@ -344,6 +334,44 @@ def _auto_period(periodograms):
     return None, (f"period 'auto' (no schedule.day_s): no significant period; the most "
                   f"significant peak, {period:.4g} s in {label}, has false-alarm probability "
                   f"{fap[best]:.2g} (more than {FALSE_ALARM:g}): no cycle removed, no daily profile")
+
+
+def _periods_and_changes(ds, series, p):
+    """The ``periodogram`` and ``changes`` tables of :func:`monitor_product`; ``p`` (its
+    parameters) gets the period used (``period_s``, ``period_reason``) where it was "auto"."""
+    grid = _period_grid(ds, p)
+    # with period "auto", coarse levels (as change_points(period="auto")): finer ones
+    # would cut the cycle being looked for into levels
+    levels = {**p, "period_s": None, "coarse": True} if p["period_s"] == "auto" else p
+    periods = _stack(_per_series(series, lambda v, t, k: _significance(periodogram(
+        _level_removed(v, levels), periods=grid)) if int(v.count()) >= MIN_PERIODOGRAM else None),
+        "series")
+    if p["period_s"] == "auto":
+        p["period_s"], p["period_reason"] = _auto_period(periods)
+    changes = _stack(_per_series(series, lambda v, t, k: change_points(
+        v, penalty=p["penalty"], min_size=p["min_size"], period=p["period_s"], n_boot=p["n_boot"],
+        confidence=p["confidence"], seed=p["seed"])), "change")
+    return periods, changes
+
+
+def product_changes(ds, params=None):
+    """The ``changes`` table of :func:`monitor_product` alone: the same function with the
+    same parameters (``params``: params.yaml's ``monitor`` section), so that ``thruput
+    monitor report`` and the health stage find the change points the page shows."""
+    ds = _unset_filled(_loaded(ds, ("test", "outcome", "time")))
+    p = monitor_params(ds, params)
+    return _periods_and_changes(ds, _series(ds), p)[1]
+
+
+def monitor_tree(ds, params=None):
+    """:func:`monitor_product` as the DataTree the pipeline writes (one group per table;
+    the root names the campaign and the parameters used)."""
+    tables = monitor_product(ds, params)
+    root = xr.Dataset(attrs={"campaign": ds.attrs.get("campaign", ""), "campaign_kind": "monitor",
+                             "title": ds.attrs.get("title", ds.attrs.get("campaign", "")),
+                             "metadata": ds.attrs.get("metadata", "{}"),
+                             "params": json.dumps(params or {}, sort_keys=True)})
+    return xr.DataTree.from_dict({"/": root, **{f"/{name}": table for name, table in tables.items()}})
 
 
 def series_change_points(ds, penalty=PENALTY, min_size=MIN_SIZE, period=None, n_boot=N_BOOT,
