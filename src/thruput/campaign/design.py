@@ -370,6 +370,7 @@ def parse_design_manifest(directory, design: Design):
                     value = numeric_cell(cell)
                 except ValueError:
                     problems.append(f"{f.name} {cell!r} is not a number ({f.units})")
+                    value = None
             if value is not None and f.name in declared and value not in declared[f.name]:
                 problems.append(f"{f.name} {cell!r} is not one of its levels "
                                 f"{', '.join(map(safe_level, f.levels))}")

@@ -17,7 +17,7 @@ A run's factors come from three places:
     What the log itself says (:data:`LOG_FACTORS`): ``cc`` (iperf3's congestion
     control), ``mss``, ``direction`` (iperf3 ``-R``, nuttcp ``-r``/``-t``),
     ``socket_buffer`` (the requested ``-w``), ``protocol`` (tcp, udp, icmp), ``size``
-    (ping's payload).
+    (ping's payload), ``client_network`` and ``server`` (ndt7's client network and server).
 
 A factor's units and order are given by ``--factor-spec NAME:UNITS[:ordered|unordered]``,
 else inferred (a factor whose every value is a number is numeric and ordered). Runs with
@@ -58,7 +58,11 @@ LOG_FACTORS = {
     "socket_buffer": ("byte", "iperf -w (socket buffer requested)"),
     "protocol": (None, "iperf -u (udp) or tcp; icmp for ping"),
     "size": ("byte", "ping -s (ICMP payload)"),
+    "client_network": (None, "the client's network (ndt7: its address's /24, or /48 for IPv6)"),
+    "server": (None, "the server's address (ndt7)"),
 }
+#: Prefix lengths of a client's network, by IP version.
+CLIENT_PREFIX = {4: 24, 6: 48}
 #: Units a factor may be given (``--factor-spec``).
 SPEC_UNITS = ("bit/s", "byte", "byte/s", "s", "ms", "us", "1", "count", "percent", "MHz", "Hz")
 #: Roles of a log's contract kind.
@@ -185,8 +189,8 @@ def import_design(name: str, sources: Sequence, root="data/raw", pattern: str | 
 
 def _describe(top, path, regex, fixed, from_log, time_pattern):
     """One file -> its run's cells, or ``{"skip": reason}`` for a file that is no log."""
-    from ..monitor.importer import (WRAPPER_ONLY, _content_time, _guess_failed, _settings,
-                                    _wrapper_start, time_from_pattern)
+    from ..monitor.importer import (WRAPPER_ONLY, _content_time, _guess_failed, _ndt7_hosts,
+                                    _settings, _wrapper_start, time_from_pattern)
 
     rel = path.relative_to(top).as_posix()
     raw = path.read_bytes()
@@ -220,7 +224,7 @@ def _describe(top, path, regex, fixed, from_log, time_pattern):
             raise ThruputError(f"{path}: --pattern {regex.pattern!r} does not match {rel!r}, the "
                                f"file's path relative to {top}")
         values.update({k: v for k, v in m.groupdict().items() if v is not None})
-    said = _from_log(ds, role, from_log, _settings) if ds is not None else {}
+    said = _from_log(ds, role, from_log, _settings, _ndt7_hosts) if ds is not None else {}
     for fname, value in said.items():
         given = values.get(fname)
         if given is not None and value is not None and not _same(given, value):
@@ -241,7 +245,7 @@ def _same(a, b):
         return str(a) == str(b)
 
 
-def _from_log(ds, role, names, settings):
+def _from_log(ds, role, names, settings, _ndt7_hosts):
     """The :data:`LOG_FACTORS` ``names`` as ``ds`` states them (None where it does not)."""
     out = {}
     test, numbers = settings(ds, role)
@@ -264,8 +268,23 @@ def _from_log(ds, role, names, settings):
             value = "icmp" if ds.attrs.get("format") == "ping" else (test if role == "iperf" else None)
         elif fname == "size":
             value = numbers.get("size")
+        elif fname in ("client_network", "server") and ds.attrs.get("format") == "ndt7":
+            client, server = _ndt7_hosts(ds)
+            value = server or None if fname == "server" else _network(client)
         out[fname] = value
     return out
+
+
+def _network(address):
+    """The network of ``address`` (:data:`CLIENT_PREFIX`), e.g. ``"86.188.171.0/24"``; None
+    for an empty or unparsable one."""
+    import ipaddress
+
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return None
+    return str(ipaddress.ip_network(f"{ip}/{CLIENT_PREFIX[ip.version]}", strict=False))
 
 
 def _number(value):

@@ -60,7 +60,8 @@ def add_parser(sub):
     imp.add_argument("--factor-from-log", metavar="NAMES", default="",
                      help="design: factors read from each log, comma-separated: cc (iperf3's "
                           "congestion control), mss, direction (iperf3 -R, nuttcp -r/-t), "
-                          "socket_buffer (-w), protocol (tcp, udp, icmp), size (ping -s)")
+                          "socket_buffer (-w), protocol (tcp, udp, icmp), size (ping -s), client_network, "
+                          "server (ndt7)")
     imp.add_argument("--factor-spec", action="append", default=[], metavar="NAME:UNITS[:ordered]",
                      help="design: a factor's units and order, e.g. socket_buffer:byte:ordered, "
                           "operator:-:unordered (default: numeric and ordered if every value is a "
