@@ -27,6 +27,7 @@ no repeat from the pattern are numbered in start order within their cell of leve
 from __future__ import annotations
 
 import io
+import json
 import re
 import shutil
 import tempfile
@@ -211,6 +212,8 @@ def _describe(top, path, regex, fixed, from_log, time_pattern):
     if ds is not None and ds.attrs["kind"] == "throughput" and ds.sizes.get("run", 0) != 1:
         return {"skip": f"holds {ds.sizes.get('run', 0)} runs; a design's run is one log of one run"}
     when = _content_time(ds) if ds is not None else _wrapper_start(raw)[0]
+    if when is None and ds is not None:
+        when = _wrapper_time(ds)
     if when is None and time_pattern:
         when = time_from_pattern(time_pattern, rel)
     if ds is not None:
@@ -236,6 +239,17 @@ def _describe(top, path, regex, fixed, from_log, time_pattern):
             "reason": reason, "values": values, "sha256": "",
             "tool": (ds.attrs.get("tool") or "") if ds is not None else "",
             "tool_version": str(ds.attrs.get("tool_version") or "") if ds is not None else ""}
+
+
+def _wrapper_time(ds):
+    """The ``Start time:`` of the wrapper around a log (``attrs["line_prefix_wrapper"]``),
+    as datetime64[ns] UTC, or None: a log with no reply of its own (100 % loss) still
+    says when it ran there."""
+    try:
+        start = json.loads(ds.attrs.get("line_prefix_wrapper") or "{}").get("Start time")
+    except ValueError:
+        return None
+    return None if not start else np.datetime64(pd.Timestamp(start).tz_convert("UTC").tz_localize(None), "ns")
 
 
 def _same(a, b):
