@@ -15,8 +15,16 @@ import xarray as xr
 
 import thruput
 from thruput.campaign.check import check_campaign
-from thruput.campaign.design import (DESIGN_COLUMNS, Design, Factor, design_of, design_run_id,
-                                     parse_design_manifest, safe_level, with_levels)
+from thruput.campaign.design import (
+    DESIGN_COLUMNS,
+    Design,
+    Factor,
+    design_of,
+    design_run_id,
+    parse_design_manifest,
+    safe_level,
+    with_levels,
+)
 from thruput.campaign.metadata import load_metadata
 from thruput.cli import main
 from thruput.errors import ContractError, ParseError
@@ -226,5 +234,7 @@ def test_design_and_factor_are_plain_data():
     f = Factor("cc", ("reno",))
     d = Design((f,), time=False)
     assert d.names == ("cc",) and not f.numeric and d.replicate == "repeat"
-    with pytest.raises(Exception):
-        f.name = "x"  # frozen
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(FrozenInstanceError):
+        f.name = "x"

@@ -600,11 +600,11 @@ def validate(ds):
         unprefixed extras, inconsistent line accounting.
     """
     campaign_kind = ds.attrs.get("campaign_kind")
-    if ds.attrs.get("kind") == "campaign" and campaign_kind in CAMPAIGN_CHECK_MODULES:
-        if campaign_kind not in CAMPAIGN_CHECKS:
-            import importlib
+    if (ds.attrs.get("kind") == "campaign" and campaign_kind in CAMPAIGN_CHECK_MODULES
+            and campaign_kind not in CAMPAIGN_CHECKS):
+        import importlib
 
-            importlib.import_module(CAMPAIGN_CHECK_MODULES[campaign_kind])
+        importlib.import_module(CAMPAIGN_CHECK_MODULES[campaign_kind])
     if ds.attrs.get("kind") == "campaign" and campaign_kind in CAMPAIGN_CHECKS:
         return CAMPAIGN_CHECKS[campaign_kind](ds)    # a campaign, not one file
     problems = []

@@ -22,18 +22,34 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
+from ..errors import ParseError
 from . import runs
 from .layout import MANIFEST_FILE, path_problem
-from ..errors import ParseError
 
-__all__ = ["Factor", "Design", "DesignRow", "design_of", "DESIGN_COLUMNS", "DESIGN_ROLES",
-           "RESERVED_NAMES", "FACTOR_NAME", "factor_name_problem", "factor_problems", "design_columns",
-           "design_run_id", "safe_level", "parse_design_manifest", "read_design_manifest",
-           "with_levels", "numeric_cell"]
+__all__ = [
+    "DESIGN_COLUMNS",
+    "DESIGN_ROLES",
+    "FACTOR_NAME",
+    "RESERVED_NAMES",
+    "Design",
+    "DesignRow",
+    "Factor",
+    "design_columns",
+    "design_of",
+    "design_run_id",
+    "factor_name_problem",
+    "factor_problems",
+    "numeric_cell",
+    "parse_design_manifest",
+    "read_design_manifest",
+    "safe_level",
+    "with_levels",
+]
 
 #: The fixed columns of a design's runs.csv, in order; one column per factor follows.
 DESIGN_COLUMNS = ("run", "role", "path", "sha256", "started", "repeat", "outcome", "reason")

@@ -13,7 +13,8 @@ says: one coordinate per factor, ``repeat``, ``time``, the run's ``outcome`` and
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -25,7 +26,7 @@ from ..monitor.manifest import OUTCOMES
 from ..quantities import iso_ns
 from .design import Design, DesignRow, design_of, read_design_manifest, with_levels
 
-__all__ = ["open_design", "validate_design", "DESIGN_VARIABLES", "DESIGN_COORDS", "design_rows_dataset"]
+__all__ = ["DESIGN_COORDS", "DESIGN_VARIABLES", "design_rows_dataset", "open_design", "validate_design"]
 
 #: Coordinates on ``run`` besides the factors: name -> (units, long_name); "" = datetime64.
 DESIGN_COORDS = {

@@ -31,21 +31,34 @@ import json
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from . import runs
-from .design import DESIGN_ROLES, Design, Factor, design_columns, design_run_id, factor_name_problem
-from .layout import CAMPAIGN_FILE, sha256_of
-from ..errors import ThruputError, UnknownFormatError, AmbiguousFormatError
+from ..errors import AmbiguousFormatError, ThruputError, UnknownFormatError
 from ..quantities import parse_size
 from ..reader import read
+from . import runs
+from .design import (
+    DESIGN_ROLES,
+    Design,
+    Factor,
+    design_columns,
+    design_run_id,
+    factor_name_problem,
+)
+from .layout import CAMPAIGN_FILE, sha256_of
 
-__all__ = ["import_design", "LOG_FACTORS", "parse_factor_spec", "pattern_makes_design",
-           "SWEEP_GROUPS"]
+__all__ = [
+    "LOG_FACTORS",
+    "SWEEP_GROUPS",
+    "import_design",
+    "parse_factor_spec",
+    "pattern_makes_design",
+]
 
 #: Groups of a ``--pattern`` that a TCP sweep import knows; any other makes a design.
 SWEEP_GROUPS = frozenset({"window", "streams", "repeat", "phase", "run"})
@@ -190,8 +203,15 @@ def import_design(name: str, sources: Sequence, root="data/raw", pattern: str | 
 
 def _describe(top, path, regex, fixed, from_log, time_pattern):
     """One file -> its run's cells, or ``{"skip": reason}`` for a file that is no log."""
-    from ..monitor.importer import (WRAPPER_ONLY, _content_time, _guess_failed, _ndt7_hosts,
-                                    _settings, _wrapper_start, time_from_pattern)
+    from ..monitor.importer import (
+        WRAPPER_ONLY,
+        _content_time,
+        _guess_failed,
+        _ndt7_hosts,
+        _settings,
+        _wrapper_start,
+        time_from_pattern,
+    )
 
     rel = path.relative_to(top).as_posix()
     raw = path.read_bytes()
