@@ -64,7 +64,7 @@ def _campaign(directory, seed):
         role = "ping" if source.suffix == ".txt" else "iperf"
         rows.append({"run": run, "role": role, "path": f"runs/{source.name}",
                      "sha256": sha256_of(source),
-                     "started": f"2026-01-01T00:{i:02d}:00Z" if time or rng.random() < 0.5 else "",
+                     "started": f"2026-01-01T00:{rng.randint(0, 59):02d}:00Z" if time or rng.random() < 0.5 else "",
                      "repeat": repeat, "outcome": "error" if failed else "ok",
                      "reason": "server busy" if failed else "",
                      **{spec["name"]: v for (spec, _), v in zip(specs, values)}})
@@ -110,5 +110,7 @@ def test_a_generated_design_opens_with_every_run(tmp_path, seed):
             assert float(one.throughput) == rate
         elif not failed:
             assert float(one.ping_transmitted) == 5
+    if time:
+        assert (np.diff(ds.time.values.astype(np.int64)) >= 0).all()
     for name in ("throughput", "rtt_median", "outcome", "source"):
         assert "nan" not in str(ds[name].attrs) and "None" not in str(ds[name].attrs)
