@@ -265,3 +265,17 @@ def test_nuttcp_direction_and_protocol_from_the_logs(tmp_path):
     ok = by_file["6.1.2--udp-i.out"]
     assert float(ds.throughput.values[ok]) == float(thruput.read(files[2]).throughput.values[0])
     assert "skipped 1 files (1 not a log)" in load_metadata(tmp_path / "nt")["notes"]
+
+
+def test_a_new_design_template_passes_its_check(tmp_path):
+    assert main(["campaign", "new", "dz", "--root", str(tmp_path), "--kind", "design"]) == 0
+    directory = tmp_path / "dz"
+    assert (directory / "runs.csv").read_text() == ",".join(DESIGN_COLUMNS + ("cc", "socket_buffer")) + "\n"
+    problems = check_campaign(directory)
+    assert problems and all(p.severity == "warning" and "TODO" in p.message for p in problems)
+    assert dict(thruput.open_campaign(directory).sizes) == {"run": 0}
+    text = (directory / "campaign.yaml").read_text().replace("name: socket_buffer", "name: mtu")
+    (directory / "campaign.yaml").write_text(text)
+    errors = [p for p in check_campaign(directory) if p.severity == "error"]
+    assert [(p.line, p.message[:59]) for p in errors] == [
+        (1, "header must be run,role,path,sha256,started,repeat,outcome,")]

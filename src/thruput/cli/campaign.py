@@ -30,8 +30,9 @@ def add_parser(sub):
     new = verbs.add_parser("new", help="write a template campaign.yaml, an empty runs.csv and runs/")
     new.add_argument("name", help="campaign name: the folder made under --root")
     new.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
-    new.add_argument("--kind", choices=cp.KINDS, default="tcp_sweep",
-                     help="what the campaign measures (default: tcp_sweep)")
+    new.add_argument("--kind", choices=cp.KINDS + ("design",), default="tcp_sweep",
+                     help="what the campaign measures (default: tcp_sweep; design: runs with "
+                          "declared factors, docs/design.md)")
     new.set_defaults(func=run_new)
 
     imp = verbs.add_parser(
