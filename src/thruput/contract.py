@@ -573,7 +573,8 @@ def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note=""):
 #: Checks of campaign Datasets by ``campaign_kind``: ``"module:function"`` of the module
 #: that builds them, imported when such a Dataset is first validated (the contract imports
 #: no campaign code, and needs no import to have happened before).
-CAMPAIGN_CHECKS = {"monitor": "thruput.monitor.reader:validate_monitor"}
+CAMPAIGN_CHECKS = {"monitor": "thruput.monitor.reader:validate_monitor",
+                   "design": "thruput.campaign.design_dataset:validate_design"}
 
 
 def campaign_check(campaign_kind):
@@ -592,7 +593,8 @@ def validate(ds: xr.Dataset) -> xr.Dataset:
 
     A campaign Dataset of a kind in :data:`CAMPAIGN_CHECKS` (``kind="campaign"``,
     ``campaign_kind="monitor"``) is checked by the function registered there
-    (:func:`thruput.monitor.reader.validate_monitor`, found by :func:`campaign_check`).
+    (:func:`thruput.monitor.reader.validate_monitor`,
+    :func:`thruput.campaign.design_dataset.validate_design`, found by :func:`campaign_check`).
 
     Raises
     ------
