@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..hashing import sha256_bytes, sha256_file
-from ..stats.product import COMPARISON_GROUP_FUNCTIONS, GROUP_FUNCTIONS, PRODUCT_FUNCTIONS
+from ..product_groups import COMPARISON_GROUP_FUNCTIONS, GROUP_FUNCTIONS, PRODUCT_FUNCTIONS
 
 __all__ = ["collect", "diff", "headline", "raw_files", "MAX_GROUP_VALUES", "KINDS"]
 

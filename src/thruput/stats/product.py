@@ -38,6 +38,7 @@ import json
 import numpy as np
 import xarray as xr
 
+from ..product_groups import COMPARISON_GROUP_FUNCTIONS, GROUP_FUNCTIONS, PRODUCT_FUNCTIONS
 from .compare import compare, metadata_diff
 from .defaults import DEFAULTS
 from .latency import latency_fit
@@ -55,22 +56,6 @@ __all__ = ["PRODUCTS", "campaign_product", "catalogue_product", "comparison_prod
 #: ``campaign.yaml`` keys a comparison's metadata diff leaves out: they name and date a
 #: campaign and so always differ; the set-up is what a reader compares.
 COMPARISON_IGNORED = ("name", "title", "description", "dates", "explained")
-#: The function of :mod:`thruput.stats` each group of a product comes from (the module
-#: docstring says the same in words); a release cites it beside every published number.
-#: Groups of a monitor's product come from :func:`thruput.stats.monitor_product`.
-GROUP_FUNCTIONS = {
-    "cells": "thruput.stats.describe", "plateau": "thruput.stats.plateau",
-    "best_cells": "thruput.stats.best_cells", "smallest_product": "thruput.stats.smallest_product",
-    "rtt": "thruput.stats.rtt_load", "rtt_pooled": "thruput.stats.rtt_load", "rtt_ecdf": "thruput.stats.ecdf",
-    "bound": "thruput.stats.window_limited_throughput", "udp_grid": "thruput.stats.udp_grid",
-    "udp_onset": "thruput.stats.udp_onset", "udp_peak": "thruput.stats.udp_onset",
-    "latency_fit": "thruput.stats.latency_fit",
-}
-#: The same for a comparison's product (:func:`comparison_product`).
-COMPARISON_GROUP_FUNCTIONS = {"cells": "thruput.stats.compare", "metadata": "thruput.stats.metadata_diff"}
-#: The function that makes a whole product, by ``campaign_kind`` (or ``comparison``).
-PRODUCT_FUNCTIONS = {"tcp_sweep": "thruput.stats.campaign_product", "udp_sweep": "thruput.stats.campaign_product",
-                     "monitor": "thruput.stats.monitor_product", "comparison": "thruput.stats.comparison_product"}
 #: Dimensions pooled into one RTT sample per phase for the campaign-wide RTT.
 CAMPAIGN_POOL = ("window", "streams", "repeat", "probe")
 
