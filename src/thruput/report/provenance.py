@@ -20,7 +20,7 @@ from IPython.display import HTML
 
 from ..product_groups import COMPARISON_GROUP_FUNCTIONS, GROUP_FUNCTIONS, PRODUCT_FUNCTIONS
 
-__all__ = ["campaign_provenance", "source_link", "claim_details", "raw_files_of"]
+__all__ = ["campaign_provenance", "comparison_provenance", "source_link", "claim_details", "raw_files_of"]
 
 #: Variables of a campaign Dataset that name raw files, and the variable with their sha256.
 _SOURCES = (("source", "source_sha256"), ("ping_source", "ping_source_sha256"),
@@ -79,7 +79,8 @@ def campaign_provenance(ds, product, comparison=False):
                     f"<td>{html.escape(names)}</td></tr>")
     parts = ['<h2 id="sources">Where each number comes from</h2>',
              "<p>Every table and chart above reads one group of the statistics product the pipeline "
-             "computed once (<code>thruput pipeline stats</code>); the function, its parameters and "
+             "computed once (<code>thruput pipeline stats</code>, or <code>compare</code>); the function, its "
+             "parameters and "
              "the variables (units) of each group, then the pipeline's parameters and the raw files "
              "with their sha256. A release lists every number with the same source "
              "(<code>numbers.csv</code>).</p>",
@@ -95,6 +96,15 @@ def campaign_provenance(ds, product, comparison=False):
                      f"with their sha256 (click to show)</summary><table class=\"thruput-plain\"><thead><tr>"
                      f"<th>file</th><th>sha256</th></tr></thead><tbody>{body}</tbody></table></details>")
     return HTML("\n".join(parts))
+
+
+def comparison_provenance(reports, name):
+    """:func:`campaign_provenance` of a comparison page (``reports/compare-<name>.nc``)."""
+    from ..campaign.store import open_product
+    from ..project import project_path
+
+    product = open_product(project_path(reports) / f"compare-{name}.nc")
+    return campaign_provenance(None, product, comparison=True)
 
 
 @functools.lru_cache(maxsize=1)
