@@ -236,6 +236,16 @@ NUMBER_COLUMNS = ("id", "kind", "campaign", "comparison", "claim", "what", "valu
                   "function")
 
 
+def _number_text(value):
+    """A number as Table Schema reads it (``INF``, ``-INF``; empty for none)."""
+    if value == "":
+        return ""
+    x = float(value)
+    if x in (float("inf"), float("-inf")):
+        return "INF" if x > 0 else "-INF"
+    return repr(x)
+
+
 def _write_numbers(folder, collected):
     (folder / "numbers.json").write_text(json.dumps(collected, ensure_ascii=False, separators=(",", ":")) + "\n",
                                          encoding="utf-8")
@@ -248,7 +258,7 @@ def _write_numbers(folder, collected):
             text = "" if number != "" or v is None else str(v)
             fn = collected["sources"].get(i["source"], {}).get("function", "")
             w.writerow([i["id"], i["kind"], i.get("campaign", ""), i.get("comparison", ""), i.get("claim", ""),
-                        i["what"], "" if number == "" else repr(float(number)), text, i["unit"], i["source"], fn])
+                        i["what"], _number_text(number), text, i["unit"], i["source"], fn])
 
 
 def _previous(root, name, version, previous):

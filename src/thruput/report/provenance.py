@@ -79,10 +79,9 @@ def campaign_provenance(ds, product, comparison=False):
                     f"<td>{html.escape(names)}</td></tr>")
     parts = ['<h2 id="sources">Where each number comes from</h2>',
              "<p>Every table and chart above reads one group of the statistics product the pipeline "
-             "computed once (<code>thruput pipeline stats</code>, or <code>compare</code>); the function, its "
-             "parameters and "
-             "the variables (units) of each group, then the pipeline's parameters and the raw files "
-             "with their sha256. A release lists every number with the same source "
+             "computed once (<code>thruput pipeline stats</code>, or <code>compare</code>); the function, "
+             "its parameters and the variables (units) of each group, then the pipeline's parameters and "
+             "the raw files with their sha256. A release lists every number with the same source "
              "(<code>numbers.csv</code>).</p>",
              '<table class="thruput-plain"><thead><tr><th>group</th><th>function</th><th>parameters</th>'
              f"<th>numbers [unit]</th></tr></thead><tbody>{''.join(rows)}</tbody></table>",
