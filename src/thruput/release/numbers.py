@@ -47,7 +47,8 @@ def _plain(value):
 
 
 def _cell_label(cell):
-    return ",".join(f"{k}={v}" for k, v in cell.items())
+    """``window=65536,streams=2``: a cell's coordinates (whole floats without ``.0``)."""
+    return ",".join(f"{k}={int(v) if isinstance(v, float) and v.is_integer() else v}" for k, v in cell.items())
 
 
 def _group_items(ds, prefix, base):
@@ -233,8 +234,9 @@ def headline(processed, campaigns=None):
 
     Per campaign: a TCP sweep's best cell (median throughput, Mbit/s; its window, byte, and
     streams) and pooled median RTT unloaded and loaded (ms); a UDP sweep's peak receive
-    rate (Mbit/s) and latency slope (us/byte) and intercept (us). Then the ledger's count
-    of each status. Values are rounded to 6 significant figures (``dvc metrics diff``
+    rate (Mbit/s) and latency slope (us/byte) and intercept (us); a monitor's median TCP and
+    UDP throughput (Mbit/s) and ping RTT (ms) per path, direction and setting. Then the
+    ledger's count of each status. Values are rounded to 6 significant figures (``dvc metrics diff``
     prints them; the statistics products keep every digit).
     """
     import xarray as xr
@@ -264,6 +266,10 @@ def headline(processed, campaigns=None):
             fit = groups["latency_fit"]
             row.update(latency_slope_us_per_byte=_round(_scalar(fit, "slope")),
                        latency_intercept_us=_round(_scalar(fit, "intercept")))
+        for test, unit in (("tcp", "Mbit_s"), ("udp", "Mbit_s"), ("ping", "ms")):   # a monitor's summaries
+            summary = groups.get(f"summary_{test}")
+            if summary is not None and "median" in summary:
+                row[f"{test}_median_{unit}"] = _per_cell(summary["median"], scale=1e6 if unit == "Mbit_s" else 1)
         if row:
             out[name] = {k: v for k, v in row.items() if v is not None}
     csv = processed / "reproduction.csv"
@@ -271,6 +277,17 @@ def headline(processed, campaigns=None):
         counts = pd.read_csv(csv, usecols=["status"])["status"].value_counts()
         out["ledger"] = {s: int(n) for s, n in sorted(counts.items())}
     return out
+
+
+def _per_cell(da, scale=1.0):
+    """``{"path=a-b,direction=forward": value}`` of a small DataArray (NaN cells left out)."""
+    out = {}
+    values = np.asarray(da.values, dtype=float)
+    for index in np.ndindex(values.shape):
+        if np.isfinite(values[index]):
+            label = _cell_label({d: _plain(da[d].values[i]) for d, i in zip(da.dims, index)})
+            out[label or "all"] = _round(float(values[index]) / scale)
+    return out or None
 
 
 def _round(value, sig=6):
