@@ -14,7 +14,7 @@ endif
 PORT ?= 8000
 STAGES ?=
 
-.PHONY: site install repro serve lab test test-fast typecheck fuzz bench clean
+.PHONY: site install repro serve lab test test-fast typecheck fuzz bench clean release
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -27,6 +27,10 @@ serve:                   ## serve the built site on http://127.0.0.1:$(PORT)/
 
 lab:                     ## JupyterLab on the project, offline (charts draw with no network)
 	$(BIN)jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
+
+release:                 ## release/thruput-$(VERSION)/: the citable, validated deposit (make release VERSION=1.0.0)
+	@test -n "$(VERSION)" || { echo "make release VERSION=1.0.0 (MAJOR.MINOR.PATCH)"; exit 2; }
+	$(BIN)thruput release $(VERSION) $(if $(RAW_LIMIT),--raw-limit $(RAW_LIMIT))
 
 install:                 ## tools (apt, as root) and the Python package with all extras
 	bash tools/bootstrap.sh

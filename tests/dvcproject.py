@@ -65,7 +65,7 @@ def set_campaigns(repo, names):
 
 
 def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, comparisons=None, monitors=None,
-                 study_show=None):
+                 study_show=None, stages=STAGES):
     """Create the project copy at ``repo`` and commit it.
 
     Parameters
@@ -87,6 +87,9 @@ def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, compar
     study_show : dict, optional
         ``study-effects: show`` of ``params.yaml`` (effect -> campaign); by default the
         project's entries that name a campaign of the copy.
+    stages : sequence of str
+        Without the site, the stages of the project's dvc.yaml to keep (default
+        :data:`STAGES`); with ``reproduce`` the copy also gets ``data/published``.
     """
     repo = Path(repo)
     (repo / ".dvc").mkdir(parents=True)
@@ -94,7 +97,11 @@ def make_project(repo, campaigns, dvc_added=(), site=False, studies=None, compar
         shutil.copy2(ROOT / name, repo / name)
     pipeline = yaml.safe_load((ROOT / "dvc.yaml").read_text())
     if not site:
-        pipeline["stages"] = {k: v for k, v in pipeline["stages"].items() if k in STAGES}
+        pipeline["stages"] = {k: v for k, v in pipeline["stages"].items() if k in stages}
+        if "metrics" not in stages:
+            pipeline.pop("metrics", None)
+        if "reproduce" in stages:
+            shutil.copytree(ROOT / "data" / "published", repo / "data" / "published")
     else:
         for name in SITE_FILES:
             shutil.copy2(ROOT / name, repo / name)

@@ -28,7 +28,7 @@ def stage_bodies():
 def test_stages_and_params_sections():
     assert list(STAGES) == ["normalize", "stats", "normalize-monitor", "stats-monitor", "rollups-monitor",
                             "health-monitor", "catalogue",
-                            "compare", "study-effects", "reproduce", "datapackage", "page-campaign", "page-monitor",
+                            "compare", "study-effects", "reproduce", "metrics", "datapackage", "page-campaign", "page-monitor",
                             "page-monitor-health", "page-study", "page-compare", "page-catalogue", "page-reproduction",
                             "page-methods", "page-data", "site"]
     for name in ("normalize", "stats", "page-campaign"):

@@ -17,7 +17,7 @@ def df():
 
 
 def test_row_counts(df):
-    assert df.groupby("seed").size().to_dict() == {"000": 193, "001": 298, "002": 72, "003": 45, "004": 74}
+    assert df.groupby("seed").size().to_dict() == {"000": 193, "001": 302, "002": 72, "003": 45, "004": 74}
     assert df["id"].is_unique
 
 
@@ -127,4 +127,4 @@ def test_default_dir_when_installed(tmp_path):
             "print(d); print(len(published.load()))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env={"PYTHONPATH": str(site)},
                          capture_output=True, text=True, check=True).stdout.split()
-    assert out == [str(site / "thruput" / "studies" / "published"), "682"]
+    assert out == [str(site / "thruput" / "studies" / "published"), "686"]

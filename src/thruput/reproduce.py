@@ -16,11 +16,14 @@ Statuses (:data:`STATUS_MEANING` says the same in words the CLI and the site sho
     A computed derivation, bound or equality fails by more than the printed precision;
     or a person judged so (``judgement``).
 ``reproduced``
-    Re-derived by a formula from *other* published inputs within the printed precision.
-    Only a computed ``derive`` check can give it, and only when at least one input is
-    independent of the figure: not printed in its own sentence (the same ``quote``, or a
-    check that declares ``restates``) and no constant of :data:`~.formulas.FITTED` (set
-    from the figure itself) in the formula.
+    A model's output from inputs other than the figure's own statement, within the printed
+    precision (a hardware specification printed beside the figure is such an input: the
+    UDPmon expected slopes from the bus width and clock). Only a computed ``derive`` check
+    can give it, and only when at least one input is independent of the figure: not printed
+    together with it (the same ``quote``, or a check that declares ``restates``: the same
+    sentence, slide bullet list, table row or trace) and no constant of
+    :data:`~.formulas.FITTED` (set from the figure itself) in the formula. Arithmetic among
+    numbers printed together (a ratio, a drop, a unit reading) is ``consistent``.
 ``measured-vs-model``
     A measurement compared with the expectation the source itself computes (UDPmon
     latency slopes vs PCI + GigE + PCI); the difference is the finding, not an error.

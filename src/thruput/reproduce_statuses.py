@@ -13,10 +13,12 @@ STATUSES = ("erratum", "differs", "reproduced", "measured-vs-model", "consistent
 STATUS_MEANING = {
     "erratum": "contradicts the document itself (a misprinted unit, order statistic or date)",
     "differs": "a derivation, bound or equality fails by more than the printed precision",
-    "reproduced": "re-derived by a declared formula from other published inputs, within the printed precision; "
-                  "never from its own sentence's numbers alone or through a constant fitted to it",
+    "reproduced": "a model's output from inputs other than the figure's own statement (a hardware specification "
+                  "printed beside it is an input), within the printed precision; never arithmetic among numbers "
+                  "printed together or through a constant fitted to it",
     "measured-vs-model": "a measurement set against the expectation the source itself computes",
-    "consistent": "passes a check that is not an independent re-derivation: the arithmetic of its own sentence, "
+    "consistent": "passes a check that is not an independent re-derivation: arithmetic among numbers printed "
+                  "together (a ratio, a drop, a unit reading on one slide or in one sentence), "
                   "a bound from other published figures, the same figure printed twice or in another unit, a "
                   "standard constant, a weekday, an order statistic",
     "bound": "within a physical limit no published figure enters (a line rate, TCP or UDP goodput of GigE): "

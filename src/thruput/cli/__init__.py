@@ -13,7 +13,7 @@ import sys
 from importlib import import_module
 
 #: Sub-command modules, in the order ``thruput --help`` lists them.
-COMMANDS = ("inspect", "campaign", "record", "monitor", "pipeline", "reproduce", "site")
+COMMANDS = ("inspect", "campaign", "record", "monitor", "pipeline", "reproduce", "site", "release")
 
 
 def build_parser():

@@ -89,6 +89,14 @@ def add_parser(sub):
                      help="where to write every campaign's assessment of every effect")
     _params_option(eff, "its `campaigns` list and `study-effects` section are used")
     eff.set_defaults(func=run_study_effects)
+    met = verbs.add_parser("metrics", help="statistics products and ledger -> the headline numbers (DVC metrics)",
+                           description="Write the headline numbers of every <campaign>.stats.nc in DIR and the "
+                                       "ledger's status counts (DIR/reproduction.csv) as plain JSON, the file "
+                                       "dvc.yaml declares under `metrics:` (so `dvc metrics diff` compares "
+                                       "them between revisions); see thruput.release.numbers.headline.")
+    met.add_argument("processed", metavar="DIR", help="folder of the <campaign>.stats.nc files")
+    met.add_argument("out", metavar="OUT.json", help="the metrics file to write")
+    met.set_defaults(func=run_metrics)
     from .pipeline_health import add_parsers     # rollups, health (monitor campaigns)
     add_parsers(verbs, _params_option)
 
@@ -228,6 +236,20 @@ def run_catalogue(args):
     table = catalogue_product({n: open_product(processed / f"{n}{STATS_SUFFIX}") for n in names})
     write_product(table, args.out)
     print(f"{args.out}: catalogue of {len(names)} campaigns")
+    return 0
+
+
+def run_metrics(args):
+    import json
+
+    from ..release.numbers import headline
+
+    metrics = headline(args.processed)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(metrics, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{out}: headline numbers of {sum(k != 'ledger' for k in metrics)} campaigns"
+          + (", the ledger's counts" if "ledger" in metrics else ""))
     return 0
 
 

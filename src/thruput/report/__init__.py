@@ -11,6 +11,8 @@ from .monitor import *  # noqa: F401,F403
 from .monitor import __all__ as _monitor
 from .studies import *  # noqa: F401,F403
 from .studies import __all__ as _studies
+from .provenance import *  # noqa: F401,F403
+from .provenance import __all__ as _provenance
 from . import health  # noqa: F401  (the monitor health page: report.health.<name>)
 
-__all__ = [*_campaigns, *_studies, *_monitor, "health"]
+__all__ = [*_campaigns, *_studies, *_monitor, *_provenance, "health"]

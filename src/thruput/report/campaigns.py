@@ -28,6 +28,7 @@ from IPython.display import HTML, Markdown, display
 
 from .. import charts
 from ..project import project_path
+from .provenance import source_link
 from ..charts.comparison import difference_intervals, levels_differ
 from ..campaign.store import STATS_SUFFIX, open_product
 
@@ -241,6 +242,7 @@ def statistics(ds, product=None):
     else:
         display(Markdown("## UDP throughput and loss\n\nPer packet size, over the inter-packet "
                          "spacings swept by `udpmon_bw_mon`."))
+    display(source_link("cells" if _is_tcp(ds) else "udp_grid"))
     return cell_table(ds, product)
 
 
@@ -288,6 +290,7 @@ def campaign_charts(ds, product=None):
         display(Markdown("## Ping RTT with and without load"))
         display(charts.rtt_ecdf(_rtt_ecdf_frame(product)))
     display(Markdown("## Window plateau per streams count"))
+    display(source_link("plateau"))
     display(_plateau_table(_group(product, "plateau")))
 
 

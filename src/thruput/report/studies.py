@@ -39,9 +39,11 @@ from ..project import project_path
 from ..studies import tables
 from .. import published as pub
 from .campaigns import _group, _unloaded_rtt_s, cell_summary, metadata, read_product
+from .provenance import claim_details
 
 __all__ = ["STUDIES", "study_title", "study_charts", "study_theory", "study_ledger", "study_side_by_side",
            "ledger_summary", "ledger_status_chart", "ledger_differences_chart", "ledger_problems", "status_table",
+           "ledger_reproduced",
            "published_frame"]
 
 MBIT = 1e6
@@ -559,6 +561,13 @@ def _quote(text):
     return " ".join(str(text).replace("**", "").split())
 
 
+@functools.lru_cache(maxsize=1)
+def _all_quotes():
+    """Every published figure's quote, by id (for the claims a ledger row uses)."""
+    frame = pub.load()
+    return dict(zip(frame["id"], frame["quote"]))
+
+
 def _ledger_html(rows, link_seed=False):
     head = "".join(f"<th>{h}</th>" for h in (["study"] if link_seed else []) + list(_LEDGER_HEADINGS.values()))
     body = []
@@ -569,10 +578,11 @@ def _ledger_html(rows, link_seed=False):
         seed_cell = f'<td><a href="{studies.page_link(r.seed)[1]}">{r.seed}</a></td>' if link_seed else ""
         unit = "" if r.published_unit in (None, "1") or pd.isna(r.published_unit) else r.published_unit
         body.append(
-            f"<tr>{seed_cell}<td class=\"claim\">{html.escape(r.claim)}</td>"
+            f"<tr id=\"claim-{html.escape(r.claim)}\">{seed_cell}<td class=\"claim\">{html.escape(r.claim)}</td>"
             f"<td class=\"quote\">{html.escape(_quote(r.quote))}</td>"
             f"<td class=\"num\">{_fmt(r.published_value)}</td><td>{html.escape(str(unit))}</td>"
-            f"<td class=\"num\">{_fmt(r.derived_value, 6)}</td><td>{_badge(r.status)}</td><td>{note}</td></tr>")
+            f"<td class=\"num\">{_fmt(r.derived_value, 6)}</td><td>{_badge(r.status)}</td>"
+            f"<td>{note}{claim_details(r, _all_quotes())}</td></tr>")
     return (f'<table class="thruput-ledger"><thead><tr>{head}</tr></thead>'
             f"<tbody>{''.join(body)}</tbody></table>")
 
@@ -669,6 +679,23 @@ def ledger_problems(processed):
         parts.append(f'<h3><a href="{studies.page_link(seed)[1]}">Study {seed}</a>: {html.escape(title)}</h3>')
         order = {s: i for i, s in enumerate(reproduce.STATUSES)}
         group = group.assign(_o=group["status"].map(order)).sort_values("_o", kind="stable")
+        parts.append(_ledger_html(group))
+    return HTML("\n".join(parts))
+
+
+def ledger_reproduced(processed):
+    """Every ``reproduced`` row with its derivation, study by study: the figures a model
+    re-derived from inputs other than their own statement."""
+    ledger = _ledger(processed)
+    if ledger.empty:
+        return Markdown("The reproduction ledger has not been built.")
+    rows = ledger[ledger["status"] == "reproduced"]
+    parts = [_STYLE, f"<p>{len(rows)} figures are reproduced. <i>derived</i> is the model's output in the "
+             "published unit; <i>where from</i> gives the quote, the formula, the claims it uses and their "
+             "quotes.</p>"]
+    for seed, group in rows.groupby("seed", sort=True):
+        title = STUDIES.get(seed, {}).get("title", "")
+        parts.append(f'<h3><a href="{studies.page_link(seed)[1]}">Study {seed}</a>: {html.escape(title)}</h3>')
         parts.append(_ledger_html(group))
     return HTML("\n".join(parts))
 

@@ -38,6 +38,7 @@ import json
 import numpy as np
 import xarray as xr
 
+from ..product_groups import COMPARISON_GROUP_FUNCTIONS, GROUP_FUNCTIONS, PRODUCT_FUNCTIONS
 from .compare import compare, metadata_diff
 from .defaults import DEFAULTS
 from .latency import latency_fit
@@ -49,7 +50,8 @@ from .udp import udp_grid, udp_onset
 
 __all__ = ["PRODUCTS", "campaign_product", "catalogue_product", "comparison_product",
            "tcp_sweep_product", "udp_sweep_product", "params_with_defaults",
-           "COMPARISON_IGNORED"]
+           "COMPARISON_IGNORED", "GROUP_FUNCTIONS",
+           "COMPARISON_GROUP_FUNCTIONS", "PRODUCT_FUNCTIONS"]
 
 #: ``campaign.yaml`` keys a comparison's metadata diff leaves out: they name and date a
 #: campaign and so always differ; the set-up is what a reader compares.
