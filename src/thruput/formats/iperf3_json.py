@@ -536,7 +536,8 @@ def _extract_checked(doc, text, start, end, first_line, file_index, rows, lost):
     rows.tool_summary.append({k: v for k, v in fin.items() if k.startswith("sum")})
     if (lost or error) and _no_receiver_report(sent, received):
         rows.truncation.append(f"run at line {first_line}: the receiver's report never came back "
-                               "(end.sum_received holds 0 datagrams): its counts and the loss are unknown")
+                               "(end.sum_received holds 0 datagrams): its counts, the loss and the throughput are unknown "
+                               "(the sender's rate is the load offered)")
     if lost or error:
         where = f"run at line {first_line}: "
         if lost:

@@ -503,7 +503,8 @@ def _process(runs, ledger):
     unreported, none_arrived = zero & failed, zero & ~failed & (run_sum[:, 0, 6] > 0)
     for r in np.flatnonzero(unreported).tolist():
         truncation.append(f"run at line {runs[r].line}: the receiver's report never came back (its line "
-                          "holds 0 datagrams): its counts and the loss are unknown")
+                          "holds 0 datagrams): its counts, the loss and the throughput are unknown (the sender's "
+                          "rate is the load offered)")
     for s_slot, r_slot in ((0, 1), (2, 3)):
         lost = (run_sum[:, r_slot, 2] == 0) & (run_sum[:, s_slot, 2] > 0) & ~none_arrived
         run_sum[lost, r_slot] = _NAN
