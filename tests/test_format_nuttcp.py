@@ -219,6 +219,13 @@ def test_an_error_from_the_server_is_a_failed_test_with_its_reason():
                    + alone + "nuttcp-r: v8.1.4: Error: bind: Address already in use\nerrno=98\n")
     with pytest.raises(ParseError, match="error from server; bind: Address already in use"):
         nuttcp.parse(with_reason)
+    # recorded (record.sh): nuttcp 6.1.2 refused by its server, stdout alone and with stderr
+    for name in ("not-a-run--error-from-server.out", "not-a-run--error-from-server-stderr.out"):
+        text = (HERE / name).read_text()
+        assert text.endswith("nuttcp-t: v6.1.2: error from server\n")
+        assert formats.sniff(text) == "nuttcp"
+        with pytest.raises(ParseError, match="nuttcp reported: error from server"):
+            nuttcp.parse(text)
 
 
 def test_errors_and_empty_input():

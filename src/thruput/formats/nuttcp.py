@@ -118,7 +118,9 @@ _FPARSE_NUMBERS = ("megabytes", "real_sec", "real_seconds", "rate_Mbps", "retran
                    "loss", "tx", "rx", "rtt", "nstream", "buflen", "mss", "rtt_ms", "send_window_size",
                    "receive_window_size", "reporting_interval")
 #: a line of one end (-v): "nuttcp-t: ...", "nuttcp-r: ..."
-_SIDE = re.compile(r"^nuttcp-(?P<side>[tr]): (?P<msg>.*\S|)\s*$")
+#: (nuttcp writes "server " on stderr before its stdout line "nuttcp-t: ...: error from
+#: server": a log of both streams holds them on one line)
+_SIDE = re.compile(r"^(?:server )?nuttcp-(?P<side>[tr]): (?P<msg>.*\S|)\s*$")
 _SIDE_LINES = {   # message -> what it holds (the converter in _process reads the groups)
     "version": re.compile(r"^v(?P<version>\d+\.\d+\.\d+\S*): socket$"),
     "socket": re.compile(
@@ -150,7 +152,7 @@ _SIDE_SKIPPED = (
 _ERRNO = re.compile(r"^errno=\d+\s*$")
 
 _SNIFF = re.compile(
-    r"^(?:nuttcp-[tr]: v\d+\.\d+\.\d+\S*: (?:socket|Error|error from server|server aborted connection)"
+    r"^(?:(?:server )?nuttcp-[tr]: v\d+\.\d+\.\d+\S*: (?:socket|Error|error from server|server aborted connection)"
     rf"|\s*{_NUM} MB /\s*{_NUM} sec =\s*{_NUM} Mbps(?:\s*-?\d+ (?:retrans|%TX)|\s*-?\d+ /\s*\d+ ~?drop/pkt)"
     r"|megabytes=\d+\.\d+ real_sec(?:onds)?=\d+\.\d+ rate_Mbps=)", re.MULTILINE)
 

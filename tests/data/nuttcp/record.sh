@@ -89,6 +89,42 @@ sed -E '2,3{s/= +([0-9])/=\1/; s/Mbps +([0-9])/Mbps\1/}' "$V--tcp-i.out" > "$V--
 # empty input, and nuttcp's own error without any run (no format may claim it)
 : > empty--empty.out
 nuttcp -P "$((CTL + 7))" -T 1 127.0.0.1 > not-a-run--refused.out 2>&1 || true
+# a server that refuses the test: nuttcp's client against a stand-in control server (the
+# Python below: it answers HELO, then the test's parameters with "KO ..." instead of "OK
+# v6.1.2"; no real nuttcp server could be made to refuse here). nuttcp writes "nuttcp-t:
+# v6.1.2: error from server" on stdout and "server " on stderr: stdout alone, and both
+# (2>&1: "server " then the line, as a wrapper capturing both leaves it)
+for what in "error-from-server:/dev/null" "error-from-server-stderr:&1"; do
+    READY=$(mktemp -u)
+    "$PY" - "$((CTL + 9))" "$READY" <<'FAKE' &
+import socket, sys
+s = socket.socket(socket.AF_INET6)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+s.bind(("::", int(sys.argv[1])))
+s.listen()
+open(sys.argv[2], "w").close()
+s.settimeout(20)
+c, _ = s.accept()
+f = c.makefile("rwb")
+f.readline(); f.write(b"HELO nuttcp v6.1.2\n"); f.flush()
+f.readline(); f.write(b"KO too many connections\n"); f.flush()
+c.settimeout(2)
+try:
+    c.recv(100)
+except OSError:
+    pass
+FAKE
+    FAKE_PID=$!
+    for _ in $(seq 50); do [ -e "$READY" ] && break; sleep 0.1; done
+    if [ "${what#*:}" = "&1" ]; then
+        nuttcp -v -P "$((CTL + 9))" -T 1 -i 0.5 127.0.0.1 > "not-a-run--${what%%:*}.out" 2>&1 || true
+    else
+        nuttcp -v -P "$((CTL + 9))" -T 1 -i 0.5 127.0.0.1 > "not-a-run--${what%%:*}.out" 2>/dev/null || true
+    fi
+    wait "$FAKE_PID" || true
+    rm -f "$READY"
+done
 fi
 
 [ "${1:-}" = "--no-expected" ] && exit 0
