@@ -15,8 +15,8 @@ import math
 import pytest
 
 import thruput
-from thruput.formats import sniff_wrapped
 from thruput.errors import ThruputError
+from thruput.formats import sniff_wrapped
 
 from .conftest import DATA
 
