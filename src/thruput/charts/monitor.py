@@ -182,7 +182,8 @@ UDP_RATES = ["offered (sender)", "received (receiver)"]
 UDP_RATE_DASHES = [[6, 3], [1, 0]]
 
 
-def udp_loss(rates, loss, unit="Mbit/s", series="series", title=""):
+def udp_loss(rates: pd.DataFrame, loss: pd.DataFrame, unit: str = "Mbit/s", series: str = "series",
+             title: str = "") -> alt.VConcatChart:
     """UDP: the rate offered against the rate received per time bin (upper panel) and the
     datagrams lost (lower panel), per series.
 

@@ -266,7 +266,7 @@ def health_throughput_delay(tables):
     return alt.vconcat(*charts)
 
 
-def health_udp_loss(rollups_path, freq="1D"):
+def health_udp_loss(rollups_path: str | Path, freq: str = "1D") -> HTML | Markdown:
     """UDP per path and direction: datagram loss and the rate offered beside the rate
     received, per ``freq`` bin of the rollups (``udp_throughput`` and ``udp_offered``),
     in Mbit/s and percent; a sentence where the campaign has no UDP test."""

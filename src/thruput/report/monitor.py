@@ -291,7 +291,7 @@ def monitor_gaps(product):
     return HTML("\n".join(html))
 
 
-def monitor_udp_loss(product):
+def monitor_udp_loss(product: dict) -> object:
     """UDP: datagram loss and the rate offered against the rate received, per series (the
     product's ``udp_loss`` table): the whole campaign's table is displayed, the chart per
     time bin returned."""

@@ -432,8 +432,8 @@ UDP_QUANTITIES = {"loss": ("loss_fraction", "fraction of the datagrams lost"),
                   "received": ("throughput", "rate received (the receiver's)")}
 
 
-def udp_loss_offered(ds, freq="1h", by=("path", "direction"), time="time", test="test",
-                     outcome="outcome"):
+def udp_loss_offered(ds: xr.Dataset, freq: str = "1h", by: tuple[str, ...] = ("path", "direction"),
+                     time: str = "time", test: str = "test", outcome: str = "outcome") -> xr.Dataset:
     """UDP loss and the rate offered against the rate received, per series: over the
     whole campaign and per time bin.
 
