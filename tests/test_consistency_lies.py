@@ -26,7 +26,8 @@ IPERF3_P4 = "3.12--tcp-P4.json"
 
 #: (id, format module, fixture folder, fixture, damage, what must be caught, words of the reason)
 #: what: "inconsistent" (a failed check naming the words), "truncated" (the truncation
-#: naming them), "loss unknown" (loss NaN, and the run flagged by either).
+#: naming them), "loss unknown" (loss NaN, and the run flagged by either), "none arrived"
+#: (a possible truth, read as one: throughput 0 and loss 1, never the sender's rate).
 DAMAGES = [
     # iperf3 -J
     ("iperf3-json-sum-sent-rate-doubled", iperf3_json, "iperf3_json", "3.12--tcp.json",
@@ -38,8 +39,14 @@ DAMAGES = [
     ("iperf3-json-sum-packets-1e18", iperf3_json, "iperf3_json", "3.12--udp.json",
      lambda t: d.set_json(t, ("end", "sum", "packets"), 10 ** 18), "inconsistent",
      "packets: end.sum vs"),
+    # (a receiver's sums of 0 datagrams in a complete run is no lie: a genuine run whose
+    # datagrams were all dropped reads so, tests/data/iperf3_json/3.12--udp-none-arrived.json;
+    # what must not happen is the sender's offered rate passing for a throughput)
     ("iperf3-json-udp-receiver-zero-datagrams", iperf3_json, "iperf3_json", "3.12--udp.json",
-     lambda t: _no_server_report(t), "loss unknown", "the receiver's report"),
+     lambda t: _no_server_report(t), "none arrived", ""),
+    ("iperf3-json-udp-receiver-zero-datagrams-error", iperf3_json, "iperf3_json", "3.12--udp.json",
+     lambda t: d.set_json(_no_server_report(t), ("error",), "unable to receive results"),
+     "loss unknown", "the receiver's report"),
     ("iperf3-json-bidir-interval-dropped", iperf3_json, "iperf3_json", "3.12--tcp-bidir.json",
      lambda t: d.drop_json(t, ("intervals", 1)), "inconsistent", "end.streams[1].receiver vs the sum of its intervals"),
     ("iperf3-json-stream-interval-bytes-edited", iperf3_json, "iperf3_json", IPERF3_P4,
@@ -54,8 +61,7 @@ DAMAGES = [
     # iperf3 text
     ("iperf3-text-udp-receiver-zero-datagrams", iperf3_text, "iperf3_text", "3.12--udp.txt",
      lambda t: d.replace(t, 9, "2.41 MBytes  20.2 Mbits/sec  0.358 ms  0/77 (0%)",
-                         "0.00 Bytes  0.00 bits/sec  0.000 ms  0/0 (0%)"), "loss unknown",
-     "the receiver's report"),
+                         "0.00 Bytes  0.00 bits/sec  0.000 ms  0/0 (0%)"), "none arrived", ""),
     ("iperf3-text-interval-dropped", iperf3_text, "iperf3_text", "3.12--tcp.txt",
      lambda t: d.drop(t, 5), "inconsistent", "sender line vs the sum of its interval lines"),
     ("iperf3-text-interval-duplicated", iperf3_text, "iperf3_text", "3.12--tcp.txt",
@@ -161,8 +167,13 @@ def test_damage_is_caught(case):
     elif what == "truncated":
         assert ds.attrs["truncated"] == 1, ds.attrs["consistency"]
         assert words in ds.attrs["truncation"], ds.attrs["truncation"]
+    elif what == "none arrived":
+        assert (float(ds["throughput"][0]), float(ds["loss_fraction"][0])) == (0.0, 1.0)
+        assert float(ds["packets_lost"][0]) == float(ds["packets"][0]) > 0
+        assert ds.attrs["consistent"] == 1 and ds.attrs["truncated"] == 0, ds.attrs["truncation"]
     else:
         assert math.isnan(float(ds["loss_fraction"][0]))
+        assert math.isnan(float(ds["throughput"][0]))
         assert ds.attrs["truncated"] == 1 or ds.attrs["consistent"] == 0
         assert words in ds.attrs["truncation"] + json.dumps(failed)
 

@@ -156,8 +156,76 @@ def test_truncated_keeps_the_complete_intervals():
     n = cut.sizes["interval"]
     assert n >= 1
     np.testing.assert_array_equal(cut.interval_bytes.values, full.interval_bytes.values[..., :n])
-    assert math.isnan(float(cut.throughput[0]))  # no interval stands in for the final line
+    # a cut run keeps what it measured: its intervals' bytes over their seconds
+    seconds = float(cut.interval_end[0, n - 1])
+    assert float(cut.duration[0]) == seconds == 0.5 * n
+    assert float(cut.bytes[0]) == float(cut.interval_bytes.sum())
+    assert float(cut.throughput[0]) == float(cut.bytes[0]) * 8 / seconds
+    assert math.isnan(float(cut.throughput_receiver[0]))      # nuttcp printed none
+    assert f"its intervals' ({seconds:g} s measured)" in cut.attrs["truncation"]
     assert json.loads(cut.attrs["skipped_reasons"])["truncated line"] == 1
+
+
+@pytest.mark.parametrize("name", ["tcp-cut-v", "tcp-cut", "tcp-r-cut-v", "udp-cut"])
+def test_a_run_killed_mid_way_keeps_its_intervals(name):
+    """nuttcp killed 2.3 s into a 10 s run (record.sh): no final line, and the run keeps the
+    throughput of the intervals it printed, flagged as cut off."""
+    ds = _read(name)
+    text = (HERE / f"6.1.2--{name}.out").read_text()
+    rows = [x.split() for x in text.split("\n") if " MB / " in x]
+    assert not any("%TX" in r for r in rows) and "real seconds" not in text
+    mb, sec = sum(float(r[0]) for r in rows), sum(float(r[3]) for r in rows)
+    assert ds.attrs["truncated"] == 1 and ds.attrs["consistent"] == 1
+    assert "the receiver's final line is lost" in ds.attrs["truncation"]
+    assert (float(ds.duration[0]), ds.sizes["interval"]) == (sec, len(rows))
+    assert float(ds.bytes[0]) == pytest.approx(mb * MB, rel=1e-12)
+    assert float(ds.throughput[0]) == pytest.approx(mb * MB * 8 / sec, rel=1e-12)
+    if name.startswith("udp"):
+        # "0 /   156 ~drop/pkt": the loss of the datagrams the intervals counted
+        assert float(ds.packets[0]) == sum(float(r[10]) for r in rows)
+        assert float(ds.loss_fraction[0]) == sum(float(r[8]) for r in rows) / float(ds.packets[0])
+    validate(ds)
+
+
+def test_a_negative_retrans_count_is_read_and_flagged():
+    """'-2 retrans' (hand-edited copy of tcp-i, record.sh): read, NaN, and a failed check."""
+    ds = _read("tcp-i-negative-retrans-edited")
+    assert ds.interval_retransmits.values.ravel().tolist()[:2] == [0.0, 0.0]
+    assert math.isnan(float(ds.interval_retransmits[0, 0, 2]))
+    failed = [c["check"] for c in json.loads(ds.attrs["consistency"]) if not c["ok"]]
+    assert failed == ["retransmits: interval line 3 printed -2, a count below 0"]
+    assert float(ds.throughput[0]) == float(_read("tcp-i").throughput[0])
+
+
+def test_fields_that_touch_are_read():
+    """'sec =2990.1617 Mbps0 retrans' (a number wider than its column; hand-edited copy of
+    tcp-i, record.sh): the same values as the recorded log."""
+    edited, original = _read("tcp-i-merged-columns-edited"), _read("tcp-i")
+    assert "=2990.1617 Mbps0 retrans" in (HERE / "6.1.2--tcp-i-merged-columns-edited.out").read_text()
+    for name in ("interval_bytes", "interval_throughput", "interval_retransmits", "throughput"):
+        np.testing.assert_array_equal(edited[name].values, original[name].values)
+    assert edited.attrs["consistent"] == 1
+
+
+def test_an_error_from_the_server_is_a_failed_test_with_its_reason():
+    """nuttcp 8.1.4's 'error from server' (the line a user's pile held) is nuttcp's, with
+    the reason that follows it, never an unknown format."""
+    alone = "nuttcp-t: v8.1.4: error from server\n"
+    assert formats.sniff(alone) == "nuttcp"
+    with pytest.raises(ParseError, match="nuttcp reported: error from server") as err:
+        nuttcp.parse(alone)
+    assert err.value.line == 1
+    with_reason = ("nuttcp-t: v8.1.4: socket\nnuttcp-t: buflen=65536, nstream=1, port=5101 tcp -> 192.0.2.1\n"
+                   + alone + "nuttcp-r: v8.1.4: Error: bind: Address already in use\nerrno=98\n")
+    with pytest.raises(ParseError, match="error from server; bind: Address already in use"):
+        nuttcp.parse(with_reason)
+    # recorded (record.sh): nuttcp 6.1.2 refused by its server, stdout alone and with stderr
+    for name in ("not-a-run--error-from-server.out", "not-a-run--error-from-server-stderr.out"):
+        text = (HERE / name).read_text()
+        assert text.endswith("nuttcp-t: v6.1.2: error from server\n")
+        assert formats.sniff(text) == "nuttcp"
+        with pytest.raises(ParseError, match="nuttcp reported: error from server"):
+            nuttcp.parse(text)
 
 
 def test_errors_and_empty_input():
@@ -206,9 +274,11 @@ def test_corpus_nuttcp_8_against_its_own_final_lines(corpus):
         # every interval line holds a KB-cwnd column in 8.1.4
         assert not np.isnan(ds.interval_cwnd.values).any()
         if not re.search(r"^nuttcp-r: [\d.]+ MB in [\d.]+ real seconds", text, re.MULTILINE):
-            # the wrapper stopped nuttcp before its final lines
+            # the wrapper stopped nuttcp before its final lines: what it measured is kept
             assert ds.attrs["truncated"] == 1, path
-            assert math.isnan(float(ds.throughput[0]))
+            assert float(ds.throughput[0]) == pytest.approx(
+                float(ds.interval_bytes.sum()) * 8 / float(ds.interval_end[0, -1]), rel=1e-12)
+            assert float(ds.duration[0]) == float(ds.interval_end[0, -1]) > 0
             continue
         complete += 1
         assert ds.attrs["truncated"] == 0, path

@@ -88,7 +88,7 @@ def test_the_notebook_renders_from_the_product(processed, tmp_path):
                    for o in c.outputs)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert not errors
-    assert html.count("vegaEmbed(") == 9 and "cdn" not in html.lower()
+    assert html.count("vegaEmbed(") == 10 and "cdn" not in html.lower()   # (the 10th: UDP loss and rates)
     assert "maintenance" in html and "Connection refused" in html
 
 

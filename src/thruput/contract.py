@@ -518,7 +518,7 @@ def failed_checks_per_run(checks, n_runs):
     return out
 
 
-def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):
+def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note="", at_most=False):
     """One check of a number the tool printed against the same number from the data.
 
     Parameters
@@ -532,6 +532,11 @@ def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):
         one NaN does not).
     note : str
         Why a difference within or beyond the tolerance is expected, if it is.
+    at_most : bool
+        ``tool`` is a bound, not the same number: agreement means
+        ``data <= tool + atol + rtol * abs(tool)``, any amount below it being possible (the
+        bytes a receiver counted against those its sender wrote: the rest was lost or still
+        buffered when the test ended).
 
     Returns
     -------
@@ -541,29 +546,34 @@ def consistency_check(check, tool, data, *, rtol=0.01, atol=0.0, note=""):
     t = float(tool) if tool is not None else math.nan
     d = float(data) if data is not None else math.nan
     t_nan, d_nan = math.isnan(t), math.isnan(d)
-    ok = (t_nan and d_nan) if t_nan or d_nan else abs(t - d) <= atol + rtol * abs(t)
+    gap = d - t if at_most else abs(t - d)
+    ok = (t_nan and d_nan) if t_nan or d_nan else gap <= atol + rtol * abs(t)
     return {"check": check, "tool": None if t_nan else t, "data": None if d_nan else d,
             "ok": bool(ok), "note": note}
 
 
-def agreeing(tool, data, *, rtol=0.01, atol=0.0):
+def agreeing(tool, data, *, rtol=0.01, atol=0.0, at_most=False):
     """Whether each ``tool`` value agrees with its ``data`` value, by
-    :func:`consistency_check`'s rule (arrays, or scalars broadcast against them)."""
-    tool, data, rtol, atol = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (tool, data, rtol, atol)))
+    :func:`consistency_check`'s rule (arrays, or scalars broadcast against them; ``at_most``
+    one flag or one per value)."""
+    tool, data, rtol, atol, at_most = np.broadcast_arrays(
+        *(np.asarray(v, dtype=float) for v in (tool, data, rtol, atol)), np.asarray(at_most, dtype=bool))
     t_nan, d_nan = np.isnan(tool), np.isnan(data)
     with np.errstate(invalid="ignore"):
-        return np.where(t_nan | d_nan, t_nan & d_nan, np.abs(tool - data) <= atol + rtol * np.abs(tool))
+        gap = np.where(at_most, data - tool, np.abs(tool - data))
+        return np.where(t_nan | d_nan, t_nan & d_nan, gap <= atol + rtol * np.abs(tool))
 
 
-def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note=""):
+def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note="", at_most=False):
     """Many :func:`consistency_check` records at once, from arrays (the same rule, the same
-    records): ``checks`` a sequence of names; ``tool``, ``data``, ``rtol``, ``atol`` arrays
-    of its length (or scalars); ``note`` a string or a sequence of them. For readers that
-    check thousands of runs (an iperf3 archive) without a Python call per number."""
+    records): ``checks`` a sequence of names; ``tool``, ``data``, ``rtol``, ``atol``,
+    ``at_most`` arrays of its length (or scalars); ``note`` a string or a sequence of them.
+    For readers that check thousands of runs (an iperf3 archive) without a Python call per
+    number."""
     n = len(checks)
     tool, data = (np.broadcast_to(np.asarray(v, dtype=float), (n,)) for v in (tool, data))
     t_nan, d_nan = np.isnan(tool), np.isnan(data)
-    ok = agreeing(tool, data, rtol=rtol, atol=atol)
+    ok = agreeing(tool, data, rtol=rtol, atol=atol, at_most=at_most)
     notes = [note] * n if isinstance(note, str) else list(note)
     return [{"check": c, "tool": None if tn else t, "data": None if dn else d, "ok": o, "note": nt}
             for c, t, d, o, nt, tn, dn in zip(checks, tool.tolist(), data.tolist(), ok.tolist(), notes,

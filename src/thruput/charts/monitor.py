@@ -13,7 +13,7 @@ import altair as alt
 import pandas as pd
 
 __all__ = ["CATEGORY_RANGE", "series_color", "time_series", "daily_profile",
-           "period_distributions", "buffer_curves", "MARKERS"]
+           "period_distributions", "buffer_curves", "udp_loss", "MARKERS"]
 
 #: A categorical palette readable by most colour-blind readers (Okabe & Ito 2008).
 CATEGORY_RANGE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00",
@@ -175,3 +175,38 @@ def buffer_curves(curves, unit="Mbit/s", title=""):
     points = base.mark_point(filled=True, clip=True, size=25).encode(detail="statistic:N")
     return alt.layer(lines, points, data=curves).properties(width=280, height=200).facet(
         facet=alt.Facet("series:N", title=None, header=SERIES_HEADER), columns=2, title=title)
+
+
+#: The two rates of a UDP series and their dashes: what was offered, what arrived.
+UDP_RATES = ["offered (sender)", "received (receiver)"]
+UDP_RATE_DASHES = [[6, 3], [1, 0]]
+
+
+def udp_loss(rates: pd.DataFrame, loss: pd.DataFrame, unit: str = "Mbit/s", series: str = "series",
+             title: str = "") -> alt.VConcatChart:
+    """UDP: the rate offered against the rate received per time bin (upper panel) and the
+    datagrams lost (lower panel), per series.
+
+    ``rates``: ``time``, ``value`` (``unit``), ``rate`` (one of :data:`UDP_RATES`),
+    ``series``, ``segment`` (changes across empty bins); ``loss``: ``time``, ``loss``
+    (percent), ``n``, ``series``, ``segment``: non-empty bins only.
+    """
+    domain = sorted(set(rates[series]) | set(loss[series]))
+    color = series_color(series, "series", domain)
+    x = alt.X("time:T", scale=UTC_SCALE, axis=UTC_AXIS)
+    dash = alt.StrokeDash("rate:N", title="rate", scale=alt.Scale(domain=UDP_RATES, range=UDP_RATE_DASHES),
+                          legend=alt.Legend(symbolType="stroke", symbolStrokeColor="#333333",
+                                            symbolStrokeWidth=2, labelLimit=NO_LIMIT))
+    top = alt.Chart(_utc(rates, "time")).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=12)).encode(
+        x=x, y=alt.Y("value:Q", title=f"median rate ({unit})"), color=color, strokeDash=dash,
+        detail="segment:N",
+        tooltip=[alt.Tooltip("utcyearmonthdatehoursminutes(time):T", title="bin (UTC)"), "rate:N",
+                 alt.Tooltip("value:Q", format=".3g", title=f"median ({unit})"), f"{series}:N"],
+    ).properties(width=WIDTH, height=HEIGHT)
+    bottom = alt.Chart(_utc(loss, "time")).mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=12)).encode(
+        x=x, y=alt.Y("loss:Q", title="median datagram loss (%)", scale=alt.Scale(domain=[0, 100])),
+        color=color, detail="segment:N",
+        tooltip=[alt.Tooltip("utcyearmonthdatehoursminutes(time):T", title="bin (UTC)"),
+                 alt.Tooltip("loss:Q", format=".3g", title="median loss (%)"), "n:Q", f"{series}:N"],
+    ).properties(width=WIDTH, height=HEIGHT // 2)
+    return alt.vconcat(top, bottom, title=title).resolve_scale(color="shared")

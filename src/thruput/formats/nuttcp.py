@@ -21,7 +21,10 @@ brief (default)
 
 Schema (dims ``run`` = 1, ``stream`` = 1, ``interval``)
     ``throughput``, ``throughput_receiver``, ``bytes``, ``duration``: the receiver's final
-    line (``nuttcp-r:`` in verbose logs, else the brief/fparse final line).
+    line (``nuttcp-r:`` in verbose logs, else the brief/fparse final line). A run cut off
+    before it keeps what it measured: ``throughput``, ``bytes`` and ``duration`` are its
+    intervals' (their bytes x 8 over their seconds; UDP ``packets`` and ``packets_lost``
+    their sums), ``throughput_receiver`` NaN (not printed), flagged in ``truncation``.
     ``throughput_sender``: the transmitter's final line (``-v`` only, else NaN).
     ``retransmits``: the transmitter's ``retrans =`` or the brief final line's count.
     ``packets``, ``packets_lost``, ``loss_fraction``: UDP drop/pkt of the final line.
@@ -47,10 +50,18 @@ Consistency (``attrs["consistency"]``)
 
 Truncation
     A log without the receiver's final line (or, in ``-v`` logs, without the
-    transmitter's) keeps its intervals and says what is lost in ``truncation``; a last line
-    without its line end is skipped as cut off. A log holding only nuttcp's error
-    (``nuttcp-t: v6.1.2: Error: connect: Connection refused``) raises
-    :class:`~thruput.errors.ParseError` with that message.
+    transmitter's) keeps its intervals and says what is lost in ``truncation`` (with the
+    error nuttcp printed, if any); a last line without its line end is skipped as cut off.
+    A log holding only nuttcp's error (``nuttcp-t: v6.1.2: Error: connect: Connection
+    refused``, ``nuttcp-t: v8.1.4: error from server`` and the reason that follows) is a
+    failed test: :class:`~thruput.errors.ParseError` with that message.
+
+Quirks
+    A negative interval ``retrans`` (``-2 retrans``: some versions print the difference of
+    the kernel's counter, which can go backwards) is read, kept NaN in
+    ``interval_retransmits`` and flagged by a failed check (a count cannot be negative).
+    Fields may touch where a number outgrows its printf column (``sec =10068.1314
+    Mbps0 retrans``): spaces between fields are optional.
 
 Reference: nuttcp(8) manual and ``nuttcp -h`` of nuttcp 6.1.2; nuttcp 8.1.4 logs of
 the NUWiNS Starlink drive (``../shared/corpus/real/starlink-drive``).
@@ -85,18 +96,20 @@ MBPS = 1.0e6
 # --- the spec: every kind of line nuttcp prints --------------------------------------------------
 _NUM = r"\d+(?:\.\d+)?"
 #: a brief report line, interval or final: "  2.8125 MB /   0.50 sec =   47.1827 Mbps <rest>"
+#: (the spaces between fields may be missing: a number wider than its printf column
+#: touches the word before it, "sec =10068.1314 Mbps0 retrans")
 _BRIEF = re.compile(
-    rf"^\s*(?P<mb>{_NUM}) MB /\s+(?P<sec>{_NUM}) sec =\s+(?P<rate>{_NUM}) Mbps(?P<rest>.*)$")
+    rf"^\s*(?P<mb>{_NUM}) MB /\s*(?P<sec>{_NUM}) sec =\s*(?P<rate>{_NUM}) Mbps(?P<rest>.*)$")
 #: what follows the rate of an interval line (TCP, 8.x cwnd; UDP drops; then -frunningtotal
 #: "Tot: ..." and -fxmitstats "Trans: ..." columns, which repeat the counts and are not kept)
 _REST_INTERVAL = re.compile(
-    rf"^(?:\s+(?P<retrans>\d+) retrans(?:\s+(?P<cwnd>\d+) KB-cwnd)?"
-    rf"|\s+(?P<drop>-?\d+) /\s+(?P<pkt>\d+) ~drop/pkt\s+(?P<loss>-?{_NUM}) ~%loss)?"
+    rf"^(?:\s*(?P<retrans>-?\d+) retrans(?:\s*(?P<cwnd>\d+) KB-cwnd)?"
+    rf"|\s*(?P<drop>-?\d+) /\s*(?P<pkt>\d+) ~drop/pkt\s*(?P<loss>-?{_NUM}) ~%loss)?"
     rf"(?P<extra>\s+(?:Tot|Trans):.*)?\s*$")
 #: what follows the rate of the final brief line
 _REST_FINAL = re.compile(
-    rf"^\s+(?P<tx>\d+) %TX\s+(?P<rx>\d+) %RX"
-    rf"(?:\s+(?P<retrans>\d+) retrans(?:\s+(?P<cwnd>\d+) KB-cwnd)?"
+    rf"^\s*(?P<tx>\d+) %TX\s*(?P<rx>\d+) %RX"
+    rf"(?:\s*(?P<retrans>-?\d+) retrans(?:\s*(?P<cwnd>\d+) KB-cwnd)?"
     rf"|\s+(?P<drop>-?\d+) / (?P<pkt>\d+) drop/pkt (?P<loss>-?{_NUM}) %loss)?"
     rf"(?:\s+(?P<rtt>{_NUM}) msRTT)?(?P<extra>\s+Trans:.*)?\s*$")
 #: -fparse: "megabytes=2.8125 real_sec=0.50 rate_Mbps=47.18 retrans=0" (no side prefix)
@@ -110,7 +123,9 @@ _FPARSE_NUMBERS = ("megabytes", "real_sec", "real_seconds", "rate_Mbps", "retran
                    "loss", "tx", "rx", "rtt", "nstream", "buflen", "mss", "rtt_ms", "send_window_size",
                    "receive_window_size", "reporting_interval")
 #: a line of one end (-v): "nuttcp-t: ...", "nuttcp-r: ..."
-_SIDE = re.compile(r"^nuttcp-(?P<side>[tr]): (?P<msg>.*\S|)\s*$")
+#: (nuttcp writes "server " on stderr before its stdout line "nuttcp-t: ...: error from
+#: server": a log of both streams holds them on one line)
+_SIDE = re.compile(r"^(?:server )?nuttcp-(?P<side>[tr]): (?P<msg>.*\S|)\s*$")
 _SIDE_LINES = {   # message -> what it holds (the converter in _process reads the groups)
     "version": re.compile(r"^v(?P<version>\d+\.\d+\.\d+\S*): socket$"),
     "socket": re.compile(
@@ -118,7 +133,7 @@ _SIDE_LINES = {   # message -> what it holds (the converter in _process reads th
         r" (?:mode=)?(?P<protocol>tcp|udp)(?: -> \S+| host=\S+)?$"),
     "final": re.compile(
         rf"^(?P<mb>{_NUM}) MB in (?P<sec>{_NUM}) real seconds = (?P<kbps>{_NUM}) KB/sec = (?P<rate>{_NUM}) Mbps$"),
-    "retrans": re.compile(r"^retrans = (?P<retrans>\d+)(?: cwnd = (?P<cwnd>\d+) KB)?$"),
+    "retrans": re.compile(r"^retrans = (?P<retrans>-?\d+)(?: cwnd = (?P<cwnd>\d+) KB)?$"),
     "drops": re.compile(rf"^(?P<drop>-?\d+) / (?P<pkt>\d+) drop/pkt (?P<loss>-?{_NUM})% data loss$"),
     "windows": re.compile(r"^send window size = (?P<send>\d+), receive window size = (?P<receive>\d+)$"),
     "connect": re.compile(
@@ -126,7 +141,7 @@ _SIDE_LINES = {   # message -> what it holds (the converter in _process reads th
         r"(?: af=\w+)?$"),
     "interval": re.compile(rf"^interval reporting every (?P<interval>{_NUM}) seconds?$"),
     "time_limit": re.compile(rf"^time limit = (?P<time_limit>{_NUM}) seconds?$"),
-    "error": re.compile(r"^(?:v\S+: )?Error: (?P<error>.+)$"),
+    "error": re.compile(r"^(?:v\S+: )?(?P<error>Error: .+|error from server.*|server aborted connection.*)$"),
 }
 #: -v lines kept only as text (not data): why they are skipped
 _SIDE_SKIPPED = (
@@ -142,8 +157,8 @@ _SIDE_SKIPPED = (
 _ERRNO = re.compile(r"^errno=\d+\s*$")
 
 _SNIFF = re.compile(
-    r"^(?:nuttcp-[tr]: v\d+\.\d+\.\d+\S*: (?:socket|Error)"
-    rf"|\s*{_NUM} MB /\s+{_NUM} sec =\s+{_NUM} Mbps(?:\s+\d+ (?:retrans|%TX)|\s+-?\d+ /\s+\d+ ~?drop/pkt)"
+    r"^(?:(?:server )?nuttcp-[tr]: v\d+\.\d+\.\d+\S*: (?:socket|Error|error from server|server aborted connection)"
+    rf"|\s*{_NUM} MB /\s*{_NUM} sec =\s*{_NUM} Mbps(?:\s*-?\d+ (?:retrans|%TX)|\s*-?\d+ /\s*\d+ ~?drop/pkt)"
     r"|megabytes=\d+\.\d+ real_sec(?:onds)?=\d+\.\d+ rate_Mbps=)", re.MULTILINE)
 
 #: half the last digit of the seconds nuttcp prints ("0.50 sec", "129.84 real seconds")
@@ -256,8 +271,10 @@ def _side(found, n, side, msg, ledger):
     found["first_side"] = found["first_side"] or side
     for key, pattern in _SIDE_LINES.items():
         if m := pattern.match(msg):
-            if key == "error":
-                found["error"] = found["error"] or m["error"]
+            if key == "error":   # each end's error, in order ("error from server", then its reason)
+                reason = m["error"].removeprefix("Error: ")
+                if reason not in found["error"]:
+                    found["error"] = f"{found['error']}; {reason}" if found["error"] else reason
                 found.setdefault("error_line", n)
             _set(found, facts, key, m.groupdict(), n, side)
             ledger.parsed(n)
@@ -320,6 +337,13 @@ def _process(found, ledger):
                  _f(w, "retrans"), _f(w, "cwnd") * KB, _f(w, "drop"), _f(w, "pkt")]
     with np.errstate(over="ignore"):
         ends = np.cumsum(iv[:, 0]) if I else np.zeros(0)
+    # a negative retrans count (a difference of a counter that went backwards) cannot be a
+    # count: NaN, flagged by a failed check naming its line
+    negative = [consistency_check(f"retransmits: interval line {intervals[k][0]} printed {iv[k, 3]:g}, "
+                                  "a count below 0", iv[k, 3], _NAN,
+                                  note="a difference of a counter that went backwards?")
+                for k in np.flatnonzero(iv[:, 3] < 0).tolist()]
+    iv[iv[:, 3] < 0, 3] = _NAN
     far = np.isinf(iv).any(axis=1) | np.isinf(ends)      # (a 400-digit number: damage)
     if far.any():
         raise ParseError("a number too large for a float (a damaged log?)",
@@ -368,8 +392,21 @@ def _process(found, ledger):
     version = (t.get("version") or r.get("version") or {}).get("version", "")
 
     truncation = []
+    measured = float(np.nansum(iv[:, 0])) if I else _NAN
+    kept = rcv                      # what the run measured: its final line, else its intervals'
     if np.isnan(rcv[0]):
-        truncation.append(f"cut off after {I} interval(s): the receiver's final line is lost")
+        # a cut run keeps what it measured: its intervals' bytes over their seconds
+        what = (f"; throughput, bytes and duration are its intervals' ({measured:g} s measured)"
+                if I and measured > 0 else "")
+        truncation.append(f"cut off after {I} interval(s): the receiver's final line is lost{what}")
+        if what:
+            got = float(np.nansum(iv[:, 1]))
+            kept = (got, measured, got * 8 / measured)
+            if udp_drops is None and not np.isnan(iv[:, 6]).all():
+                udp_drops = {"pkt": np.nansum(iv[:, 6]), "drop": np.nansum(iv[:, 5])}
+                packets, lost = float(udp_drops["pkt"]), float(udp_drops["drop"])
+        if found["error"]:
+            truncation.append(f"nuttcp reported: {found['error']}")
     elif (t or r) and first and ("final" not in t):
         truncation.append("the transmitter's final lines (nuttcp-t) are lost")
     if truncation:
@@ -383,7 +420,7 @@ def _process(found, ledger):
         summary.setdefault("sender", {})["retransmits"] = retrans
     if udp_drops:
         summary.setdefault("receiver", {}).update(packets=packets, lost_packets=lost, loss_percent=loss_printed)
-    checks = _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed)
+    checks = negative + _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed, bool(negative))
     finals = (("nuttcp-r", r_final), ("nuttcp-t", t_final),
               ("final", {"mb": brief.get("megabytes"), "sec": brief.get("real_seconds"),
                          "rate": brief.get("rate_Mbps"), "kbps": brief.get("rate_KBps")} if brief else None))
@@ -393,11 +430,11 @@ def _process(found, ledger):
     one = lambda v: np.array([v], dtype=float)  # noqa: E731
     per_iv = lambda col: iv[:, col].reshape(1, 1, I)  # noqa: E731
     variables = {
-        "throughput": (R1, one(rcv[2])),
+        "throughput": (R1, one(kept[2])),
         "throughput_sender": (R1, one(snd[2])),
         "throughput_receiver": (R1, one(rcv[2])),
-        "bytes": (R1, one(rcv[0])),
-        "duration": (R1, one(rcv[1])),
+        "bytes": (R1, one(kept[0])),
+        "duration": (R1, one(kept[1])),
         "streams": (R1, one(nstream)),
         "protocol": (R1, np.array([protocol])),
         "window_requested": (R1, one(_NAN)),
@@ -407,8 +444,8 @@ def _process(found, ledger):
         "packets": (R1, one(packets if udp else _NAN)),
         "packets_lost": (R1, one(lost if udp else _NAN)),
         "run_line": (R1, np.array([1], dtype=np.int64)),
-        "stream_throughput": (RS, one(rcv[2]).reshape(1, 1)),
-        "stream_bytes": (RS, one(rcv[0]).reshape(1, 1)),
+        "stream_throughput": (RS, one(kept[2]).reshape(1, 1)),
+        "stream_bytes": (RS, one(kept[0]).reshape(1, 1)),
         "stream_direction": (RS, np.array([[direction]])),
         "interval_start": (RI, (ends - iv[:, 0]).reshape(1, I)),
         "interval_end": (RI, ends.reshape(1, I)),
@@ -482,8 +519,9 @@ def _rate_checks(finals):
     return checks
 
 
-def _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed):
-    """nuttcp's final lines against its interval lines and against each other."""
+def _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed, negative=False):
+    """nuttcp's final lines against its interval lines and against each other (the
+    retransmits not where an interval printed a ``negative`` count: flagged already)."""
     checks = []
     if np.isnan(rcv[0]) or not len(iv):
         return checks
@@ -497,7 +535,7 @@ def _checks(iv, rcv, snd, retrans, udp, packets, lost, loss_printed):
         checks.append(consistency_check(
             "bytes received: final line vs sum of interval lines", rcv[0], np.nansum(iv[:, 1]),
             rtol=0.01, note=where))
-        if not udp and not np.isnan(retrans) and not np.isnan(iv[:, 3]).all():
+        if not udp and not negative and not np.isnan(retrans) and not np.isnan(iv[:, 3]).all():
             checks.append(consistency_check(
                 "retransmits: final line vs sum of interval lines", retrans, np.nansum(iv[:, 3]),
                 rtol=0.0, note=where))

@@ -121,8 +121,10 @@ RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_
 #: instead of appending to it (or leaving it as it was). 2: ``tool_checks_failed``. 3: in
 #: a pile of iperf3 logs, the ``--get-server-output`` check is counted there and an ok
 #: test's cut-off log is refused, as when each log is read alone. 4: per-run variables
-#: chunked a wave at a time (``store.MAX_RUN_CHUNK``).
-MONITOR_VERSION = 4
+#: chunked a wave at a time (``store.MAX_RUN_CHUNK``). 5: readers' values changed (a UDP
+#: run whose receiver got nothing: throughput 0 and loss 1, not the sender's rate; a cut
+#: nuttcp run: its intervals' throughput; iperf3 received below sent no longer a failed check).
+MONITOR_VERSION = 5
 #: The per-run numbers a batch fills in (NaN where a run has none).
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",

@@ -36,7 +36,7 @@ def open_rollup(path, freq, kind, start=None, end=None):
 
 __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
            "health_breaches", "health_states", "health_all_states", "health_events", "auto_freq", "open_rollup", "health_sla", "health_smokeping",
-           "health_throughput_delay", "loss_class"]
+           "health_throughput_delay", "health_udp_loss", "loss_class"]
 
 
 def load_health(processed, campaign):
@@ -264,3 +264,34 @@ def health_throughput_delay(tables):
                                        title=f"{p}: throughput vs delay per period (dot: median; ellipse: 1 sigma)")
               for p in points["path"].unique()]
     return alt.vconcat(*charts)
+
+
+def health_udp_loss(rollups_path: str | Path, freq: str = "1D") -> HTML | Markdown:
+    """UDP per path and direction: datagram loss and the rate offered beside the rate
+    received, per ``freq`` bin of the rollups (``udp_throughput`` and ``udp_offered``),
+    in Mbit/s and percent; a sentence where the campaign has no UDP test."""
+    import xarray as xr
+    with xr.open_datatree(rollups_path) as tree:
+        have = {str(node.path).strip("/") for node in tree.subtree}
+    if f"{freq}/udp_throughput" not in have:
+        return Markdown("No UDP test in this campaign: no datagram loss or offered rate to show.")
+    received = open_rollup(rollups_path, freq, "udp_throughput")
+    frame = received[["n", "median", "loss"]].to_dataframe().reset_index()
+    if f"{freq}/udp_offered" in have:
+        offered = open_rollup(rollups_path, freq, "udp_offered")["median"].rename("offered")
+        frame = frame.merge(offered.to_dataframe().reset_index(), on=["path", "direction", "variant", "time"],
+                            how="left")
+    else:
+        frame["offered"] = np.nan
+    frame = frame[frame["n"] > 0]
+
+    def mbit(x):
+        return "–" if not np.isfinite(x) else f"{x / 1e6:.4g}"
+
+    out = pd.DataFrame({
+        "bin (UTC)": pd.to_datetime(frame["time"]).dt.strftime("%Y-%m-%d %H:%M" if freq != "1D" else "%Y-%m-%d"),
+        "path": frame["path"], "direction": frame["direction"], "ok runs": frame["n"].astype(int),
+        "datagram loss (%)": ["–" if not np.isfinite(x) else f"{100 * x:.3g}" for x in frame["loss"]],
+        "offered, median (Mbit/s)": [mbit(x) for x in frame["offered"]],
+        "received, median (Mbit/s)": [mbit(x) for x in frame["median"]]})
+    return _table(out)

@@ -13,14 +13,14 @@ import json
 
 import numpy as np
 import pandas as pd
-from IPython.display import HTML, Markdown
+from IPython.display import HTML, Markdown, display
 
 from ..project import project_path
 from ..charts import monitor as mcharts
 
 __all__ = ["load_product", "monitor_title", "monitor_overview", "monitor_time_series",
            "monitor_changes", "monitor_daily_profile", "monitor_distributions",
-           "monitor_buffer_curves", "monitor_gaps", "seed004_answers", "product_path",
+           "monitor_buffer_curves", "monitor_gaps", "monitor_udp_loss", "seed004_answers", "product_path",
            "SEED004_QUESTIONS", "DISPLAY"]
 
 #: How each test is displayed: the product's unit -> the page's (factor, unit, quantity).
@@ -289,6 +289,49 @@ def monitor_gaps(product):
                  "run's file shows each check with its note (data in flight at the end of an "
                  "iperf3 run over a long or lossy path is the usual one).</p>"]
     return HTML("\n".join(html))
+
+
+def monitor_udp_loss(product: dict) -> object:
+    """UDP: datagram loss and the rate offered against the rate received, per series (the
+    product's ``udp_loss`` table): the whole campaign's table is displayed, the chart per
+    time bin returned."""
+    if "udp_loss" not in product or "n" not in product["udp_loss"]:
+        return Markdown("*No UDP runs in this campaign: no loss or offered rate to show.*")
+    u = product["udp_loss"]
+    factor, unit, _ = DISPLAY["udp"]
+    whole = u[["n", "loss_median", "loss_mean", "loss_p90", "offered_median", "received_median",
+               "received_over_offered"]].to_dataframe().reset_index()
+    whole = whole[whole["n"] > 0]
+
+    def pct(x):
+        return "–" if not np.isfinite(x) else f"{100 * x:.3g} %"
+
+    def rate(x):
+        return "–" if not np.isfinite(x) else f"{x / factor:.4g} {unit}"
+
+    table = pd.DataFrame({
+        "series": [_label(r, "udp") for r in whole.to_dict("records")], "ok runs": whole["n"].astype(int),
+        "loss, median": [pct(x) for x in whole["loss_median"]], "loss, mean": [pct(x) for x in whole["loss_mean"]],
+        "loss, p90": [pct(x) for x in whole["loss_p90"]],
+        "offered (median)": [rate(x) for x in whole["offered_median"]],
+        "received (median)": [rate(x) for x in whole["received_median"]],
+        "received / offered": [pct(x) for x in whole["received_over_offered"]]})
+    binned = u[["bin_n", "bin_loss_median", "bin_offered_median", "bin_received_median"]].to_dataframe().reset_index()
+    binned["series"] = [_label(r, "udp") for r in binned.to_dict("records")]
+    binned = binned.sort_values(["series", "time"])
+    binned["segment"] = binned["series"] + " #" + binned.groupby("series")["bin_n"].transform(
+        lambda n: (n == 0).cumsum()).astype(str)
+    binned = binned[binned["bin_n"] > 0]
+    loss = pd.DataFrame({"time": binned["time"], "loss": 100 * binned["bin_loss_median"], "n": binned["bin_n"],
+                         "series": binned["series"], "segment": binned["segment"]}).dropna(subset=["loss"])
+    rates = pd.concat([pd.DataFrame({"time": binned["time"], "value": binned[col] / factor, "rate": name,
+                                     "series": binned["series"], "segment": binned["segment"] + name})
+                       for col, name in zip(("bin_offered_median", "bin_received_median"), mcharts.UDP_RATES)])
+    rates = rates.dropna(subset=["value"])
+    chart = mcharts.udp_loss(rates, loss, unit=unit, title=f"UDP: offered and received rate, datagrams lost, "
+                                                           f"per {u.attrs.get('freq', _params(product).get('freq'))} bin")
+    display(HTML(table.to_html(index=False)))
+    return chart
 
 
 # ----------------------------------------------------------------- seed 004's questions

@@ -17,7 +17,7 @@ compare         compare, hodges_lehmann, metadata_diff
 periodic        periodogram, daily_cycle
 changes         change_points (level shifts with bootstrap bounds)
 monitor         rolling_summary, buffer_curves, udp_tcp_ratio, compare_periods,
-                direction_asymmetry, gap_report (monitor campaigns)
+                direction_asymmetry, gap_report, udp_loss_offered (monitor campaigns)
 grouped         grouped_summary: per-group summaries, exact or by sketch on dask
 monitor_tables  monitor_product: every table of a monitor campaign's page
 study_effects   study_effects_product: the campaign each study page shows beside a
@@ -45,7 +45,7 @@ from .grouped import grouped_summary
 from .latency import fit_latency, latency_fit, latency_line  # noqa: F401 (fit_latency: old name)
 from .load import rtt_growth, rtt_load, trend_vs_throughput
 from .monitor import (buffer_curves, compare_periods, direction_asymmetry, gap_report,
-                      rolling_summary, udp_tcp_ratio)
+                      rolling_summary, udp_loss_offered, udp_tcp_ratio)
 from .periodic import daily_cycle, periodogram, time_series
 from .monitor_tables import monitor_product, series_change_points
 from .study_effects import effect_applies, effect_scores, effect_strength, study_effects_product
@@ -79,7 +79,8 @@ __all__ = [
     "ipdv", "jitter_rfc3550", "loss_bursts", "jain_fairness", "reply_delays", "lost_indicator",
     # monitor campaigns
     "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
-    "direction_asymmetry", "gap_report", "grouped_summary", "monitor_product", "series_change_points",
+    "direction_asymmetry", "gap_report", "udp_loss_offered", "grouped_summary", "monitor_product",
+    "series_change_points",
     # the campaigns the study pages show beside the published effects
     "study_effects_product", "effect_applies", "effect_strength", "effect_scores",
     # theory

@@ -16,6 +16,7 @@ udp_tcp_ratio        UDP median over TCP median per socket buffer               
 compare_periods      two date ranges: shift of medians with CI, Hodges-Lehmann   per group
 direction_asymmetry  reverse vs forward                                          per group
 gap_report           slots that did not run, tests that failed and why           coords only
+udp_loss_offered     UDP loss, offered (sender) and received rates per series    exact
 ===================  ==========================================================  ============
 
 "per group" loads one group's runs at a time (one path, direction and test), never the
@@ -43,8 +44,8 @@ from .compare import compare
 from .grouped import aligned_chunks, grouped_summary, is_lazy
 
 __all__ = ["rolling_summary", "compare_periods", "direction_asymmetry", "udp_tcp_ratio",
-           "buffer_curves", "gap_report", "period_labels", "as_utc", "ROLLING_PERCENTILES",
-           "FAILED_OUTCOMES"]
+           "buffer_curves", "gap_report", "period_labels", "as_utc", "udp_loss_offered",
+           "ROLLING_PERCENTILES", "FAILED_OUTCOMES"]
 
 #: Percentiles of the rolling summaries: seed 004's 10th-90th range and the median.
 ROLLING_PERCENTILES = (10, 50, 90)
@@ -423,3 +424,69 @@ def _disagreeing(ds):
     tests, counts = np.unique(np.asarray(ds["test"].values).astype(str)[bad], return_counts=True)
     return {"tests_disagreeing": int(bad.sum()),
             "tests_disagreeing_by_test": json.dumps(dict(zip(tests.tolist(), counts.tolist())))}
+
+
+#: What :func:`udp_loss_offered` summarises: output prefix -> (variable, long name).
+UDP_QUANTITIES = {"loss": ("loss_fraction", "fraction of the datagrams lost"),
+                  "offered": ("throughput_sender", "rate offered (the sender's)"),
+                  "received": ("throughput", "rate received (the receiver's)")}
+
+
+def udp_loss_offered(ds: xr.Dataset, freq: str = "1h", by: tuple[str, ...] = ("path", "direction"),
+                     time: str = "time", test: str = "test", outcome: str = "outcome") -> xr.Dataset:
+    """UDP loss and the rate offered against the rate received, per series: over the
+    whole campaign and per time bin.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign (NumPy or dask) with ``loss_fraction`` (1),
+        ``throughput_sender`` and ``throughput`` (bit/s); only its ok UDP runs count.
+    freq : str, default "1h"
+        Bin width of the per-bin series (:func:`rolling_summary`).
+    by : sequence of str, default ("path", "direction")
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``by``: ``n`` (ok UDP runs), ``loss_median``, ``loss_mean``, ``loss_p90`` (1),
+        ``offered_median``, ``received_median`` (bit/s), ``received_over_offered`` (1, the
+        medians' ratio). On ``(*by, time)`` (every bin from the first to the last; empty
+        ones ``bin_n`` 0 and NaN): ``bin_n``, ``bin_loss_median``, ``bin_loss_mean``,
+        ``bin_offered_median``, ``bin_received_median``. Empty (no variables) without
+        UDP runs.
+
+    Notes
+    -----
+    UDP is sent at a fixed rate without congestion control: the sender's rate is the
+    load offered to the path, the receiver's what it carried; on a path offered more
+    than its capacity, received / offered is about 1 - loss. A run whose receiver got
+    nothing has a received rate of 0 and a loss of 1; one whose receiver's report never
+    came back has both NaN (counted in neither). The loss is each run's
+    ``lost / total`` as the receiver counted it; the bin's mean weighs runs equally.
+    """
+    keep = (np.asarray(ds[test].values) == "udp") & (np.asarray(ds[outcome].values).astype(str) == "ok")
+    names = [v for v, _ in UDP_QUANTITIES.values()]
+    if not keep.any() or any(v not in ds for v in names):
+        return xr.Dataset(attrs={"freq": freq})
+    sub = ds.isel({ds[test].dims[0]: np.flatnonzero(keep)})
+    keys = {b: _labels(sub[names[0]], b) for b in by}
+    out = xr.Dataset()
+    for prefix, (var, long_name) in UDP_QUANTITIES.items():
+        units = "1" if prefix == "loss" else "bit/s"
+        whole = grouped_summary(sub[var], keys, (50, 90), dim=ds[test].dims[0])
+        binned = rolling_summary(sub[var], time=time, freq=freq, by=by, percentiles=(50,))
+        stats = ("median", "mean", "p90") if prefix == "loss" else ("median",)
+        for stat in stats:
+            out[f"{prefix}_{stat}"] = whole[stat].assign_attrs(units=units, long_name=f"{stat} {long_name}")
+        for stat in ("median", "mean") if prefix == "loss" else ("median",):
+            out[f"bin_{prefix}_{stat}"] = binned[stat].assign_attrs(
+                units=units, long_name=f"{stat} {long_name} in the {freq} bin")
+        if prefix == "loss":
+            out["n"] = whole["n"].assign_attrs(units="count", long_name="ok UDP runs")
+            out["bin_n"] = binned["n"].assign_attrs(units="count", long_name=f"ok UDP runs in the {freq} bin")
+    out["received_over_offered"] = (out["received_median"] / out["offered_median"]).assign_attrs(
+        units="1", long_name="median received rate / median offered rate")
+    out[time].attrs = {"long_name": f"start of the {freq} bin (UTC)"}
+    out.attrs["freq"] = freq
+    return out

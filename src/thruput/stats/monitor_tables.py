@@ -18,7 +18,7 @@ from .defaults import CONFIDENCE, N_BOOT, SEED
 from .changes import AUTO_SEGMENTS, MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
-                      as_utc, gap_report, period_labels, rolling_summary, udp_tcp_ratio)
+                      as_utc, gap_report, period_labels, rolling_summary, udp_loss_offered, udp_tcp_ratio)
 from ._portable import geomspace
 from .periodic import FALSE_ALARM, MIN_FOR_PERIOD, daily_cycle, false_alarm, periodogram
 
@@ -67,6 +67,7 @@ TABLES = {
     "asymmetry_ping": "reverse vs forward",
     "buffer_curves": "TCP throughput vs socket buffer per period, and the window limit",
     "udp_tcp": "UDP / TCP median throughput per socket buffer",
+    "udp_loss": "UDP loss, offered (sender) and received rates per series, whole and per time bin",
     "sender_receiver": "TCP sender / receiver throughput per series (iperf's own consistency)",
     "gaps": "missed slots and failed tests",
     "runs": "every run's value, for the time series' points",
@@ -292,6 +293,8 @@ def monitor_product(ds, params=None):
         if (np.asarray(ds["test"].values) == "udp").any():
             ok = ds.isel(run=np.flatnonzero(np.asarray(ds["outcome"].values) == "ok"))
             out["udp_tcp"] = udp_tcp_ratio(ok)
+    if (np.asarray(ds["test"].values) == "udp").any() and "loss_fraction" in ds:
+        out["udp_loss"] = udp_loss_offered(ds, freq=p["freq"])
     out["gaps"] = gap_report(ds, p["interval_s"], meta.get("explained", []) or [])
     if ds.sizes["run"] <= p["max_points"]:
         out["runs"] = _runs(ds, p)

@@ -26,6 +26,7 @@ FREQS = ("5min", "1h", "1D")
 KINDS = {
     "tcp_throughput": ("tcp", "throughput", "socket_buffer"),
     "udp_throughput": ("udp", "throughput", None),
+    "udp_offered": ("udp", "throughput_sender", None),      # the load offered: the sender's rate
     "udp_jitter": ("udp", "jitter", None),
     "ping_rtt": ("ping", "rtt_median", "size"),
 }
