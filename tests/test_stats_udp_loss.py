@@ -17,7 +17,8 @@ import xarray as xr
 from thruput.report.health import health_udp_loss
 from thruput.report.monitor import monitor_udp_loss
 from thruput.stats.monitor import udp_loss_offered
-from thruput.stats.rollups import rollups, save_rollups
+from thruput.campaign.store import write_product
+from thruput.stats.rollups import rollups, rollups_encoding
 
 from . import synthetic as syn
 
@@ -106,10 +107,10 @@ def test_rollups_keep_the_offered_rate_and_the_health_page_shows_it(lossy, tmp_p
     offered = tables["1h/udp_offered"]
     assert float(offered["median"].max()) == OFFERED
     assert float(tables["1h/udp_throughput"]["loss"].max()) > 0.4
-    path = save_rollups(tables, tmp_path / "c.rollups.nc")
+    path = write_product(tables, tmp_path / "c.rollups.nc", encoding=rollups_encoding(tables))
     html = health_udp_loss(path, "1h").data
     assert "datagram loss (%)" in html and "offered, median (Mbit/s)" in html
     assert "<td>150</td>" in html
     assert "nan" not in html.lower() and "None" not in html
     no_udp = rollups(lossy.isel(run=np.flatnonzero((lossy.test != "udp").values)), freqs=("1h",))
-    assert "No UDP test" in health_udp_loss(save_rollups(no_udp, tmp_path / "t.rollups.nc"), "1h").data
+    assert "No UDP test" in health_udp_loss(write_product(no_udp, tmp_path / "t.rollups.nc", encoding=rollups_encoding(no_udp)), "1h").data
