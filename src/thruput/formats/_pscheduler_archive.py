@@ -479,3 +479,30 @@ def _latency(docs, ledger, fmt):
                 summary[name] = float(stats[f"rtt_{k}"][0])
     return build("rtt", variables, fmt=fmt, tool=TOOL, ledger=ledger, extras=extras, coords=coords,
                  tool_summary=summary, consistency=checks, attrs={"pscheduler_test": summary["test"]})
+
+
+def split(raw):
+    """The documents of an archive file of several (a dump, a ``_search`` response), each
+    as JSON bytes readable on its own: a dump's lines as they are, a response's hits
+    re-serialised; None for a file of one document, or no archive file (never raises).
+
+    ``thruput campaign import --kind monitor`` keeps one document per test this way."""
+    head = raw[:4096].decode("utf-8", errors="replace")
+    if not _OBJECT.match(head) or not _PSCHEDULER.search(head):
+        return None
+    text = raw.decode("utf-8", errors="replace")
+    try:
+        docs, _, lost = documents(text)
+    except ParseError:
+        return None
+    if len(docs) < 2 and not lost:
+        return None
+    try:
+        whole = DECODER.decode(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict) and isinstance(whole.get("hits"), dict):
+        return [json.dumps(h, separators=(",", ":")).encode() + b"\n" for h in whole["hits"]["hits"]]
+    lines = raw.split(b"\n")
+    # every line of a dump, the cut-off last one too (the import keeps it as a failed test)
+    return [lines[i] + b"\n" for i in range(len(lines)) if lines[i].strip()]

@@ -52,8 +52,8 @@ __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_m
 
 DIRECTIONS = ("forward", "reverse")
 #: test -> (role, tools whose logs it may hold: nuttcp's in an imported archive).
-TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp", "ndt7")), "udp": ("iperf", ("iperf3", "iperf2", "nuttcp")),
-         "ping": ("ping", ("ping",))}
+TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp", "ndt7", "pscheduler")),
+         "udp": ("iperf", ("iperf3", "iperf2", "nuttcp", "pscheduler")), "ping": ("ping", ("ping", "pscheduler"))}
 #: Role of a raw file -> the contract kind its reader must return.
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}
 #: Tools whose logs have one reader whatever the variant: no sniffing per file (the
@@ -840,7 +840,9 @@ def _ping_summary(probes, tool_summary):
     ``tool_summary``: what ping printed as its totals.
 
     ``ping_transmitted`` is the tool's own count where it printed one; a run cut off has
-    none: then :func:`_sent` counts from the sequence numbers. The RTT statistics are
+    none: then :func:`_sent` counts from the sequence numbers. ``ping_received`` counts
+    the replies, or is the tool's count for a result without probes (perfSONAR's latency
+    test keeps a histogram of delays, not the packets). The RTT statistics are
     those of the first replies (``status == "reply"``), as
     :func:`thruput.summary.summarize` does.
     """
@@ -850,6 +852,8 @@ def _ping_summary(probes, tool_summary):
     told = tool_summary.get("transmitted")
     sent = float(told) if told is not None else _sent(probes["seq"], status)
     received = float((status == "reply").sum())
+    if not status.size and tool_summary.get("received") is not None:
+        received = float(tool_summary["received"])   # counts without probes: a latency histogram
     out = {"ping_transmitted": sent, "ping_received": received,
            "ping_loss": 1.0 - received / sent if sent else np.nan}
     if replies.size:
