@@ -7,7 +7,12 @@
   thruput monitor report DIR [--since T] [--json]
                                                 per path and direction: ok, breach or no
                                                 data now, every breach (campaign.yaml
-                                                alerts: and baseline:), the SLA per day/week
+                                                alerts: and baseline:), the SLA per day/week;
+                                                its first line carries Nagios performance data
+  thruput monitor metrics DIR [--serve HOST:PORT] [--textfile PATH]
+                                                the same state for Prometheus (text exposition):
+                                                printed, served at /metrics, or written atomically
+                                                for node_exporter's textfile collector
 
 Exit status of `report` (Nagios plugin convention, for cron, systemd or a Nagios check):
 0 every path and direction ok; 1 a breach is open; 2 usage or input error (no such
@@ -26,7 +31,7 @@ import sys
 from ..errors import ThruputError
 from ..record.plan import parse_sizes
 
-ACTIONS = ("new", "status", "report")
+ACTIONS = ("new", "status", "report", "metrics")
 
 
 def parse_duration(text):
@@ -72,6 +77,9 @@ def add_parser(sub):
     a = p.add_argument_group("report (thruput monitor report DIR; DIR: raw campaign or its .zarr store)")
     a.add_argument("--since", type=parse_until, metavar="T",
                    help="list breaches open or ending after T, and SLA periods after it (ISO 8601, UTC)")
+    m = p.add_argument_group("metrics (thruput monitor metrics DIR)")
+    m.add_argument("--serve", metavar="HOST:PORT", help="serve at http://HOST:PORT/metrics (HOST default 127.0.0.1)")
+    m.add_argument("--textfile", metavar="PATH", help="write to PATH atomically (node_exporter's textfile collector)")
     n = p.add_argument_group("new (thruput monitor new DIR --to ADDRESS)")
     n.add_argument("--to", metavar="ADDRESS", help="what the tests connect to")
     n.add_argument("--port", type=int, help="iperf server port")
@@ -116,11 +124,14 @@ def run(args):
     words = args.words
     action = words[0] if words[0] in ACTIONS and len(words) == 2 else None
     if (action is None and len(words) != 1) or (action and len(words) != 2):
-        print("usage: thruput monitor [new|status|report] DIR", file=sys.stderr)
+        print("usage: thruput monitor [new|status|report|metrics] DIR", file=sys.stderr)
         return 2
     directory = words[-1]
     if action == "report":
         return _report(args, directory)
+    if action == "metrics":
+        from .monitor_metrics import run_metrics
+        return run_metrics(args, directory)
     try:
         if action == "new":
             return _new(args, directory)
@@ -147,6 +158,7 @@ def run(args):
 def _report(args, directory):
     """``thruput monitor report``: exit 0 ok, 1 breach open, 2 input error, 3 no data."""
     from ..monitor.alerts import EXIT, evaluate, format_report, report_json, series_changes
+    from ..monitor.metrics import perfdata, with_perfdata
     from .pipeline_health import open_monitor
 
     since = None
@@ -159,7 +171,8 @@ def _report(args, directory):
             raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
         tables = evaluate(ds, changes=_stored_changes(directory) or series_changes(ds))
         report = report_json(tables, since=since)
-        text = json.dumps(report, indent=1) if args.json else format_report(report)
+        text = json.dumps(report, indent=1) if args.json else \
+            with_perfdata(format_report(report), perfdata(ds, tables))
     except (ThruputError, ValueError, OSError) as exc:
         print(f"thruput monitor report: {exc}", file=sys.stderr)
         return EXIT["error"]
