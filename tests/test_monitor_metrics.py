@@ -196,3 +196,12 @@ def test_metrics_are_computed_from_the_report_tables():
     body = exposition(ds, tables)
     assert body.count("# TYPE thruput_monitor_state gauge") == 1
     assert "'a-b forward tcp b65536 throughput'=" in perfdata(ds, tables)
+
+
+def test_grafana_dashboard_queries_exported_metrics(text):
+    dashboard = json.loads((ROOT / "docs" / "grafana-thruput.json").read_text())
+    exported = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+    queried = {name for panel in dashboard["panels"] for t in panel["targets"]
+               for name in re.findall(r"thruput_monitor_\w+", t["expr"])}
+    assert queried and queried <= exported, queried - exported
+    assert {p["type"] for p in dashboard["panels"]} >= {"state-timeline", "timeseries"}
