@@ -174,20 +174,27 @@ def test_a_line_that_is_no_document_is_refused(tmp_path):
 
 # --- campaign import --kind monitor ---------------------------------------------------
 
-def test_monitor_import_of_archive_dumps(tmp_path):
+def _cli(*args, cwd=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    return subprocess.run([sys.executable, "-m", "thruput.cli", *map(str, args)], capture_output=True,
+                          text=True, env=env, timeout=600, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("ps5")
     src = tmp_path / "dumps"
     src.mkdir()
     for path in (L / "constructed--5.2-rtt-search.json", L / "constructed--5.2-latency-twamp-document.json",
                  T / "constructed--5.2-iperf3-document.json"):
         (src / path.name).write_bytes(path.read_bytes())
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-
-    def cli(*args):
-        return subprocess.run([sys.executable, "-m", "thruput.cli", *map(str, args)], capture_output=True,
-                              text=True, env=env, timeout=600, cwd=tmp_path)
-    done = cli("campaign", "import", "--kind", "monitor", "--root", tmp_path / "raw", "--interval", "60", "ps5", src)
+    done = _cli("campaign", "import", "--kind", "monitor", "--root", tmp_path / "raw", "--interval", "60", "ps5", src)
     assert done.returncode == 0, done.stderr
-    campaign = tmp_path / "raw" / "ps5"
+    return tmp_path / "raw" / "ps5"
+
+
+def test_monitor_import_of_archive_dumps(imported):
+    campaign = imported
     rows = list(csv.DictReader((campaign / "runs.csv").open()))
     assert [(r["path_name"], r["test"], r["started"]) for r in rows] == [
         ("lima_perfsonar_vm_one.one.one.one", "ping", "2026-07-27T05:45:23.000000Z"),
@@ -197,8 +204,23 @@ def test_monitor_import_of_archive_dumps(tmp_path):
         ("lima_perfsonar_vm_192.0.2.1", "ping", "2026-07-27T06:08:40.000000Z"),
         ("192.168.1.104_192.168.1.101", "ping", "2026-07-27T11:41:24.000000Z")]
     assert rows[0]["path"] == "runs/constructed--5.2-rtt-search.json.d/000001.json"
-    assert cli("campaign", "check", campaign).returncode == 0
+    assert _cli("campaign", "check", campaign).returncode == 0
     ds = thruput.open_campaign(campaign)
     assert ds.ping_loss.values[[0, 1, 4]].tolist() == [0.0, 0.0, 1.0]      # latency: its counts, no probes
     assert ds.rtt_median.values[0] == pytest.approx(8.96) and float(ds.throughput.values[3]) == 942617924.239199
-    assert cli("monitor", "report", campaign).returncode in (0, 3)
+    assert _cli("monitor", "report", campaign).returncode in (0, 3)
+
+
+def test_the_monitor_page_renders_for_an_imported_archive(imported, tmp_path):
+    import nbformat
+
+    from thruput.site.execute import execute
+    from thruput.stats import monitor_product
+    from thruput.stats.monitor_tables import save_product
+
+    save_product(monitor_product(thruput.open_campaign(imported), {"n_boot": 20}), tmp_path / "ps5.stats.nc")
+    out = tmp_path / "monitor.ipynb"
+    execute(ROOT / "notebooks" / "monitor.ipynb", out, {"campaign": "ps5", "processed": str(tmp_path)}, cwd=ROOT)
+    cells = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"]
+    assert not [o for c in cells for o in c.outputs if o.output_type == "error"]
+    assert "".join(o.get("data", {}).get("text/html", "") for c in cells for o in c.outputs).count("vegaEmbed(") >= 3
