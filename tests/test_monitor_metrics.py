@@ -21,7 +21,12 @@ import pytest
 
 from thruput.cli import main
 from thruput.monitor.alerts import evaluate
-from thruput.monitor.metrics import exposition, last_slot_values, perfdata, with_perfdata
+from thruput.monitor.metrics import (
+    exposition,
+    last_slot_values,
+    perfdata,
+    with_perfdata,
+)
 
 from .conftest import ROOT
 
@@ -200,7 +205,7 @@ def test_metrics_are_computed_from_the_report_tables():
 
 def test_grafana_dashboard_queries_exported_metrics(text):
     dashboard = json.loads((ROOT / "docs" / "grafana-thruput.json").read_text())
-    exported = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+    exported = set(re.findall(r"^# TYPE (\S+) ", text, re.MULTILINE))
     queried = {name for panel in dashboard["panels"] for t in panel["targets"]
                for name in re.findall(r"thruput_monitor_\w+", t["expr"])}
     assert queried and queried <= exported, queried - exported

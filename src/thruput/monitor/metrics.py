@@ -153,6 +153,11 @@ def _number(value):
     return str(int(value)) if value.is_integer() and abs(value) < 2**53 else repr(value)
 
 
+def _texts(values):
+    """Whole numbers (NaN where n/a) as label text: ``"65536"``, ``""``."""
+    return ["" if math.isnan(x) else str(int(x)) for x in np.asarray(values, float)]
+
+
 def exposition(ds: xr.Dataset, tables: dict) -> str:
     """The Prometheus text exposition of a monitor campaign's state.
 
@@ -189,8 +194,8 @@ def exposition(ds: xr.Dataset, tables: dict) -> str:
     frame = pd.DataFrame({"path": np.asarray(ds["path"].values, str),
                           "direction": np.asarray(ds["direction"].values, str),
                           "test": np.asarray(ds["test"].values, str),
-                          "socket_buffer": [("" if b != b else str(int(b))) for b in np.asarray(ds["socket_buffer"].values, float)],
-                          "size": [("" if z != z else str(int(z))) for z in np.asarray(ds["size"].values, float)],
+                          "socket_buffer": _texts(ds["socket_buffer"].values),
+                          "size": _texts(ds["size"].values),
                           "outcome": np.asarray(ds["outcome"].values, str),
                           "time": np.asarray(ds["time"].values, "datetime64[ns]")})
     keys = ["path", "direction", "test", "socket_buffer", "size"]
@@ -327,7 +332,7 @@ def serve(host: str, port: int, produce: Callable[[], str], signature: Callable[
     cache = _Cache(produce, signature, initial)
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server's name
+        def do_GET(self):  # (http.server's name)
             if self.path.split("?")[0] != "/metrics":
                 self.send_error(404, "only /metrics is served")
                 return
