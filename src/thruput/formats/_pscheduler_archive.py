@@ -46,7 +46,8 @@ when nothing came back: pScheduler writes none then), received against the repli
 rtt statistics against the replies' (1 %), a latency histogram's count against packets
 received and its stored median against the histogram's.
 
-A dump cut off mid-line keeps its complete documents (``truncation`` says so); a line
+A dump cut off mid-line keeps its complete documents (``truncation`` says so); one
+document (or ``_search`` response) cut off is refused, naming its last line; a line
 that is not a document of the format raises :class:`~thruput.errors.ParseError` naming it.
 """
 
@@ -140,16 +141,25 @@ def documents(text):
         doc = DECODER.decode(text)
     except json.JSONDecodeError as exc:
         doc = None
-        if exc.msg != "Extra data":
-            if is_cut_off(text, exc) and text.count("\n", 0, exc.pos) == 0:
-                raise ParseError("archive document cut off before its end", line=1) from None
-            if "\n" not in text.strip():
-                raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
+        if exc.msg != "Extra data" and not _first_line_whole(text):       # one document, not a dump
+            if is_cut_off(text, exc):
+                raise ParseError("archive document cut off before its end (one document is read whole or "
+                                 "not at all)", line=exc.lineno) from None
+            raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
     if doc is not None:
         ledger = Ledger(n)
         ledger.parsed(np.arange(1, n + 1))
         return _whole_document(doc), ledger, ""
     return _ndjson(text, n)
+
+
+def _first_line_whole(text):
+    """Is the first line a JSON value of its own (a dump's first document)?"""
+    try:
+        DECODER.decode(text.split("\n", 1)[0])
+    except json.JSONDecodeError:
+        return False
+    return True
 
 
 def _whole_document(doc):
