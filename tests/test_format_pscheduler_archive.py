@@ -224,3 +224,18 @@ def test_the_monitor_page_renders_for_an_imported_archive(imported, tmp_path):
     cells = [c for c in nbformat.read(out, as_version=4).cells if c.cell_type == "code"]
     assert not [o for c in cells for o in c.outputs if o.output_type == "error"]
     assert "".join(o.get("data", {}).get("text/html", "") for c in cells for o in c.outputs).count("vegaEmbed(") >= 3
+
+
+def test_monitor_import_of_the_real_http_archiver_bodies(corpus, tmp_path):
+    """The bodies as an archiver's HTTP server caught them: time from run.start-time, path
+    from the spec; the throughput is the receiver's here (the archive keeps the sender's)."""
+    done = _cli("campaign", "import", "--kind", "monitor", "--root", tmp_path, "--interval", "60", "bodies",
+                corpus / BODIES)
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.DictReader((tmp_path / "bodies" / "runs.csv").open()))
+    assert [(r["path_name"], r["test"], r["started"][:19]) for r in rows] == [
+        ("1.1.1.1", "ping", "2026-07-27T05:45:23"), ("192.168.1.104_192.168.1.101", "ping", "2026-07-27T05:46:05"),
+        ("8091.info", "ping", "2026-07-27T05:46:43"), ("192.168.1.104_192.168.1.101", "tcp", "2026-07-27T06:02:10"),
+        ("192.0.2.1", "ping", "2026-07-27T06:08:40"), ("192.168.1.104_192.168.1.101", "ping", "2026-07-27T11:41:24")]
+    ds = thruput.open_campaign(tmp_path / "bodies")
+    assert float(ds.throughput.values[3]) == 939753602.196996 and ds.ping_loss.values[4] == 1.0

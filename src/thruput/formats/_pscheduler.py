@@ -154,14 +154,29 @@ def parse(text, fmt):
         ledger.truncated(lost)
     try:
         if test == "throughput":
-            return _throughput(result, spec, start, ledger, bool(lost), fmt)
-        if test == "latency":
-            return _latency(result, spec, ledger, bool(lost), fmt)
-        return _rtt(result, ledger, bool(lost), fmt)
+            ds = _throughput(result, spec, start, ledger, bool(lost), fmt)
+        elif test == "latency":
+            ds = _latency(result, spec, ledger, bool(lost), fmt)
+        else:
+            ds = _rtt(result, ledger, bool(lost), fmt)
+        return _ends(ds, spec, start)
     except ParseError:
         raise
     except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
         raise ParseError(f"unexpected pScheduler {test} result ({type(exc).__name__}: {exc})", line=1) from None
+
+
+def _ends(ds, spec, start):
+    """The test's ends as its spec names them (``attrs["pscheduler_source"]``, ``_dest``:
+    "" where not given, e.g. an rtt test run from the host itself) and, for a latency or
+    rtt run wrapped with its run, when it started (``pscheduler_start_time``, Unix s)."""
+    for key in ("source", "dest"):
+        value = spec.get(key)
+        ds.attrs[f"pscheduler_{key}"] = value if isinstance(value, str) else ""
+    if ds.attrs["kind"] == "rtt" and start:
+        when = from_iso(start).astype("datetime64[ns]").astype(np.int64) / 1e9
+        ds["pscheduler_start_time"] = ((), when, {"units": "s", "long_name": "run start-time (Unix s)"})
+    return ds
 
 
 def _unwrap(doc):

@@ -35,6 +35,10 @@ device is refused naming the archive and member, and decompression stops past
 its path ``<client>_<server>`` (the addresses, without ports), its test ``tcp`` and its
 direction ``reverse`` for a download (the client, this host, received).
 
+pScheduler results wrapped with their task (the bodies perfSONAR 5's http archiver posts):
+time ``run.start-time``, path ``<spec source>_<spec dest>`` (the dest alone where the spec
+names no source).
+
 perfSONAR 5 archives (OpenSearch documents, ``pscheduler_archive_*``): a dump of several
 documents (NDJSON, a ``_search`` response) is one test per document, each kept as
 ``<dump>.d/<n>.json`` (the dump's line as it was, a response's hit); a document's time is
@@ -261,6 +265,8 @@ def _archive_ends(ds):
 def _content_address(ds, raw):
     if ds is not None and ds.attrs.get("format") in PATH_ENDS:
         return _archive_ends(ds)[1] or None
+    if ds is not None and ds.attrs.get("pscheduler_dest"):      # a pScheduler result with its spec
+        return ds.attrs["pscheduler_dest"]
     if ds is not None and ds.attrs.get("format") == "ndt7":
         return _ndt7_hosts(ds)[1] or None
     if ds is not None and ds.attrs.get("format") == "ping":
@@ -326,6 +332,9 @@ def _describe(root, path, time_pattern, path_regex):
         name = given.get("path") or "_".join(h for h in _ndt7_hosts(ds) if h) or None
     if ds is not None and ds.attrs.get("format") in PATH_ENDS:
         name = given.get("path") or "_".join(h for h in _archive_ends(ds) if h) or None
+    elif ds is not None and ds.attrs.get("pscheduler_dest"):
+        name = given.get("path") or "_".join(h for h in (ds.attrs["pscheduler_source"], ds.attrs["pscheduler_dest"])
+                                             if h)
     if not name and ds is not None:
         raise ThruputError(f"{path}: the log does not say what it measured to; give --path-pattern "
                            f"with a (?P<path>...) group (searched in {rel!r})")
