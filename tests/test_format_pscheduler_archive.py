@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -208,7 +209,16 @@ def test_monitor_import_of_archive_dumps(imported):
     ds = thruput.open_campaign(campaign)
     assert ds.ping_loss.values[[0, 1, 4]].tolist() == [0.0, 0.0, 1.0]      # latency: its counts, no probes
     assert ds.rtt_median.values[0] == pytest.approx(8.96) and float(ds.throughput.values[3]) == 942617924.239199
-    assert _cli("monitor", "report", campaign).returncode in (0, 3)
+    report = _cli("monitor", "report", campaign)
+    assert report.returncode == 3 and " | '" in report.stdout.splitlines()[0]     # single tests: no data now
+    metrics = _cli("monitor", "metrics", campaign)
+    assert metrics.returncode == 0 and 'thruput_monitor_state{campaign="ps5",path="192.0.2.1' not in metrics.stdout
+    assert 'path="lima_perfsonar_vm_192.0.2.1",direction="forward",test="ping",socket_buffer="",size=""} 1' \
+        in metrics.stdout                                                         # its loss ratio
+    if shutil.which("promtool"):
+        check = subprocess.run(["promtool", "check", "metrics"], input=metrics.stdout, capture_output=True,
+                               text=True, timeout=60)
+        assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_the_monitor_page_renders_for_an_imported_archive(imported, tmp_path):
