@@ -63,9 +63,9 @@ def _sizes(text):
 def add_parser(sub):
     p = sub.add_parser("monitor", help="watch a path on a schedule (monitor campaign)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("words", nargs="+", metavar="[new|status|report] DIR",
+    p.add_argument("words", nargs="+", metavar="[new|status|report|metrics] DIR",
                    help="DIR: run its schedule; status DIR: what ran and what is next; new DIR: a template; "
-                        "report DIR: alert states and breaches")
+                        "report DIR: alert states and breaches; metrics DIR: the state for Prometheus")
     r = p.add_argument_group("running (thruput monitor DIR)")
     r.add_argument("--duration", type=parse_duration,
                    help="stop starting tests after this long (90m, 2h)")
