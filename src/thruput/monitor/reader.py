@@ -121,8 +121,9 @@ RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_
 #: instead of appending to it (or leaving it as it was). 2: ``tool_checks_failed``. 3: in
 #: a pile of iperf3 logs, the ``--get-server-output`` check is counted there and an ok
 #: test's cut-off log is refused, as when each log is read alone. 4: per-run variables
-#: chunked a wave at a time (``store.MAX_RUN_CHUNK``).
-MONITOR_VERSION = 4
+#: chunked a wave at a time (``store.MAX_RUN_CHUNK``). 5: a ping result with counts but no
+#: probes (``ping -q``, a perfSONAR latency histogram) has the tool's ``ping_received``.
+MONITOR_VERSION = 5
 #: The per-run numbers a batch fills in (NaN where a run has none).
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
