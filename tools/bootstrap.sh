@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 
 # measurement tools the tests run for real (iperf3, iperf 2, nuttcp, irtt, ping); chromium for the site's browser test;
 # moreutils for ts (the timestamping wrapper of tests/data/wrapped/record.sh);
-# a C compiler and Python headers for Python packages that pip builds from source
-APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv)
+# a C compiler and Python headers for Python packages that pip builds from source;
+# prometheus (with promtool) for tests/test_monitor_metrics.py, which scrapes a real one
+APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv prometheus)
 
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
@@ -19,6 +20,7 @@ command -v ping >/dev/null || missing+=(iputils-ping)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v busybox >/dev/null || missing+=(busybox)
+command -v promtool >/dev/null || missing+=(prometheus)   # the metrics test runs a real Prometheus
 command -v ts >/dev/null || missing+=(moreutils)
 command -v gcc >/dev/null || missing+=(gcc)
 python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import warnings
 
 import numpy as np
 
@@ -51,10 +52,24 @@ def _throughput(ds):
             "window_actual_bytes": _int(r["window_actual"]),
             "loss_fraction": _num(r["loss_fraction"]),
         })
-    summary = dict(runs[0]) if len(runs) == 1 else {key: None for key in runs[0]} if runs else {}
+    summary = dict(runs[0]) if len(runs) == 1 else {key: _across(runs, key) for key in runs[0]} if runs else {}
     summary["runs"] = len(runs)
     summary["per_run"] = runs
     return summary
+
+
+def _across(runs, key):
+    """One field over the runs of a series (an esmond time series, an archive dump): the
+    value where every run has the same, else the median, min and max of the runs' numbers
+    (and how many runs have one), else the distinct values joined."""
+    values = [r[key] for r in runs]
+    if all(v == values[0] for v in values):
+        return values[0]
+    numbers = np.array([v for v in values if isinstance(v, (int, float))], dtype=float)
+    if numbers.size and len(numbers) == sum(v is not None for v in values):
+        return {"median": float(np.median(numbers)), "min": float(numbers.min()),
+                "max": float(numbers.max()), "runs": int(numbers.size)}
+    return "/".join(sorted({str(v) for v in values if v is not None})) or None
 
 
 #: Probe statuses whose RTT enters the statistics: iputils, BSD and BusyBox ping include
@@ -92,7 +107,7 @@ def _rtt(ds):
     probes["count"] = int(timed.size)
     own = {PING_RTT_KEYS[k]: float(v) for k, v in printed.items() if k in PING_RTT_KEYS}
     rtt = {k: own.get(k, probes[k]) for k in ("min", "avg", "max", "mdev", "median", "p10", "p90")}
-    return {
+    out = {
         "sent": int(sent),
         "received": int(received),
         "duplicates": int((status == "duplicate").sum()),
@@ -101,6 +116,38 @@ def _rtt(ds):
         "rtt_source": "ping summary" if own else "probes",
         "rtt_ms_probes": probes,
     }
+    delay = _delay(ds)
+    if delay is not None:
+        out["delay_ms"] = delay
+    return out
+
+
+#: One-way delay statistics a latency reader holds beside (or instead of) probes, as
+#: ``(prefix of min/mean/max/stddev, percentile variable, its percentile coordinate)``:
+#: a pScheduler latency result's histogram (and an archived latency document's, per
+#: document), an esmond series' pooled histogram.
+DELAY_VARIABLES = (("pscheduler_delay_", "pscheduler_delay_percentile", "pscheduler_percentile"),
+                   ("esmond_series_delay_", "esmond_series_delay_percentile", "esmond_percentile"))
+
+
+def _delay(ds):
+    """``{min, mean, max, stddev, p<q>...}`` (ms) of a latency reader's one-way delays, or
+    None when the reader holds none. A reader's per-document values (an archive dump of
+    several runs) are shown as their median."""
+    for prefix, pct, coord in DELAY_VARIABLES:
+        if f"{prefix}min" not in ds.variables or ds[f"{prefix}min"].ndim > 1:
+            continue
+        values = {k: ds[f"{prefix}{k}"].values.astype(float) for k in ("min", "mean", "max", "stddev")
+                  if f"{prefix}{k}" in ds.variables}
+        if pct in ds.variables and ds[pct].ndim <= 2:
+            table = ds[pct].values.astype(float).reshape(-1, ds.sizes[coord])
+            values.update({f"p{q:g}": table[:, j] for j, q in enumerate(ds[coord].values)})
+        if not any(np.isfinite(v).any() for v in values.values()):
+            return None
+        with warnings.catch_warnings():          # (a document without a histogram: all NaN)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return {k: _num(np.nanmedian(v)) for k, v in values.items()}
+    return None
 
 
 def _udp_sweep(ds):

@@ -7,7 +7,12 @@
   thruput monitor report DIR [--since T] [--json]
                                                 per path and direction: ok, breach or no
                                                 data now, every breach (campaign.yaml
-                                                alerts: and baseline:), the SLA per day/week
+                                                alerts: and baseline:), the SLA per day/week;
+                                                its first line carries Nagios performance data
+  thruput monitor metrics DIR [--serve HOST:PORT] [--textfile PATH]
+                                                the same state for Prometheus (text exposition):
+                                                printed, served at /metrics, or written atomically
+                                                for node_exporter's textfile collector
 
 Exit status of `report` (Nagios plugin convention, for cron, systemd or a Nagios check):
 0 every path and direction ok; 1 a breach is open; 2 usage or input error (no such
@@ -26,7 +31,7 @@ import sys
 from ..errors import ThruputError
 from ..record.plan import parse_sizes
 
-ACTIONS = ("new", "status", "report")
+ACTIONS = ("new", "status", "report", "metrics")
 
 
 def parse_duration(text):
@@ -58,9 +63,9 @@ def _sizes(text):
 def add_parser(sub):
     p = sub.add_parser("monitor", help="watch a path on a schedule (monitor campaign)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("words", nargs="+", metavar="[new|status|report] DIR",
+    p.add_argument("words", nargs="+", metavar="[new|status|report|metrics] DIR",
                    help="DIR: run its schedule; status DIR: what ran and what is next; new DIR: a template; "
-                        "report DIR: alert states and breaches")
+                        "report DIR: alert states and breaches; metrics DIR: the state for Prometheus")
     r = p.add_argument_group("running (thruput monitor DIR)")
     r.add_argument("--duration", type=parse_duration,
                    help="stop starting tests after this long (90m, 2h)")
@@ -75,6 +80,9 @@ def add_parser(sub):
                         "params.yaml of the project DIR is in, if any")
     a.add_argument("--since", type=parse_until, metavar="T",
                    help="list breaches open or ending after T, and SLA periods after it (ISO 8601, UTC)")
+    m = p.add_argument_group("metrics (thruput monitor metrics DIR)")
+    m.add_argument("--serve", metavar="HOST:PORT", help="serve at http://HOST:PORT/metrics (HOST default 127.0.0.1)")
+    m.add_argument("--textfile", metavar="PATH", help="write to PATH atomically (node_exporter's textfile collector)")
     n = p.add_argument_group("new (thruput monitor new DIR --to ADDRESS)")
     n.add_argument("--to", metavar="ADDRESS", help="what the tests connect to")
     n.add_argument("--port", type=int, help="iperf server port")
@@ -119,11 +127,14 @@ def run(args):
     words = args.words
     action = words[0] if words[0] in ACTIONS and len(words) == 2 else None
     if (action is None and len(words) != 1) or (action and len(words) != 2):
-        print("usage: thruput monitor [new|status|report] DIR", file=sys.stderr)
+        print("usage: thruput monitor [new|status|report|metrics] DIR", file=sys.stderr)
         return 2
     directory = words[-1]
     if action == "report":
         return _report(args, directory)
+    if action == "metrics":
+        from .monitor_metrics import run_metrics
+        return run_metrics(args, directory)
     try:
         if action == "new":
             return _new(args, directory)
@@ -150,6 +161,7 @@ def run(args):
 def _report(args, directory):
     """``thruput monitor report``: exit 0 ok, 1 breach open, 2 input error, 3 no data."""
     from ..monitor.alerts import EXIT, evaluate, format_report, report_json, series_changes
+    from ..monitor.metrics import perfdata, with_perfdata
     from .pipeline_health import HEALTH_SECTION, open_monitor, project_params
 
     since = None
@@ -165,7 +177,8 @@ def _report(args, directory):
         params = project_params(args.params, directory)
         tables = evaluate(ds, params.get(HEALTH_SECTION), changes=series_changes(ds, params.get("monitor")))
         report = report_json(tables, since=since)
-        text = json.dumps(report, indent=1) if args.json else format_report(report)
+        text = json.dumps(report, indent=1) if args.json else \
+            with_perfdata(format_report(report), perfdata(ds, tables))
     except (ThruputError, ValueError, OSError) as exc:
         print(f"thruput monitor report: {exc}", file=sys.stderr)
         return EXIT["error"]

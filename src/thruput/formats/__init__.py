@@ -27,6 +27,8 @@ REGISTRY = (
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
     "ndt7",             # M-Lab ndt7 results (JSON)
+    "pscheduler_archive_throughput",  # perfSONAR 5 archive (OpenSearch) throughput documents (JSON, NDJSON)
+    "pscheduler_archive_latency",     # perfSONAR 5 archive (OpenSearch) latency and rtt documents
     "pscheduler_throughput",  # perfSONAR pScheduler throughput results (JSON)
     "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "esmond_throughput",  # perfSONAR esmond archive throughput time series (JSON)

@@ -5,7 +5,9 @@ What pScheduler writes for a run (``pscheduler result --format json``, the REST 
 ``result-merged``, or the object an archiver receives) is read in any of these wrappings:
 the bare result object; ``{"result": {...}}`` (with an optional ``"spec"``); a run
 (``{"result-merged": {...}}``); or an archiver's input (``{"task": {"test": {"type",
-"spec"}}, "run": {"start-time"}, "result": {...}}``). The test type is the task's where
+"spec"}}, "run": {"start-time"}, "result": {...}}``), such as the body perfSONAR 5's
+``http`` archiver posts (``id``, ``schedule``, ``test``, ``tool``, ``run``, ``task``,
+``participants``, ``result``, ``reference``). The test type is the task's where
 given, else the result's shape: ``intervals`` + ``summary`` (throughput), ``histogram-latency``
 or ``packets-sent`` (latency), ``roundtrips`` (rtt).
 
@@ -21,7 +23,8 @@ throughput (format ``pscheduler_throughput``, kind ``throughput``: one run)
     ``omitted``; UDP ``sent``, ``lost`` (packets) and ``jitter`` (ms).
     ``summary.summary`` is the tool's own total (iperf3's ``end.sum_sent`` for TCP: the
     sender's, so ``throughput_sender``), ``summary.streams`` each stream's; ``duration``
-    is its ``end - start``. Checked: the streams' bytes against the total, the
+    is its ``end - start``. Where the tool adds ``receiver-throughput-bits`` (perfSONAR 5's
+    iperf3 tool does) that is ``throughput_receiver`` and ``throughput``. Checked: the streams' bytes against the total, the
     non-omitted intervals' bytes against it (1 %), and their retransmits exactly.
 latency (format ``pscheduler_latency``, kind ``rtt``)
     Probes are ``raw-packets`` where the test asked for them (``output-raw``): ``seq``,
@@ -40,7 +43,9 @@ rtt (format ``pscheduler_latency``, kind ``rtt``)
     ``roundtrips`` are the probes: ``seq``, ``rtt`` (ISO 8601 duration -> ms), ``ttl``,
     ``size`` (``length``), status ``reply``, ``unreachable`` (an ICMP ``error``) or ``lost``
     (an empty round trip). Checked: ``sent``/``received``/``lost``/``loss`` and
-    ``min``/``mean``/``max`` against the probes.
+    ``min``/``mean``/``max`` against the probes; not when nothing came back
+    (``received: 0``), for which pScheduler's ping tool writes no round trip at all
+    (``roundtrips: []``, its counts from ping's own summary).
 
 A result cut off mid-way keeps the complete elements of its interval, packet or round-trip
 list (``truncation`` says so; the summary is then lost); anything else raises
@@ -71,8 +76,18 @@ STRONG_KEYS = {"pscheduler_throughput": ('"throughput-bits"', '"throughput-bytes
                "pscheduler_latency": ('"histogram-latency"', '"packets-sent"', '"packets-duplicated"')}
 #: Keys that need ``"succeeded"`` beside them: the rtt test's, and the test type of a run
 #: wrapped by the API or an archiver.
-WEAK_KEYS = {"pscheduler_throughput": ('"type": "throughput"',),
-             "pscheduler_latency": ('"roundtrips"', '"type": "latency"', '"type": "rtt"')}
+WEAK_KEYS = {"pscheduler_throughput": ('"type": "throughput"', '"type":"throughput"'),
+             "pscheduler_latency": ('"roundtrips"', '"type": "latency"', '"type": "rtt"',
+                                    '"type":"latency"', '"type":"rtt"')}
+#: The body pScheduler's ``http`` archiver posts (schema 3: ``id``, ``schedule``, ``test``,
+#: ``tool``, ``run``, ...), written compactly: its first members (the run id, the
+#: schedule, the test) fill the head, and the result may lie past it behind kilobytes of
+#: ``limit-diags`` and iperf3's ``diags``; the test's type is then the first ``"type"``.
+_ARCHIVER_BODY = re.compile(r'\A\s*\{\s*"id"\s*:\s*"[^"]{0,100}"\s*,\s*"schedule"\s*:')
+_FIRST_TYPE = re.compile(r'"type"\s*:\s*"([a-z-]{1,40})"')
+#: What perfSONAR's Logstash pipeline stores (``pscheduler_archive_*``) has a
+#: ``pscheduler`` object of run metadata, which no result pScheduler writes has.
+STORED = re.compile(r'"pscheduler"\s*:\s*\{\s*"')
 #: A throughput result written with sorted keys starts with the tool's raw output
 #: (``diag``), which may fill the head: no other format starts so.
 _DIAG_FIRST = re.compile(r'\A\s*\{\s*"diag"\s*:')
@@ -105,10 +120,13 @@ _NAN = np.nan
 
 def sniff(head, fmt):
     """True if ``head`` (the first 4 KB) is a pScheduler result that format ``fmt`` reads."""
-    if not _SNIFF.match(head):
+    if not _SNIFF.match(head) or STORED.search(head):
         return False
     if fmt == "pscheduler_throughput" and _DIAG_FIRST.match(head):
         return True
+    if _ARCHIVER_BODY.match(head):
+        m = _FIRST_TYPE.search(head)
+        return bool(m) and m.group(1) in TESTS[fmt]
     return any(k in head for k in STRONG_KEYS[fmt]) or \
         ('"succeeded"' in head and any(k in head for k in WEAK_KEYS[fmt]))
 
@@ -136,20 +154,36 @@ def parse(text, fmt):
         ledger.truncated(lost)
     try:
         if test == "throughput":
-            return _throughput(result, spec, start, ledger, bool(lost), fmt)
-        if test == "latency":
-            return _latency(result, spec, ledger, bool(lost), fmt)
-        return _rtt(result, ledger, bool(lost), fmt)
+            ds = _throughput(result, spec, start, ledger, bool(lost), fmt)
+        elif test == "latency":
+            ds = _latency(result, spec, ledger, bool(lost), fmt)
+        else:
+            ds = _rtt(result, ledger, bool(lost), fmt)
+        return _ends(ds, spec, start)
     except ParseError:
         raise
     except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError) as exc:
         raise ParseError(f"unexpected pScheduler {test} result ({type(exc).__name__}: {exc})", line=1) from None
 
 
+def _ends(ds, spec, start):
+    """The test's ends as its spec names them (``attrs["pscheduler_source"]``, ``_dest``:
+    "" where not given, e.g. an rtt test run from the host itself) and, for a latency or
+    rtt run wrapped with its run, when it started (``pscheduler_start_time``, Unix s)."""
+    for key in ("source", "dest"):
+        value = spec.get(key)
+        ds.attrs[f"pscheduler_{key}"] = value if isinstance(value, str) else ""
+    if ds.attrs["kind"] == "rtt" and start:
+        when = from_iso(start).astype("datetime64[ns]").astype(np.int64) / 1e9
+        ds["pscheduler_start_time"] = ((), when, {"units": "s", "long_name": "run start-time (Unix s)"})
+    return ds
+
+
 def _unwrap(doc):
     """(result, spec, test type, start time) of any of the wrappings."""
     task = doc.get("task") if isinstance(doc.get("task"), dict) else {}
-    test = task.get("test") if isinstance(task.get("test"), dict) else {}
+    test = task.get("test") if isinstance(task.get("test"), dict) else \
+        doc.get("test") if isinstance(doc.get("test"), dict) else {}
     spec = doc.get("spec") or test.get("spec") or {}
     result = doc.get("result-merged") or doc.get("result") or doc
     if not isinstance(result, dict):
@@ -234,10 +268,12 @@ def _throughput(result, spec, start, ledger, cut, fmt):
     sent, lost = _num(total.get("sent")), _num(total.get("lost"))
     reverse = bool(spec.get("reverse"))
     throughput = _num(total.get("throughput-bits"))
+    # pScheduler's iperf3 tool adds the receiver's rate beside the sender's (summary.summary)
+    receiver = _num(total.get("receiver-throughput-bits"))
     variables = {
-        "throughput": (("run",), [throughput]),
+        "throughput": (("run",), [throughput if np.isnan(receiver) else receiver]),
         "throughput_sender": (("run",), [_NAN if udp else throughput]),
-        "throughput_receiver": (("run",), [_NAN]),
+        "throughput_receiver": (("run",), [receiver]),
         "bytes": (("run",), [_num(total.get("throughput-bytes"))]),
         "duration": (("run",), [_num(total.get("end")) - _num(total.get("start"))
                                 if total.get("end") is not None else _NAN]),
@@ -440,7 +476,7 @@ def _rtt(result, ledger, cut, fmt):
     summary.update({f"rtt_{k if k != 'mean' else 'avg'}": _duration_ms(result[k])
                     for k in ("min", "max", "mean", "stddev") if result.get(k) is not None})
     checks = []
-    if not cut:
+    if not cut and not (n == 0 and result.get("received") == 0):
         got = base["rtt"][reply]
         pairs = (("sent", "sent: vs round trips", float(n), 0.0),
                  ("received", "received: vs replies", float(reply.sum()), 0.0),

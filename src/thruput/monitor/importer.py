@@ -35,6 +35,17 @@ device is refused naming the archive and member, and decompression stops past
 its path ``<client>_<server>`` (the addresses, without ports), its test ``tcp`` and its
 direction ``reverse`` for a download (the client, this host, received).
 
+pScheduler results wrapped with their task (the bodies perfSONAR 5's http archiver posts):
+time ``run.start-time``, path ``<spec source>_<spec dest>`` (the dest alone where the spec
+names no source).
+
+perfSONAR 5 archives (OpenSearch documents, ``pscheduler_archive_*``): a dump of several
+documents (NDJSON, a ``_search`` response) is one test per document, each kept as
+``<dump>.d/<n>.json`` (the dump's line as it was, a response's hit); a document's time is
+``pscheduler.start_time`` (not ``@timestamp``, when Logstash received it), its path
+``<source>_<destination>`` (``meta``'s hostnames, else addresses), its test ``tcp``/``udp``
+for a throughput document and ``ping`` for rtt and latency ones.
+
 The schedule's interval is ``--interval`` or else the median spacing of the tests of
 each series (same path, direction, test and settings); on each path, a test is
 ``round(spacing / interval)`` slots after the one before it. Slots between a path's first and last test in which it ran nothing are the gaps:
@@ -68,6 +79,7 @@ import pandas as pd
 from ..errors import ThruputError
 from ..hashing import sha256_bytes
 from ..formats._prefix import WRAPPER_LINES
+from ..formats._pscheduler_archive import split as archive_split
 from ..reader import read
 from . import reader as mon
 from ..campaign.dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
@@ -79,7 +91,7 @@ __all__ = ["import_monitor", "GAP_REASON", "FORMAT_TOOLS", "time_from_pattern"]
 GAP_REASON = "no log in the archive"
 #: Reader variables of Unix time (s) that say when a log ran, after ``start_time``: the
 #: iperf3 JSON reader's ``start.timestamp.timesecs``, ping -D's reply times.
-UNIX_TIME_VARIABLES = ("iperf3_start_time", "timestamp")
+UNIX_TIME_VARIABLES = ("iperf3_start_time", "pscheduler_start_time", "timestamp")
 #: The destination in the header of a Unix ping (``PING host (address) 56(84) bytes...``),
 #: where the reader's ``ping_target`` attr is empty; after a wrapper's line prefix too.
 PING_DESTINATION = re.compile(r"^(?:\[[^\]]*\] |\S+ )?PING (?P<host>[^\s(]+)", re.M)
@@ -92,6 +104,11 @@ FORMAT_TOOLS = {"iperf3_json": "iperf3", "iperf3_text": "iperf3", "iperf2": "ipe
                 "iperf2_csv": "iperf2", "ping": "ping", "nuttcp": "nuttcp", "ndt7": "ndt7"}
 #: Archives read member by member (M-Lab's daily archives).
 ARCHIVE_SUFFIXES = (".tgz", ".tar.gz")
+#: A perfSONAR archive dump (NDJSON, a ``_search`` response) of several documents is one
+#: test per document: ``<dump>.d/000001.json`` ... (:func:`thruput.formats._pscheduler_archive.split`).
+ARCHIVE_DOCUMENTS = ".d"
+#: Formats whose documents name both ends of the path (perfSONAR's archive: ``meta``).
+PATH_ENDS = ("pscheduler_archive_throughput", "pscheduler_archive_latency")
 #: Bounds of an archive's decompression: one member (an ndt7 result is some 100 KB), the
 #: whole archive (M-Lab's daily archives of one server are a few hundred MB) and the
 #: number of members; past them the import stops (a tar or gzip bomb).
@@ -165,6 +182,12 @@ def _files(sources, staging=None):
                 rel = path.relative_to(root).as_posix()
                 stem = next(rel[:-len(x)] for x in ARCHIVE_SUFFIXES if rel.endswith(x))
                 out += [(Path(staging), p) for p in _extract(path, Path(staging) / stem)]
+            elif staging is not None and (documents := archive_split(path.read_bytes())):
+                into = Path(staging) / (path.relative_to(root).as_posix() + ARCHIVE_DOCUMENTS)
+                into.mkdir(parents=True)
+                for n, document in enumerate(documents, 1):
+                    (into / f"{n:06d}.json").write_bytes(document)
+                    out.append((Path(staging), into / f"{n:06d}.json"))
             else:
                 out.append((root, path))
     return out
@@ -228,7 +251,22 @@ def _ndt7_hosts(ds):
     return tuple(NDT7_ENDPOINT.fullmatch(str(ds[v].values[0]))["ip"] for v in ("ndt7_client", "ndt7_server"))
 
 
+def _archive_ends(ds):
+    """(source, destination) of a perfSONAR archive document: hostnames, else addresses."""
+    def end(side):
+        for field in ("hostname", "ip"):
+            name = f"pscheduler_{side}_{field}"
+            if name in ds.variables and str(ds[name].values.ravel()[0]):
+                return str(ds[name].values.ravel()[0])
+        return ""
+    return end("source"), end("destination")
+
+
 def _content_address(ds, raw):
+    if ds is not None and ds.attrs.get("format") in PATH_ENDS:
+        return _archive_ends(ds)[1] or None
+    if ds is not None and ds.attrs.get("pscheduler_dest"):      # a pScheduler result with its spec
+        return ds.attrs["pscheduler_dest"]
     if ds is not None and ds.attrs.get("format") == "ndt7":
         return _ndt7_hosts(ds)[1] or None
     if ds is not None and ds.attrs.get("format") == "ping":
@@ -292,6 +330,11 @@ def _describe(root, path, time_pattern, path_regex):
     name = given.get("path") or address
     if ds is not None and ds.attrs.get("format") == "ndt7":
         name = given.get("path") or "_".join(h for h in _ndt7_hosts(ds) if h) or None
+    if ds is not None and ds.attrs.get("format") in PATH_ENDS:
+        name = given.get("path") or "_".join(h for h in _archive_ends(ds) if h) or None
+    elif ds is not None and ds.attrs.get("pscheduler_dest"):
+        name = given.get("path") or "_".join(h for h in (ds.attrs["pscheduler_source"], ds.attrs["pscheduler_dest"])
+                                             if h)
     if not name and ds is not None:
         raise ThruputError(f"{path}: the log does not say what it measured to; give --path-pattern "
                            f"with a (?P<path>...) group (searched in {rel!r})")

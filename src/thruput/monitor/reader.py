@@ -52,8 +52,8 @@ __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_m
 
 DIRECTIONS = ("forward", "reverse")
 #: test -> (role, tools whose logs it may hold: nuttcp's in an imported archive).
-TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp", "ndt7")), "udp": ("iperf", ("iperf3", "iperf2", "nuttcp")),
-         "ping": ("ping", ("ping",))}
+TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp", "ndt7", "pscheduler")),
+         "udp": ("iperf", ("iperf3", "iperf2", "nuttcp", "pscheduler")), "ping": ("ping", ("ping", "pscheduler"))}
 #: Role of a raw file -> the contract kind its reader must return.
 ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}
 #: Tools whose logs have one reader whatever the variant: no sniffing per file (the
@@ -123,7 +123,9 @@ RTT_FIELDS = ("ping_transmitted", "ping_received", "ping_loss", "rtt_min", "rtt_
 #: test's cut-off log is refused, as when each log is read alone. 4: per-run variables
 #: chunked a wave at a time (``store.MAX_RUN_CHUNK``). 5: readers' values changed (a UDP
 #: run whose receiver got nothing: throughput 0 and loss 1, not the sender's rate; a cut
-#: nuttcp run: its intervals' throughput; iperf3 received below sent no longer a failed check).
+#: nuttcp run: its intervals' throughput; iperf3 received below sent no longer a failed
+#: check; a ping result with counts but no probes, ``ping -q`` or a perfSONAR latency
+#: histogram, has the tool's ``ping_received``).
 MONITOR_VERSION = 5
 #: The per-run numbers a batch fills in (NaN where a run has none).
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
@@ -842,7 +844,9 @@ def _ping_summary(probes, tool_summary):
     ``tool_summary``: what ping printed as its totals.
 
     ``ping_transmitted`` is the tool's own count where it printed one; a run cut off has
-    none: then :func:`_sent` counts from the sequence numbers. The RTT statistics are
+    none: then :func:`_sent` counts from the sequence numbers. ``ping_received`` counts
+    the replies, or is the tool's count for a result without probes (perfSONAR's latency
+    test keeps a histogram of delays, not the packets). The RTT statistics are
     those of the first replies (``status == "reply"``), as
     :func:`thruput.summary.summarize` does.
     """
@@ -852,6 +856,8 @@ def _ping_summary(probes, tool_summary):
     told = tool_summary.get("transmitted")
     sent = float(told) if told is not None else _sent(probes["seq"], status)
     received = float((status == "reply").sum())
+    if not status.size and tool_summary.get("received") is not None:
+        received = float(tool_summary["received"])   # counts without probes: a latency histogram
     out = {"ping_transmitted": sent, "ping_received": received,
            "ping_loss": 1.0 - received / sent if sent else np.nan}
     if replies.size:

@@ -36,8 +36,8 @@ TOOLS = {"tcp": ("iperf3", "iperf2"), "udp": ("iperf3", "iperf2"), "ping": ("pin
 #: Tools whose logs a monitor campaign may hold: those it runs, and those an imported
 #: archive was recorded with (``thruput campaign import --kind monitor``), which
 #: ``thruput monitor`` cannot run.
-RECORDED_TOOLS = {"tcp": (*TOOLS["tcp"], "nuttcp", "ndt7"), "udp": (*TOOLS["udp"], "nuttcp"),
-                  "ping": TOOLS["ping"]}
+RECORDED_TOOLS = {"tcp": (*TOOLS["tcp"], "nuttcp", "ndt7", "pscheduler"), "udp": (*TOOLS["udp"], "nuttcp", "pscheduler"),
+                  "ping": (*TOOLS["ping"], "pscheduler")}
 ORDERS = ("fixed", "random")
 #: Defaults of the ``schedule`` mapping (seconds).
 DEFAULTS = {"interval_s": 300.0, "jitter_s": 0.0, "order": "fixed", "seed": 0,

@@ -1,0 +1,68 @@
+"""``thruput monitor metrics DIR [--serve HOST:PORT] [--textfile PATH]``: the monitor's
+state in the Prometheus text exposition format (:mod:`thruput.monitor.metrics`)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+#: Where ``--serve`` listens when HOST is left out: loopback only.
+DEFAULT_HOST = "127.0.0.1"
+#: Files whose size and time say that a campaign changed (raw: its manifest and
+#: campaign.yaml; a store: its consolidated metadata).
+CHANGES = ("runs.csv", "campaign.yaml", ".zmetadata")
+
+
+def _address(text):
+    host, _, port = text.rpartition(":")
+    host = host.strip("[]") or DEFAULT_HOST
+    if not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"--serve {text!r}: give HOST:PORT or :PORT (e.g. 127.0.0.1:9469)")
+    return host, int(port)
+
+
+def _exposition(directory):
+    from ..monitor.alerts import evaluate
+    from ..monitor.metrics import exposition
+    from .pipeline_health import open_monitor
+
+    ds = open_monitor(directory)
+    if ds.attrs.get("campaign_kind") != "monitor":
+        raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
+    return exposition(ds, evaluate(ds))
+
+
+def _signature(directory):
+    out = []
+    for name in CHANGES:
+        path = Path(directory) / name
+        if path.is_file():
+            st = path.stat()
+            out.append((name, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def run_metrics(args, directory):
+    """Print, serve or write the exposition: exit 0, or 2 for an input error."""
+    from ..errors import ThruputError
+    from ..monitor.metrics import serve, write_textfile
+
+    try:
+        if args.serve:
+            host, port = _address(args.serve)
+            key = _signature(directory)
+            first = _exposition(directory)          # refuse a bad campaign before listening
+            serve(host, port, lambda: _exposition(directory), signature=lambda: _signature(directory),
+                  ready=lambda p: print(f"thruput monitor metrics: serving http://{host}:{p}/metrics",
+                                        file=sys.stderr, flush=True),
+                  initial=first if key == _signature(directory) else None)
+            return 0
+        text = _exposition(directory)
+        if args.textfile:
+            write_textfile(text, args.textfile)
+        else:
+            sys.stdout.write(text)
+        return 0
+    except (ThruputError, ValueError, OSError) as exc:
+        print(f"thruput monitor metrics: {exc}", file=sys.stderr)
+        return 2
