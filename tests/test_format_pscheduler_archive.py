@@ -226,7 +226,7 @@ def test_the_monitor_page_renders_for_an_imported_archive(imported, tmp_path):
 
     from thruput.site.execute import execute
     from thruput.stats import monitor_product
-    from thruput.stats.monitor_tables import save_product
+    from thruput.campaign.store import write_product as save_product
 
     save_product(monitor_product(thruput.open_campaign(imported), {"n_boot": 20}), tmp_path / "ps5.stats.nc")
     out = tmp_path / "monitor.ipynb"

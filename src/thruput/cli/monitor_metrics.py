@@ -24,12 +24,13 @@ def _address(text):
 def _exposition(directory):
     from ..monitor.alerts import evaluate
     from ..monitor.metrics import exposition
-    from .pipeline_health import open_monitor
+    from .pipeline_health import HEALTH_SECTION, open_monitor, project_params
 
     ds = open_monitor(directory)
     if ds.attrs.get("campaign_kind") != "monitor":
         raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
-    return exposition(ds, evaluate(ds))
+    # the rules' settings of the pipeline and of `thruput monitor report` (params.yaml health)
+    return exposition(ds, evaluate(ds, project_params(None, directory).get(HEALTH_SECTION)))
 
 
 def _signature(directory):
