@@ -114,7 +114,7 @@ try:  # orjson decodes iperf3's documents about five times faster than the json 
     import orjson
 
     _fast_loads = orjson.loads
-    _FastError = orjson.JSONDecodeError
+    _FastError: type[ValueError] = orjson.JSONDecodeError
 except ImportError:  # pragma: no cover - orjson is a dependency; json is the fallback
     _fast_loads = loads
     _FastError = json.JSONDecodeError

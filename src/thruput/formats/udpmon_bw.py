@@ -41,7 +41,7 @@ Example
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -234,7 +234,7 @@ def parse(text: str) -> xr.Dataset:
     attrs, i = parse_banner(lines, ledger)
     tool_version = attrs.pop("tool_version", "")
     columns = None
-    rows = []          # (line number, [numbers], blocks dict, quiet prefix or None)
+    rows: list[Any] = []          # (line number, [numbers], blocks dict, quiet prefix or None)
     for n in range(i, len(lines)):
         line, lineno = lines[n], n + 1
         is_last = n == len(lines) - 1 and not text.endswith("\n")
