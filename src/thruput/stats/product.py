@@ -33,6 +33,11 @@ Groups of a ``udp_sweep`` product
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 import json
 
 import numpy as np
@@ -60,7 +65,7 @@ COMPARISON_IGNORED = ("name", "title", "description", "dates", "explained")
 CAMPAIGN_POOL = ("window", "streams", "repeat", "probe")
 
 
-def params_with_defaults(params=None):
+def params_with_defaults(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``params`` (the ``stats`` section of params.yaml) over :data:`~thruput.stats.DEFAULTS`.
 
     Raises
@@ -91,7 +96,7 @@ def _has_ping(ds):
     return "rtt" in ds and ds.sizes.get("probe", 0) > 0
 
 
-def tcp_sweep_product(ds, params):
+def tcp_sweep_product(ds: xr.Dataset, params: Mapping[str, Any]) -> dict[str, xr.Dataset]:
     """The groups of a TCP sweep's product (see the module docstring).
 
     Parameters
@@ -139,7 +144,7 @@ def _window_bound_grid(cells, pooled):
         "units": "ms", "long_name": "unloaded median ping RTT used for the bound"})})
 
 
-def udp_sweep_product(ds, params):
+def udp_sweep_product(ds: xr.Dataset, params: Mapping[str, Any]) -> dict[str, xr.Dataset]:
     """The groups of a UDPmon campaign's product (see the module docstring).
 
     Parameters
@@ -179,7 +184,7 @@ def _main_scan(ds):
 PRODUCTS = {"tcp_sweep": tcp_sweep_product, "udp_sweep": udp_sweep_product}
 
 
-def campaign_product(ds, params=None):
+def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> xr.DataTree:
     """The complete statistics product of one normalized campaign.
 
     Parameters
@@ -220,7 +225,7 @@ def _metadata_text(ds):
     return raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, default=str)
 
 
-def catalogue_product(products):
+def catalogue_product(products: Mapping[str, xr.DataTree]) -> xr.Dataset:
     """The catalogue: one row per campaign with its headline numbers.
 
     Parameters
@@ -286,7 +291,8 @@ def _catalogue_row(product):
     return row
 
 
-def comparison_product(a, b, params=None, name=None):
+def comparison_product(a: xr.Dataset, b: xr.Dataset, params: Mapping[str, Any] | None = None,
+                       name: str | None = None) -> xr.DataTree:
     """Two TCP sweeps compared cell by cell, and their set-ups.
 
     Parameters
