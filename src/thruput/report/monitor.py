@@ -9,6 +9,15 @@ product.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+    from collections.abc import Mapping
+    import altair as alt
+    import xarray as xr
+
 import json
 
 import numpy as np
@@ -51,12 +60,12 @@ CANNOT_SAY = ("The monitoring data cannot say: no kernel, sysctl or host setting
               "within one monitor campaign; compare campaigns whose `hosts` differ instead.")
 
 
-def product_path(processed, name):
+def product_path(processed: str | os.PathLike[str], name: str) -> Path:
     """Where the pipeline keeps a campaign's statistics product."""
     return project_path(processed) / f"{name}.stats.nc"
 
 
-def load_product(processed, name):
+def load_product(processed: str | os.PathLike[str], name: str) -> dict[str, xr.Dataset]:
     """The statistics product of campaign ``name``: ``{table: Dataset}``, loaded."""
     from ..campaign.store import open_product
 
@@ -96,7 +105,7 @@ def _frame(ds, test):
     return frame
 
 
-def monitor_title(product):
+def monitor_title(product: Mapping[str, xr.Dataset]) -> Markdown:
     """Heading, description and honesty note of the campaign."""
     meta = _meta(product)
     c = product["campaign"].attrs
@@ -111,7 +120,7 @@ def monitor_title(product):
     return Markdown("\n\n".join(lines))
 
 
-def monitor_overview(product):
+def monitor_overview(product: Mapping[str, xr.Dataset]) -> HTML:
     """Schedule, periods compared and parameters of the statistics (one table)."""
     p = _params(product)
     gaps = product["gaps"].attrs
@@ -150,7 +159,8 @@ def _selected(frame, test):
     return frame[keep]
 
 
-def monitor_time_series(product, test="tcp", direction=None):
+def monitor_time_series(product: Mapping[str, xr.Dataset], test: str = "tcp",
+                        direction: str | None = None) -> Markdown | alt.TopLevelMixin:
     """Time series of one test: rolling median, p10-p90 band, runs, change points."""
     if f"rolling_{test}" not in product:
         return Markdown(f"*No {test} runs in this campaign.*")
@@ -174,7 +184,7 @@ def monitor_time_series(product, test="tcp", direction=None):
                                y_title=quantity)
 
 
-def monitor_changes(product):
+def monitor_changes(product: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     """Every change point found, with its bounds and shift (display units)."""
     ch = product["changes"]
     if not ch.sizes.get("change"):
@@ -197,7 +207,8 @@ def _series_table(ds):
     return frame
 
 
-def monitor_daily_profile(product, test="tcp"):
+def monitor_daily_profile(product: Mapping[str, xr.Dataset],
+                          test: str = "tcp") -> Markdown | alt.TopLevelMixin:
     """Median per hour of the day (compressed where the campaign says so), with CIs, in
     each of the periods compared."""
     if "cycle" not in product:
@@ -217,7 +228,7 @@ def monitor_daily_profile(product, test="tcp"):
                                  title=f"{quantity}: daily profile per period (95 % bootstrap CI of each median)")
 
 
-def monitor_distributions(product, test="tcp"):
+def monitor_distributions(product: Mapping[str, xr.Dataset], test: str = "tcp") -> Markdown | alt.Chart:
     """Distribution of each series in the two periods compared (shared bins)."""
     name = f"compare_{test}"
     if name not in product:
@@ -241,7 +252,7 @@ def monitor_distributions(product, test="tcp"):
                                         quantity=quantity)
 
 
-def monitor_buffer_curves(product):
+def monitor_buffer_curves(product: Mapping[str, xr.Dataset]) -> Markdown | alt.TopLevelMixin:
     """TCP throughput against socket buffer, per period and direction (seed 004)."""
     if "buffer_curves" not in product:
         return Markdown("*No TCP runs in this campaign.*")
@@ -263,7 +274,7 @@ def monitor_buffer_curves(product):
                                  title="TCP throughput vs socket buffer, per period")
 
 
-def monitor_gaps(product):
+def monitor_gaps(product: Mapping[str, xr.Dataset]) -> HTML:
     """Missed slots (gaps, with the reason from campaign.yaml) and failed tests."""
     g = product["gaps"]
     gaps = pd.DataFrame({"from (UTC)": [str(t)[:19] for t in g["gap_start"].values],
@@ -498,7 +509,7 @@ _ANSWERS = {
 }
 
 
-def seed004_answers(product):
+def seed004_answers(product: Mapping[str, xr.Dataset]) -> Markdown:
     """Each of seed 004's questions (O1-O3, TCP1-TCP9), quoted, and what this campaign's
     product shows about it (or that it cannot say)."""
     parts = ["## What this campaign says about seed 004's questions", "",
