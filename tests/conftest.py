@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -16,7 +17,8 @@ except ImportError:  # the first timed example of a hypothesis test (tests/test_
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
-CORPUS = ROOT.parent / "shared" / "corpus"
+#: (THRUPUT_CORPUS: where a worktree of the project lies elsewhere than beside ../shared)
+CORPUS = Path(os.environ.get("THRUPUT_CORPUS") or ROOT.parent / "shared" / "corpus")
 OUTPUT = ROOT / "tests" / "output"
 
 
