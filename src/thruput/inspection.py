@@ -126,7 +126,21 @@ def _tcp_instrumentation(ds):
     return {"snapshots": int(ds.sizes["snapshot"]), "variables": len(variables), "duration_s": duration}
 
 
+def _route(ds):
+    """Target, hops and the path of addresses (each hop's first answering address, ``*``
+    where none answered)."""
+    addresses = ds["hop_address"].values
+    path = [next((a for a in row if a), "*") for row in addresses]
+    rtt = ds["hop_rtt"].values
+    last = rtt[-1][~np.isnan(rtt[-1])] if rtt.size else np.array([])
+    return {"target": ds.attrs.get("route_target_address", ""), "hops": int(ds.sizes["hop"]),
+            "reached": bool(int(ds.attrs.get("route_reached", 0))),
+            "last_hop_rtt_ms": _num(np.median(last)) if last.size else None,
+            "path": " ".join(path)}
+
+
 _BY_KIND = {
+    "route": _route,
     "throughput": _throughput,
     "rtt": _rtt,
     "udp_sweep": _udp_sweep,

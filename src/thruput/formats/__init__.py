@@ -34,6 +34,7 @@ REGISTRY = (
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "owamp",            # owamp owping/twping statistics text
+    "traceroute",       # traceroute of Linux and the BSDs (routes)
     "web100_snaplog",   # web100 binary snaplog
     "web100_sidestream",  # web100 sidestream text (K:/C: lines)
     "web100_dump",      # web100 "Name: value" dumps

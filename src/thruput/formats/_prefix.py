@@ -401,7 +401,8 @@ def apply_times(ds, stripped):
     ``rtt``: probes whose ``timestamp`` is NaN (ping printed none) get the time of their
     line's prefix, in Unix seconds; where ping printed one too (``-D``), it is kept and
     the prefix time goes into ``<tool>_prefix_time``. ``throughput``: runs whose
-    ``start_time`` is NaT get the time of their ``run_line``'s prefix. Attrs:
+    ``start_time`` is NaT get the time of their ``run_line``'s prefix. ``route``: a
+    ``route_time`` of NaT becomes the time of the first stamped line (the header). Attrs:
     ``line_prefix`` (the style), ``line_prefix_tz``, ``line_prefix_wrapper`` (JSON
     ``{name: ISO time}`` of the wrapper lines) and ``line_prefix_note``.
     """
@@ -429,6 +430,10 @@ def apply_times(ds, stripped):
     elif kind == "throughput" and "start_time" in ds and "run_line" in ds:
         old = ds["start_time"].values
         ds["start_time"].values = np.where(np.isnat(old), at(ds["run_line"].values), old)
+    elif kind == "route" and "route_time" in ds and np.isnat(ds["route_time"].values):
+        stamped = times[~np.isnat(times)]       # (the first stamped line: the header)
+        if stamped.size:
+            ds["route_time"].values = stamped[0]
     ds.attrs["line_prefix"] = stripped.style
     ds.attrs["line_prefix_tz"] = stripped.tz
     ds.attrs["line_prefix_wrapper"] = json.dumps({name: _iso(t) for _, name, t in stripped.wrapper})
