@@ -127,10 +127,10 @@ def _tcp_instrumentation(ds):
 
 
 def _route(ds):
-    """Target, hops and the path of addresses (each hop's first answering address, ``*``
-    where none answered)."""
-    addresses = ds["hop_address"].values
-    path = [next((a for a in row if a), "*") for row in addresses]
+    """Target, hops and the path (each hop's first answering address, else its name
+    where only that was printed, ``*`` where none answered)."""
+    addresses, names = ds["hop_address"].values, ds["hop_name"].values
+    path = [next((a or n for a, n in zip(row, named) if a or n), "*") for row, named in zip(addresses, names)]
     rtt = ds["hop_rtt"].values
     last = rtt[-1][~np.isnan(rtt[-1])] if rtt.size else np.array([])
     return {"target": ds.attrs.get("route_target_address", ""), "hops": int(ds.sizes["hop"]),

@@ -31,6 +31,8 @@ REGISTRY = (
     "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "esmond_throughput",  # perfSONAR esmond archive throughput time series (JSON)
     "esmond_latency",     # perfSONAR esmond histogram-owdelay / packet loss time series (JSON)
+    "mtr_json",         # mtr --json reports (routes)
+    "scamper_json",     # scamper -O json / sc_warts2json traceroutes (routes)
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "owamp",            # owamp owping/twping statistics text
