@@ -213,6 +213,8 @@ def _extract(archive, into):
 
 
 def _content_time(ds):
+    if "route_time" in ds.variables and not np.isnat(ds["route_time"].values):
+        return ds["route_time"].values.astype("datetime64[ns]")
     if "start_time" in ds.variables:
         values = ds["start_time"].values.ravel()
         values = values[~np.isnat(values)]
@@ -293,11 +295,13 @@ def _describe(root, path, time_pattern, path_regex, tz=None):
             return "skip", detail
         if what == "ancillary":
             return "ancillary", {"rel": rel, "source": path, "what": detail, "label": detail.split(" (")[0],
-                                 "time": wrapper_time}
+                                 "time": wrapper_time, "path_name": NAME_BAD.sub("_", (given or {}).get("path", ""))}
     elif ds.attrs["kind"] in ANCILLARY_KINDS:
         when = _content_time(ds)
+        name = (given or {}).get("path") or ds.attrs.get("route_target_address") or None
         return "ancillary", {"rel": rel, "source": path, "what": _ancillary_what(ds), "label": ds.attrs["kind"],
-                             "time": when if when is not None else wrapper_time}
+                             "time": when if when is not None else wrapper_time,
+                             "path_name": NAME_BAD.sub("_", name) if name else None}
     elif ds.attrs["kind"] not in KIND_ROLES:
         return "skip", f"a {ds.attrs['kind']} log (no place in a monitor campaign)"
     if wrapper_only:
@@ -655,8 +659,8 @@ def _yaml(name, entries, interval, explained, sources, extra=(), skipped=None, n
         "schedule": {"interval_s": interval, "jitter_s": None, "order": None, "seed": None,
                      "timeout_s": None, "tests": [{"test": t, "tool": tool} for t, tool in tests]},
         "explained": explained,
-        **({"ancillary": [{"path": f"{ANCILLARY_DIR}/{e['rel']}", "what": _dated(e)} for e in
-                          sorted(extra, key=lambda e: e["rel"])]} if extra else {}),
+        **({"ancillary": [_ancillary(e, paths) for e in sorted(extra, key=lambda e: e["rel"])]}
+           if extra else {}),
         "notes": " ".join(filter(None, [("The schedule was inferred from the logs (interval: median spacing of each "
                   "series' tests; on each path a test is round(spacing / interval) slots after "
                   "the one before it)." if interval else
@@ -666,9 +670,15 @@ def _yaml(name, entries, interval, explained, sources, extra=(), skipped=None, n
     return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _dated(e):
-    """An ancillary file's ``what``, with its time where it says one."""
-    return e["what"] + (f", {pd.Timestamp(e['time']).strftime(SECOND)}" if e.get("time") is not None else "")
+def _ancillary(e, paths):
+    """An ancillary file's entry of campaign.yaml: its path, what it is, the path it was
+    traced on (when that is a path of the campaign) and its time where it says one."""
+    out = {"path": f"{ANCILLARY_DIR}/{e['rel']}", "what": e["what"]}
+    if e.get("path_name") in paths:
+        out["path_name"] = e["path_name"]
+    if e.get("time") is not None:
+        out["time"] = pd.Timestamp(e["time"]).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return out
 
 
 def _skipped_note(skipped):
