@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 import xarray as xr
+import yaml
 
 from thruput.monitor.importer import import_pile
 from thruput.monitor.routes import read_routes
@@ -118,3 +119,34 @@ def test_a_route_changed_mid_campaign_is_found(network, tmp_path):
     (change,) = route_changes(routes).to_dataframe().itertuples()
     assert (change.before, change.after) == ("10.78.1.2 10.78.2.2 10.78.3.2", "10.78.1.2 10.78.4.2 10.78.3.2")
     assert change.previous_time < switched <= change.time
+
+
+def test_a_monitor_traces_each_slot_and_finds_the_route_change(network, tmp_path):
+    """``thruput monitor`` with a traceroute test: routes.csv and routes/, the change found,
+    the runs (ping) untouched by them, ``campaign check`` clean."""
+    from thruput.campaign.check import check_campaign
+    from thruput.monitor.campaign import monitor
+    from thruput.monitor.manifest import read_rows
+    from thruput.monitor.new import new_campaign
+    from thruput.monitor.routes import read_route_rows
+
+    directory = tmp_path / "mon"
+    new_campaign(str(directory), to="10.78.3.2", path_name="ab", source="a", destination="b",
+                 directions=("forward",), interval_s=2.0, timeout_s=10.0, ping_sizes=[56], ping_count=2,
+                 ping_interval_s=0.2, description="test")
+    meta = yaml.safe_load((directory / "campaign.yaml").read_text())
+    meta["schedule"]["tests"].append({"test": "traceroute", "probes": 1, "max_hops": 6})
+    (directory / "campaign.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    monitor(str(directory), duration_s=5, netns=PREFIX + "a")
+    switched = np.datetime64(int(time.time() * 1000), "ms")
+    _ip("-n", PREFIX + "r1", "route", "replace", "10.78.3.0/24", "via", "10.78.4.2")
+    monitor(str(directory), duration_s=5, netns=PREFIX + "a")
+    traced = read_route_rows(directory)
+    assert len(traced) >= 4 and {r["outcome"] for _, r in traced} == {"ok"}
+    assert all(r["path"].startswith("routes/") for _, r in traced)
+    assert {r.test for r in read_rows(str(directory))} == {"ping"}
+    (change,) = route_changes(read_routes(directory)).to_dataframe().itertuples()
+    assert (change.path, change.before, change.after) == \
+        ("ab", "10.78.1.2 10.78.2.2 10.78.3.2", "10.78.1.2 10.78.4.2 10.78.3.2")
+    assert change.previous_time < switched <= change.time
+    assert [str(p) for p in check_campaign(directory) if p.severity == "error"] == []
