@@ -107,3 +107,16 @@ def test_a_pile_without_any_test_log_says_what_it_skipped(tmp_path):
     with pytest.raises(Exception, match=r"no test logs to import \(skipped: 1 README or notes, "
                                         r"1 empty file, 1 csv export\)"):
         import_pile("x", [pile], tmp_path / "root")
+
+
+def test_the_description_given_on_import_is_in_campaign_yaml(tmp_path, capsys):
+    pile = tmp_path / "pile" / "20240527"
+    pile.mkdir(parents=True)
+    shutil.copy(DATA / "iperf3_json" / "3.12--tcp.json", pile / "tcp_uplink.json")
+    assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path / "raw"), "d",
+                 str(tmp_path / "pile"), "--title", "Uplink of one host", "--who", "A. User",
+                 "--between", "a home router", "--capacity", "5e7", "--notes", "Seen from the client."]) == 0
+    meta = yaml.safe_load((tmp_path / "raw" / "d" / "campaign.yaml").read_text())
+    assert (meta["title"], meta["who"]) == ("Uplink of one host", ["A. User"])
+    assert [(p["between"], p["capacity_bps"]) for p in meta["paths"]] == [("a home router", 5e7)]
+    assert meta["notes"].startswith("Seen from the client. ")

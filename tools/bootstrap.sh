@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 # measurement tools the tests run for real (iperf3, iperf 2, nuttcp, irtt, ping); chromium for the site's browser test;
 # moreutils for ts (the timestamping wrapper of tests/data/wrapped/record.sh);
 # a C compiler and Python headers for Python packages that pip builds from source
-APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv)
+APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv
+              traceroute mtr-tiny scamper)
 
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
@@ -20,6 +21,9 @@ command -v ip >/dev/null || missing+=(iproute2)
 command -v chromium >/dev/null || missing+=(chromium)
 command -v busybox >/dev/null || missing+=(busybox)
 command -v ts >/dev/null || missing+=(moreutils)
+command -v traceroute >/dev/null || missing+=(traceroute)
+command -v mtr >/dev/null || missing+=(mtr-tiny)
+command -v scamper >/dev/null || missing+=(scamper)
 command -v gcc >/dev/null || missing+=(gcc)
 python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     || missing+=(python3-dev)

@@ -137,14 +137,14 @@ def run_import(args):
     try:
         from ..campaign.importer import DESCRIPTION_FIELDS
 
+        given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
         if args.kind == "monitor":
             done = import_pile(args.name, args.files, args.root, args.time_pattern,
-                               args.path_pattern, args.interval, args.tz)
+                               args.path_pattern, args.interval, args.tz, **given)
             print(f"{done.directory}: {done.summary()}; fill in the TODOs of campaign.yaml, "
                   f"then `thruput campaign check {done.directory}`")
             return 0
         else:
-            given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
             directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind,
                                         **given)
     except (ThruputError, OSError) as exc:

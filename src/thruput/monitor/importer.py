@@ -477,7 +477,7 @@ def _iso(when):
 
 
 def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pattern=None,
-                   interval=None, tz=None):
+                   interval=None, tz=None, **description):
     """Build monitor campaign ``root/name`` from an archive of logs.
 
     Parameters
@@ -495,6 +495,10 @@ def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pat
         IANA zone (``America/New_York``) of local times: a wrapper's zone-less line
         stamps, and times ``time_pattern`` finds. Default: the offset a log's own wrapper
         shows, else UTC (said in campaign.yaml ``notes``).
+    **description
+        campaign.yaml fields the user gives (``thruput campaign import --title ...``):
+        ``title``, ``description``, ``who``, ``notes`` (added to the import's own notes),
+        and ``between``, ``capacity_bps`` of every path.
 
     Returns
     -------
@@ -508,7 +512,7 @@ def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pat
         For a log whose time or path neither it nor the patterns give, two files at one
         path, no test log at all, or an existing campaign.
     """
-    return import_pile(name, sources, root, time_pattern, path_pattern, interval, tz).directory
+    return import_pile(name, sources, root, time_pattern, path_pattern, interval, tz, **description).directory
 
 
 class PileImport(NamedTuple):
@@ -538,7 +542,7 @@ class PileImport(NamedTuple):
 
 
 def import_pile(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pattern=None,
-                interval=None, tz=None):
+                interval=None, tz=None, **description):
     """:func:`import_monitor`, returning a :class:`PileImport` (what was kept and skipped)."""
     directory = Path(root) / name
     if (directory / CAMPAIGN_FILE).exists():
@@ -559,7 +563,7 @@ def import_pile(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_patter
             found = f" (skipped: {', '.join(f'{n} {r}' for r, n in skipped.items())})" if skipped else ""
             raise ThruputError(f"no test logs to import{found}")
         notes = _zone_note(entries, time_pattern, tz)
-        _write_campaign(directory, name, entries, interval, sources, extra, skipped, notes)
+        _write_campaign(directory, name, entries, interval, sources, extra, skipped, notes, description)
     kinds = {}
     for e in extra:
         kinds[e["label"]] = kinds.get(e["label"], 0) + 1
@@ -575,7 +579,8 @@ def _zone_note(entries, time_pattern, tz):
             "showed, else as UTC (no --tz given).")
 
 
-def _write_campaign(directory, name, entries, interval, sources, extra=(), skipped=None, notes=""):
+def _write_campaign(directory, name, entries, interval, sources, extra=(), skipped=None, notes="",
+                    description=None):
     entries.sort(key=lambda e: (e["time"], e["rel"]))
     _failed_paths(entries)
     _failed_tools(entries)
@@ -600,7 +605,8 @@ def _write_campaign(directory, name, entries, interval, sources, extra=(), skipp
     explained = [{"from": first.floor("s").strftime(SECOND), "to": last.ceil("s").strftime(SECOND),
                   "path": p, "reason": GAP_REASON} for p, _, _, first, last in missing]
     (directory / CAMPAIGN_FILE).write_text(
-        _yaml(name, entries, interval, explained, sources, extra, skipped or {}, notes), encoding="utf-8")
+        _yaml(name, entries, interval, explained, sources, extra, skipped or {}, notes, description or {}),
+        encoding="utf-8")
     return directory
 
 
@@ -633,7 +639,7 @@ def _write_manifest(directory, entries):
             writer.writerow(["" if cells[k] is None else cells[k] for k in mon.MONITOR_MANIFEST_COLUMNS])
 
 
-def _yaml(name, entries, interval, explained, sources, extra=(), skipped=None, notes=""):
+def _yaml(name, entries, interval, explained, sources, extra=(), skipped=None, notes="", description=None):
     import yaml
 
     first, last = entries[0]["time"], entries[-1]["time"]
@@ -667,6 +673,14 @@ def _yaml(name, entries, interval, explained, sources, extra=(), skipped=None, n
                   "No series ran twice: the interval is unknown, so no gaps are listed."),
             notes, _skipped_note(skipped)])),
     }
+    given = {k: v for k, v in (description or {}).items() if v is not None}
+    for key in ("title", "description", "who"):
+        if key in given:
+            meta[key] = list(given[key]) if key == "who" else given[key]
+    if given.get("notes"):
+        meta["notes"] = f"{given['notes']} {meta['notes']}"
+    for p in meta["paths"]:
+        p.update({k: given[k] for k in ("between", "capacity_bps") if k in given})
     return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
 
 
