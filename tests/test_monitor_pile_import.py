@@ -120,3 +120,17 @@ def test_the_description_given_on_import_is_in_campaign_yaml(tmp_path, capsys):
     assert (meta["title"], meta["who"]) == ("Uplink of one host", ["A. User"])
     assert [(p["between"], p["capacity_bps"]) for p in meta["paths"]] == [("a home router", 5e7)]
     assert meta["notes"].startswith("Seen from the client. ")
+
+
+def test_the_page_says_the_routes_of_the_as_found_pile_did_not_change(as_found, tmp_path, capsys):
+    """import -> normalize -> stats --routes -> the page's route table."""
+    from thruput.report import load_product
+    from thruput.report.monitor import monitor_route_changes
+
+    import_pile("drive", [as_found], tmp_path, path_pattern=OPERATOR)
+    assert main(["pipeline", "normalize", str(tmp_path / "drive"), str(tmp_path / "drive.zarr")]) == 0
+    assert main(["pipeline", "stats", str(tmp_path / "drive.zarr"), str(tmp_path / "drive.stats.nc"),
+                 "--routes", str(tmp_path / "drive")]) == 0
+    product = load_product(tmp_path, "drive")
+    assert product["route_changes"].attrs["routes_traced"] == 7
+    assert monitor_route_changes(product).data == "*7 routes traced; no path's route changed.*"

@@ -46,7 +46,8 @@ def test_no_routes_no_changes():
 
 # -- a route changed between namespaces mid-campaign
 
-PREFIX = "tph5t-"
+#: Unique per test process (pytest -n 2 runs the two tests below side by side).
+PREFIX = f"tph5-{os.getpid() % 100000}-"
 NS = [PREFIX + n for n in ("a", "r1", "r2", "r3", "b")]
 
 
@@ -150,3 +151,7 @@ def test_a_monitor_traces_each_slot_and_finds_the_route_change(network, tmp_path
         ("ab", "10.78.1.2 10.78.2.2 10.78.3.2", "10.78.1.2 10.78.4.2 10.78.3.2")
     assert change.previous_time < switched <= change.time
     assert [str(p) for p in check_campaign(directory) if p.severity == "error"] == []
+    from thruput.monitor.routes import route_changes_table
+    from thruput.report.monitor import monitor_route_changes
+    page = monitor_route_changes({"changes": xr.Dataset(), "route_changes": route_changes_table(directory)}).data
+    assert "10.78.1.2 10.78.4.2 10.78.3.2" in page and "<td>none</td>" in page

@@ -25,9 +25,9 @@ from ..campaign.layout import escapes
 from ..campaign.metadata import load_metadata
 from ..errors import ThruputError
 from ..reader import read
-from ..stats.routes import hop_sequence
+from ..stats.routes import hop_sequence, route_changes
 
-__all__ = ["read_routes", "read_route_rows", "append_route_row", "ROUTES_MANIFEST", "ROUTES_DIR",
+__all__ = ["read_routes", "route_changes_table", "read_route_rows", "append_route_row", "ROUTES_MANIFEST", "ROUTES_DIR",
            "ROUTE_COLUMNS"]
 
 #: The manifest of the routes a monitor traced, and their folder.
@@ -112,3 +112,15 @@ def read_routes(directory) -> xr.DataArray:
                                 "path": ("route", np.array(cols[1], dtype=object)),
                                 "source": ("route", np.array(cols[2], dtype=object))},
                         attrs={"units": "1", "long_name": "hops of the route, space separated"})
+
+
+def route_changes_table(directory) -> xr.Dataset:
+    """The ``route_changes`` table of a monitor campaign's statistics product:
+    :func:`thruput.stats.route_changes` of :func:`read_routes`, strings as fixed text (for
+    netCDF), how many routes were traced in ``attrs["routes_traced"]``."""
+    routes = read_routes(directory)
+    table = route_changes(routes)
+    for name in ("path", "before", "after"):
+        table[name] = table[name].astype(str)
+    table.attrs["routes_traced"] = int(routes.sizes["route"])
+    return table
