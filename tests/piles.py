@@ -61,14 +61,15 @@ def _png():
             + chunk(b"IDAT", zlib.compress(b"\x00\x00")) + chunk(b"IEND", b""))
 
 
-def wrap(text, start_ms, offset_h, step_ms=40, end=True):
+def wrap(text, start_ms, offset_h, step_ms=40, end=True, prefix=True):
     """``text`` as the starlink scripts' wrapper writes it: ``Start time:`` (epoch ms),
-    every line prefixed ``[local time] ``, ``End time:``; returns (text, end ms)."""
+    every line prefixed ``[local time] `` (unless not ``prefix``: a script that only echoes
+    the Start and End lines), ``End time:``; returns (text, end ms)."""
     out, t = [f"Start time: {start_ms}"], start_ms + 50
     for line in text.splitlines():
         local = np.datetime64(int(t + offset_h * 3_600_000), "ms")
         stamp = str(local).replace("T", " ") + "000"
-        out.append(f"[{stamp}] {line}")
+        out.append(f"[{stamp}] {line}" if prefix else line)
         t += step_ms
     if end:
         out.append(f"End time: {t + 20}")
@@ -112,7 +113,7 @@ def build(root, seed, size=30):
         if cut:
             text = "\n".join(text.splitlines()[: max(2, len(text.splitlines()) // 2)]) + "\n"
         start = clock[0] + rng.randint(0, 60_000)
-        body, end = wrap(text, start, offset_h, end=not cut)
+        body, end = wrap(text, start, offset_h, end=not cut, prefix=rng.random() < 0.7)
         rel = put(f"{folder(op)}/{word}_{start % 10**9}.out", body)
         want.tests[rel] = _window(start, end)
 

@@ -111,9 +111,10 @@ def sniff_wrapped(head, path="<text>", format=None):
     except UnknownFormatError:
         if style is None:
             raise
+    where = ("between a wrapper's Start time/End time lines" if style == "wrapper-lines" else
+             f"lines prefixed by a {style!r} wrapper")
     raise UnknownFormatError(
-        f"{path}: not a known log format (lines prefixed by a {style!r} wrapper); "
-        f"known formats: {', '.join(REGISTRY)}")
+        f"{path}: not a known log format ({where}); known formats: {', '.join(REGISTRY)}")
 
 
 def _claims(module, head):
