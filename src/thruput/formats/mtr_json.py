@@ -59,6 +59,17 @@ STATISTICS = {"Loss%": ("mtr_loss", "percent", "probes of the hop that got no an
 _NAN = float("nan")
 
 
+def _number(value, what, integer=False):
+    """A number of the report (mtr 0.92 prints some as strings), else a ParseError."""
+    try:
+        out = float(value) if not isinstance(value, bool) else None
+    except (TypeError, ValueError):
+        out = None
+    if out is None or out != out or abs(out) > 1e15 or (integer and out != int(out)):
+        raise ParseError(f"{what} {value!r} is not a{'n integer' if integer else ' number'}", line=1)
+    return int(out) if integer else out
+
+
 def sniff(head):
     """True if ``head`` opens an mtr JSON report."""
     return bool(_SNIFF.match(head))
@@ -108,12 +119,12 @@ def parse(text):
             address[i, 0] = host
         elif answered:
             name[i, 0] = host
-        if answered:
-            rtt[i, 0] = float(hub.get("Last", _NAN))
+        if answered and hub.get("Last") is not None:
+            rtt[i, 0] = _number(hub["Last"], f"hub {i + 1} Last")
         for key in STATISTICS:
             value = hub.get(key)
             if value is not None and (answered or key in ("Loss%", "Snt")):
-                stats[key][i] = float(value)
+                stats[key][i] = _number(value, f"hub {i + 1} {key}")
     target = str(head.get("dst", ""))
     reached = bool(n) and target in (address[-1, 0], name[-1, 0])
     # each hub's line: where its "count" key is (the report is printed one key a line)
@@ -121,7 +132,8 @@ def parse(text):
     lines = at if len(at) == n else [1] * n
     return build(
         KIND,
-        {"hop_ttl": (("hop",), np.array([int(h.get("count", i + 1)) for i, h in enumerate(hubs)], dtype=np.int64)),
+        {"hop_ttl": (("hop",), np.array([_number(h.get("count", i + 1), f"hub {i + 1} count", integer=True)
+                                         for i, h in enumerate(hubs)], dtype=np.int64)),
          "hop_address": (("hop", "probe"), address),
          "hop_name": (("hop", "probe"), name),
          "hop_rtt": (("hop", "probe"), rtt),
@@ -133,6 +145,7 @@ def parse(text):
         fmt=NAME, tool=TOOL, ledger=document.ledger,
         attrs={"route_target": target, "route_target_address": target if _is_address(target) else "",
                "route_reached": int(reached), "mtr_source": str(head.get("src", "")),
-               "mtr_tests": int(head.get("tests") or 0), "mtr_packet_bytes": int(head.get("psize") or 0)},
+               "mtr_tests": _number(head.get("tests") or 0, "tests", integer=True),
+               "mtr_packet_bytes": _number(head.get("psize") or 0, "psize", integer=True)},
         tool_summary={"tests": head.get("tests")},
     )

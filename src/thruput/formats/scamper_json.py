@@ -53,6 +53,30 @@ UNREACH_V4 = {0: "!N", 1: "!H", 2: "!P", 3: "", 4: "!F", 5: "!S", 9: "!X", 10: "
 #: ICMPv6 destination unreachable code -> mark (4, port unreachable: the target's answer).
 UNREACH_V6 = {0: "!N", 1: "!X", 3: "!H", 4: ""}
 _NAN = float("nan")
+#: The largest TTL of an IP packet.
+MAX_TTL = 255
+
+
+def _ttl(value, what, line):
+    """A TTL (int 0..255) from the trace, else a ParseError naming ``what``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+            or not 0 <= value <= MAX_TTL or int(value) != value:
+        raise ParseError(f"{what} {value!r} is not a TTL (0 to {MAX_TTL})", line=line)
+    return int(value)
+
+
+def _count(value, what, line):
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        raise ParseError(f"{what} {value!r} is not a count", line=line)
+    return value
+
+
+def _float(value, what, line):
+    if value is None:
+        return _NAN
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ParseError(f"{what} {value!r} is not a number", line=line)
+    return float(value)
 
 
 def sniff(head):
@@ -64,6 +88,7 @@ def sniff(head):
 
 def _mark(response):
     kind, code = response.get("icmp_type"), response.get("icmp_code")
+    code = code if isinstance(code, int) and not isinstance(code, bool) else str(code)[:12]
     if kind == 3 and ":" not in str(response.get("addr", "")):
         return UNREACH_V4.get(code, f"!{code}")
     if kind == 1 and ":" in str(response.get("addr", "")):
@@ -111,12 +136,15 @@ def parse(text):
             raise ParseError(f"a scamper {kind!r} record, not a trace", line=n)
     if trace is None:
         raise ParseError("no trace record", line=1)
-    first = int(trace.get("firsthop") or 1)
+    first = _ttl(trace.get("firsthop") or 1, "firsthop", trace_line)
     responses = [r for r in trace.get("hops") or [] if isinstance(r, dict)]
-    last = max([int(trace.get("hop_count") or 0)] + [int(r["probe_ttl"]) for r in responses])
+    sent = [_ttl(r.get("probe_ttl"), "probe_ttl", trace_line) for r in responses]
+    last = max([_ttl(trace.get("hop_count") or 0, "hop_count", trace_line)] + sent)
     ttls = list(range(first, last + 1))
-    by_ttl = {t: sorted((r for r in responses if int(r["probe_ttl"]) == t),
-                        key=lambda r: int(r.get("probe_id", 0))) for t in ttls}
+    order = [_float(r.get("probe_id", 0), "probe_id", trace_line) for r in responses]
+    by_ttl = {t: [r for _, r in sorted((o, i) for i, (o, s) in enumerate(zip(order, sent)) if s == t)]
+              for t in ttls}
+    by_ttl = {t: [responses[i] for i in v] for t, v in by_ttl.items()}
     width = max([1] + [len(v) for v in by_ttl.values()])
     shape = (len(ttls), width)
     address, name, mark = (np.full(shape, "", dtype=object) for _ in range(3))
@@ -124,11 +152,15 @@ def parse(text):
     for h, t in enumerate(ttls):
         for k, r in enumerate(by_ttl[t]):
             address[h, k] = str(r.get("addr", ""))
-            rtt[h, k] = float(r["rtt"]) if r.get("rtt") is not None else _NAN
+            rtt[h, k] = _float(r.get("rtt"), "rtt", trace_line)
             mark[h, k] = _mark(r)
-    start = trace.get("start") or {}
-    when = (np.datetime64(int(start["sec"]) * 1_000_000 + int(start.get("usec", 0)), "us").astype("datetime64[ns]")
-            if "sec" in start else np.datetime64("NaT", "ns"))
+    start = trace.get("start") if isinstance(trace.get("start"), dict) else {}
+    when = np.datetime64("NaT", "ns")
+    if "sec" in start:
+        sec, usec = _float(start["sec"], "start.sec", trace_line), _float(start.get("usec", 0), "start.usec", trace_line)
+        if not (0 <= sec < 9e9 and 0 <= usec < 1e6):
+            raise ParseError(f"start {start['sec']!r} s {start.get('usec')!r} us is not a time", line=trace_line)
+        when = np.datetime64(int(sec) * 1_000_000 + int(usec), "us").astype("datetime64[ns]")
     return build(
         KIND,
         {"hop_ttl": (("hop",), np.array(ttls, dtype=np.int64)),
@@ -143,6 +175,6 @@ def parse(text):
                "route_reached": int(trace.get("stop_reason") == "COMPLETED" and not cut),
                "scamper_method": str(trace.get("method", "")),
                "scamper_stop_reason": str(trace.get("stop_reason", "")),
-               "scamper_attempts": int(trace.get("attempts") or 0)},
+               "scamper_attempts": _count(trace.get("attempts") or 0, "attempts", trace_line)},
         tool_summary={"stop_reason": trace.get("stop_reason"), "hop_count": trace.get("hop_count")},
     )

@@ -25,7 +25,6 @@ from ..campaign.layout import escapes
 from ..campaign.metadata import load_metadata
 from ..errors import ThruputError
 from ..reader import read
-from ..stats.routes import hop_sequence, route_changes
 
 __all__ = ["read_routes", "route_changes_table", "read_route_rows", "append_route_row", "ROUTES_MANIFEST", "ROUTES_DIR",
            "ROUTE_COLUMNS"]
@@ -90,7 +89,9 @@ def read_routes(directory) -> xr.DataArray:
     ThruputError
         For a listed route file that is missing, outside the campaign, or no route.
     """
-    directory = Path(directory)
+    from ..stats.routes import hop_sequence   # (the statistics load only where used: the CLI's parser
+
+    directory = Path(directory)              # imports this module)
     meta = load_metadata(directory)
     rows = []
     entries = [{"path": r["path"], "path_name": r["path_name"], "time": r["started"], "what": "route"}
@@ -118,6 +119,8 @@ def route_changes_table(directory) -> xr.Dataset:
     """The ``route_changes`` table of a monitor campaign's statistics product:
     :func:`thruput.stats.route_changes` of :func:`read_routes`, strings as fixed text (for
     netCDF), how many routes were traced in ``attrs["routes_traced"]``."""
+    from ..stats.routes import route_changes
+
     routes = read_routes(directory)
     table = route_changes(routes)
     for name in ("path", "before", "after"):
