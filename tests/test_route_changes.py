@@ -40,6 +40,13 @@ def test_changes_per_path_unanswered_hops_and_load_balancing_are_no_change():
     assert (minutes, previous) == ([4, 7], [3, 2])
 
 
+def test_unanswered_hops_before_a_rate_limiting_target_are_no_change():
+    """tests/data/traceroute/linux-2.1.2--names.txt: b answered hop 8 only."""
+    got = route_changes(_sequence([(0, "a", "r1 r2 b"), (1, "a", "r1 r2 * * * * * b"), (2, "a", "r1 r2 b"),
+                                   (3, "a", "r1 * b x")]))
+    assert got["after"].values.tolist() == ["r1 * b x"]
+
+
 def test_no_routes_no_changes():
     assert route_changes(_sequence([]))["time"].size == 0
 

@@ -39,10 +39,23 @@ def hop_sequence(hop_address: xr.DataArray) -> tuple:
     return tuple(ALTERNATIVES.join(sorted({str(a) for a in row if a})) or UNANSWERED for row in values)
 
 
+def _before_last(hops):
+    """``hops`` without the unanswered hops just before the last one (a target that limits
+    its ICMP rate answers probes of a higher TTL only: traceroute prints ``* * *`` for
+    hops that do not exist)."""
+    keep = len(hops) - 1
+    while keep > 0 and hops[keep - 1] == UNANSWERED:
+        keep -= 1
+    return hops[:keep] + hops[-1:]
+
+
 def _same(a, b):
-    """Whether two hop sequences are one route: as long, and at every hop both answered,
-    answered from one address at least in common (an unanswered hop is no evidence of
-    another router; a load-balanced hop answers from any of its routers)."""
+    """Whether two hop sequences are one route: as long (once the unanswered hops just
+    before the last are left out, where they differ in number), and at every hop both
+    answered, answered from one address at least in common (an unanswered hop is no
+    evidence of another router; a load-balanced hop answers from any of its routers)."""
+    if len(a) != len(b):
+        a, b = _before_last(a), _before_last(b)
     return len(a) == len(b) and all(
         UNANSWERED in (x, y) or set(x.split(ALTERNATIVES)) & set(y.split(ALTERNATIVES)) for x, y in zip(a, b))
 
@@ -70,7 +83,9 @@ def route_changes(sequence: xr.DataArray) -> xr.Dataset:
     Notes
     -----
     Routes of one path are taken in time order; a route differs from the last one kept
-    when it has another number of hops, or no address in common at a hop where both were
+    when it has another number of hops (not counting unanswered hops just before the
+    last: a target that rate-limits its answers makes traceroute print ``* * *`` for hops
+    beyond it until it answers), or no address in common at a hop where both were
     answered (a load-balanced hop answers from any of its routers). A hop unanswered in
     one of them (traceroute's ``* * *``, lost probes or a router that does not answer) is
     no change, and a route no hop of which answered is left out (the trace failed: no
