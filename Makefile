@@ -14,7 +14,7 @@ endif
 PORT ?= 8000
 STAGES ?=
 
-.PHONY: site install repro serve lab test test-fast typecheck fuzz bench clean release
+.PHONY: site install repro serve lab test test-fast typecheck fuzz test-piles bench clean release
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -50,6 +50,10 @@ fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copi
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
 		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_fuzz.py -k seeded
 	$(PY) -m tests.fuzz_summary
+
+test-piles:              ## generated piles at length (PILES piles, PILES_SEED the first seed)
+	THRUPUT_PILES=$(or $(PILES),200) THRUPUT_PILES_SEED=$(or $(PILES_SEED),1) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_piles.py
 
 bench:                   ## the benchmarks under benchmarks/ (not part of the tests)
 	$(PY) -m benchmarks

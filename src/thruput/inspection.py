@@ -173,7 +173,21 @@ def _tcp_instrumentation(ds):
     return {"snapshots": int(ds.sizes["snapshot"]), "variables": len(variables), "duration_s": duration}
 
 
+def _route(ds):
+    """Target, hops and the path (each hop's first answering address, else its name
+    where only that was printed, ``*`` where none answered)."""
+    addresses, names = ds["hop_address"].values, ds["hop_name"].values
+    path = [next((a or n for a, n in zip(row, named) if a or n), "*") for row, named in zip(addresses, names)]
+    rtt = ds["hop_rtt"].values
+    last = rtt[-1][~np.isnan(rtt[-1])] if rtt.size else np.array([])
+    return {"target": ds.attrs.get("route_target_address", ""), "hops": int(ds.sizes["hop"]),
+            "reached": bool(int(ds.attrs.get("route_reached", 0))),
+            "last_hop_rtt_ms": _num(np.median(last)) if last.size else None,
+            "path": " ".join(path)}
+
+
 _BY_KIND = {
+    "route": _route,
     "throughput": _throughput,
     "rtt": _rtt,
     "udp_sweep": _udp_sweep,

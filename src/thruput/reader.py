@@ -243,6 +243,9 @@ def read_many(paths: Iterable[str | os.PathLike[str]], format: str | None = None
         raise ParseError("no files to read")
     hashes, datas, name = read_pile(paths, format)
     module = formats.get(name)
+    if module.KIND not in RECORD_DIMS:   # (routes: one Dataset a traced route, read each)
+        raise ThruputError(f"{paths[0]}: {name} files hold {module.KIND}s, which read_many does not "
+                           "concatenate; read each with thruput.read")
     dim = RECORD_DIMS[module.KIND]
     if hasattr(module, "parse_many"):
         with reader_bugs(name, paths[0] if len(paths) == 1 else f"{len(paths)} files ({paths[0]}, ...)"):

@@ -24,6 +24,7 @@ study_effects   study_effects_product: the campaign each study page shows beside
                 published effect (effect_applies, effect_strength, effect_scores)
 theory          bdp, gige_goodput, window_limited_throughput, mathis_throughput, ...
 jitter          ipdv, jitter_rfc3550, loss_bursts, jain_fairness
+routes          hop_sequence, route_changes (when a path's route changes)
 defaults        DEFAULTS: the one set of defaults (params.yaml's stats section)
 ==============  =============================================================
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 from .bounds import window_bound
 from .changes import change_points
+from .routes import hop_sequence, route_changes
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
 from .defaults import DEFAULTS
 from .jitter import (ipdv, jain_fairness, jitter_rfc3550, loss_bursts, lost_indicator,
@@ -80,7 +82,7 @@ __all__ = [
     # monitor campaigns
     "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
     "direction_asymmetry", "gap_report", "udp_loss_offered", "grouped_summary", "monitor_product",
-    "series_change_points",
+    "series_change_points", "hop_sequence", "route_changes",
     # the campaigns the study pages show beside the published effects
     "study_effects_product", "effect_applies", "effect_strength", "effect_scores",
     # theory
