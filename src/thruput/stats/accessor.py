@@ -16,6 +16,7 @@ from importlib import import_module
 _bounds = import_module(".bounds", __package__)
 _changes = import_module(".changes", __package__)
 _compare = import_module(".compare", __package__)
+_design = import_module(".design", __package__)
 _jitter = import_module(".jitter", __package__)
 _latency = import_module(".latency", __package__)
 _load = import_module(".load", __package__)
@@ -280,6 +281,33 @@ class DatasetAccessor:
         """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]`` (as
         :meth:`periodogram`)."""
         return _periodic.daily_cycle(self._ds[var], self._ds[self._time(time)], **kwargs)
+
+    # --- design campaigns (thruput.stats.design): methods that take factor names ---
+    def factors(self):
+        """:func:`thruput.stats.design.factors_of` of this design campaign."""
+        return _design.factors_of(self._ds)
+
+    def design_summary(self, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.design_summary` of ``ds[var]`` per cell of the
+        factors ``by`` (default every factor)."""
+        return _design.design_summary(self._ds, var, by, **kwargs)
+
+    def design_plateau(self, along, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.design_plateau` along the factor ``along``."""
+        return _design.design_plateau(self._ds, along, var, by, **kwargs)
+
+    def level_comparison(self, factor, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.level_comparison` of the levels of ``factor``."""
+        return _design.level_comparison(self._ds, factor, var, by, **kwargs)
+
+    def compare_designs(self, other, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.compare_designs` of this campaign (``a``) and
+        ``other`` (``b``)."""
+        return _design.compare_designs(self._ds, other, var, by, **kwargs)
+
+    def design_product(self, params=None):
+        """:func:`thruput.stats.design.design_product` of this design campaign."""
+        return _design.design_product(self._ds, params)
 
     # --- monitor campaigns (thruput.stats.monitor, thruput.stats.monitor_tables) ---
     def change_points(self, **kwargs):
