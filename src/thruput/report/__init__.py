@@ -11,6 +11,7 @@ from .monitor import *  # noqa: F401,F403
 from .monitor import __all__ as _monitor
 from .studies import *  # noqa: F401,F403
 from .studies import __all__ as _studies
+from . import design  # noqa: F401  (a design campaign's page: report.design.<name>)
 from . import health  # noqa: F401  (the monitor health page: report.health.<name>)
 
-__all__ = [*_campaigns, *_studies, *_monitor, "health"]
+__all__ = [*_campaigns, *_studies, *_monitor, "design", "health"]

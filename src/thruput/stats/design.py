@@ -155,10 +155,14 @@ def _codes(ds: xr.Dataset, factors: Sequence[dict[str, Any]]) -> np.ndarray:
     """Per run and factor the index of its level (-1: no level), shape (run, factor)."""
     codes = np.full((ds.sizes["run"], len(factors)), -1, dtype=np.int64)
     for j, f in enumerate(factors):
-        index = {_key(v): i for i, v in enumerate(f["levels"])}
         values = np.asarray(ds[f["name"]].values)
-        missing = pd.isna(values)
-        codes[:, j] = [-1 if m else index.get(_key(v), -1) for v, m in zip(values.tolist(), missing)]
+        if f["numeric"]:
+            with np.errstate(invalid="ignore"):
+                keys = pd.to_numeric(pd.Series(values.ravel()), errors="coerce").to_numpy(float)
+            codes[:, j] = pd.Index(np.asarray(f["levels"], dtype=float)).get_indexer(keys)
+        else:
+            keys = np.where(pd.isna(values), "\0", values.astype(str))   # (no level is a NUL)
+            codes[:, j] = pd.Index([str(v) for v in f["levels"]]).get_indexer(keys)
     return codes
 
 
@@ -518,9 +522,15 @@ def _priority(layout: Mapping[str, Any]) -> list[str]:
     return [layout[k] for k in ("x", "color", "column", "row") if layout[k]] + list(layout["pooled"])
 
 
-def _cells_of(layout: Mapping[str, Any], skip: str) -> list[str]:
-    """The factors a comparison or plateau along ``skip`` is given per cell of."""
-    return [n for n in _priority(layout) if n != skip][:MAX_CELL_FACTORS]
+def _cells_of(layout: Mapping[str, Any], factors: Sequence[Mapping[str, Any]], skip: str) -> list[str]:
+    """The factors a comparison or plateau along ``skip`` is given per cell of: the first
+    other factor the page shows, and the next if it has at most :data:`MAX_FACET_LEVELS`
+    levels (a chart's columns); runs are pooled over the rest."""
+    size = {f["name"]: len(f["levels"]) for f in factors}
+    names = [n for n in _priority(layout) if n != skip]
+    out = names[:1]
+    out += [n for n in names[1:] if size[n] <= MAX_FACET_LEVELS][:MAX_CELL_FACTORS - 1]
+    return out
 
 
 def _metrics(ds: xr.Dataset) -> list[str]:
@@ -600,7 +610,8 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         ``compare/<factor>``
             :func:`level_comparison` of the first metric for each factor of 2 to
             :data:`MAX_COMPARED_LEVELS` levels, per cell of up to
-            :data:`MAX_CELL_FACTORS` others.
+            :data:`MAX_CELL_FACTORS` others (:func:`design_layout`'s first, and the next
+            if it has at most :data:`MAX_FACET_LEVELS` levels), pooled over the rest.
         ``plateau/<factor>``
             :func:`design_plateau` of throughput along each ordered numeric factor of at
             least two levels.
@@ -628,13 +639,13 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         for f in factors:
             if 2 <= len(f["levels"]) <= MAX_COMPARED_LEVELS:
                 groups[f"compare/{f['name']}"] = level_comparison(
-                    ds, f["name"], main, by=_cells_of(layout, f["name"]), **boot)
+                    ds, f["name"], main, by=_cells_of(layout, factors, f["name"]), **boot)
     if "throughput" in metrics:
         tol = float(p["plateau_tolerance"])
         for f in factors:
             if f["ordered"] and f["numeric"] and len(f["levels"]) >= 2:
                 groups[f"plateau/{f['name']}"] = design_plateau(
-                    ds, f["name"], by=_cells_of(layout, f["name"]), tolerance=tol, **boot)
+                    ds, f["name"], by=_cells_of(layout, factors, f["name"]), tolerance=tol, **boot)
     if groups["design"].attrs["time"]:
         by = [layout["color"]] if layout["color"] else []
         for m in metrics:

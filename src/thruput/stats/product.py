@@ -284,6 +284,11 @@ def _catalogue_row(product):
         row["best_median"] = float(np.nanmax(medians)) if np.isfinite(medians).any() else np.nan
         first, last = (str(product["campaign"].attrs.get(k, ""))[:10] for k in ("start", "end"))
         row.update(start=row["start"] or first, end=last)       # (campaign.yaml's start first)
+    if product.attrs["campaign_kind"] == "design":   # (its cells are per metric: cells/throughput)
+        if "cells/throughput" in product:
+            medians = product["cells/throughput"]["median"].values
+            row["best_median"] = float(np.nanmax(medians)) if np.isfinite(medians).any() else np.nan
+        return row
     if "cells" in product:
         row["best_median"] = float(product["cells"]["median"].max())
         p = product["plateau"].to_dataset()
