@@ -11,6 +11,7 @@ modelled alike, so the round-trip time is twice ``--delay`` plus the queueing de
 Command line (needs root, iproute2 and /dev/net/tun)::
 
     tools/delayline.py up NAME [--delay 20ms] [--rate 50mbit] [--queue 256k] [--subnet 10.78.0]
+                              [--loss 0.01] [--seed 1]
     tools/delayline.py set NAME [--delay 40ms] [--rate 30mbit]
     tools/delayline.py down NAME
 
@@ -29,6 +30,10 @@ From Python (tests)::
     with delayline.path("d1234", delay="20ms", rate="50mbit") as p:
         subprocess.run(["ip", "netns", "exec", p["ns_a"], "ping", "-c", "1", p["addr_b"]])
 
+``--loss`` drops each packet, either way, with that probability before the queue (random,
+independent, from a generator seeded by ``--seed``: netem's ``loss random``); the drops
+are counted apart (``lost``).
+
 Model and its limits: the bottleneck serialises packets at ``rate`` (so a packet of L
 bytes occupies it for 8L/rate seconds); a packet that would find more than ``queue`` bytes
 waiting is dropped (drop-tail). Timers are epoll's, so a packet may leave up to about
@@ -44,6 +49,7 @@ import contextlib
 import fcntl
 import json
 import os
+import random
 import re
 import select
 import signal
@@ -106,9 +112,13 @@ class Link:
         Bottleneck rate (bit/s).
     queue_bytes : int
         Bytes that may wait for the bottleneck; a packet that would exceed it is dropped.
+    loss : float
+        Probability that a packet is dropped at random before the queue.
+    rng : random.Random, optional
+        The generator of those drops.
     """
 
-    def __init__(self, out_fd, delay_s, rate_bps, queue_bytes):
+    def __init__(self, out_fd, delay_s, rate_bps, queue_bytes, loss=0.0, rng=None):
         self.out_fd = out_fd
         self.delay_s = delay_s
         self.rate_Bps = rate_bps / 8.0
@@ -117,8 +127,14 @@ class Link:
         self.in_flight = collections.deque()  # (due time, packet), due times non-decreasing
         self.forwarded = 0
         self.dropped = 0
+        self.loss = loss
+        self.rng = rng or random.Random(0)
+        self.lost = 0
 
     def admit(self, packet, now):
+        if self.loss and self.rng.random() < self.loss:
+            self.lost += 1
+            return
         waiting = max(0.0, self.busy_until - now) * self.rate_Bps
         if waiting + len(packet) > self.queue_bytes:
             self.dropped += 1
@@ -152,7 +168,8 @@ def open_tun(name):
     return fd
 
 
-def forward(fd_a, fd_b, delay_s, rate_bps, queue_bytes, stop, changes=lambda: None):
+def forward(fd_a, fd_b, delay_s, rate_bps, queue_bytes, stop, changes=lambda: None, loss=0.0,
+            seed=0):
     """Run the delay line until ``stop()`` is true or a device goes away.
 
     ``changes()`` is called once per loop; when it returns a dict with ``delay_s`` and/or
@@ -163,8 +180,9 @@ def forward(fd_a, fd_b, delay_s, rate_bps, queue_bytes, stop, changes=lambda: No
     dict
         Packet counts per direction: ``{"a_to_b": {"forwarded", "dropped"}, "b_to_a": ...}``.
     """
-    links = {fd_a: Link(fd_b, delay_s, rate_bps, queue_bytes),
-             fd_b: Link(fd_a, delay_s, rate_bps, queue_bytes)}
+    rng = random.Random(seed)
+    links = {fd_a: Link(fd_b, delay_s, rate_bps, queue_bytes, loss, rng),
+             fd_b: Link(fd_a, delay_s, rate_bps, queue_bytes, loss, rng)}
     poller = select.epoll()
     for fd in links:
         poller.register(fd, select.EPOLLIN)
@@ -190,8 +208,8 @@ def forward(fd_a, fd_b, delay_s, rate_bps, queue_bytes, stop, changes=lambda: No
     finally:
         poller.close()
     a, b = links[fd_a], links[fd_b]
-    return {"a_to_b": {"forwarded": a.forwarded, "dropped": a.dropped},
-            "b_to_a": {"forwarded": b.forwarded, "dropped": b.dropped}}
+    return {"a_to_b": {"forwarded": a.forwarded, "dropped": a.dropped, "lost": a.lost},
+            "b_to_a": {"forwarded": b.forwarded, "dropped": b.dropped, "lost": b.lost}}
 
 
 def _ip(*args):
@@ -250,7 +268,7 @@ def down(name):
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0"):
+def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0", loss=0.0, seed=0):
     """Build the path and forward packets until SIGINT/SIGTERM (the command ``up``)."""
     n = names(name, subnet)
     delay_s, rate_bps, queue_bytes = parse_time(delay), parse_rate(rate), parse_size(queue)
@@ -283,13 +301,13 @@ def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0"):
             _ip("-n", ns, "link", "set", dev, "up")
             _ip("-n", ns, "link", "set", "lo", "up")
         info = dict(n, delay_s=delay_s, rtt_s=2 * delay_s, rate_bps=rate_bps,
-                    queue_bytes=queue_bytes, pid=os.getpid())
+                    queue_bytes=queue_bytes, loss=loss, seed=seed, pid=os.getpid())
         os.makedirs(CONTROL_DIR, exist_ok=True)
         with open(_control(name, "pid"), "w") as f:
             f.write(f"{os.getpid()}\n")
         print(json.dumps(info), flush=True)
         counts = forward(fds[0], fds[1], delay_s, rate_bps, queue_bytes, lambda: bool(stopping),
-                         changes)
+                         changes, loss, seed)
         print(json.dumps(counts), file=sys.stderr, flush=True)
     finally:
         for fd in fds:
@@ -303,7 +321,8 @@ def up(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0"):
 
 
 @contextlib.contextmanager
-def path(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0", timeout=10.0):
+def path(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0", timeout=10.0,
+         loss=0.0, seed=0):
     """Context manager: run ``up`` in a child process; yield its description dict.
 
     On exit the child is stopped with SIGTERM (it deletes the namespaces) and the packet
@@ -311,7 +330,7 @@ def path(name, delay="20ms", rate="50mbit", queue="256k", subnet="10.78.0", time
     """
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "up", name,
                              "--delay", delay, "--rate", rate, "--queue", queue,
-                             "--subnet", subnet],
+                             "--subnet", subnet, "--loss", str(loss), "--seed", str(seed)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     info = {}
     try:
@@ -345,6 +364,9 @@ def main(argv=None):
     p_up.add_argument("--rate", default="50mbit", help="bottleneck rate (default 50mbit)")
     p_up.add_argument("--queue", default="256k", help="drop-tail queue (default 256k bytes)")
     p_up.add_argument("--subnet", default="10.78.0")
+    p_up.add_argument("--loss", type=float, default=0.0,
+                      help="random loss, a fraction of the packets each way (default 0)")
+    p_up.add_argument("--seed", type=int, default=0, help="of the random loss (default 0)")
     p_set = sub.add_parser("set", help="change delay and/or rate of a running path")
     p_set.add_argument("name")
     p_set.add_argument("--delay", help="new one-way delay")
@@ -353,7 +375,7 @@ def main(argv=None):
     p_down.add_argument("name")
     args = parser.parse_args(argv)
     if args.action == "up":
-        return up(args.name, args.delay, args.rate, args.queue, args.subnet)
+        return up(args.name, args.delay, args.rate, args.queue, args.subnet, args.loss, args.seed)
     if args.action == "set":
         print(json.dumps(set_path(args.name, args.delay, args.rate)))
         return 0

@@ -573,6 +573,9 @@ def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note=""):
 #: Checks of campaign Datasets by ``campaign_kind``, registered by the module that builds
 #: them (:func:`register_campaign_check`).
 CAMPAIGN_CHECKS = {}
+#: The module that registers the check of each ``campaign_kind``: :func:`validate` imports
+#: it by name when its check is not registered yet (the contract imports no campaign code).
+CAMPAIGN_CHECK_MODULES = {"monitor": "thruput.monitor.reader", "design": "thruput.campaign.design_dataset"}
 
 
 def register_campaign_check(campaign_kind, check):
@@ -585,8 +588,9 @@ def validate(ds):
 
     A campaign Dataset of a kind in :data:`CAMPAIGN_CHECKS` (``kind="campaign"``,
     ``campaign_kind="monitor"``) is checked by the function registered there
-    (:func:`thruput.monitor.reader.validate_monitor`, registered as it is imported: the
-    contract imports no campaign code).
+    (:func:`thruput.monitor.reader.validate_monitor`,
+    :func:`thruput.campaign.design_dataset.validate_design`: each registered as its module
+    is imported, which :data:`CAMPAIGN_CHECK_MODULES` names, so a fresh process checks them too).
 
     Raises
     ------
@@ -595,8 +599,14 @@ def validate(ds):
         wrong dimensions, wrong units, variables without ``units``/``long_name``,
         unprefixed extras, inconsistent line accounting.
     """
-    if ds.attrs.get("kind") == "campaign" and ds.attrs.get("campaign_kind") in CAMPAIGN_CHECKS:
-        return CAMPAIGN_CHECKS[ds.attrs["campaign_kind"]](ds)    # a campaign, not one file
+    campaign_kind = ds.attrs.get("campaign_kind")
+    if (ds.attrs.get("kind") == "campaign" and campaign_kind in CAMPAIGN_CHECK_MODULES
+            and campaign_kind not in CAMPAIGN_CHECKS):
+        import importlib
+
+        importlib.import_module(CAMPAIGN_CHECK_MODULES[campaign_kind])
+    if ds.attrs.get("kind") == "campaign" and campaign_kind in CAMPAIGN_CHECKS:
+        return CAMPAIGN_CHECKS[campaign_kind](ds)    # a campaign, not one file
     problems = []
     missing = [a for a in REQUIRED_ATTRS if a not in ds.attrs]
     if missing:

@@ -89,6 +89,8 @@ def check_campaign(directory):
         return (problems + placeholders(directory)
                 + check_monitor(directory, metadata, node, Problem, _unlisted)
                 + check_gaps(directory, metadata, node, Problem))
+    if metadata is not None and metadata["kind"] == "design":
+        return problems + placeholders(directory) + _check_design(directory, metadata, node, meta_path)
     if metadata is not None:
         problems += _check_metadata(directory, metadata, node, meta_path)
 
@@ -138,6 +140,41 @@ def _check_metadata(directory, metadata, node, path):
         problems.append(Problem(path, cp.node_line(node, ["plan", "tool"]),
                                 f"kind {metadata['kind']} does not go with plan/tool {tool}"))
     return problems + placeholders(directory)
+
+
+def _check_design(directory, metadata, node, meta_path):
+    """The problems of a design campaign: its name, its runs.csv (every cell against the
+    declared factors: :func:`~.design.parse_design_manifest`), every listed file there,
+    inside the campaign and with the bytes whose sha256 runs.csv keeps; files not listed."""
+    from .design import design_of, parse_design_manifest
+
+    problems = []
+    if metadata["name"] != directory.resolve().name:
+        problems.append(Problem(meta_path, cp.node_line(node, ["name"]),
+                                f"name {metadata['name']!r} is not the directory name "
+                                f"{directory.resolve().name!r}"))
+    manifest = str(directory / cp.MANIFEST_FILE)
+    rows, listed = [], set()
+    try:
+        rows, errors, listed = parse_design_manifest(directory, design_of(metadata))
+        problems += [Problem(manifest, line, msg) for line, msg in errors]
+    except ParseError as exc:
+        problems += [Problem(manifest, line, msg.removeprefix(manifest + ": ")) for line, msg in exc.errors]
+    folders = {}
+    for row in rows:
+        if not row.path:
+            continue
+        if (problem := escapes(directory, row.path, folders)) is not None:
+            problems.append(Problem(manifest, row.line, problem))
+            continue
+        path = directory / row.path
+        if not path.is_file():
+            problems.append(Problem(manifest, row.line, f"{row.path} is listed but missing"))
+            continue
+        if (changed := _changed(directory, row, path)) is not None:
+            problems.append(changed)
+    problems += _unhashed(directory, [r for r in rows if r.path], manifest)
+    return problems + _unlisted(directory, rows, listed)
 
 
 def placeholders(directory):

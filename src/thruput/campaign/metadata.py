@@ -120,8 +120,12 @@ def load_metadata(directory):
         raise CampaignError(f"{path}: missing")
     data, node = load_yaml(path)
     errors = sorted(schema_validator().iter_errors(data), key=lambda e: list(e.path))
-    if errors:
-        listed = [(node_line(node, list(e.path)), _schema_message(e)) for e in errors]
+    listed = [(node_line(node, list(e.path)), _schema_message(e)) for e in errors]
+    if not listed and data.get("kind") == "design":
+        from .design import factor_problems
+
+        listed = [(node_line(node, keys), message) for keys, message in factor_problems(data["factors"])]
+    if listed:
         raise ParseError(listed[0][1], line=listed[0][0], path=str(path), errors=listed)
     return data
 

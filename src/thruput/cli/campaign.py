@@ -3,6 +3,7 @@ accept a raw file changed on purpose."""
 
 from __future__ import annotations
 
+import re
 import sys
 
 from .. import campaign as cp
@@ -35,16 +36,39 @@ def add_parser(sub):
 
     imp = verbs.add_parser(
         "import", help="copy existing logs into a new campaign and write its manifest",
-        description="Window and streams come from each log where it says them, else from "
-                    "--pattern, a regular expression searched in the file name with named "
-                    "groups window (bytes or 64K/1M), streams, repeat, phase, run.")
+        description="A TCP sweep: window and streams come from each log where it says them, else "
+                    "from --pattern, a regular expression searched in the file name with named "
+                    "groups window (bytes or 64K/1M), streams, repeat, phase, run. "
+                    "A design (--kind design, and the default when --pattern has other groups "
+                    "or --factor/--factor-from-log is given): runs with declared factors; every "
+                    "named group of --pattern (searched in the file's path relative to the folder "
+                    "given) is a factor, repeat the replicate; files that are not logs are "
+                    "skipped and counted (docs/design.md, Designs). Example: "
+                    r"--pattern 'cc-(?P<cc>\w+)_buf-(?P<socket_buffer>\d+)_r(?P<repeat>\d+)' "
+                    "--factor-spec socket_buffer:byte:ordered.")
     imp.add_argument("name", help="campaign name: the folder made under --root")
     imp.add_argument("files", nargs="+", metavar="FILE", help="the logs (any format thruput reads)")
     imp.add_argument("--pattern", help=r"e.g. 'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)-r(?P<repeat>\d+)'")
     imp.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
-    imp.add_argument("--kind", choices=cp.KINDS + ("monitor",),
-                     help="default: from the logs; monitor: FILE may be directories of cron logs, "
-                          "one test per log (docs/design.md, Monitor campaigns)")
+    imp.add_argument("--kind", choices=cp.KINDS + ("monitor", "design"),
+                     help="default: design if --pattern has groups besides window/streams/repeat/"
+                          "phase/run or factors are given, else from the logs; monitor: FILE may be "
+                          "directories of cron logs, one test per log (docs/design.md, Monitor "
+                          "campaigns); design: FILE may be directories and .tgz archives")
+    imp.add_argument("--factor", action="append", default=[], metavar="NAME=VALUE",
+                     help="design: a factor with one value for the whole pile (repeatable)")
+    imp.add_argument("--factor-from-log", metavar="NAMES", default="",
+                     help="design: factors read from each log, comma-separated: cc (iperf3's "
+                          "congestion control), mss, direction (iperf3 -R, nuttcp -r/-t), "
+                          "socket_buffer (-w), protocol (tcp, udp, icmp), size (ping -s), client_network, "
+                          "server (ndt7)")
+    imp.add_argument("--factor-spec", action="append", default=[], metavar="NAME:UNITS[:ordered]",
+                     help="design: a factor's units and order, e.g. socket_buffer:byte:ordered, "
+                          "operator:-:unordered (default: numeric and ordered if every value is a "
+                          "number, the units of a factor read from the log)")
+    imp.add_argument("--over-time", action="store_true",
+                     help="design: its runs form series over time (time: true; every run needs a "
+                          "start, from its log or --time-pattern)")
     imp.add_argument("--time-pattern", metavar="PATTERN",
                      help="monitor: when a log does not say when it ran, find it in its path: "
                           "strftime ('time-%%d-%%m-%%Y_%%H-%%M') or a regex with named groups "
@@ -136,6 +160,8 @@ def run_import(args):
         if args.kind == "monitor":
             directory = import_monitor(args.name, args.files, args.root, args.time_pattern,
                                        args.path_pattern, args.interval)
+        elif _is_design(args):
+            return _import_design(args)
         else:
             given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
             directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind,
@@ -146,6 +172,48 @@ def run_import(args):
     count = sum(1 for _ in open(directory / cp.MANIFEST_FILE)) - 1
     print(f"{directory}: imported {count} files; fill in the TODOs of campaign.yaml, "
           f"then `thruput campaign check {directory}`")
+    return 0
+
+
+def _is_design(args):
+    from ..campaign.design_import import pattern_makes_design
+
+    if args.kind is not None:
+        return args.kind == "design"
+    try:
+        grouped = pattern_makes_design(args.pattern)
+    except re.error as exc:
+        raise ThruputError(f"--pattern {args.pattern!r}: {exc}") from None
+    return grouped or bool(args.factor) or bool(args.factor_from_log)
+
+
+def _import_design(args):
+    from ..campaign.design_import import import_design
+
+    fixed = {}
+    for text in args.factor:
+        name, sep, value = text.partition("=")
+        if not sep or not name:
+            print(f"thruput: --factor {text!r}: use NAME=VALUE", file=sys.stderr)
+            return 2
+        fixed[name.strip()] = value.strip()
+    skipped = []
+    given = {k: getattr(args, k) for k in ("title", "description", "who", "notes") if getattr(args, k) is not None}
+    try:
+        directory = import_design(args.name, args.files, args.root, args.pattern, fixed,
+                                  args.factor_from_log.split(","), args.factor_spec, args.over_time,
+                                  args.time_pattern, skipped, **given)
+    except (ThruputError, OSError, re.error) as exc:
+        print(f"thruput: {exc}", file=sys.stderr)
+        return 1
+    count = sum(1 for _ in open(directory / cp.MANIFEST_FILE)) - 1
+    reasons = {}
+    for _, reason in skipped:
+        reasons[reason.split(":")[0]] = reasons.get(reason.split(":")[0], 0) + 1
+    print(f"{directory}: imported {count} runs as a design"
+          + (f"; skipped {len(skipped)} files (" + "; ".join(f"{n} {why}" for why, n in sorted(reasons.items())) + ")"
+             if skipped else "")
+          + f"; fill in the TODOs of campaign.yaml, then `thruput campaign check {directory}`")
     return 0
 
 
