@@ -95,13 +95,16 @@ def test_a_random_design_builds_its_page(seed, tmp_path, monkeypatch):
     ds = processed(tmp_path, random_design(seed, max_runs=400))
     items = page_items(ds, monkeypatch)
     assert check_page(items) == []
-    headings = [t.splitlines()[0] for t in (i.data for i in items if isinstance(i, Markdown)) if t.startswith("## ")]
+    headings = [i.data.splitlines()[0] for i in items if isinstance(i, Markdown) and i.data.startswith("## ")]
     # every section says something: a chart, a table, or why not in one line
-    for section in ("## What was varied", "## Runs that failed", "## Over time"):
-        assert any(h.startswith(section) for h in headings) or section == "## What was varied"
-    one_liners = [i.data for i in items if isinstance(i, Markdown) and i.data.startswith("## ")
-                  and "\n\n" in i.data]
-    assert all(len(t.split("\n\n")) <= 2 and "\n" not in t.split("\n\n")[-1] for t in one_liners)
+    for section in ("## What was varied", "## Per level", "## Levels compared", "## Plateau",
+                    "## Runs that failed", "## Over time"):
+        assert any(h.startswith(section) for h in headings), (section, headings)
+    timed = [h for h in headings if h.startswith("## Over time:")]
+    has_values = any(np.isfinite(ds[m]).any() for m in page.METRICS if m in ds)
+    assert bool(timed) == bool(ds.attrs["design_time"] and has_values), headings
+    one_liners = [i.data.split("\n\n") for i in items if isinstance(i, Markdown) and i.data.startswith("## ")]
+    assert all(len(parts) <= 2 for parts in one_liners)
 
 
 def test_designs_at_their_edges(tmp_path, monkeypatch):

@@ -406,7 +406,7 @@ def design_time(product: xr.DataTree) -> Any:
         return Markdown(f"{heading}\n\nNot a design over time: its runs are compared by factor, not by period.")
     factors = _factors(product)
     result: Any = None
-    names = [m for m in _metrics(product) if f"time/{m}" in product]
+    names = [m for m in _metrics(product) if _group(product, f"time/{m}") is not None]
     if not names:
         return Markdown(f"{heading}\n\nNo run reported a throughput, RTT, loss or jitter: no series to draw.")
     for m in names:
