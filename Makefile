@@ -14,7 +14,7 @@ endif
 PORT ?= 8000
 STAGES ?=
 
-.PHONY: site install repro serve lab test fuzz bench clean
+.PHONY: site install repro serve lab test test-designs fuzz bench clean
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -33,6 +33,11 @@ install:                 ## tools (apt, as root) and the Python package with all
 
 test:                    ## the whole test suite
 	$(PY) -m pytest -n 2 -q
+
+test-designs:            ## the generated design pages at length (DESIGN_SEEDS random designs, 8 notebooks)
+	THRUPUT_DESIGN_SEEDS=$(or $(DESIGN_SEEDS),300) THRUPUT_DESIGN_SEED0=$(or $(DESIGN_SEED0),0) \
+		THRUPUT_DESIGN_NOTEBOOKS=$(or $(DESIGN_NOTEBOOKS),8) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_design_pages.py
 
 fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
