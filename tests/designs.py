@@ -29,11 +29,11 @@ REASONS = ("iperf3: error - unable to connect to server: Connection refused",
            "timeout after 30 s", "ping: connect: Network is unreachable", "")
 
 
-def _factors(rng, n_factors, max_levels):
+def _factors(rng, n_factors, max_levels, min_levels=1):
     names = list(rng.permutation(len(NUMERIC) + len(TEXT)))
     out = []
     for i in names[:n_factors]:
-        k = int(rng.integers(1, max_levels + 1))
+        k = int(rng.integers(min_levels, max_levels + 1))
         if i < len(NUMERIC):
             name, units, levels = NUMERIC[i]
             k = min(k, 5 if name in ("mss", "streams") else 7)
@@ -50,7 +50,7 @@ def _factors(rng, n_factors, max_levels):
     return out
 
 
-def random_design(seed=0, n_factors=None, max_levels=6, time=None, repeats=None, missing=None,
+def random_design(seed=0, n_factors=None, max_levels=6, min_levels=1, time=None, repeats=None, missing=None,
                   failing=None, metrics=None, max_runs=3000, name=None):
     """A random design campaign Dataset (see the module docstring).
 
@@ -60,8 +60,8 @@ def random_design(seed=0, n_factors=None, max_levels=6, time=None, repeats=None,
         Everything drawn from it.
     n_factors : int, optional
         Default 1 to 4.
-    max_levels : int, default 6
-        Most levels of a factor (some factors of many levels: up to 60 when larger).
+    max_levels, min_levels : int, default 6 and 1
+        Most and fewest levels of a factor (numeric factors have at most 5 or 7).
     time : bool, optional
         A design over time (runs spread over days, ``design_time`` true).
     repeats : int, optional
@@ -74,7 +74,7 @@ def random_design(seed=0, n_factors=None, max_levels=6, time=None, repeats=None,
     rng = np.random.default_rng(seed)
     n_factors = int(rng.integers(1, 5)) if n_factors is None else n_factors
     time = bool(rng.random() < 0.4) if time is None else time
-    factors = _factors(rng, n_factors, max_levels)
+    factors = _factors(rng, n_factors, max_levels, min_levels)
     repeats = int(rng.integers(3, 21) if time else rng.integers(1, 6)) if repeats is None else repeats
     missing = float(rng.choice([0.0, 0.0, 0.1, 0.5])) if missing is None else missing
     failing = float(rng.choice([0.0, 0.05, 0.3, 1.0], p=[0.3, 0.4, 0.25, 0.05])) if failing is None else failing

@@ -16,9 +16,9 @@ import altair as alt
 import pandas as pd
 
 from . import WIDTH
-from .monitor import CATEGORY_RANGE, NO_LIMIT
+from .monitor import CATEGORY_RANGE, NO_LIMIT, UTC_SCALE, _utc
 
-__all__ = ["small_multiples", "level_ratios", "FACET_HEIGHT"]
+__all__ = ["small_multiples", "level_ratios", "level_series", "FACET_HEIGHT"]
 
 #: Height of one panel of small multiples (px).
 FACET_HEIGHT = 200
@@ -109,7 +109,7 @@ def level_ratios(frame: pd.DataFrame, factor: str, reference: str, confidence: f
     """
     orders = orders or {}
     columns = frame["column"].nunique() if column else 1
-    y_title = f"{quantity}: level / {reference}, ratio of medians ({confidence:.0%} CI, log)"
+    y_title = f"{quantity}, {factor} over {reference}: ratio of medians ({confidence:.0%} CI, log)"
     y = alt.Y("ratio:Q", scale=alt.Scale(type="log"), title=y_title)
     color = alt.Color("level:N", title=factor, scale=alt.Scale(domain=list(orders.get("level", [])), range=CATEGORY_RANGE),
                       legend=alt.Legend(labelLimit=NO_LIMIT, symbolOpacity=1))
@@ -129,4 +129,40 @@ def level_ratios(frame: pd.DataFrame, factor: str, reference: str, confidence: f
     layers = [reference_rule, rule, point]
     layer = alt.layer(*layers).properties(width=_width(columns), height=FACET_HEIGHT)
     chart = _facet(layer, frame, column, None, orders.get("column", []), [])
+    return chart.properties(title=title) if title else chart
+
+
+def level_series(bins: pd.DataFrame, unit: str, quantity: str, *, series: str | None = None,
+                 order: Sequence[str] | None = None, title: str = "") -> alt.TopLevelMixin:
+    """Median per time bin with its p10-p90 band, one line per level of ``series``; a line
+    breaks where a bin has no runs.
+
+    Parameters
+    ----------
+    bins : pandas.DataFrame
+        Non-empty bins: ``time`` (bin start, UTC), ``median``, ``p10``, ``p90`` (``unit``),
+        ``n`` (runs), ``series`` (a level as text) and ``segment`` (changes across an empty
+        bin).
+    series : str, optional
+        The factor whose levels are the lines (the legend's title).
+    order : sequence of str, optional
+        The levels in declared order (their colours).
+    """
+    bins = _utc(bins, "time")
+    color = alt.Color("series:N", title=series or "runs", scale=alt.Scale(domain=list(order or bins["series"].unique()),
+                                                                         range=CATEGORY_RANGE),
+                      legend=alt.Legend(labelLimit=NO_LIMIT, symbolType="stroke", symbolStrokeWidth=3,
+                                        symbolOpacity=1))
+    x = alt.X("time:T", scale=UTC_SCALE, axis=alt.Axis(title="time (UTC)"))
+    base = alt.Chart(bins)
+    band = base.mark_area(opacity=0.2).encode(x=x, y=alt.Y("p10:Q", title=f"{quantity} ({unit})"), y2="p90:Q",
+                                              color=color, detail="segment:N")
+    line = base.mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=12)).encode(
+        x=x, y="median:Q", color=color, detail="segment:N",
+        tooltip=[alt.Tooltip("utcyearmonthdatehoursminutes(time):T", title="bin (UTC)"),
+                 alt.Tooltip("median:Q", format=".4~g", title=f"median ({unit})"),
+                 alt.Tooltip("p10:Q", format=".4~g", title=f"p10 ({unit})"),
+                 alt.Tooltip("p90:Q", format=".4~g", title=f"p90 ({unit})"),
+                 alt.Tooltip("n:Q", title="runs"), alt.Tooltip("series:N", title=series or "runs")])
+    chart = alt.layer(band, line).properties(width=WIDTH, height=FACET_HEIGHT + 60)
     return chart.properties(title=title) if title else chart

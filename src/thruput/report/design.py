@@ -23,7 +23,6 @@ import xarray as xr
 from IPython.display import HTML, Markdown, display
 
 from ..charts import design as charts_design
-from ..charts.monitor import time_series
 
 __all__ = ["design_title", "design_factors", "design_levels", "design_small_multiples",
            "design_comparisons", "design_plateaus", "design_failures", "design_time",
@@ -430,8 +429,9 @@ def design_time(product: xr.DataTree) -> Any:
             continue
         display(Markdown(f"{heading}: {what}\n\nMedian and p10-p90 per {_duration_text(s.attrs['bin_s'])} bin"
                          + (f", one line per {by[0]}" if by else "") + "; a gap in the line is a bin without runs."))
-        result = time_series(bins[["time", "median", "p10", "p90", "n", "segment", "series"]], unit=unit,
-                             y_title=what)
+        result = charts_design.level_series(bins[["time", "median", "p10", "p90", "n", "segment", "series"]],
+                                            unit, what, series=by[0] if by else None,
+                                            order=_labels(factors, by[0]) if by else ["all runs"])
         if m != names[-1]:
             display(result)
     return result
