@@ -20,6 +20,7 @@ from thruput.campaign.design import (
     Design,
     Factor,
     design_of,
+    design_of_dataset,
     design_run_id,
     parse_design_manifest,
     safe_level,
@@ -138,6 +139,9 @@ def test_the_imported_pile_opens_as_a_design(tmp_path):
     assert ds.attrs["files_read"] == 8 and ds.attrs["lines_parsed"] == ds.attrs["lines_total"]
     assert ds.throughput.attrs["units"] == "bit/s" and ds.rtt_median.attrs["units"] == "ms"
     assert thruput.validate(ds) is ds
+    again = design_of_dataset(ds)
+    assert again.names == ("cc", "socket_buffer") and again.time is False
+    assert again.factor("socket_buffer") == Factor("socket_buffer", (65536, 1048576), "byte", True, "pattern")
     assert check_campaign(directory) == [p for p in check_campaign(directory) if p.severity == "warning"]
 
 
@@ -228,6 +232,7 @@ def test_the_bundled_campaigns_keep_their_datasets():
     ds = thruput.open_campaign(RAW / "delay-40ms")
     assert ds.attrs["campaign_kind"] == "tcp_sweep"
     assert "factors" not in ds.attrs and "design_time" not in ds.attrs
+    assert design_of_dataset(ds).names == ("window", "streams", "phase")
 
 
 def test_design_and_factor_are_plain_data():
@@ -238,3 +243,39 @@ def test_design_and_factor_are_plain_data():
 
     with pytest.raises(FrozenInstanceError):
         f.name = "x"
+
+
+def test_nuttcp_direction_and_protocol_from_the_logs(tmp_path):
+    """nuttcp -r (the server sends: reverse) and -u read from the recorded samples; a cut
+    log is a failed run with the reader's reason; a README is skipped."""
+    nuttcp = HERE / "data" / "nuttcp"
+    files = [nuttcp / f"6.1.2--{n}.out" for n in ("tcp-i-v", "tcp-r-v", "udp-i", "truncated-v")]
+    assert main(["campaign", "import", "nt", *map(str, files), str(nuttcp / "README.md"),
+                 "--root", str(tmp_path), "--factor-from-log", "direction,protocol"]) == 0
+    ds = thruput.open_campaign(tmp_path / "nt")
+    by_file = {Path(str(s)).name: i for i, s in enumerate(ds.source.values)}
+    got = {name: (str(ds.direction.values[i]), str(ds.protocol.values[i]), str(ds.outcome.values[i]))
+           for name, i in by_file.items()}
+    assert got == {"6.1.2--tcp-i-v.out": ("forward", "tcp", "ok"),
+                   "6.1.2--tcp-r-v.out": ("reverse", "tcp", "ok"),
+                   "6.1.2--udp-i.out": ("forward", "udp", "ok"),
+                   "6.1.2--truncated-v.out": ("forward", "tcp", "error")}
+    cut = by_file["6.1.2--truncated-v.out"]
+    assert str(ds.reason.values[cut]).startswith("log cut off:") and np.isnan(ds.throughput.values[cut])
+    ok = by_file["6.1.2--udp-i.out"]
+    assert float(ds.throughput.values[ok]) == float(thruput.read(files[2]).throughput.values[0])
+    assert "skipped 1 files (1 not a log)" in load_metadata(tmp_path / "nt")["notes"]
+
+
+def test_a_new_design_template_passes_its_check(tmp_path):
+    assert main(["campaign", "new", "dz", "--root", str(tmp_path), "--kind", "design"]) == 0
+    directory = tmp_path / "dz"
+    assert (directory / "runs.csv").read_text() == ",".join(DESIGN_COLUMNS + ("cc", "socket_buffer")) + "\n"
+    problems = check_campaign(directory)
+    assert problems and all(p.severity == "warning" and "TODO" in p.message for p in problems)
+    assert dict(thruput.open_campaign(directory).sizes) == {"run": 0}
+    text = (directory / "campaign.yaml").read_text().replace("name: socket_buffer", "name: mtu")
+    (directory / "campaign.yaml").write_text(text)
+    errors = [p for p in check_campaign(directory) if p.severity == "error"]
+    assert [(p.line, p.message[:59]) for p in errors] == [
+        (1, "header must be run,role,path,sha256,started,repeat,outcome,")]

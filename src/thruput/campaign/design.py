@@ -41,6 +41,7 @@ __all__ = [
     "Factor",
     "design_columns",
     "design_of",
+    "design_of_dataset",
     "design_run_id",
     "factor_name_problem",
     "factor_problems",
@@ -185,6 +186,19 @@ def design_of(metadata: Mapping[str, Any]) -> Design:
         return Design(tuple(_declared(f) for f in metadata.get("factors") or ()),
                       bool(metadata.get("time", False)), "repeat", kind)
     raise ValueError(f"campaign kind {kind!r} has no design")
+
+
+def design_of_dataset(ds) -> Design:
+    """The design of an opened campaign Dataset: from its ``factors`` and ``design_time``
+    attrs (a design, levels as found), else :func:`design_of` its ``metadata`` attr (a
+    sweep or a monitor, levels as its campaign.yaml declares them)."""
+    attrs = ds.attrs
+    if "factors" in attrs:
+        factors = tuple(Factor(f["name"], tuple(f.get("levels") or ()), f.get("units"),
+                               bool(f.get("ordered")), f.get("from"), f.get("applied"), f.get("scope"))
+                        for f in json.loads(attrs["factors"]))
+        return Design(factors, bool(int(attrs.get("design_time", 0))), "repeat", "design")
+    return design_of(json.loads(attrs["metadata"]))
 
 
 def _monitor_design(metadata):

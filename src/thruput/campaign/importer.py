@@ -118,9 +118,42 @@ def new_campaign(name, root=cp.DEFAULT_ROOT, kind="tcp_sweep"):
     if (directory / cp.CAMPAIGN_FILE).exists():
         raise ThruputError(f"{directory / cp.CAMPAIGN_FILE}: already exists")
     (directory / "runs").mkdir(parents=True, exist_ok=True)
+    if kind == "design":
+        from .design import design_columns, design_of
+        from .metadata import load_yaml
+
+        (directory / cp.CAMPAIGN_FILE).write_text(DESIGN_TEMPLATE.format(
+            name=name, start=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")),
+            encoding="utf-8")
+        metadata, _ = load_yaml(directory / cp.CAMPAIGN_FILE)
+        runs.write_rows(directory, [], design_columns(design_of(metadata)))
+        return directory
     (directory / cp.CAMPAIGN_FILE).write_text(template(name, kind), encoding="utf-8")
     _write_manifest(directory, [])
     return directory
+
+
+#: The template of ``thruput campaign new --kind design`` (docs/design.md, Designs).
+DESIGN_TEMPLATE = """\
+# A design: runs with declared factors (docs/design.md, Designs). runs.csv has the columns
+# run,role,path,sha256,started,repeat,outcome,reason and then one per factor, in this order:
+# change the factors, then its header line to match.
+name: {name}
+title: "TODO: one line"
+description: >-
+  TODO: where and how it was measured, honestly (hardware, virtual or not, what else ran).
+kind: design
+dates: {{start: "{start}", end: null}}
+who: ["TODO"]
+hosts:
+  host-a: {{description: "TODO: the hosts that ran the tests"}}
+tools: {{}}
+time: false                      # true: the runs form series over time
+factors:
+  - {{name: cc, levels: [reno, cubic, bbr], from: pattern, applied: "iperf3 -C"}}
+  - {{name: socket_buffer, units: byte, ordered: true, from: log, applied: "iperf3 -w"}}
+notes: null
+"""
 
 
 #: Reason written under ``explained`` for planned runs the imported pile lacks.

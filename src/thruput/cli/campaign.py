@@ -30,8 +30,9 @@ def add_parser(sub):
     new = verbs.add_parser("new", help="write a template campaign.yaml, an empty runs.csv and runs/")
     new.add_argument("name", help="campaign name: the folder made under --root")
     new.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
-    new.add_argument("--kind", choices=cp.KINDS, default="tcp_sweep",
-                     help="what the campaign measures (default: tcp_sweep)")
+    new.add_argument("--kind", choices=cp.KINDS + ("design",), default="tcp_sweep",
+                     help="what the campaign measures (default: tcp_sweep; design: runs with "
+                          "declared factors, docs/design.md)")
     new.set_defaults(func=run_new)
 
     imp = verbs.add_parser(
@@ -48,7 +49,8 @@ def add_parser(sub):
                     "--factor-spec socket_buffer:byte:ordered.")
     imp.add_argument("name", help="campaign name: the folder made under --root")
     imp.add_argument("files", nargs="+", metavar="FILE", help="the logs (any format thruput reads)")
-    imp.add_argument("--pattern", help=r"e.g. 'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)-r(?P<repeat>\d+)'")
+    imp.add_argument("--pattern", help=r"e.g. 'w(?P<window>\d+[KM]?)-s(?P<streams>\d+)-r(?P<repeat>\d+)' "
+                     "(one that starts with '-' is written --pattern='-...')")
     imp.add_argument("--root", default=cp.DEFAULT_ROOT, help="parent directory (default: %(default)s)")
     imp.add_argument("--kind", choices=cp.KINDS + ("monitor", "design"),
                      help="default: design if --pattern has groups besides window/streams/repeat/"
@@ -70,7 +72,7 @@ def add_parser(sub):
                      help="design: its runs form series over time (time: true; every run needs a "
                           "start, from its log or --time-pattern)")
     imp.add_argument("--time-pattern", metavar="PATTERN",
-                     help="monitor: when a log does not say when it ran, find it in its path: "
+                     help="monitor, design: when a log does not say when it ran, find it in its path: "
                           "strftime ('time-%%d-%%m-%%Y_%%H-%%M') or a regex with named groups "
                           "year, month, day, hour, minute, second or epoch")
     imp.add_argument("--path-pattern", metavar="REGEX",
