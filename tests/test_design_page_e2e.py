@@ -36,7 +36,7 @@ PILE = Path(__file__).parent / "data" / "designs" / "loopback-cc"
 PATTERN = r"cc-(?P<cc>\w+?)_buf-(?P<socket_buffer>\d+)_r(?P<repeat>\d+)"
 #: The statistics parameters of these tests (params.yaml's stats section).
 STATS = {"stats": {"bootstrap": 400, "seed": 7, "confidence": 0.9}}
-BAD = re.compile(r"\b(nan|NaN|None|inf)\b|\d[eE][+-]?\d")
+BAD = re.compile(r"\b(nan|NaN|None|inf)\b|(?<![\w.-])\d+(\.\d+)?[eE][+-]?\d+(?![\w.-])")
 
 
 def pipeline(tmp_path, files, cc_order):

@@ -36,7 +36,7 @@ SEED0 = int(os.environ.get("THRUPUT_DESIGN_SEED0", "0"))
 #: Designs also rendered by the real notebook (a kernel each).
 NOTEBOOK_SEEDS = int(os.environ.get("THRUPUT_DESIGN_NOTEBOOKS", "1"))
 #: What a page's text must never show: NaN, None, a number in e-notation ("8.367e+06").
-BAD = re.compile(r"\b(nan|NaN|None|inf)\b|\d[eE][+-]?\d")
+BAD = re.compile(r"\b(nan|NaN|None|inf)\b|(?<![\w.-])\d+(\.\d+)?[eE][+-]?\d+(?![\w.-])")
 PARAMS = {"bootstrap": 20}
 
 
@@ -153,3 +153,17 @@ def test_the_notebook_renders_a_random_design(seed, tmp_path):
     assert not BAD.findall(shown)
     assert "vegaEmbed(" in "".join(o.get("data", {}).get("text/html", "") for o in outputs) \
         or not np.isfinite(ds["throughput"]).any() if "throughput" in ds else True
+
+
+@pytest.mark.parametrize("seed", range(SEED0, SEED0 + max(1, SEEDS // 2)))
+def test_a_generated_campaign_of_real_logs_builds_its_page(seed, tmp_path, monkeypatch):
+    """tests/test_design_generated.py's campaigns (random factors over the recorded loopback
+    pile, ping beside iperf3, cells empty, runs failed) opened and paged."""
+    import thruput
+
+    from .test_design_generated import _campaign
+
+    directory = tmp_path / f"g{seed}"
+    _campaign(directory, seed)
+    ds = processed(tmp_path, thruput.open_campaign(directory))
+    assert check_page(page_items(ds, monkeypatch)) == []

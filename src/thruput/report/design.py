@@ -64,16 +64,12 @@ def number_text(value: Any, digits: int = 3) -> str:
 
 
 def level_label(value: Any, units: str = "") -> str:
-    """A factor's level as text: sizes in KiB/MiB, other numbers with their unit."""
+    """A factor's level as text: text as it is, sizes in KiB/MiB, other numbers with their
+    unit (none for ``1`` or ``count``)."""
     if isinstance(value, (bytes, np.bytes_)):
         value = value.decode()
     if isinstance(value, str):
-        try:
-            value = float(value) if units else value
-        except ValueError:
-            return value
-        if isinstance(value, str):
-            return value
+        return value
     x = float(value)
     if not np.isfinite(x):
         return DASH
@@ -128,13 +124,24 @@ def _layout(product: xr.DataTree) -> dict[str, Any]:
     return json.loads(_design(product).attrs["layout"])
 
 
+def _level(value: Any, factor: dict[str, Any]) -> Any:
+    """A level as stored (text in the design table, a number in a coordinate) as the value
+    it is: a number for a numeric factor."""
+    if factor["numeric"] and isinstance(value, (str, np.str_)):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
 def _labels(factors: dict[str, dict[str, Any]], name: str) -> list[str]:
     f = factors[name]
-    return [level_label(v, f["units"]) for v in f["levels"]]
+    return [level_label(_level(v, f), f["units"]) for v in f["levels"]]
 
 
 def _label_column(values: Sequence[Any], factor: dict[str, Any]) -> list[str]:
-    return [level_label(v, factor["units"]) for v in values]
+    return [level_label(_level(v, factor), factor["units"]) for v in values]
 
 
 def _confidence(ds: xr.Dataset) -> float:
@@ -185,7 +192,7 @@ def design_factors(product: xr.DataTree) -> HTML:
     for name, f in factors.items():
         labels = _labels(factors, name)
         listed = ", ".join(labels[:LISTED_LEVELS]) + (f", … ({len(labels)} levels)" if len(labels) > LISTED_LEVELS else "")
-        rows.append({"factor": name, "levels": listed, "units": f["units"] or DASH,
+        rows.append({"factor": name, "levels": listed, "units": f["units"] if f["units"] not in ("", "1") else DASH,
                      "ordered": "yes" if f["ordered"] else "no", "how applied": f["applied"] or DASH,
                      "on this page": ROLES.get(f["role"], DASH)})
     return HTML(pd.DataFrame(rows).to_html(index=False))
@@ -304,7 +311,7 @@ def design_comparisons(product: xr.DataTree) -> Any:
         what, unit, k = METRICS.get(c.attrs.get("var", "throughput"), METRICS["throughput"])
         by = json.loads(c.attrs.get("by", "[]"))
         pooled = json.loads(c.attrs.get("pooled", "[]"))
-        reference = level_label(c.attrs["reference"], factors[name]["units"])
+        reference = level_label(_level(c.attrs["reference"], factors[name]), factors[name]["units"])
         confidence = _confidence(c)
         df = c[["ratio", "ratio_low", "ratio_high", "median_a", "median_b", "n_a", "n_b"]].to_dataframe().reset_index()
         df["level"] = _label_column(df[name].values, factors[name])
