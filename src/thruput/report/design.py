@@ -273,6 +273,8 @@ def design_small_multiples(product: xr.DataTree) -> Any:
         if layout.get("pooled"):
             notes.append(f"Pooled (each cell holds the runs of all their levels): {', '.join(layout['pooled'])}.")
         orders = {r: _labels(factors, n) for r, n in roles.items() if n}
+        if roles["color"]:                       # (a legend lists the levels drawn)
+            orders["color"] = [c for c in orders["color"] if c in set(frame["color"])]
         xs = orders["x"]
         if len(xs) > MAX_X_LEVELS:
             counts = frame.groupby("x")["n"].sum().sort_values(ascending=False, kind="stable")
@@ -302,8 +304,8 @@ def design_comparisons(product: xr.DataTree) -> Any:
     if not compared:
         return Markdown(f"{heading}\n\nNo factor has between 2 and 8 levels: the per-level table is the comparison.")
     display(Markdown(f"{heading}\n\nFor each factor, the median of each level over that of its reference "
-                     "(the first level declared), per cell of other factors; the interval is a percentile "
-                     "bootstrap of the ratio, and an interval that crosses 1 shows no difference at that "
+                     "(the first level declared that has runs), per cell of other factors; the interval "
+                     "is a percentile bootstrap of the ratio, and an interval that crosses 1 shows no difference at that "
                      "coverage. No correction for the many cells is applied."))
     result: Any = None
     for name in compared:
@@ -338,6 +340,11 @@ def design_comparisons(product: xr.DataTree) -> Any:
                               f"median of level ({unit})": [number_text(v * k) for v in df["median_b"]],
                               "ratio": [number_text(v) for v in df["ratio"]],
                               f"{confidence:.0%} CI": [_range(a, b) for a, b in zip(df["ratio_low"], df["ratio_high"])]})
+        both = ((df["n_a"] > 0) & (df["n_b"] > 0)).to_numpy()
+        if not both.all():
+            display(Markdown(f"{int((~both).sum())} of {len(table)} cells without runs of both {reference} "
+                             "and the level are left out."))
+            table = table[both]
         if len(table) > MAX_TABLE_ROWS:
             display(Markdown(f"The first {MAX_TABLE_ROWS} of {len(table)} rows (the chart shows every cell)."))
             table = table.head(MAX_TABLE_ROWS)

@@ -105,7 +105,8 @@ def factors_of(ds: xr.Dataset) -> list[dict[str, Any]]:
         numeric_data = values.dtype.kind in "fiub"
         if numeric_data:                   # (levels written as text in a YAML file: "65536")
             levels = [_number(v) for v in levels]
-        present = pd.unique(values[~pd.isna(values)]) if values.size else []
+        # (an empty cell is "not applicable", no level: a ping's direction)
+        present = pd.unique(values[~pd.isna(values) & (values.astype(str) != "")]) if values.size else []
         known = {_key(v) for v in levels}
         extra = sorted((v.item() if hasattr(v, "item") else v for v in present if _key(v) not in known),
                        key=lambda v: (str(type(v)), v))
@@ -533,6 +534,14 @@ def _cells_of(layout: Mapping[str, Any], factors: Sequence[Mapping[str, Any]], s
     return out
 
 
+def _first_measured(ds: xr.Dataset, factor: Mapping[str, Any], var: str) -> Any:
+    """The first declared level of ``factor`` with a completed run that has a ``var`` (a
+    ``test`` factor's ``ping`` has no throughput to divide by); the first level if none has."""
+    n = design_summary(ds, var, [factor["name"]], percentiles=())["n"].values
+    measured = np.flatnonzero(n > 0)
+    return factor["levels"][int(measured[0]) if measured.size else 0]
+
+
 def _metrics(ds: xr.Dataset) -> list[str]:
     return [m for m in DESIGN_METRICS if m in ds.variables and "run" in ds[m].dims
             and np.isfinite(np.asarray(ds[m].values, dtype=float)).any()]
@@ -609,7 +618,8 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
             :func:`design_summary` per level of one factor, pooled over the others.
         ``compare/<factor>``
             :func:`level_comparison` of the first metric for each factor of 2 to
-            :data:`MAX_COMPARED_LEVELS` levels, per cell of up to
+            :data:`MAX_COMPARED_LEVELS` levels over its first declared level that has a
+            value of the metric, per cell of up to
             :data:`MAX_CELL_FACTORS` others (:func:`design_layout`'s first, and the next
             if it has at most :data:`MAX_FACET_LEVELS` levels), pooled over the rest.
         ``plateau/<factor>``
@@ -639,7 +649,8 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         for f in factors:
             if 2 <= len(f["levels"]) <= MAX_COMPARED_LEVELS:
                 groups[f"compare/{f['name']}"] = level_comparison(
-                    ds, f["name"], main, by=_cells_of(layout, factors, f["name"]), **boot)
+                    ds, f["name"], main, by=_cells_of(layout, factors, f["name"]),
+                    reference=_first_measured(ds, f, main), **boot)
     if "throughput" in metrics:
         tol = float(p["plateau_tolerance"])
         for f in factors:
