@@ -158,3 +158,41 @@ def test_bbr_over_reno_over_a_lossy_path_end_to_end(tmp_path, monkeypatch):
     assert (bbr["ratio"] > 2).all(), bbr["ratio"].values          # Mathis: reno is loss-limited
     words = text(shown(ds, monkeypatch))
     assert not BAD.findall(words) and "cc: each level over reno" in words
+
+
+DRIVE_PATTERN = r"^(?P<operator>[^/]+)/[^/]+/[^/]+/(?P<test>tcp|udp|ping)(?:_(?P<direction>uplink|downlink))?_"
+
+
+@pytest.mark.slow
+def test_the_drive_pile_compares_the_operators_each_way(corpus, tmp_path, monkeypatch):
+    """../shared/corpus/real/starlink-drive as operator x test x direction over time: the page
+    compares the operators per test and direction, and draws series over time."""
+    assert main(["campaign", "import", "drive", str(corpus / "real/starlink-drive"), "--root", str(tmp_path),
+                 "--kind", "design", "--over-time", f"--pattern={DRIVE_PATTERN}"]) == 0
+    processed = tmp_path / "processed"
+    processed.mkdir()
+    params = tmp_path / "params.yaml"
+    params.write_text(yaml.safe_dump(STATS))
+    assert main(["pipeline", "normalize", str(tmp_path / "drive"), str(processed / "drive.nc")]) == 0
+    assert main(["pipeline", "stats", "--params", str(params), str(processed / "drive.nc"),
+                 str(processed / "drive.stats.nc")]) == 0
+    ds = report.read_processed(processed, "drive")
+    product = report.read_product(ds)
+    ops = product["compare/operator"].to_dataset()
+    assert json.loads(ops.attrs["by"]) == ["test", "direction"] and ops.attrs["reference"] == "att"
+    ok = ds["outcome"].values == "ok"
+    for op in ("att", "starlink", "verizon"):
+        for way in ("downlink", "uplink"):
+            runs = ok & (ds["operator"].values == op) & (ds["test"].values == "udp") & (ds["direction"].values == way)
+            cell = product["cells/throughput"].to_dataset().sel(operator=op, test="udp", direction=way)
+            assert float(cell["median"]) == float(np.median(ds["throughput"].values[runs]))
+            if op != "att":
+                ref = ok & (ds["operator"].values == "att") & (ds["test"].values == "udp") & (ds["direction"].values == way)
+                expected = np.median(ds["throughput"].values[runs]) / np.median(ds["throughput"].values[ref])
+                assert float(ops.sel(operator=op, test="udp", direction=way)["ratio"]) == pytest.approx(expected)
+    items = shown(ds, monkeypatch)
+    words = text(items)
+    assert not BAD.findall(words)
+    assert "operator: each level over att, per test and direction" in words
+    assert "## Over time: throughput" in [i.data.split("\n")[0] for i in items if isinstance(i, Markdown)]
+    assert "No plateau to find: no factor is ordered and numeric" in words
