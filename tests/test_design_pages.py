@@ -79,7 +79,8 @@ def page_items(ds, monkeypatch):
 
 
 def check_page(items):
-    problems = []
+    headings = [i.data.split("\n")[0] for i in items if isinstance(i, Markdown) and i.data.startswith("#")]
+    problems = [f"{h!r} shown twice" for h in sorted(set(headings)) if headings.count(h) > 1]
     for item in items:
         if isinstance(item, alt.TopLevelMixin):
             problems += chart_problems(item)

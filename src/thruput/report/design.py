@@ -266,7 +266,8 @@ def design_small_multiples(product: xr.DataTree) -> Any:
         heading = f"## {what[0].upper()}{what[1:]} across the factors"
         if frame.empty:
             result = Markdown(f"{heading}\n\nNo run reported a {what}: there is nothing to draw.")
-            display(result)
+            if m != metrics[-1]:          # (the last is returned, and shown once)
+                display(result)
             continue
         notes = [f"Median per cell (point) and its p10-p90 range (bar), over the runs of the cell; "
                  f"x: {roles['x']}" + "".join(f", {ROLES[r]}: {roles[r]}" for r in ("color", "column", "row") if roles[r]) + "."]
@@ -324,7 +325,8 @@ def design_comparisons(product: xr.DataTree) -> Any:
         shown = df[(df["ratio"] > 0) & (df["ratio_low"] > 0) & np.isfinite(df["ratio_high"])]
         if shown.empty:
             result = Markdown(f"{intro}\n\nNo cell has completed runs of both {reference} and another level.")
-            display(result)
+            if name != compared[-1]:          # (the last is returned, and shown once)
+                display(result)
             continue
         display(Markdown(intro + ("\n\n" + note if note else "")))
         orders = {"level": [lv for lv in _labels(factors, name) if lv != reference]}
@@ -379,7 +381,8 @@ def design_plateaus(product: xr.DataTree) -> Any:
                  + (f"; pooled over {', '.join(pooled)}" if pooled else "") + ".")
         if df.empty:
             result = Markdown(f"{heading} along {name}\n\nNo level of {name} has a completed run: no plateau.")
-            display(result)
+            if name != along[-1]:          # (the last is returned, and shown once)
+                display(result)
             continue
         display(Markdown(intro))
         onset = [level_label(v, f["units"]) + (" (at the edge of the levels)" if c != "no" else "")
@@ -439,7 +442,8 @@ def design_time(product: xr.DataTree) -> Any:
             bins[key] = bins[key] * k
         if bins.empty:
             result = Markdown(f"{heading}: {what}\n\nNo run reported a {what}: no series to draw.")
-            display(result)
+            if m != names[-1]:          # (the last is returned, and shown once)
+                display(result)
             continue
         display(Markdown(f"{heading}: {what}\n\nMedian and p10-p90 per {_duration_text(s.attrs['bin_s'])} bin"
                          + (f", one line per {by[0]}" if by else "") + "; a gap in the line is a bin without runs."))
