@@ -149,3 +149,13 @@ def test_random_designs_have_a_product(seed):
         cells = tree["cells"][name].to_dataset()
         ok = ds["outcome"] == "ok"
         assert int(cells["n"].sum()) == int((ok & np.isfinite(ds[name])).sum())
+
+
+def test_the_catalogue_row_of_a_design_gives_its_best_cell():
+    from thruput.stats.product import catalogue_product
+
+    tree = campaign_product(small_design(), {"bootstrap": 20})
+    row = catalogue_product({"small": tree}).sel(campaign="small")
+    assert row["kind"].item() == "design"
+    assert float(row["best_median"]) == float(tree["cells/throughput"]["median"].max())
+    assert float(row["best_median"]) == pytest.approx(4 * 16 * 1e6 * 1.01)

@@ -285,7 +285,7 @@ def _catalogue_row(product):
         first, last = (str(product["campaign"].attrs.get(k, ""))[:10] for k in ("start", "end"))
         row.update(start=row["start"] or first, end=last)       # (campaign.yaml's start first)
     if product.attrs["campaign_kind"] == "design":   # (its cells are per metric: cells/throughput)
-        if "cells/throughput" in product:
+        if "cells" in product.children and "throughput" in product["cells"].children:
             medians = product["cells/throughput"]["median"].values
             row["best_median"] = float(np.nanmax(medians)) if np.isfinite(medians).any() else np.nan
         return row
