@@ -181,7 +181,7 @@ def design_title(product: xr.DataTree) -> Markdown:
     return Markdown("\n\n".join(line for line in lines if line))
 
 
-def design_factors(product: xr.DataTree) -> HTML:
+def design_factors(product: xr.DataTree) -> HTML | Markdown:
     """What was varied: one row per factor with its levels, units, whether ordered, how it
     was applied and where the page draws it."""
     factors = _factors(product)

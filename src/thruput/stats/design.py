@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ._util import percentile_name, quiet, units_of
+from ._util import percentile_name, units_of
 from .compare import compare
 from .defaults import CONFIDENCE, DEFAULTS, N_BOOT, PLATEAU_TOLERANCE, SEED
 from .grouped import grouped_summary
