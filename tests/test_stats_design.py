@@ -116,6 +116,11 @@ def test_the_accessor_takes_factor_names():
     assert [int(v) for v in s["n"].values] == [8, 6, 9]
     c = ds.thruput.level_comparison("cc", by=["socket_buffer"], n_boot=20)
     assert c.attrs["factor"] == "cc"
+    listed = repr(ds.thruput).split("methods: ")[1].split(", ")
+    assert "level_comparison" in listed and "plateau" not in listed and "change_points" not in listed
+    from .synthetic import campaign
+
+    assert "level_comparison" not in repr(campaign(repeats=2).thruput)
 
 
 def test_layout_never_colours_by_a_factor_of_many_levels():

@@ -65,6 +65,20 @@ MONITOR_METHODS = frozenset({"sel", "change_points", "periodogram", "daily_cycle
 MONITOR_ONLY = frozenset({"change_points", "udp_tcp_ratio", "gap_report", "monitor_product"})
 
 
+#: Methods of ``ds.thruput`` that apply to a design campaign (``campaign_kind: design``):
+#: they take factor names; its repr lists only these.
+DESIGN_METHODS = frozenset({"sel", "factors", "design_summary", "design_plateau", "level_comparison",
+                            "compare_designs", "design_product", "describe", "bootstrap_ci", "ecdf",
+                            "frequency", "metadata_diff", "periodogram", "daily_cycle"})
+#: Methods that apply only to a design campaign (not listed for other Datasets).
+DESIGN_ONLY = frozenset({"factors", "design_summary", "design_plateau", "level_comparison",
+                         "compare_designs", "design_product"})
+
+
+def _is_design(ds):
+    return ds.attrs.get("campaign_kind") == "design"
+
+
 def _is_monitor(ds):
     return ds.attrs.get("campaign_kind") == "monitor"
 
@@ -190,13 +204,17 @@ class DatasetAccessor:
         what = f"{kind} {name} ({dims})".replace("  ", " ")
         if _is_monitor(self._ds):
             return _describe_object(self, what, only=MONITOR_METHODS)
-        return _describe_object(self, what, hide=MONITOR_ONLY)
+        if _is_design(self._ds):
+            return _describe_object(self, what, only=DESIGN_METHODS)
+        return _describe_object(self, what, hide=MONITOR_ONLY | DESIGN_ONLY)
 
     def __dir__(self):
         names = set(super().__dir__())
         if _is_monitor(self._ds):
             return sorted(n for n in names if n.startswith("_") or n in MONITOR_METHODS)
-        return sorted(names - MONITOR_ONLY)
+        if _is_design(self._ds):
+            return sorted(n for n in names if n.startswith("_") or n in DESIGN_METHODS)
+        return sorted(names - MONITOR_ONLY - DESIGN_ONLY)
 
     def _time(self, time):
         """``time`` as given, else ``start_time`` (sweeps) or ``time`` (monitors)."""
