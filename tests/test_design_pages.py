@@ -109,9 +109,10 @@ def test_a_random_design_builds_its_page(seed, tmp_path, monkeypatch):
 
 
 def test_designs_at_their_edges(tmp_path, monkeypatch):
-    """One factor of one level; every run failed; 57 levels (no legend of more than 8); ping
+    """One factor of one level; no run yet; every run failed; 57 levels (no legend of more than 8); ping
     only over time; time with a factor of 30 levels (no colour)."""
     cases = [random_design(1, n_factors=1, max_levels=1, failing=0.0, name="one-level"),
+             random_design(7, n_factors=3, time=True, name="no-run-yet").isel(run=slice(0, 0)),
              random_design(6, n_factors=1, min_levels=57, max_levels=57, repeats=2, failing=0.0, name="one-of-many",
                            metrics={"tcp"}),
              random_design(2, n_factors=2, failing=1.0, name="all-failed"),

@@ -174,7 +174,7 @@ def design_title(product: xr.DataTree) -> Markdown:
     lines.append(f"**Design:** {int(d.attrs.get('n_runs', 0))} runs over {n_cells} cells of "
                  f"{len(varied)} varied factor{'s' if len(varied) != 1 else ''}"
                  + (f" ({', '.join(varied)})" if varied else "")
-                 + (f"; {failed} failed" if failed else "; all completed")
+                 + (f"; {failed} failed" if failed else "; all completed" if int(d.attrs.get("n_runs", 0)) else "")
                  + ("; over time" if d.attrs.get("time") else "") + ".")
     if meta.get("notes"):
         lines.append(f"*{str(meta['notes']).strip()}*")
