@@ -27,6 +27,7 @@ import yaml
 from IPython.display import HTML, Markdown, display
 
 from .. import charts
+from . import design
 from ..project import project_path
 from .provenance import source_link
 from ..charts.comparison import difference_intervals, levels_differ
@@ -99,8 +100,14 @@ def metadata(ds):
     return json.loads(raw) if isinstance(raw, str) else dict(raw)
 
 
+def _is_design(ds):
+    return ds.attrs.get("campaign_kind") == "design"
+
+
 def title(ds):
-    """A Markdown heading and description of the campaign."""
+    """A Markdown heading and description of the campaign (a design's: :mod:`thruput.report.design`)."""
+    if _is_design(ds):
+        return design.design_title(read_product(ds))
     meta = metadata(ds)
     path = meta.get("path", {})
     dates = meta.get("dates", {})
@@ -142,6 +149,8 @@ def hosts_table(ds):
             "congestion control": tcp.get("congestion_control"),
             "window scaling / SACK": _joined(" / ", tcp.get("window_scaling"), tcp.get("sack")),
         }
+    if not rows:
+        return Markdown("The campaign does not describe its hosts.")
     table = pd.DataFrame(rows)
     tools = meta.get("tools", {})
     if tools:
@@ -234,8 +243,11 @@ def udp_table(ds, product=None):
 
 
 def statistics(ds, product=None):
-    """The statistics section of a campaign page: heading, what it shows, the table."""
+    """The statistics section of a campaign page: heading, what it shows, the table (a
+    design's: :func:`thruput.report.design.design_statistics`)."""
     product = read_product(ds) if product is None else product
+    if _is_design(ds):
+        return design.design_statistics(product)
     if _is_tcp(ds):
         display(Markdown("## Throughput statistics\n\nPer window x streams cell over the repeats "
                          "(shown in Mbit/s), with the ping RTT measured while the cell ran (loaded)."))
@@ -257,8 +269,11 @@ def _unloaded_rtt_s(ds, product=None):
 
 
 def campaign_charts(ds, product=None):
-    """Every chart of a campaign page, displayed in order."""
+    """Every chart of a campaign page, displayed in order (a design's:
+    :func:`thruput.report.design.design_charts`)."""
     product = read_product(ds) if product is None else product
+    if _is_design(ds):
+        return design.design_charts(product)
     if not _is_tcp(ds):
         return udp_charts(ds, product)
     df = cell_summary(ds, product)
