@@ -35,7 +35,7 @@ from .layout import LedgerTotals as _LedgerTotals
 from .metadata import (CampaignError, _Loader, _schema_message, load_metadata,  # noqa: F401
                        load_yaml, node_line, schema, schema_validator)
 from . import runs
-from .layout import escapes, path_problem
+from .layout import ROLE_KINDS, escapes, path_problem
 from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
                      parse_run_id, run_id)
 
@@ -52,9 +52,6 @@ DEFAULT_ROOT = "data/raw"
 DEFAULT_PROCESSED = "data/processed"
 #: Suffixes of normalized campaigns, in the order names are looked up.
 STORED_SUFFIXES = (".zarr", ".nc")
-#: Role of a raw file -> the contract kind its reader must return.
-ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
-              "udpmon_req": "latency_scan"}
 PHASES = ("loaded", "unloaded")
 #: Phase of a campaign-wide ping (the path at rest, not tied to a run): its row leaves
 #: window, streams and repeat empty and has a run id starting with "baseline".

@@ -44,7 +44,7 @@ from ..reader import LEDGER_TOTALS, read
 from ..quantities import ISO_TIME_TEXT, iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
 from ..campaign.runs import OTHER_BREAKS, bulk_table, records as manifest_records, split_header
-from ..campaign.layout import escapes, path_problem
+from ..campaign.layout import ROLE_KINDS, escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
@@ -54,8 +54,6 @@ DIRECTIONS = ("forward", "reverse")
 #: test -> (role, tools whose logs it may hold: nuttcp's in an imported archive).
 TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp", "ndt7", "pscheduler")),
          "udp": ("iperf", ("iperf3", "iperf2", "nuttcp", "pscheduler")), "ping": ("ping", ("ping", "pscheduler"))}
-#: Role of a raw file -> the contract kind its reader must return.
-ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}
 #: Tools whose logs have one reader whatever the variant: no sniffing per file (the
 #: reader still refuses a log that is not its format). iperf logs are sniffed (-J or text).
 TOOL_FORMATS = {"ping": "ping"}

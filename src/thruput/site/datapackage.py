@@ -10,13 +10,13 @@ from pathlib import Path
 
 import xarray as xr
 
+from ..campaign.store import STATS_SUFFIX  # the file name ending of a statistics product
 from ..hashing import sha256_file
+
 __all__ = ["export", "campaign_table", "DESCRIPTOR"]
 
 #: The Frictionless descriptor of the package.
 DESCRIPTOR = "datapackage.json"
-#: File name ending of a statistics product (not a campaign, exported as a resource of its own).
-STATS_SUFFIX = ".stats.nc"
 
 
 def _sha256(path):
