@@ -30,7 +30,7 @@ from pathlib import Path
 from .errors import FileRefused, ParseError
 
 __all__ = ["LIMITS", "FileRefused", "open_fd", "check", "read_bytes", "read_text", "decode_utf8",
-           "inside", "load_yaml", "load_json", "bounded_int", "spreadsheet_safe", "MAX_REPEATS"]
+           "inside", "load_yaml", "load_json", "bounded_int", "spreadsheet_safe", "MAX_REPEATS", "MAX_CELLS"]
 
 #: The largest file (bytes) of each kind thruput reads; past it the file is refused before
 #: it is read. Logs: the streaming reader's limit (a ping log of 13 M replies is 770 MB;
@@ -59,6 +59,9 @@ MAX_DEPTH = 200
 #: The largest count a file may ask for where it sizes an array (a plan's ``repeats``, a
 #: row's ``repeat``): beyond it a campaign is not one a machine records.
 MAX_REPEATS = 100_000
+#: The most runs (windows x streams x repeats) a plan may ask for: the cells of a campaign's
+#: Dataset are sized by it.
+MAX_CELLS = 1_000_000
 
 _FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
@@ -103,7 +106,7 @@ def open_fd(path, kind="text", *, root=None, limit=None):
     try:
         fd = os.open(path, _FLAGS)
     except OSError as exc:
-        raise _refuse(path, f"cannot open the {kind}: {exc.strerror}") from None
+        raise _refuse(path, exc.strerror or str(exc)) from None
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):

@@ -10,7 +10,7 @@ import stat
 import zlib
 from pathlib import Path
 
-from . import formats
+from . import formats, guard
 from .formats import _prefix
 from .contract import VARIABLES, lenient as _lenient, validate
 from .errors import ParseError, ReaderBug, ThruputError
@@ -85,7 +85,7 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
         ``AmbiguousFormatError`` listing the formats.
     """
     path = Path(path)
-    size = path.stat().st_size
+    size = guard.check(path, "log").st_size        # a regular file, under its limit
     if size > STREAM_BYTES:
         with _lenient(lenient):
             ds, name = _read_streaming(path, format)
@@ -95,7 +95,7 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
             _check_size(size, whole_limit(name), f"{name} logs", str(path))
         else:
             _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "logs", str(path))
-    raw = path.read_bytes()
+    raw = guard.read_bytes(path, "log", limit=max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]))
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
 
 
@@ -174,10 +174,11 @@ def file_bytes(path, limit=None):
     read of its size and a byte more: as many bytes as ``fstat`` said is its end (read on
     to the end if it grew, or where a read comes back short); no Python file object.
     6-7 us a file from the page cache, against 11-14 us for ``open(path, "rb").read()``
-    (which reads once more to find the end)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    (which reads once more to find the end). Anything but a regular file (a FIFO, a
+    device, a folder) or a missing one is a :class:`~thruput.errors.FileRefused`
+    (:func:`thruput.guard.open_fd`)."""
+    fd, st = guard.open_fd(path, "log")     # regular (never blocking on a FIFO), under its limit
     try:
-        st = os.fstat(fd)
         if limit is not None and st.st_size > limit:
             return None
         regular = stat.S_ISREG(st.st_mode)

@@ -43,7 +43,7 @@ from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import ISO_TIME_TEXT, iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
-from ..campaign.runs import OTHER_BREAKS, bulk_table, records as manifest_records, split_header
+from ..campaign.runs import OTHER_BREAKS, bulk_table, read_text, records as manifest_records, split_header
 from ..campaign.layout import escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
@@ -213,7 +213,7 @@ def read_manifest_text(directory):
     path = Path(directory) / "runs.csv"
     if not path.is_file():
         raise MonitorError(f"{path}: missing")
-    return path.read_text(encoding="utf-8")
+    return read_text(directory)
 
 
 def read_monitor_manifest(directory, start=0, text=None, *, times=False):
