@@ -30,7 +30,7 @@ from pathlib import Path
 from .errors import FileRefused, ParseError
 
 __all__ = ["LIMITS", "FileRefused", "open_fd", "check", "read_bytes", "read_text", "decode_utf8",
-           "inside", "load_yaml", "load_json", "bounded_int", "spreadsheet_safe", "MAX_REPEATS", "MAX_CELLS"]
+           "inside", "load_yaml", "load_yaml_file", "load_json", "bounded_int", "spreadsheet_safe", "MAX_REPEATS", "MAX_CELLS"]
 
 #: The largest file (bytes) of each kind thruput reads; past it the file is refused before
 #: it is read. Logs: the streaming reader's limit (a ping log of 13 M replies is 770 MB;
@@ -250,6 +250,14 @@ def load_yaml(text, path="<yaml>", loader=None):
     finally:
         loader.dispose()
     return data, node
+
+
+def load_yaml_file(path, kind="yaml", *, root=None):
+    """The data of the YAML file ``path`` (:func:`read_text` then :func:`load_yaml`): a
+    regular file inside ``root`` (default: its own folder, so a link out of it is refused),
+    under ``LIMITS[kind]``."""
+    root = Path(path).parent if root is None else root
+    return load_yaml(read_text(path, kind, root=root), str(path))[0]
 
 
 def load_json(text, path="<json>", **kwargs):

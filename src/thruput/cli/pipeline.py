@@ -31,8 +31,8 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
 
+from .. import guard
 from ..errors import ThruputError
 
 from ..campaign.store import (NETCDF_ENGINE, STATS_SUFFIX, open_product,  # noqa: F401
@@ -179,7 +179,7 @@ def load_stats_params(path):
 
 
 def _params_file(path):
-    return yaml.safe_load(Path(path).read_text()) or {}
+    return guard.load_yaml_file(path, "params.yaml") or {}
 
 
 def monitor_tree(ds, section):
