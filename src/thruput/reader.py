@@ -117,6 +117,10 @@ def reader_bugs(name, path):
         import traceback
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
+        if isinstance(exc, RecursionError) and Path(where.filename).parts[-2:] == ("json", "decoder.py"):
+            # the json module's own bound on nesting (the readers' documents nest a few levels)
+            raise ParseError("not valid JSON: nested deeper than Python's recursion limit",
+                             path=str(path)) from None
         raise ReaderBug(f"the {name} reader failed on this file ({type(exc).__name__}: {str(exc)[:200]} at "
                         f"{Path(where.filename).name}:{where.lineno}): a bug in thruput, please report it "
                         "with the file", path=str(path)) from exc

@@ -89,7 +89,7 @@ def parse(text):
             ledger.error(n, 'not an iperf3 --json-stream event ({"event": ..., "data": ...})')
             continue
         name, data = event["event"], event["data"]
-        if name not in EVENTS:
+        if not isinstance(name, str) or name not in EVENTS:
             ledger.error(n, f"unknown iperf3 --json-stream event {name!r}")
             continue
         if name == "start":
