@@ -25,6 +25,9 @@ UTF8_BOM = codecs.BOM_UTF8
 STREAM_BYTES = 64 * 2**20
 #: The pieces of a streamed file (cut after a newline).
 CHUNK_BYTES = 4 * 2**20
+#: The longest line a streamed log may have (bytes): a longer one is cut to this much
+#: and a note (no reader takes it for a record), never held whole.
+STREAM_LINE_BYTES = 64 * 2**10
 #: How much of a streamed log's beginning the format sees whole (its header and more).
 STREAM_HEAD_CHARS = 65536
 #: The largest log (bytes, gzip undone) a format without a streaming reader reads whole:
@@ -417,6 +420,7 @@ def _pieces(path, encoding, gz=False):
     CRLF and CR to LF; a CR at the end of a piece waits for the next, which may start
     with its LF)."""
     carry = b""
+    dropped = 0         # bytes of an over-long line left out so far
     first = True
     with open(path, "rb") as f:
         for _, block in _blocks(f, gz, str(path)):
@@ -425,16 +429,37 @@ def _pieces(path, encoding, gz=False):
             if first and encoding == "utf-8" and block.startswith(UTF8_BOM):
                 block = block[len(UTF8_BOM):]
             first = False
+            if dropped:     # inside a line past STREAM_LINE_BYTES: drop up to its end
+                end = min((i for i in (block.find(b"\n"), block.find(b"\r")) if i >= 0), default=-1)
+                if end < 0:
+                    dropped += len(block)
+                    continue
+                carry, dropped, block = _cut_line(carry, dropped + end, encoding), 0, block[end:]
             block = carry + block
             cut = max(block.rfind(b"\n"), block.rfind(b"\r", 0, len(block) - 1)) + 1
             if cut == 0:
                 carry = block
+                if len(carry) > STREAM_LINE_BYTES:      # never held whole (a 400 MB line)
+                    carry, dropped = carry[:STREAM_LINE_BYTES], len(carry) - STREAM_LINE_BYTES
                 continue
             carry = block[cut:]
+            if len(carry) > STREAM_LINE_BYTES:
+                carry, dropped = carry[:STREAM_LINE_BYTES], len(carry) - STREAM_LINE_BYTES
             yield _lf(block[:cut].decode(encoding))
             del block
+    if dropped:
+        carry = _cut_line(carry, dropped, encoding)
     if carry:
         yield _lf(carry.decode(encoding))
+
+
+def _cut_line(kept, dropped, encoding):
+    """The bytes a streamed line past :data:`STREAM_LINE_BYTES` becomes: its beginning
+    (whole characters) and a note of the bytes left out, without its line end, which no
+    reader takes for a record: an unrecognised line, refused or skipped with its number."""
+    head = kept.decode(encoding, errors="ignore").encode(encoding)
+    return head + (f" ... [{dropped:,} more bytes of this line not read: past "
+                   "thruput.reader.STREAM_LINE_BYTES]").encode(encoding)
 
 
 def _lf(text):
