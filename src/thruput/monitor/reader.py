@@ -391,17 +391,16 @@ def _split_rows(body, first_line=2):
 
 def _slots(cells, texts):
     """A runs.csv slot column (Arrow strings ``cells``, ``texts`` the same as str) as ints
-    (-1 for an empty cell) as ``int`` reads them, or None if a cell is not a whole number:
-    ASCII digits cast by Arrow at once, anything else (Unicode digits) by ``int``."""
+    (-1 for an empty cell), or None if a cell is not a whole number of at most 18 ASCII
+    digits (``²`` and Arabic-Indic digits are no slot): then the rows are read one by one,
+    each naming its problem."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if pc.all(pc.match_substring_regex(cells, r"^[0-9]{0,18}$")).as_py():
         present = pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.string()), cells)
         return [-1 if v is None else v for v in pc.cast(present, pa.int64()).to_pylist()]
-    if not all(v == "" or v.isdecimal() for v in texts):     # (what int() takes)
-        return None
-    return [int(v) if v else -1 for v in texts]
+    return None
 
 
 #: A number cell Arrow's cast reads as Python's ``float`` does (both correctly rounded),
@@ -494,7 +493,7 @@ def _row(cells, line):
         problems.append(problem)
     if not run or not path_name:
         problems.append("empty run or path_name")
-    if slot and not slot.isdecimal():      # (what int() takes: isdigit() also holds "²")
+    if slot and not (slot.isascii() and slot.isdecimal() and len(slot) <= 18):   # (not "²", "١٢")
         problems.append(f"slot {slot!r} is not a non-negative integer")
     try:
         if np.isnat(_timestamp(started)):
