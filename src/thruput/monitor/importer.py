@@ -99,6 +99,8 @@ ARCHIVE_SUFFIXES = (".tgz", ".tar.gz")
 ARCHIVE_MEMBER_BYTES = 256 * 2**20
 ARCHIVE_BYTES = 4 * 2**30
 ARCHIVE_MEMBERS = 1_000_000
+#: The largest file an import reads (the largest log thruput.read reads whole).
+IMPORT_BYTES = 128 * 2**20
 #: The largest log whose JSON is decoded to find the host it connected to (iperf3 -J's
 #: whole-read limit, thruput.reader.WHOLE_BYTES_BY_FORMAT).
 JSON_ADDRESS_BYTES = 96 * 2**20
@@ -268,7 +270,9 @@ def _wrapper_start(raw):
 def _describe(root, path, time_pattern, path_regex):
     """One archive file -> the cells of its runs.csv row (without run and slot)."""
     rel = path.relative_to(root).as_posix()
-    raw = guard.read_bytes(path, "log", root=root)     # a regular file inside the import, size-limited
+    # a regular file inside the imported folder, no larger than a log read whole (a monitor
+    # test's log is kilobytes; a 10 GB sparse file is refused before a byte is read)
+    raw = guard.read_bytes(path, "log", root=root, limit=IMPORT_BYTES)
     ds, outcome, reason = None, "ok", ""
     try:
         ds = read(path)
