@@ -34,9 +34,11 @@ install:                 ## tools (apt, as root) and the Python package with all
 test:                    ## the whole test suite
 	$(PY) -m pytest -n 2 -q
 
-fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
+fuzz:                    ## the seeded fuzzers at length (FUZZ_COUNT damaged copies per format, FILES_COUNT hostile files per strategy, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
 		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_fuzz.py -k seeded
+	THRUPUT_FILES_COUNT=$(or $(FILES_COUNT),60) THRUPUT_FILES_HEAVY=1 THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_hostile_files.py
 	$(PY) -m tests.fuzz_summary
 
 bench:                   ## the benchmarks under benchmarks/ (not part of the tests)

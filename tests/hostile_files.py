@@ -18,7 +18,6 @@ a streamed 400 MB line, a .tgz of 20,000 members); without it they are small, fo
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import json
 import os
@@ -115,7 +114,7 @@ def _manifest(directory):
     def run():
         from thruput.campaign.dataset import parse_manifest
         from thruput.errors import ThruputError
-        rows, errors, _ = parse_manifest(directory)
+        _, errors, _ = parse_manifest(directory)
         if errors:
             raise ThruputError(f"{directory / 'runs.csv'}:{errors[0][0]}: {errors[0][1]}")
     return run
@@ -379,8 +378,7 @@ def huge(tmp, r, count, heavy):
             elif kind == "long line":
                 f.write("x" * ((60 if heavy else 3) * 2**20) + "\n")
             else:
-                for _ in range(400 if heavy else 80):
-                    f.write("y" * 2**20)
+                f.writelines("y" * 2**20 for _ in range(400 if heavy else 80))
                 f.write("\n")
         yield f"{kind}", _read(path), [path]
         yield f"{kind} lenient", _lenient_read(path), [path]

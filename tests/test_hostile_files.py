@@ -34,7 +34,7 @@ def test_hostile_files_are_read_or_refused_naming_the_file(strategy):
     argv = [sys.executable, "-m", "tests.hostile_files", strategy, "--seed", str(SEED)]
     argv += ["--count", COUNT] if COUNT else []
     argv += ["--heavy"] if HEAVY else []
-    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BOUND_S)
+    done = subprocess.run(argv, check=False, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BOUND_S)
     assert done.returncode == 0, done.stderr[-3000:]
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     cases, counts = lines[:-1], lines[-1]

@@ -29,8 +29,23 @@ from pathlib import Path
 
 from .errors import FileRefused, ParseError
 
-__all__ = ["LIMITS", "FileRefused", "open_fd", "check", "read_bytes", "read_text", "decode_utf8",
-           "inside", "load_yaml", "load_yaml_file", "load_json", "bounded_int", "spreadsheet_safe", "MAX_REPEATS", "MAX_CELLS"]
+__all__ = [
+    "LIMITS",
+    "MAX_CELLS",
+    "MAX_REPEATS",
+    "FileRefused",
+    "bounded_int",
+    "check",
+    "decode_utf8",
+    "inside",
+    "load_json",
+    "load_yaml",
+    "load_yaml_file",
+    "open_fd",
+    "read_bytes",
+    "read_text",
+    "spreadsheet_safe",
+]
 
 #: The largest file (bytes) of each kind thruput reads; past it the file is refused before
 #: it is read. Logs: the streaming reader's limit (a ping log of 13 M replies is 770 MB;
