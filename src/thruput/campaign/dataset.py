@@ -157,7 +157,7 @@ def parse_manifest(directory):
     path = Path(directory) / MANIFEST_FILE
     if not path.is_file():
         raise CampaignError(f"{path}: missing")
-    text = runs.read_text(directory)
+    text = runs.read_text(directory, "sweep runs.csv")     # (checked row by row: a tighter limit)
     rows, errors, paths = [], [], set()
     columns, end = runs.split_header(text)
     if columns not in (MANIFEST_COLUMNS, LEGACY_MANIFEST_COLUMNS):

@@ -44,11 +44,11 @@ def manifest_path(directory):
     return Path(directory) / MANIFEST_FILE
 
 
-def read_text(directory):
+def read_text(directory, kind=MANIFEST_FILE):
     """The text of ``directory/runs.csv`` through :func:`thruput.guard.read_text`: a regular
-    file inside ``directory`` (links resolved), at most ``guard.LIMITS["runs.csv"]`` bytes,
+    file inside ``directory`` (links resolved), at most ``guard.LIMITS[kind]`` bytes,
     UTF-8 (else a FileRefused naming the line)."""
-    return guard.read_text(manifest_path(directory), MANIFEST_FILE, root=directory)
+    return guard.read_text(manifest_path(directory), kind, root=directory)
 
 
 def split_header(text):
