@@ -36,7 +36,7 @@ import xarray as xr
 
 from ..contract import PROBE_STATUSES, failed_checks_per_run, register_campaign_check
 from ..errors import ContractError, ParseError, ThruputError
-from ..hashing import sha256_bytes, sha256_hasher
+from ..hashing import sha256_bytes, sha256_file, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
@@ -675,7 +675,7 @@ def _read_one(directory, row, ledger):
         if row.outcome == "ok":
             raise MonitorError(f"{_where(directory, row)}: {exc}") from None
         # a failed test: its log is kept as it was, its numbers are NaN
-        _check_sha(directory, row, sha256_bytes(path.read_bytes()))
+        _check_sha(directory, row, sha256_file(path))     # (in blocks: a refused log may be huge)
         return None
     _check_sha(directory, row, ds.attrs["source_sha256"])
     kind = ROLE_KINDS[row.role]
@@ -736,7 +736,7 @@ def _plain_text(directory, row):
 
     try:
         raw = file_bytes(os.path.join(directory, row.path), STREAM_BYTES)
-    except OSError:
+    except (OSError, ThruputError):     # (not a regular file: read() says why)
         return None
     if raw is None or raw[:2] == GZIP_MAGIC:
         return None
