@@ -85,7 +85,9 @@ def read(path, format=None, lenient=None, *, tz=None, year=None):
     ------
     thruput.errors.ThruputError
         ``ParseError`` naming file and line, ``UnknownFormatError`` or
-        ``AmbiguousFormatError`` listing the formats.
+        ``AmbiguousFormatError`` listing the formats; ``FileRefused`` for a path that is
+        missing or not a regular file (a FIFO, a device, a folder) or past
+        ``thruput.guard.LIMITS["log"]`` (:mod:`thruput.guard`), before a byte is read.
     """
     path = Path(path)
     size = guard.check(path, "log").st_size        # a regular file, under its limit
