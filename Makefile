@@ -51,9 +51,11 @@ test-designs:            ## the generated design pages at length (DESIGN_SEEDS r
 		THRUPUT_DESIGN_NOTEBOOKS=$(or $(DESIGN_NOTEBOOKS),8) \
 		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_design_pages.py
 
-fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
+fuzz:                    ## the seeded fuzzers at length (FUZZ_COUNT damaged copies per format, FILES_COUNT hostile files per strategy, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
 		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_fuzz.py -k seeded
+	THRUPUT_FILES_COUNT=$(or $(FILES_COUNT),60) THRUPUT_FILES_HEAVY=1 THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_hostile_files.py
 	$(PY) -m tests.fuzz_summary
 
 test-piles:              ## generated piles at length (PILES piles, PILES_SEED the first seed)

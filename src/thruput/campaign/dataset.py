@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from .. import guard
 from ..errors import ParseError
 from ..quantities import ISO_TIME_TEXT, ISO_UTC as _ISO_UTC, iso_ns as _timestamp  # noqa: F401
 from ..reader import read
@@ -155,7 +156,7 @@ def parse_manifest(directory):
     path = Path(directory) / MANIFEST_FILE
     if not path.is_file():
         raise CampaignError(f"{path}: missing")
-    text = path.read_text(encoding="utf-8")
+    text = runs.read_text(directory, "sweep runs.csv")     # (checked row by row: a tighter limit)
     rows, errors, paths = [], [], set()
     columns, end = runs.split_header(text)
     if columns not in (MANIFEST_COLUMNS, LEGACY_MANIFEST_COLUMNS):
@@ -185,8 +186,10 @@ def _manifest_row(cells, line):
         value = cells[key]
         if value == "":
             numbers[key] = None
-        elif value.isdigit():
+        elif value.isascii() and value.isdigit() and len(value) <= 18:    # (not "²" nor "١٢")
             numbers[key] = int(value)
+            if key == "repeat" and numbers[key] > guard.MAX_REPEATS:
+                problems.append(f"repeat {value} is past {guard.MAX_REPEATS:,} (thruput.guard.MAX_REPEATS)")
         else:
             problems.append(f"{key} {value!r} is not a non-negative integer")
     if cells["role"] not in ROLE_KINDS:
@@ -445,6 +448,9 @@ def _tcp_sweep(directory, metadata, rows):
     streams = sorted(set(plan.get("streams", [])) | {r.streams for r in cells})
     n_repeat = max([int(plan.get("repeats", 0))] + [r.repeat + 1 for r in cells])
     shape = (len(windows), len(streams), n_repeat)
+    if shape[0] * shape[1] * shape[2] > guard.MAX_CELLS:    # (the arrays below are of this shape)
+        raise CampaignError(f"{Path(directory) / MANIFEST_FILE}: {len(windows)} windows x {len(streams)} streams "
+                            f"x {n_repeat} repeats is past {guard.MAX_CELLS:,} runs (thruput.guard.MAX_CELLS)")
     iw = {w: i for i, w in enumerate(windows)}
     js = {s: i for i, s in enumerate(streams)}
 

@@ -30,8 +30,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
 
+from .. import guard
 from ..errors import ThruputError
 
 from ..campaign.store import (NETCDF_ENGINE, STATS_SUFFIX, open_product,  # noqa: F401
@@ -189,7 +189,7 @@ def load_stats_params(path):
 
 
 def _params_file(path):
-    return yaml.safe_load(Path(path).read_text()) or {}
+    return guard.load_yaml_file(path, "params.yaml") or {}
 
 
 def _open_campaign_nc(path):

@@ -77,6 +77,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
+from .. import guard
 from ..errors import ThruputError
 from ..hashing import sha256_bytes
 from ..formats._prefix import WRAPPER_LINES
@@ -116,6 +117,11 @@ PATH_ENDS = ("pscheduler_archive_throughput", "pscheduler_archive_latency")
 ARCHIVE_MEMBER_BYTES = 256 * 2**20
 ARCHIVE_BYTES = 4 * 2**30
 ARCHIVE_MEMBERS = 1_000_000
+#: The largest file an import reads (the largest log thruput.read reads whole).
+IMPORT_BYTES = 128 * 2**20
+#: The largest log whose JSON is decoded to find the host it connected to (iperf3 -J's
+#: whole-read limit, thruput.reader.WHOLE_BYTES_BY_FORMAT).
+JSON_ADDRESS_BYTES = 96 * 2**20
 #: An ndt7 endpoint as the reader writes it (``ip:port``, ``[v6]:port``) -> its address.
 NDT7_ENDPOINT = re.compile(r"\[?(?P<ip>[^\[\]]*?)\]?(?::[0-9]+)?")
 #: The contract's ``stream_direction`` (relative to the client, this host) -> direction.
@@ -202,7 +208,7 @@ def _extract(archive, into):
     """Extract the regular members of tar archive ``archive`` under ``into``, safely: the
     extracted paths, sorted. Raises ThruputError for a member whose name leaves ``into``
     (absolute, ``..``), a link or device, or past the bounds (:data:`ARCHIVE_BYTES` ...)."""
-    written, total = [], 0
+    written, seen, total = [], set(), 0
     try:
         with tarfile.open(archive, mode="r:*") as tar:
             for count, member in enumerate(tar, 1):
@@ -216,7 +222,7 @@ def _extract(archive, into):
                 if name.is_absolute() or ".." in name.parts or not name.parts or "\\" in member.name:
                     raise ThruputError(f"{archive}: member {member.name!r} names a path outside the archive")
                 target = into.joinpath(*[part for part in name.parts if part != "."])
-                if target in written:
+                if target in seen:          # (a set: 20,000 members are not 20,000 list scans)
                     raise ThruputError(f"{archive}: member {member.name!r} is in the archive twice")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 size = 0
@@ -230,6 +236,7 @@ def _extract(archive, into):
                                                " bytes (a tar or gzip bomb?)")
                         dst.write(block)
                 written.append(target)
+                seen.add(target)
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise ThruputError(f"{archive}: not a readable tar archive ({type(exc).__name__}: {exc})") from None
     return sorted(written)
@@ -281,10 +288,10 @@ def _content_address(ds, raw):
             return ds.attrs["ping_target"]
         m = PING_DESTINATION.search(raw[:4096].decode("utf-8", errors="replace"))
         return m["host"] if m else None
-    try:
-        doc = json.loads(raw)
+    try:        # (a JSON log a reader refused for its size is not decoded here either)
+        doc = json.loads(raw) if len(raw) <= JSON_ADDRESS_BYTES else None
         return doc["start"]["connecting_to"]["host"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         pass
     m = CONNECTED_TO.search(raw[:8192].decode("utf-8", errors="replace"))
     return m["host"] if m else None
@@ -310,7 +317,9 @@ def _describe(root, path, time_pattern, path_regex, tz=None):
     ``("ancillary", {rel, source, what, time})`` for a known non-test format, or
     ``("skip", reason)`` for a file that is not a test log (:mod:`.pile`)."""
     rel = path.relative_to(root).as_posix()
-    raw = path.read_bytes()
+    # a regular file inside the imported folder, no larger than a log read whole (a monitor
+    # test's log is kilobytes; a 10 GB sparse file is refused before a byte is read)
+    raw = guard.read_bytes(path, "log", root=root, limit=IMPORT_BYTES)
     reason = pile.not_a_log(raw)
     if reason:
         return "skip", reason

@@ -23,10 +23,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import xarray as xr
-import yaml
 from IPython.display import HTML, Markdown, display
 
-from .. import charts
+from .. import charts, guard
 from . import design
 from ..project import project_path
 from .provenance import source_link
@@ -44,7 +43,7 @@ MBIT = 1e6
 
 def read_params(path):
     """The pipeline's parameters file (``params.yaml``, given by the page) as a dict."""
-    return yaml.safe_load(Path(path).read_text()) or {}
+    return guard.load_yaml_file(path, "params.yaml") or {}
 
 
 def read_processed(processed, name):
