@@ -14,7 +14,7 @@ endif
 PORT ?= 8000
 STAGES ?=
 
-.PHONY: site install repro serve lab test test-fast typecheck fuzz bench clean release
+.PHONY: site install repro serve lab test test-fast typecheck test-designs fuzz test-piles bench clean release
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -46,10 +46,21 @@ test-fast:               ## the fast subset (under 3 minutes on 2 cores)
 typecheck:               ## mypy over the typed public API (pyproject.toml [tool.mypy])
 	$(PY) -m mypy
 
-fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
+test-designs:            ## the generated design pages at length (DESIGN_SEEDS random designs, 8 notebooks)
+	THRUPUT_DESIGN_SEEDS=$(or $(DESIGN_SEEDS),300) THRUPUT_DESIGN_SEED0=$(or $(DESIGN_SEED0),0) \
+		THRUPUT_DESIGN_NOTEBOOKS=$(or $(DESIGN_NOTEBOOKS),8) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_design_pages.py
+
+fuzz:                    ## the seeded fuzzers at length (FUZZ_COUNT damaged copies per format, FILES_COUNT hostile files per strategy, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
 		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_fuzz.py -k seeded
+	THRUPUT_FILES_COUNT=$(or $(FILES_COUNT),60) THRUPUT_FILES_HEAVY=1 THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_hostile_files.py
 	$(PY) -m tests.fuzz_summary
+
+test-piles:              ## generated piles at length (PILES piles, PILES_SEED the first seed)
+	THRUPUT_PILES=$(or $(PILES),200) THRUPUT_PILES_SEED=$(or $(PILES_SEED),1) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_piles.py
 
 bench:                   ## the benchmarks under benchmarks/ (not part of the tests)
 	$(PY) -m benchmarks

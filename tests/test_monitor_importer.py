@@ -33,7 +33,7 @@ def test_intercloud_sessions_become_two_paths_with_the_gap_between_explained(cor
     archive = corpus / BASELINE
     assert main(["campaign", "import", "--kind", "monitor", "--root", str(tmp_path), "ic", str(archive),
                  "--path-pattern", r"baseline_(?P<path>host_target|target_host)_direct"]) == 0
-    assert "imported 20 files" in capsys.readouterr().out
+    assert "imported 20 runs" in capsys.readouterr().out
     directory = tmp_path / "ic"
     listed = rows(directory)
     # time and address from the iperf3 JSON itself (start.timestamp, connecting_to)

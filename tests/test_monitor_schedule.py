@@ -107,7 +107,7 @@ def test_ping_runs_forward_only_and_carries_its_settings():
     ({"tests": [{"test": "ping", "tool": "iperf3", "sizes": [56]}]},
      "schedule.tests[0]: tool 'iperf3' cannot run a ping test (use one of ['ping'])"),
     ({"tests": [{"test": "dns"}]},
-     "schedule.tests[0]: test 'dns' is not one of ['tcp', 'udp', 'ping']"),
+     "schedule.tests[0]: test 'dns' is not one of ['tcp', 'udp', 'ping', 'traceroute']"),
 ])
 def test_bad_schedules_say_what_is_wrong(change, message):
     with pytest.raises(ValueError) as err:

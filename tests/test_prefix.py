@@ -166,8 +166,9 @@ def _wrap(text, style):
         stamp = {"bracket-datetime": f"[{when:%Y-%m-%d %H:%M:%S.%f}]",
                  "iso-datetime": f"{when:%Y-%m-%dT%H:%M:%S.%f}",
                  "syslog": f"{when:%b %d %H:%M:%S}",
-                 "epoch": f"{t:.6f}", "bracket-epoch": f"[{t:.6f}]"}[style]
-        out.append(f"{stamp} {line}")
+                 "epoch": f"{t:.6f}", "bracket-epoch": f"[{t:.6f}]",
+                 "wrapper-lines": None}[style]     # (the Start time line only, no prefix)
+        out.append(f"{stamp} {line}" if stamp else line)
     return "\n".join(out) + ("\n" if text.endswith("\n") else "")
 
 
@@ -207,7 +208,7 @@ def test_every_text_fixture_reads_the_same_wrapped(path, style):
     assert reasons == plain_reasons
     assert ds.attrs["truncated"] == plain.attrs["truncated"]
     for name, var in plain.data_vars.items():
-        if name in ("timestamp", "start_time") or name.endswith("prefix_time"):
+        if name in ("timestamp", "start_time", "route_time") or name.endswith("prefix_time"):
             continue
         got = ds[name].values
         if name == "line" or name.endswith("_line"):
@@ -215,12 +216,12 @@ def test_every_text_fixture_reads_the_same_wrapped(path, style):
         else:
             want = var.values
         np.testing.assert_array_equal(got, want, err_msg=name)
-    if plain.attrs["kind"] == "rtt" and style != "syslog":
+    if plain.attrs["kind"] == "rtt" and style not in ("syslog", "wrapper-lines"):
         lines = ds["line"].values
         own = ~np.isnan(plain["timestamp"].values)
         expected = np.where(lines >= 2, T0 + STEP * (lines - 1), np.nan)
         np.testing.assert_allclose(ds["timestamp"].values[~own], expected[~own], atol=1e-6)
-    if plain.attrs["kind"] == "throughput" and style != "syslog":
+    if plain.attrs["kind"] == "throughput" and style not in ("syslog", "wrapper-lines"):
         start = ds["start_time"].values
         was_nat = np.isnat(plain["start_time"].values)
         expected = (T0 + STEP * (ds["run_line"].values - 1)) * 1e6

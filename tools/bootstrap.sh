@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 # moreutils for ts (the timestamping wrapper of tests/data/wrapped/record.sh);
 # a C compiler and Python headers for Python packages that pip builds from source;
 # prometheus (with promtool) for tests/test_monitor_metrics.py, which scrapes a real one
-APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv prometheus)
+APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv prometheus
+              traceroute mtr-tiny scamper)
 
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
@@ -22,6 +23,9 @@ command -v chromium >/dev/null || missing+=(chromium)
 command -v busybox >/dev/null || missing+=(busybox)
 command -v promtool >/dev/null || missing+=(prometheus)   # the metrics test runs a real Prometheus
 command -v ts >/dev/null || missing+=(moreutils)
+command -v traceroute >/dev/null || missing+=(traceroute)
+command -v mtr >/dev/null || missing+=(mtr-tiny)
+command -v scamper >/dev/null || missing+=(scamper)
 command -v gcc >/dev/null || missing+=(gcc)
 python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
     || missing+=(python3-dev)

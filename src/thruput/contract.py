@@ -137,6 +137,15 @@ VARIABLES = {
     "retransmits_total": ("count", "segments retransmitted since the connection started"),
     "congestion_signals": ("count", "congestion signals since the connection started"),
     "connection": ("1", "connection identifier (local and remote address and port)"),
+    # routes (traceroute, mtr, scamper)
+    "hop": ("1", "hop index in order of the probes' TTL"),
+    "hop_ttl": ("1", "TTL (hop limit) of the hop's probes: 1 = the first router"),
+    "hop_address": ("1", "address that answered the probe (\"\" = no answer)"),
+    "hop_name": ("1", "name printed for the answering address (\"\" = none printed)"),
+    "hop_rtt": ("ms", "round-trip time of the probe (NaN = no answer)"),
+    "hop_annotation": ("1", "what the answer said beyond time exceeded, as traceroute marks it "
+                            "(!N, !H, !X, !P, !S, !F, !U, !W, !<code>; \"\" = none)"),
+    "route_time": (TIME, "when the route was traced, UTC (NaT where the output does not say)"),
 }
 
 #: Kinds of measurement: name -> (required variables with their dimensions).
@@ -189,6 +198,15 @@ KINDS: dict[str, dict[str, tuple[str, ...]]] = {
         "latency_max": ("point",),
         "count": ("point",),
         "line": ("point",),
+    },
+    "route": {
+        "hop_ttl": ("hop",),
+        "hop_address": ("hop", "probe"),
+        "hop_name": ("hop", "probe"),
+        "hop_rtt": ("hop", "probe"),
+        "hop_annotation": ("hop", "probe"),
+        "route_time": (),
+        "line": ("hop",),
     },
     "tcp_instrumentation": {
         "time": ("snapshot",),

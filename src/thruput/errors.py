@@ -13,6 +13,7 @@ __all__ = [
     "UnknownFormatError",
     "AmbiguousFormatError",
     "ContractError",
+    "FileRefused",
 ]
 
 
@@ -60,6 +61,12 @@ class ReaderBug(ParseError):
     thruput, not in the file): still a ThruputError naming the file, with what failed
     where, so that one bad file in a pile is reported like any other. The tests' fuzzer
     counts these as crashes."""
+
+
+class FileRefused(ParseError):
+    """A file thruput will not read (:mod:`thruput.guard`): missing, not a regular file, outside
+    the folder it belongs to, past its size limit, not UTF-8, or a YAML or JSON document past
+    its bounds. The message says which."""
 
 
 class UnknownFormatError(ThruputError):

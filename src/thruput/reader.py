@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 if TYPE_CHECKING:
     import xarray as xr
 
-from . import formats
+from . import formats, guard
 from .formats import _prefix
 from .contract import VARIABLES, lenient as _lenient, validate
 from .errors import ParseError, ReaderBug, ThruputError
@@ -29,6 +29,9 @@ UTF8_BOM = codecs.BOM_UTF8
 STREAM_BYTES = 64 * 2**20
 #: The pieces of a streamed file (cut after a newline).
 CHUNK_BYTES = 4 * 2**20
+#: The longest line a streamed log may have (bytes): a longer one is cut to this much
+#: and a note (no reader takes it for a record), never held whole.
+STREAM_LINE_BYTES = 64 * 2**10
 #: How much of a streamed log's beginning the format sees whole (its header and more).
 STREAM_HEAD_CHARS = 65536
 #: The largest log (bytes, gzip undone) a format without a streaming reader reads whole:
@@ -87,10 +90,12 @@ def read(path: str | os.PathLike[str], format: str | None = None, lenient: bool 
     ------
     thruput.errors.ThruputError
         ``ParseError`` naming file and line, ``UnknownFormatError`` or
-        ``AmbiguousFormatError`` listing the formats.
+        ``AmbiguousFormatError`` listing the formats; ``FileRefused`` for a path that is
+        missing or not a regular file (a FIFO, a device, a folder) or past
+        ``thruput.guard.LIMITS["log"]`` (:mod:`thruput.guard`), before a byte is read.
     """
     path = Path(path)
-    size = path.stat().st_size
+    size = guard.check(path, "log").st_size        # a regular file, under its limit
     if size > STREAM_BYTES:
         with _lenient(lenient):
             ds, name = _read_streaming(path, format)
@@ -100,7 +105,7 @@ def read(path: str | os.PathLike[str], format: str | None = None, lenient: bool 
             _check_size(size, whole_limit(name), f"{name} logs", str(path))
         else:
             _check_size(size, max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]), "logs", str(path))
-    raw = path.read_bytes()
+    raw = guard.read_bytes(path, "log", limit=max([WHOLE_BYTES, *WHOLE_BYTES_BY_FORMAT.values()]))
     return read_bytes(raw, format=format, path=str(path), lenient=lenient, tz=tz, year=year)
 
 
@@ -122,6 +127,10 @@ def reader_bugs(name, path):
         import traceback
 
         where = traceback.extract_tb(exc.__traceback__)[-1]
+        if isinstance(exc, RecursionError) and Path(where.filename).parts[-2:] == ("json", "decoder.py"):
+            # the json module's own bound on nesting (the readers' documents nest a few levels)
+            raise ParseError("not valid JSON: nested deeper than Python's recursion limit",
+                             path=str(path)) from None
         raise ReaderBug(f"the {name} reader failed on this file ({type(exc).__name__}: {str(exc)[:200]} at "
                         f"{Path(where.filename).name}:{where.lineno}): a bug in thruput, please report it "
                         "with the file", path=str(path)) from exc
@@ -180,10 +189,11 @@ def file_bytes(path, limit=None):
     read of its size and a byte more: as many bytes as ``fstat`` said is its end (read on
     to the end if it grew, or where a read comes back short); no Python file object.
     6-7 us a file from the page cache, against 11-14 us for ``open(path, "rb").read()``
-    (which reads once more to find the end)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    (which reads once more to find the end). Anything but a regular file (a FIFO, a
+    device, a folder) or a missing one is a :class:`~thruput.errors.FileRefused`
+    (:func:`thruput.guard.open_fd`)."""
+    fd, st = guard.open_fd(path, "log")     # regular (never blocking on a FIFO), under its limit
     try:
-        st = os.fstat(fd)
         if limit is not None and st.st_size > limit:
             return None
         regular = stat.S_ISREG(st.st_mode)
@@ -243,6 +253,9 @@ def read_many(paths: Iterable[str | os.PathLike[str]], format: str | None = None
         raise ParseError("no files to read")
     hashes, datas, name = read_pile(paths, format)
     module = formats.get(name)
+    if module.KIND not in RECORD_DIMS:   # (routes: one Dataset a traced route, read each)
+        raise ThruputError(f"{paths[0]}: {name} files hold {module.KIND}s, which read_many does not "
+                           "concatenate; read each with thruput.read")
     dim = RECORD_DIMS[module.KIND]
     if hasattr(module, "parse_many"):
         with reader_bugs(name, paths[0] if len(paths) == 1 else f"{len(paths)} files ({paths[0]}, ...)"):
@@ -419,6 +432,7 @@ def _pieces(path, encoding, gz=False):
     CRLF and CR to LF; a CR at the end of a piece waits for the next, which may start
     with its LF)."""
     carry = b""
+    dropped = 0         # bytes of an over-long line left out so far
     first = True
     with open(path, "rb") as f:
         for _, block in _blocks(f, gz, str(path)):
@@ -427,16 +441,37 @@ def _pieces(path, encoding, gz=False):
             if first and encoding == "utf-8" and block.startswith(UTF8_BOM):
                 block = block[len(UTF8_BOM):]
             first = False
+            if dropped:     # inside a line past STREAM_LINE_BYTES: drop up to its end
+                end = min((i for i in (block.find(b"\n"), block.find(b"\r")) if i >= 0), default=-1)
+                if end < 0:
+                    dropped += len(block)
+                    continue
+                carry, dropped, block = _cut_line(carry, dropped + end, encoding), 0, block[end:]
             block = carry + block
             cut = max(block.rfind(b"\n"), block.rfind(b"\r", 0, len(block) - 1)) + 1
             if cut == 0:
                 carry = block
+                if len(carry) > STREAM_LINE_BYTES:      # never held whole (a 400 MB line)
+                    carry, dropped = carry[:STREAM_LINE_BYTES], len(carry) - STREAM_LINE_BYTES
                 continue
             carry = block[cut:]
+            if len(carry) > STREAM_LINE_BYTES:
+                carry, dropped = carry[:STREAM_LINE_BYTES], len(carry) - STREAM_LINE_BYTES
             yield _lf(block[:cut].decode(encoding))
             del block
+    if dropped:
+        carry = _cut_line(carry, dropped, encoding)
     if carry:
         yield _lf(carry.decode(encoding))
+
+
+def _cut_line(kept, dropped, encoding):
+    """The bytes a streamed line past :data:`STREAM_LINE_BYTES` becomes: its beginning
+    (whole characters) and a note of the bytes left out, without its line end, which no
+    reader takes for a record: an unrecognised line, refused or skipped with its number."""
+    head = kept.decode(encoding, errors="ignore").encode(encoding)
+    return head + (f" ... [{dropped:,} more bytes of this line not read: past "
+                   "thruput.reader.STREAM_LINE_BYTES]").encode(encoding)
 
 
 def _lf(text):

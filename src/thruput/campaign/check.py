@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from . import dataset as cp
+from .. import guard
 from .layout import escapes, sha256_of
 from ..errors import ParseError, ThruputError
 from ..hashing import sha256_file
@@ -180,7 +181,7 @@ def _check_design(directory, metadata, node, meta_path):
 def placeholders(directory):
     """A warning per line of campaign.yaml with a TODO left from the template."""
     path = str(Path(directory) / cp.CAMPAIGN_FILE)
-    text = (Path(directory) / cp.CAMPAIGN_FILE).read_text(encoding="utf-8")
+    text = guard.read_text(Path(directory) / cp.CAMPAIGN_FILE, cp.CAMPAIGN_FILE, root=directory)
     problems = []
     for number, line in enumerate(text.splitlines(), start=1):
         if PLACEHOLDER in line.split("#", 1)[0]:    # not in comments (the template's help)

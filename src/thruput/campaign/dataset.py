@@ -31,6 +31,7 @@ import xarray as xr
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+from .. import guard
 from ..errors import ParseError
 from ..quantities import ISO_TIME_TEXT, ISO_UTC as _ISO_UTC, iso_ns as _timestamp  # noqa: F401
 from ..reader import read
@@ -38,7 +39,7 @@ from .layout import LedgerTotals as _LedgerTotals
 from .metadata import (CampaignError, _Loader, _schema_message, load_metadata,  # noqa: F401
                        load_yaml, node_line, schema, schema_validator)
 from . import runs
-from .layout import escapes, path_problem
+from .layout import ROLE_KINDS, escapes, path_problem
 from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
                      parse_run_id, run_id)
 
@@ -55,9 +56,6 @@ DEFAULT_ROOT = "data/raw"
 DEFAULT_PROCESSED = "data/processed"
 #: Suffixes of normalized campaigns, in the order names are looked up.
 STORED_SUFFIXES = (".zarr", ".nc")
-#: Role of a raw file -> the contract kind its reader must return.
-ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
-              "udpmon_req": "latency_scan"}
 PHASES = ("loaded", "unloaded")
 #: Phase of a campaign-wide ping (the path at rest, not tied to a run): its row leaves
 #: window, streams and repeat empty and has a run id starting with "baseline".
@@ -162,7 +160,7 @@ def parse_manifest(directory: str | os.PathLike[str]) -> tuple[list[ManifestRow]
     path = Path(directory) / MANIFEST_FILE
     if not path.is_file():
         raise CampaignError(f"{path}: missing")
-    text = path.read_text(encoding="utf-8")
+    text = runs.read_text(directory, "sweep runs.csv")     # (checked row by row: a tighter limit)
     rows, errors, paths = [], [], set()
     columns, end = runs.split_header(text)
     if columns not in (MANIFEST_COLUMNS, LEGACY_MANIFEST_COLUMNS):
@@ -192,8 +190,10 @@ def _manifest_row(cells, line):
         value = cells[key]
         if value == "":
             numbers[key] = None
-        elif value.isdigit():
+        elif value.isascii() and value.isdigit() and len(value) <= 18:    # (not "²" nor "١٢")
             numbers[key] = int(value)
+            if key == "repeat" and numbers[key] > guard.MAX_REPEATS:
+                problems.append(f"repeat {value} is past {guard.MAX_REPEATS:,} (thruput.guard.MAX_REPEATS)")
         else:
             problems.append(f"{key} {value!r} is not a non-negative integer")
     if cells["role"] not in ROLE_KINDS:
@@ -453,6 +453,9 @@ def _tcp_sweep(directory, metadata, rows):
     streams = sorted(set(plan.get("streams", [])) | {r.streams for r in cells})
     n_repeat = max([int(plan.get("repeats", 0))] + [r.repeat + 1 for r in cells])
     shape = (len(windows), len(streams), n_repeat)
+    if shape[0] * shape[1] * shape[2] > guard.MAX_CELLS:    # (the arrays below are of this shape)
+        raise CampaignError(f"{Path(directory) / MANIFEST_FILE}: {len(windows)} windows x {len(streams)} streams "
+                            f"x {n_repeat} repeats is past {guard.MAX_CELLS:,} runs (thruput.guard.MAX_CELLS)")
     iw = {w: i for i, w in enumerate(windows)}
     js = {s: i for i, s in enumerate(streams)}
 

@@ -78,7 +78,7 @@ def accept_changes(directory, files=(), reason="", now=None):
 def _read(manifest):
     if not manifest.is_file():
         raise ThruputError(f"{manifest}: missing")
-    text = manifest.read_text(encoding="utf-8")
+    text = runs.read_text(manifest.parent)
     header, end = runs.split_header(text)
     if header not in (MANIFEST_COLUMNS, LEGACY_MANIFEST_COLUMNS):
         raise ThruputError(f"{manifest}:1: header must be {','.join(MANIFEST_COLUMNS)}, not {','.join(header or ())}")

@@ -20,7 +20,7 @@ from ..hashing import sha256_file
 from ..quantities import SIZE_SUFFIXES, parse_size
 
 __all__ = [
-    "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "LEGACY_MANIFEST_COLUMNS", "RUN_ID",
+    "CAMPAIGN_FILE", "MANIFEST_FILE", "MANIFEST_COLUMNS", "ROLE_KINDS", "LEGACY_MANIFEST_COLUMNS", "RUN_ID",
     "SIZE_SUFFIXES", "ACCEPTED_KEY", "LedgerTotals", "path_problem", "escapes", "run_id", "parse_run_id", "parse_size", "sha256_of",
 ]
 
@@ -32,6 +32,10 @@ MANIFEST_COLUMNS = ("run", "role", "path", "sha256", "window", "streams", "repea
 #: The columns before sha256 was kept (still read: such a manifest cannot tell a changed
 #: file, and ``thruput campaign check`` says so).
 LEGACY_MANIFEST_COLUMNS = tuple(c for c in MANIFEST_COLUMNS if c != "sha256")
+#: Role of a raw file (runs.csv ``role``) -> the contract kind its reader must return
+#: (a monitor or design uses ``iperf`` and ``ping``; a UDPmon sweep the other two).
+ROLE_KINDS = {"iperf": "throughput", "ping": "rtt", "udpmon_bw": "udp_sweep",
+              "udpmon_req": "latency_scan"}
 #: Key of campaign.yaml listing the raw-file changes accepted on purpose.
 ACCEPTED_KEY = "accepted"
 #: Run ids of TCP sweeps: requested window in bytes, streams, repeat.

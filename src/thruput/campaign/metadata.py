@@ -7,16 +7,25 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import os
 
+import itertools
 import json
 from importlib import resources
 from pathlib import Path
 
 import yaml
 
+from .. import guard
 from ..errors import ParseError, ThruputError
 from .layout import CAMPAIGN_FILE
 
 __all__ = ["CampaignError", "schema", "schema_validator", "load_yaml", "node_line", "load_metadata"]
+
+
+#: Schema errors collected from one file (each is located by a walk of the node tree: a
+#: file of 50,000 wrong keys is not worth 50,000 walks), and the characters of each
+#: message (jsonschema quotes the offending value whole).
+MAX_SCHEMA_ERRORS = 100
+MESSAGE_CHARS = 300
 
 
 class CampaignError(ThruputError):
@@ -72,21 +81,13 @@ def load_yaml(path):
     Raises
     ------
     ParseError
-        Naming the file and line of a YAML syntax error.
+        Naming the file and line of a YAML syntax error; a FileRefused for a file that is
+        not a regular one inside its folder, too large, not UTF-8, or a document past
+        :func:`thruput.guard.load_yaml`'s bounds (an alias bomb).
     """
-    text = Path(path).read_text(encoding="utf-8")
-    loader = _Loader(text)
-    try:            # (parsed once: the data is made from the node tree)
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ParseError(f"not valid YAML: {getattr(exc, 'problem', exc)}", line=line,
-                         path=str(path)) from None
-    finally:
-        loader.dispose()
-    return data, node
+    kind = CAMPAIGN_FILE if Path(path).name == CAMPAIGN_FILE else "yaml"
+    text = guard.read_text(path, kind, root=Path(path).parent)     # inside its campaign folder
+    return guard.load_yaml(text, str(path), _Loader)    # (parsed once: the data from the node tree)
 
 
 def node_line(node, keys):
@@ -124,7 +125,8 @@ def load_metadata(directory: str | os.PathLike[str]) -> dict[str, Any]:
     if not path.is_file():
         raise CampaignError(f"{path}: missing")
     data, node = load_yaml(path)
-    errors = sorted(schema_validator().iter_errors(data), key=lambda e: list(e.path))
+    errors = sorted(itertools.islice(schema_validator().iter_errors(data), MAX_SCHEMA_ERRORS),
+                    key=lambda e: list(e.path))
     listed = [(node_line(node, list(e.path)), _schema_message(e)) for e in errors]
     if not listed and data.get("kind") == "design":
         from .design import factor_problems
@@ -132,9 +134,18 @@ def load_metadata(directory: str | os.PathLike[str]) -> dict[str, Any]:
         listed = [(node_line(node, keys), message) for keys, message in factor_problems(data["factors"])]
     if listed:
         raise ParseError(listed[0][1], line=listed[0][0], path=str(path), errors=listed)
+    plan = data.get("plan") if isinstance(data, dict) else None
+    if isinstance(plan, dict):
+        cells = (len(plan.get("windows") or [1]) * len(plan.get("streams") or [1])
+                 * int(plan.get("repeats") or 1))
+        if cells > guard.MAX_CELLS:
+            raise ParseError(f"plan: {cells:,} runs (windows x streams x repeats), past "
+                             f"{guard.MAX_CELLS:,} (thruput.guard.MAX_CELLS)",
+                             line=node_line(node, ["plan"]), path=str(path))
     return data
 
 
 def _schema_message(error):
     where = "/".join(str(p) for p in error.path) or "(top level)"
-    return f"{where}: {error.message}"
+    message = error.message if len(error.message) <= MESSAGE_CHARS else error.message[:MESSAGE_CHARS] + " ..."
+    return f"{where}: {message}"

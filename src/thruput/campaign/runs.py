@@ -25,9 +25,11 @@ import os
 from dataclasses import astuple, is_dataclass
 from pathlib import Path
 
+from .. import guard
+from ..errors import ParseError
 from .layout import MANIFEST_FILE, escapes, path_problem
 
-__all__ = ["MANIFEST_FILE", "manifest_path", "split_header", "bulk_table", "bulk_columns", "records",
+__all__ = ["MANIFEST_FILE", "manifest_path", "read_text", "split_header", "bulk_table", "bulk_columns", "records",
            "append_rows", "write_rows", "path_problem", "escapes"]
 
 #: Line breaks of ``str.splitlines`` other than "\n": a runs.csv holding one is read row
@@ -42,14 +44,35 @@ def manifest_path(directory):
     return Path(directory) / MANIFEST_FILE
 
 
+def read_text(directory, kind=MANIFEST_FILE):
+    """The text of ``directory/runs.csv`` through :func:`thruput.guard.read_text`: a regular
+    file inside ``directory`` (links resolved), at most ``guard.LIMITS[kind]`` bytes,
+    UTF-8 (else a FileRefused naming the line)."""
+    return guard.read_text(manifest_path(directory), kind, root=directory)
+
+
 def split_header(text):
     """``(header, end)`` of a runs.csv ``text``: the header's cells, stripped (a tuple;
     None for an empty text), and the offset where the data rows start."""
     end = text.find("\n") + 1 or len(text)
     if not end:
         return None, 0
-    cells = next(csv.reader((text[:end],)), None)
+    cells = next(_reader((text[:end],), 1), None)
     return (None if cells is None else tuple(c.strip() for c in cells)), end
+
+
+def _reader(lines, first_line):
+    """``csv.reader`` of ``lines`` whose errors (a cell past ``csv.field_size_limit``, a
+    NUL) are a ParseError naming runs.csv and the line."""
+    reader = csv.reader(lines)
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ParseError(f"not a CSV row: {exc}", line=first_line + reader.line_num - 1,
+                             path=MANIFEST_FILE) from None
 
 
 def bulk_table(body, names):
@@ -96,7 +119,7 @@ def records(body, names, first_line=2, strip=True):
     columns = bulk_columns(body, names)
     if columns is not None:
         return list(enumerate(map(list, zip(*columns)), first_line))
-    rows = enumerate(csv.reader(io.StringIO(body)), first_line)
+    rows = enumerate(_reader(io.StringIO(body), first_line), first_line)
     return [(line, [c.strip() for c in cells] if strip else cells) for line, cells in rows]
 
 

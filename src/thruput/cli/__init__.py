@@ -35,6 +35,9 @@ def build_parser():
 
 
 def main(argv=None):
+    for stream in (sys.stdout, sys.stderr):     # a file name that is not UTF-8 (surrogate
+        if hasattr(stream, "reconfigure"):      # escapes) is printed escaped, never a crash
+            stream.reconfigure(errors="backslashreplace")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):

@@ -83,6 +83,10 @@ def add_parser(sub):
                           "(?P<test>tcp|udp|ping)); default: the address the log connected to")
     imp.add_argument("--interval", type=float, metavar="S",
                      help="monitor: seconds between test slots (default: the median spacing found)")
+    imp.add_argument("--tz", metavar="ZONE",
+                     help="monitor: IANA zone (America/New_York) of local times in the logs' line "
+                          "stamps and in their paths (default: the offset a log's own wrapper "
+                          "Start time shows, else UTC)")
     g = imp.add_argument_group("campaign.yaml description (else TODO, to fill in by hand)")
     g.add_argument("--title", help="one line naming the path and what was measured")
     g.add_argument("--description", help="where and how it was measured, honestly")
@@ -154,18 +158,21 @@ def run_new(args):
 
 def run_import(args):
     from ..campaign.importer import import_campaign
-    from ..monitor.importer import import_monitor
+    from ..monitor.importer import import_pile
 
     try:
         from ..campaign.importer import DESCRIPTION_FIELDS
 
+        given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
         if args.kind == "monitor":
-            directory = import_monitor(args.name, args.files, args.root, args.time_pattern,
-                                       args.path_pattern, args.interval)
+            done = import_pile(args.name, args.files, args.root, args.time_pattern,
+                               args.path_pattern, args.interval, args.tz, **given)
+            print(f"{done.directory}: {done.summary()}; fill in the TODOs of campaign.yaml, "
+                  f"then `thruput campaign check {done.directory}`")
+            return 0
         elif _is_design(args):
             return _import_design(args)
         else:
-            given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
             directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind,
                                         **given)
     except (ThruputError, OSError) as exc:

@@ -30,8 +30,8 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
 
+from .. import guard
 from ..errors import ThruputError
 
 from ..campaign.store import (NETCDF_ENGINE, STATS_SUFFIX, open_product,  # noqa: F401
@@ -64,6 +64,9 @@ def add_parser(sub):
     st = verbs.add_parser("stats", help="normalized campaign -> its statistics product (netCDF groups)")
     st.add_argument("input", metavar="IN.nc", help="a normalized campaign")
     st.add_argument("out", metavar="OUT.stats.nc", help="the statistics product to write")
+    st.add_argument("--routes", metavar="DIR",
+                    help="monitor: the raw campaign folder whose traced routes (routes.csv, ancillary "
+                         "routes) give the product's route_changes table")
     _params_option(st)
     st.set_defaults(func=run_stats)
     cat = verbs.add_parser("catalogue", help="statistics products -> the catalogue table")
@@ -186,7 +189,7 @@ def load_stats_params(path):
 
 
 def _params_file(path):
-    return yaml.safe_load(Path(path).read_text()) or {}
+    return guard.load_yaml_file(path, "params.yaml") or {}
 
 
 def _open_campaign_nc(path):
@@ -215,6 +218,10 @@ def run_stats(args):
         from ..stats.monitor_tables import monitor_tree
 
         tree = monitor_tree(ds, _params_file(args.params).get("monitor") or {})
+        if args.routes:
+            from ..monitor.routes import route_changes_table
+
+            tree["route_changes"] = route_changes_table(args.routes)
     else:
         tree = campaign_product(ds, params)
     write_product(tree, args.out)

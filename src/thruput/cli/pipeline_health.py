@@ -59,9 +59,9 @@ def project_params(path, start):
 
 
 def _section(path, name):
-    import yaml
+    from .. import guard
 
-    return ((yaml.safe_load(Path(path).read_text()) or {}).get(name) or {}) if Path(path).is_file() else {}
+    return ((guard.load_yaml_file(path, "params.yaml") or {}).get(name) or {}) if Path(path).is_file() else {}
 
 
 def run_rollups(args):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-import yaml
+from .. import guard
 
 
 def add_parser(sub):
@@ -56,7 +56,7 @@ def run_build(args):
 
     lists = {"campaigns": args.campaigns}
     if args.params:
-        params = yaml.safe_load(open(args.params)) or {}
+        params = guard.load_yaml_file(args.params, "params.yaml") or {}
         lists = {"campaigns": args.campaigns or params.get("campaigns") or [],
                  "seeds": [str(s) for s in params.get("studies") or []],
                  "comparisons": list(params.get("comparisons") or {}),

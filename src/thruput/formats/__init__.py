@@ -33,9 +33,12 @@ REGISTRY = (
     "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "esmond_throughput",  # perfSONAR esmond archive throughput time series (JSON)
     "esmond_latency",     # perfSONAR esmond histogram-owdelay / packet loss time series (JSON)
+    "mtr_json",         # mtr --json reports (routes)
+    "scamper_json",     # scamper -O json / sc_warts2json traceroutes (routes)
     "irtt",             # irtt client -o JSON (usually gzip)
     "iperf2_csv",       # iperf 2 -y C
     "owamp",            # owamp owping/twping statistics text
+    "traceroute",       # traceroute of Linux and the BSDs (routes)
     "web100_snaplog",   # web100 binary snaplog
     "web100_sidestream",  # web100 sidestream text (K:/C: lines)
     "web100_dump",      # web100 "Name: value" dumps
@@ -110,9 +113,10 @@ def sniff_wrapped(head, path="<text>", format=None):
     except UnknownFormatError:
         if style is None:
             raise
+    where = ("between a wrapper's Start time/End time lines" if style == "wrapper-lines" else
+             f"lines prefixed by a {style!r} wrapper")
     raise UnknownFormatError(
-        f"{path}: not a known log format (lines prefixed by a {style!r} wrapper); "
-        f"known formats: {', '.join(REGISTRY)}")
+        f"{path}: not a known log format ({where}); known formats: {', '.join(REGISTRY)}")
 
 
 def _claims(module, head):

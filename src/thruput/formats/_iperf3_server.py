@@ -59,8 +59,10 @@ def server_view(doc):
         server = doc["server_output_json"]
         end = server.get("end") or {}
         # which way the server's data went: its streams' "sender" flag, else -R
-        intervals = server.get("intervals") or [{}]
-        flags = [st.get("sender") for st in (intervals[0].get("streams") or ()) if "sender" in st]
+        intervals = server.get("intervals") if isinstance(server.get("intervals"), list) else None
+        first = intervals[0] if intervals and isinstance(intervals[0], dict) else {}    # (damaged: none)
+        streams = first.get("streams") if isinstance(first.get("streams"), list) else ()
+        flags = [st.get("sender") for st in streams if isinstance(st, dict) and "sender" in st]
         sends = any(flags) if flags else bool(((server.get("start") or {}).get("test_start") or {}).get("reverse"))
         # the server's summary of the other side holds 0 bytes when it was never exchanged
         if sends:

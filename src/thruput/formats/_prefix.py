@@ -66,6 +66,10 @@ STYLES = {
               r"\d\d:\d\d:\d\d(?:\.\d{1,9})?)(?: |$)",
     # 1716837421.223 (ts "%.s")
     "epoch": r"(?P<t>\d{9,10}\.\d{1,9})(?: |$)",
+    # no prefix at all, only the wrapper's Start time/End time lines around the tool's own
+    # output (a script that echoes them and runs the tool plainly): a prefix that never
+    # matches, so that the wrapper lines alone are taken out (found by detect, below)
+    "wrapper-lines": r"(?P<t>(?!))",
 }
 _STYLE_RE = {name: re.compile("^" + pattern, re.ASCII) for name, pattern in STYLES.items()}
 #: One match per line: its stamp ("" if the line has no prefix).
@@ -145,14 +149,16 @@ def detect(head):
     A style is found when the first non-blank line (wrapper lines left out) carries it,
     and so do at least :data:`MIN_SHARE` of those lines and at least :data:`MIN_LINES`.
     The first line decides between a wrapper and a tool's own stamps: iputils ``ping -D``
-    prints ``[1594978465.914536]`` before its replies, but not before its header.
+    prints ``[1594978465.914536]`` before its replies, but not before its header. A head
+    whose lines carry no prefix but that holds a wrapper's ``Start time:``/``End time:``
+    lines is ``"wrapper-lines"`` (those lines are taken out, no line has a time).
     Never raises.
     """
     try:
         first = _first_line(head)
         candidates = {n: p for n, p in _STYLE_RE.items() if first is not None and p.match(first)}
         if not candidates:          # the usual case, a plain log: decided by its first line
-            return None
+            return "wrapper-lines" if _WRAPPER_ANY.search(head) else None
         lines = _lines_of_head(head)
         if not lines:
             return None
@@ -401,7 +407,8 @@ def apply_times(ds, stripped):
     ``rtt``: probes whose ``timestamp`` is NaN (ping printed none) get the time of their
     line's prefix, in Unix seconds; where ping printed one too (``-D``), it is kept and
     the prefix time goes into ``<tool>_prefix_time``. ``throughput``: runs whose
-    ``start_time`` is NaT get the time of their ``run_line``'s prefix. Attrs:
+    ``start_time`` is NaT get the time of their ``run_line``'s prefix. ``route``: a
+    ``route_time`` of NaT becomes the time of the first stamped line (the header). Attrs:
     ``line_prefix`` (the style), ``line_prefix_tz``, ``line_prefix_wrapper`` (JSON
     ``{name: ISO time}`` of the wrapper lines) and ``line_prefix_note``.
     """
@@ -429,6 +436,10 @@ def apply_times(ds, stripped):
     elif kind == "throughput" and "start_time" in ds and "run_line" in ds:
         old = ds["start_time"].values
         ds["start_time"].values = np.where(np.isnat(old), at(ds["run_line"].values), old)
+    elif kind == "route" and "route_time" in ds and np.isnat(ds["route_time"].values):
+        stamped = times[~np.isnat(times)]       # (the first stamped line: the header)
+        if stamped.size:
+            ds["route_time"].values = stamped[0]
     ds.attrs["line_prefix"] = stripped.style
     ds.attrs["line_prefix_tz"] = stripped.tz
     ds.attrs["line_prefix_wrapper"] = json.dumps({name: _iso(t) for _, name, t in stripped.wrapper})

@@ -94,7 +94,7 @@ def parse(text: str) -> xr.Dataset:
             ledger.error(n, 'not an iperf3 --json-stream event ({"event": ..., "data": ...})')
             continue
         name, data = event["event"], event["data"]
-        if name not in EVENTS:
+        if not isinstance(name, str) or name not in EVENTS:
             ledger.error(n, f"unknown iperf3 --json-stream event {name!r}")
             continue
         if name == "start":

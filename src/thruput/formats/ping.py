@@ -307,6 +307,33 @@ TAIL_CHARS = 2048
 PIECE_CHARS = 4 * 2**20
 
 
+#: The most lines of one piece scanned at once: the line-by-line path holds a tuple of
+#: seven strings a line (some 200 bytes), so 4 M characters of blank lines must not be
+#: one piece.
+PIECE_LINES = 100_000
+
+
+def _by_lines(chunks):
+    """The pieces ``chunks``, each of more than :data:`PIECE_LINES` lines cut after
+    newlines into pieces of about that many (by their mean line length; again where a
+    piece still holds twice as many)."""
+    for chunk in chunks:
+        n = chunk.count("\n")
+        if n <= 2 * PIECE_LINES:
+            yield chunk
+            continue
+        step = max(1, len(chunk) * PIECE_LINES // n)
+        start = 0
+        while len(chunk) - start > step:
+            cut = chunk.find("\n", start + step - 1) + 1
+            if not cut:
+                break
+            yield from _by_lines((chunk[start:cut],)) if cut - start < len(chunk) else (chunk[start:cut],)
+            start = cut
+        if start < len(chunk):
+            yield chunk[start:]
+
+
 def _pieces(text):
     """``text`` in consecutive pieces of about :data:`PIECE_CHARS`, each but the last
     ending with a newline (the whole text when it is short)."""
@@ -374,12 +401,26 @@ def scan_chunks(chunks, *, head, tail, n_lines):
     ledger = Ledger(n_lines, lines=quotes)
     others = _OtherLines(variant, header_line, ledger, quotes)
     store, offset, ends_with_newline = _Store(n_lines, variant), 0, True
-    for chunk in chunks:
+    for chunk in _by_lines(chunks):
         k = chunk.count("\n") + (0 if chunk.endswith("\n") else 1)
+        if not chunk.strip(" \t\n"):       # a piece of blank lines only: skipped at once
+            others.blank(np.arange(offset + 1, offset + k + 1))
+            offset += k
+            ends_with_newline = chunk.endswith("\n")
+            continue
         found = _replies_bulk(chunk) if variant != "windows" else None
         replies, other_lines = found or _replies_general(chunk, variant, k)
+        blanks = []         # a run of blank lines, skipped at once (30 M of them: not 30 M calls)
         for line, content in other_lines:
+            if not content.strip(" \t"):
+                blanks.append(line + offset)
+                continue
+            if blanks:
+                others.blank(blanks)
+                blanks = []
             others.feed(line + offset, content)
+        if blanks:
+            others.blank(blanks)
         store.add(replies, offset, others.events)
         others.events.clear()
         offset += k
@@ -926,6 +967,11 @@ class _OtherLines:
         self.unrecognised = set()
         self.merged = 0
         self._after_error = 0
+
+    def blank(self, lines):
+        """Blank ``lines`` (a list of line numbers, in order), as :meth:`feed` takes each."""
+        self._after_error = 0
+        self.ledger.skip(np.asarray(lines, dtype=np.int64), "blank")
 
     def feed(self, line, text):
         skip = self.ledger.skip

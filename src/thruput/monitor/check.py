@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..campaign.layout import escapes
+from ..errors import ThruputError
 from ..hashing import sha256_file
 from ..quantities import ISO_TIME_TEXT, iso_ns
 from .manifest import MANIFEST, MONITOR_MANIFEST_COLUMNS, OUTCOMES, read_rows_lenient
@@ -137,8 +138,36 @@ def check_monitor(directory, metadata, node, problem, unlisted):
             elif sha256_file(file) != row.sha256:
                 problems.append(problem(str(file), None, f"sha256 is not the one {MANIFEST} "
                                         f"line {line} says (changed since it was recorded?)"))
-    problems += unlisted(directory, [row for _line, row in rows], ancillary)
+    routes, route_problems = _check_routes(directory)
+    problems += [problem(file, line, message) for file, line, message in route_problems]
+    problems += unlisted(directory, [row for _line, row in rows], ancillary + routes)
     return problems
+
+
+def _check_routes(directory):
+    """The files routes.csv lists (and routes.csv itself), and ``(file, line, message)``
+    for each listed file that is missing, outside the campaign or changed."""
+    from .routes import ROUTES_MANIFEST, read_route_rows
+
+    manifest = str(directory / ROUTES_MANIFEST)
+    try:
+        rows = read_route_rows(directory)
+    except ThruputError as exc:
+        return [ROUTES_MANIFEST], [(manifest, 1, str(exc).split(": ", 1)[-1])]
+    listed, problems = [ROUTES_MANIFEST] if rows or (directory / ROUTES_MANIFEST).exists() else [], []
+    for line, row in rows:
+        if not row["path"]:
+            continue
+        if (escape := escapes(directory, row["path"])) is not None:
+            problems.append((manifest, line, escape))
+            continue
+        listed.append(row["path"])
+        file = directory / row["path"]
+        if not file.is_file():
+            problems.append((manifest, line, f"{row['path']} is listed but missing"))
+        elif sha256_file(file) != row["sha256"]:
+            problems.append((str(file), None, f"sha256 is not the one {ROUTES_MANIFEST} line {line} says"))
+    return listed, problems
 
 
 assert "sha256" in MONITOR_MANIFEST_COLUMNS

@@ -72,20 +72,22 @@ import tarfile
 import tempfile
 import zlib
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from .. import guard
 from ..errors import ThruputError
 from ..hashing import sha256_bytes
 from ..formats._prefix import WRAPPER_LINES
 from ..formats._pscheduler_archive import split as archive_split
 from ..reader import read
-from . import reader as mon
+from . import pile, reader as mon
 from ..campaign.dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
 from .gaps import gaps
 
-__all__ = ["import_monitor", "GAP_REASON", "FORMAT_TOOLS", "time_from_pattern"]
+__all__ = ["import_monitor", "import_pile", "PileImport", "GAP_REASON", "FORMAT_TOOLS", "time_from_pattern"]
 
 #: The reason written in ``explained`` for slots with no log.
 GAP_REASON = "no log in the archive"
@@ -115,6 +117,11 @@ PATH_ENDS = ("pscheduler_archive_throughput", "pscheduler_archive_latency")
 ARCHIVE_MEMBER_BYTES = 256 * 2**20
 ARCHIVE_BYTES = 4 * 2**30
 ARCHIVE_MEMBERS = 1_000_000
+#: The largest file an import reads (the largest log thruput.read reads whole).
+IMPORT_BYTES = 128 * 2**20
+#: The largest log whose JSON is decoded to find the host it connected to (iperf3 -J's
+#: whole-read limit, thruput.reader.WHOLE_BYTES_BY_FORMAT).
+JSON_ADDRESS_BYTES = 96 * 2**20
 #: An ndt7 endpoint as the reader writes it (``ip:port``, ``[v6]:port``) -> its address.
 NDT7_ENDPOINT = re.compile(r"\[?(?P<ip>[^\[\]]*?)\]?(?::[0-9]+)?")
 #: The contract's ``stream_direction`` (relative to the client, this host) -> direction.
@@ -133,6 +140,10 @@ WRAPPER_ONLY = ("the log holds only its wrapper's Start time/End time lines: the
                 "nothing")
 #: Contract kind -> role.
 KIND_ROLES = {"throughput": "iperf", "rtt": "ping"}
+#: Contract kinds kept beside the tests as ancillary data (listed in campaign.yaml).
+ANCILLARY_KINDS = ("route",)
+#: Where ancillary files are copied in the campaign (under their path in the archive).
+ANCILLARY_DIR = "ancillary"
 #: strftime directives -> the regular expression of what they print.
 STRFTIME = {"%Y": r"\d{4}", "%m": r"\d{2}", "%d": r"\d{2}", "%H": r"\d{2}", "%M": r"\d{2}",
             "%S": r"\d{2}", "%y": r"\d{2}", "%j": r"\d{3}", "%b": r"[A-Za-z]{3}", "%%": "%"}
@@ -197,7 +208,7 @@ def _extract(archive, into):
     """Extract the regular members of tar archive ``archive`` under ``into``, safely: the
     extracted paths, sorted. Raises ThruputError for a member whose name leaves ``into``
     (absolute, ``..``), a link or device, or past the bounds (:data:`ARCHIVE_BYTES` ...)."""
-    written, total = [], 0
+    written, seen, total = [], set(), 0
     try:
         with tarfile.open(archive, mode="r:*") as tar:
             for count, member in enumerate(tar, 1):
@@ -211,7 +222,7 @@ def _extract(archive, into):
                 if name.is_absolute() or ".." in name.parts or not name.parts or "\\" in member.name:
                     raise ThruputError(f"{archive}: member {member.name!r} names a path outside the archive")
                 target = into.joinpath(*[part for part in name.parts if part != "."])
-                if target in written:
+                if target in seen:          # (a set: 20,000 members are not 20,000 list scans)
                     raise ThruputError(f"{archive}: member {member.name!r} is in the archive twice")
                 target.parent.mkdir(parents=True, exist_ok=True)
                 size = 0
@@ -225,12 +236,15 @@ def _extract(archive, into):
                                                " bytes (a tar or gzip bomb?)")
                         dst.write(block)
                 written.append(target)
+                seen.add(target)
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         raise ThruputError(f"{archive}: not a readable tar archive ({type(exc).__name__}: {exc})") from None
     return sorted(written)
 
 
 def _content_time(ds):
+    if "route_time" in ds.variables and not np.isnat(ds["route_time"].values):
+        return ds["route_time"].values.astype("datetime64[ns]")
     if "start_time" in ds.variables:
         values = ds["start_time"].values.ravel()
         values = values[~np.isnat(values)]
@@ -274,10 +288,10 @@ def _content_address(ds, raw):
             return ds.attrs["ping_target"]
         m = PING_DESTINATION.search(raw[:4096].decode("utf-8", errors="replace"))
         return m["host"] if m else None
-    try:
-        doc = json.loads(raw)
+    try:        # (a JSON log a reader refused for its size is not decoded here either)
+        doc = json.loads(raw) if len(raw) <= JSON_ADDRESS_BYTES else None
         return doc["start"]["connecting_to"]["host"]
-    except (ValueError, KeyError, TypeError):
+    except (ValueError, KeyError, TypeError, RecursionError):
         pass
     m = CONNECTED_TO.search(raw[:8192].decode("utf-8", errors="replace"))
     return m["host"] if m else None
@@ -298,34 +312,63 @@ def _wrapper_start(raw):
     return when, only
 
 
-def _describe(root, path, time_pattern, path_regex):
-    """One archive file -> the cells of its runs.csv row (without run and slot)."""
+def _describe(root, path, time_pattern, path_regex, tz=None):
+    """One archive file -> ``("test", cells of its runs.csv row without run and slot)``,
+    ``("ancillary", {rel, source, what, time})`` for a known non-test format, or
+    ``("skip", reason)`` for a file that is not a test log (:mod:`.pile`)."""
     rel = path.relative_to(root).as_posix()
-    raw = path.read_bytes()
+    # a regular file inside the imported folder, no larger than a log read whole (a monitor
+    # test's log is kilobytes; a 10 GB sparse file is refused before a byte is read)
+    raw = guard.read_bytes(path, "log", root=root, limit=IMPORT_BYTES)
+    reason = pile.not_a_log(raw)
+    if reason:
+        return "skip", reason
     ds, outcome, reason = None, "ok", ""
     try:
-        ds = read(path)
+        ds = read(path, tz=tz)
         if int(ds.attrs.get("truncated", 0)):
             outcome, reason = "error", f"log cut off: {ds.attrs['truncation']}"
     except ThruputError as exc:
         outcome, reason = "error", str(exc).removeprefix(str(path) + ":").strip()
-    wrapper_time, wrapper_only = _wrapper_start(raw) if ds is None else (None, False)
-    if wrapper_only:
-        reason = WRAPPER_ONLY
-    when = _content_time(ds) if ds is not None else wrapper_time
-    if when is None and time_pattern:
-        when = time_from_pattern(time_pattern, rel)
-    if when is None:
-        raise ThruputError(f"{path}: the log does not say when it ran; give --time-pattern "
-                           "(strftime like 'time-%d-%m-%Y_%H-%M', or a regex with named groups)")
+    wrapper_time, wrapper_only = _wrapper_start(raw)
     given = {}
     if path_regex is not None:
         m = path_regex.search(rel)
-        if m is None:
-            raise ThruputError(f"{path}: --path-pattern {path_regex.pattern!r} does not match "
-                               f"{rel!r}, the file's path relative to {root} (the pattern is "
-                               "searched in that relative path)")
-        given = {k: v for k, v in m.groupdict().items() if v is not None}
+        given = {k: v for k, v in m.groupdict().items() if v is not None} if m else None
+    if ds is None:
+        named = bool((given or {}).get("test") or _word(PATH_TESTS, rel))
+        what, detail = pile.what_is(raw, path.name, wrapper_only, named)
+        if what == "skip":
+            return "skip", detail
+        if what == "ancillary":
+            return "ancillary", {"rel": rel, "source": path, "what": detail, "label": detail.split(" (")[0],
+                                 "time": wrapper_time, "path_name": NAME_BAD.sub("_", (given or {}).get("path", ""))}
+    elif ds.attrs["kind"] in ANCILLARY_KINDS:
+        when = _content_time(ds)
+        name = (given or {}).get("path") or ds.attrs.get("route_target_address") or None
+        return "ancillary", {"rel": rel, "source": path, "what": _ancillary_what(ds), "label": ds.attrs["kind"],
+                             "time": when if when is not None else wrapper_time,
+                             "path_name": NAME_BAD.sub("_", name) if name else None}
+    elif ds.attrs["kind"] not in KIND_ROLES:
+        return "skip", f"a {ds.attrs['kind']} log (no place in a monitor campaign)"
+    if wrapper_only:
+        reason = WRAPPER_ONLY
+    # the log's own time first: its content, else its wrapper's Start time (a ping whose
+    # every probe was lost prints no time of its own), else its path
+    when = _content_time(ds) if ds is not None else None
+    if when is None:
+        when = wrapper_time
+    if when is None and time_pattern:
+        when = time_from_pattern(time_pattern, rel)
+        if when is not None:
+            when = _to_utc(when, _zone_of(ds, tz))
+    if when is None:
+        raise ThruputError(f"{path}: the log does not say when it ran; give --time-pattern "
+                           "(strftime like 'time-%d-%m-%Y_%H-%M', or a regex with named groups)")
+    if given is None:
+        raise ThruputError(f"{path}: --path-pattern {path_regex.pattern!r} does not match "
+                           f"{rel!r}, the file's path relative to {root} (the pattern is "
+                           "searched in that relative path)")
     address = _content_address(ds, raw)
     name = given.get("path") or address
     if ds is not None and ds.attrs.get("format") == "ndt7":
@@ -339,9 +382,7 @@ def _describe(root, path, time_pattern, path_regex):
         raise ThruputError(f"{path}: the log does not say what it measured to; give --path-pattern "
                            f"with a (?P<path>...) group (searched in {rel!r})")
     direction = None
-    if ds is None or ds.attrs["kind"] not in KIND_ROLES:
-        if ds is not None:
-            raise ThruputError(f"{path}: a {ds.attrs['kind']} log has no place in a monitor campaign")
+    if ds is None:
         role, test, tool = _guess_failed(raw, rel, given.get("test"))
         direction = _word(PATH_DIRECTIONS, rel)
         numbers = {"guessed": True}
@@ -351,11 +392,36 @@ def _describe(root, path, time_pattern, path_regex):
         test, numbers = _settings(ds, role)
         direction = numbers.pop("direction", None)
     direction = given.get("direction") or direction or "forward"
-    return {"source": path, "rel": rel, "role": role, "sha256": sha256_bytes(raw),
-            "time": when, "path_name": NAME_BAD.sub("_", name) if name else None, "address": address,
-            "direction": direction, "test": test, "tool": tool, "outcome": outcome,
-            "reason": reason, "guessed": numbers.get("guessed", False),
-            **{k: numbers.get(k) for k in ("socket_buffer", "size", "rate")}}
+    return "test", {"source": path, "rel": rel, "role": role, "sha256": sha256_bytes(raw),
+                    "time": when, "path_name": NAME_BAD.sub("_", name) if name else None, "address": address,
+                    "direction": direction, "test": test, "tool": tool, "outcome": outcome,
+                    "reason": reason, "guessed": numbers.get("guessed", False),
+                    **{k: numbers.get(k) for k in ("socket_buffer", "size", "rate")}}
+
+
+def _zone_of(ds, tz):
+    """The zone of a time found in a log's path: ``tz`` when given, else the offset the
+    log's own wrapper showed (``UTC-04:00``), else UTC (said in the import's notes)."""
+    if tz:
+        return tz
+    found = ds.attrs.get("line_prefix_tz", "") if ds is not None else ""
+    return found if found and found not in ("UTC", "utc", "Z") else "UTC"
+
+
+def _to_utc(naive, zone):
+    """A naive local time (datetime64[ns]) in ``zone`` (IANA or ``UTC+hh:mm``) -> UTC."""
+    if zone in ("UTC", "utc", "Z"):
+        return naive
+    from ..formats._prefix import _to_utc as prefix_to_utc
+
+    out = prefix_to_utc(np.array([naive], dtype="datetime64[ns]"), zone)[0]
+    return None if np.isnat(out) else out
+
+
+def _ancillary_what(ds):
+    """What an ancillary file read by a reader is, in words (a route: its target)."""
+    target = ds.attrs.get("route_target", "")
+    return f"route{f' to {target}' if target else ''} ({ds.attrs['tool']})"
 
 
 def _word(table, rel):
@@ -463,50 +529,110 @@ def _iso(when):
 
 
 def import_monitor(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pattern=None,
-                   interval=None):
+                   interval=None, tz=None, **description):
     """Build monitor campaign ``root/name`` from an archive of logs.
 
     Parameters
     ----------
     name : str
     sources : sequence of path-like
-        Directories (walked) and files. Each file is copied to ``runs/`` under its path
-        inside its directory.
+        Directories (walked) and files. Each log is copied to ``runs/`` under its path
+        inside its directory, each ancillary file (a route, DNS lookups) to ``ancillary/``.
     root : path-like, default ``"data/raw"``
     time_pattern, path_pattern : str, optional
         Where the logs do not say when they ran or to where (module docstring).
     interval : float, optional
         Seconds between test slots; default: the median spacing found.
+    tz : str, optional
+        IANA zone (``America/New_York``) of local times: a wrapper's zone-less line
+        stamps, and times ``time_pattern`` finds. Default: the offset a log's own wrapper
+        shows, else UTC (said in campaign.yaml ``notes``).
+    **description
+        campaign.yaml fields the user gives (``thruput campaign import --title ...``):
+        ``title``, ``description``, ``who``, ``notes`` (added to the import's own notes),
+        and ``between``, ``capacity_bps`` of every path.
 
     Returns
     -------
     pathlib.Path
         The campaign directory; fill in its TODOs, then ``thruput campaign check`` it.
+        :func:`import_pile` also says what was skipped.
 
     Raises
     ------
     ThruputError
-        For a file whose time or path neither it nor the patterns give, a log of a kind a
-        monitor campaign cannot hold, two files at one path, or an existing campaign.
+        For a log whose time or path neither it nor the patterns give, two files at one
+        path, no test log at all, or an existing campaign.
     """
+    return import_pile(name, sources, root, time_pattern, path_pattern, interval, tz, **description).directory
+
+
+class PileImport(NamedTuple):
+    """What :func:`import_pile` did."""
+
+    #: The campaign directory.
+    directory: Path
+    #: Test logs imported (rows of runs.csv), failed ones included.
+    runs: int
+    #: Files kept as ancillary data: what each is -> count.
+    ancillary: dict
+    #: Files skipped as not test logs: reason -> count.
+    skipped: dict
+
+    def summary(self):
+        """One line: ``imported N runs; kept A ancillary files: ...; skipped M files: ...``."""
+        def counts(table):
+            return ", ".join(f"{n} {what}" for what, n in sorted(table.items(), key=lambda kv: (-kv[1], kv[0])))
+        parts = [f"imported {self.runs} run{'s' if self.runs != 1 else ''}"]
+        if self.ancillary:
+            n = sum(self.ancillary.values())
+            parts.append(f"kept {n} ancillary file{'s' if n != 1 else ''}: {counts(self.ancillary)}")
+        n = sum(self.skipped.values())
+        if n:
+            parts.append(f"skipped {n} file{'s' if n != 1 else ''} that are not test logs: {counts(self.skipped)}")
+        return "; ".join(parts)
+
+
+def import_pile(name, sources, root=DEFAULT_ROOT, time_pattern=None, path_pattern=None,
+                interval=None, tz=None, **description):
+    """:func:`import_monitor`, returning a :class:`PileImport` (what was kept and skipped)."""
     directory = Path(root) / name
     if (directory / CAMPAIGN_FILE).exists():
         raise ThruputError(f"{directory / CAMPAIGN_FILE}: already exists; import into a new campaign")
     path_regex = re.compile(path_pattern) if path_pattern else None
     with tempfile.TemporaryDirectory(prefix="thruput-import-") as staging:
-        entries, seen = [], {}
+        entries, extra, skipped, seen = [], [], {}, {}
         for archive, path in _files(sources, staging):
-            e = _describe(archive, path, time_pattern, path_regex)
+            what, e = _describe(archive, path, time_pattern, path_regex, tz)
+            if what == "skip":
+                skipped[e] = skipped.get(e, 0) + 1
+                continue
             if e["rel"] in seen:
                 raise ThruputError(f"{path}: {e['rel']} is also {seen[e['rel']]}; import them separately")
             seen[e["rel"]] = path
-            entries.append(e)
+            (entries if what == "test" else extra).append(e)
         if not entries:
-            raise ThruputError("no files to import")
-        return _write_campaign(directory, name, entries, interval, sources)
+            found = f" (skipped: {', '.join(f'{n} {r}' for r, n in skipped.items())})" if skipped else ""
+            raise ThruputError(f"no test logs to import{found}")
+        notes = _zone_note(entries, time_pattern, tz)
+        _write_campaign(directory, name, entries, interval, sources, extra, skipped, notes, description)
+    kinds = {}
+    for e in extra:
+        kinds[e["label"]] = kinds.get(e["label"], 0) + 1
+    return PileImport(directory, len(entries), kinds, skipped)
 
 
-def _write_campaign(directory, name, entries, interval, sources):
+def _zone_note(entries, time_pattern, tz):
+    """A sentence for campaign.yaml notes on how times from paths were read, or ""."""
+    if not time_pattern:
+        return ""
+    return (f"Times --time-pattern found in paths were read in {tz}." if tz else
+            "Times --time-pattern found in paths were read in the zone their log's wrapper "
+            "showed, else as UTC (no --tz given).")
+
+
+def _write_campaign(directory, name, entries, interval, sources, extra=(), skipped=None, notes="",
+                    description=None):
     entries.sort(key=lambda e: (e["time"], e["rel"]))
     _failed_paths(entries)
     _failed_tools(entries)
@@ -523,11 +649,16 @@ def _write_campaign(directory, name, entries, interval, sources):
         target = directory / "runs" / e["rel"]
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(e["source"], target)
+    for e in extra:
+        target = directory / ANCILLARY_DIR / e["rel"]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(e["source"], target)
     _write_manifest(directory, entries)
     explained = [{"from": first.floor("s").strftime(SECOND), "to": last.ceil("s").strftime(SECOND),
                   "path": p, "reason": GAP_REASON} for p, _, _, first, last in missing]
-    (directory / CAMPAIGN_FILE).write_text(_yaml(name, entries, interval, explained, sources),
-                                           encoding="utf-8")
+    (directory / CAMPAIGN_FILE).write_text(
+        _yaml(name, entries, interval, explained, sources, extra, skipped or {}, notes, description or {}),
+        encoding="utf-8")
     return directory
 
 
@@ -560,7 +691,7 @@ def _write_manifest(directory, entries):
             writer.writerow(["" if cells[k] is None else cells[k] for k in mon.MONITOR_MANIFEST_COLUMNS])
 
 
-def _yaml(name, entries, interval, explained, sources):
+def _yaml(name, entries, interval, explained, sources, extra=(), skipped=None, notes="", description=None):
     import yaml
 
     first, last = entries[0]["time"], entries[-1]["time"]
@@ -586,9 +717,39 @@ def _yaml(name, entries, interval, explained, sources):
         "schedule": {"interval_s": interval, "jitter_s": None, "order": None, "seed": None,
                      "timeout_s": None, "tests": [{"test": t, "tool": tool} for t, tool in tests]},
         "explained": explained,
-        "notes": ("The schedule was inferred from the logs (interval: median spacing of each "
+        **({"ancillary": [_ancillary(e, paths) for e in sorted(extra, key=lambda e: e["rel"])]}
+           if extra else {}),
+        "notes": " ".join(filter(None, [("The schedule was inferred from the logs (interval: median spacing of each "
                   "series' tests; on each path a test is round(spacing / interval) slots after "
                   "the one before it)." if interval else
                   "No series ran twice: the interval is unknown, so no gaps are listed."),
+            notes, _skipped_note(skipped)])),
     }
+    given = {k: v for k, v in (description or {}).items() if v is not None}
+    for key in ("title", "description", "who"):
+        if key in given:
+            meta[key] = list(given[key]) if key == "who" else given[key]
+    if given.get("notes"):
+        meta["notes"] = f"{given['notes']} {meta['notes']}"
+    for p in meta["paths"]:
+        p.update({k: given[k] for k in ("between", "capacity_bps") if k in given})
     return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _ancillary(e, paths):
+    """An ancillary file's entry of campaign.yaml: its path, what it is, the path it was
+    traced on (when that is a path of the campaign) and its time where it says one."""
+    out = {"path": f"{ANCILLARY_DIR}/{e['rel']}", "what": e["what"]}
+    if e.get("path_name") in paths:
+        out["path_name"] = e["path_name"]
+    if e.get("time") is not None:
+        out["time"] = pd.Timestamp(e["time"]).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return out
+
+
+def _skipped_note(skipped):
+    if not skipped:
+        return ""
+    n = sum(skipped.values())
+    return (f"Skipped at import, not test logs: {n} file{'s' if n != 1 else ''} ("
+            + ", ".join(f"{c} {r}" for r, c in sorted(skipped.items())) + ").")

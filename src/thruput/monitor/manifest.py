@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields
 
-from ..campaign.runs import manifest_path, records, split_header
+from ..campaign.runs import manifest_path, read_text, records, split_header
 from ..record.manifest import MANIFEST, append_rows
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "MANIFEST", "MonitorRow", "read_rows", "append_row",
@@ -81,7 +81,7 @@ def read_rows_lenient(campaign_dir):
     path = manifest_path(campaign_dir)
     if not path.exists():
         return [], [(None, "missing: no test was recorded")]
-    text = path.read_text(encoding="utf-8")
+    text = read_text(campaign_dir)
     header, end = split_header(text)
     if header != MONITOR_MANIFEST_COLUMNS:
         return [], [(1, f"header {None if header is None else list(header)} is not "

@@ -36,15 +36,15 @@ import xarray as xr
 
 from ..contract import PROBE_STATUSES, failed_checks_per_run
 from ..errors import ContractError, ParseError, ThruputError
-from ..hashing import sha256_bytes, sha256_hasher
+from ..hashing import sha256_bytes, sha256_file, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
 from ..formats.ping import STATUS_NAMES, paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import ISO_TIME_TEXT, iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
-from ..campaign.runs import OTHER_BREAKS, bulk_table, records as manifest_records, split_header
-from ..campaign.layout import escapes, path_problem
+from ..campaign.runs import OTHER_BREAKS, bulk_table, read_text, records as manifest_records, split_header
+from ..campaign.layout import ROLE_KINDS, escapes, path_problem
 
 __all__ = ["MONITOR_MANIFEST_COLUMNS", "OUTCOMES", "MonitorRow", "read_monitor_manifest",
            "open_monitor", "read_batch", "combine", "finish", "validate_monitor",
@@ -54,8 +54,6 @@ DIRECTIONS = ("forward", "reverse")
 #: test -> (role, tools whose logs it may hold: nuttcp's in an imported archive).
 TESTS = {"tcp": ("iperf", ("iperf3", "iperf2", "nuttcp", "ndt7", "pscheduler")),
          "udp": ("iperf", ("iperf3", "iperf2", "nuttcp", "pscheduler")), "ping": ("ping", ("ping", "pscheduler"))}
-#: Role of a raw file -> the contract kind its reader must return.
-ROLE_KINDS = {"iperf": "throughput", "ping": "rtt"}
 #: Tools whose logs have one reader whatever the variant: no sniffing per file (the
 #: reader still refuses a log that is not its format). iperf logs are sniffed (-J or text).
 TOOL_FORMATS = {"ping": "ping"}
@@ -217,7 +215,7 @@ def read_manifest_text(directory):
     path = Path(directory) / "runs.csv"
     if not path.is_file():
         raise MonitorError(f"{path}: missing")
-    return path.read_text(encoding="utf-8")
+    return read_text(directory)
 
 
 def read_monitor_manifest(directory, start=0, text=None, *, times=False):
@@ -395,17 +393,16 @@ def _split_rows(body, first_line=2):
 
 def _slots(cells, texts):
     """A runs.csv slot column (Arrow strings ``cells``, ``texts`` the same as str) as ints
-    (-1 for an empty cell) as ``int`` reads them, or None if a cell is not a whole number:
-    ASCII digits cast by Arrow at once, anything else (Unicode digits) by ``int``."""
+    (-1 for an empty cell), or None if a cell is not a whole number of at most 18 ASCII
+    digits (``²`` and Arabic-Indic digits are no slot): then the rows are read one by one,
+    each naming its problem."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if pc.all(pc.match_substring_regex(cells, r"^[0-9]{0,18}$")).as_py():
         present = pc.if_else(pc.equal(cells, ""), pa.scalar(None, pa.string()), cells)
         return [-1 if v is None else v for v in pc.cast(present, pa.int64()).to_pylist()]
-    if not all(v == "" or v.isdecimal() for v in texts):     # (what int() takes)
-        return None
-    return [int(v) if v else -1 for v in texts]
+    return None
 
 
 #: A number cell Arrow's cast reads as Python's ``float`` does (both correctly rounded),
@@ -498,7 +495,7 @@ def _row(cells, line):
         problems.append(problem)
     if not run or not path_name:
         problems.append("empty run or path_name")
-    if slot and not slot.isdecimal():      # (what int() takes: isdigit() also holds "²")
+    if slot and not (slot.isascii() and slot.isdecimal() and len(slot) <= 18):   # (not "²", "١٢")
         problems.append(f"slot {slot!r} is not a non-negative integer")
     try:
         if np.isnat(_timestamp(started)):
@@ -680,7 +677,7 @@ def _read_one(directory, row, ledger):
         if row.outcome == "ok":
             raise MonitorError(f"{_where(directory, row)}: {exc}") from None
         # a failed test: its log is kept as it was, its numbers are NaN
-        _check_sha(directory, row, sha256_bytes(path.read_bytes()))
+        _check_sha(directory, row, sha256_file(path))     # (in blocks: a refused log may be huge)
         return None
     _check_sha(directory, row, ds.attrs["source_sha256"])
     kind = ROLE_KINDS[row.role]
@@ -741,7 +738,7 @@ def _plain_text(directory, row):
 
     try:
         raw = file_bytes(os.path.join(directory, row.path), STREAM_BYTES)
-    except OSError:
+    except (OSError, ThruputError):     # (not a regular file: read() says why)
         return None
     if raw is None or raw[:2] == GZIP_MAGIC:
         return None

@@ -26,6 +26,7 @@ from ..record.runner import held_signals
 from . import outcome as oc
 from .lock import not_writable
 from .manifest import MANIFEST, append_row
+from .routes import ROUTES_DIR, ROUTES_MANIFEST, append_route_row
 
 __all__ = ["test_argv", "run_test", "record_test", "TestResult", "RUNS_DIR", "PART",
            "EXTENSIONS", "remove_partial", "utc_iso"]
@@ -33,7 +34,10 @@ __all__ = ["test_argv", "run_test", "record_test", "TestResult", "RUNS_DIR", "PA
 RUNS_DIR = "runs"
 PART = ".part"
 #: File extension of each tool's output (the content, not the name, decides how it is read).
-EXTENSIONS = {"iperf3": ".json", "iperf2": ".txt", "ping": ".txt"}
+EXTENSIONS = {"iperf3": ".json", "iperf2": ".txt", "ping": ".txt", "traceroute": ".txt"}
+#: traceroute's wait for each probe's answer (s, -w): a hop that does not answer costs
+#: probes x this.
+TRACEROUTE_WAIT_S = 1
 #: iperf3 --connect-timeout (ms): a far end that does not answer fails in this time.
 CONNECT_TIMEOUT_MS = 5000
 #: Seconds a tool gets to finish after SIGINT (on timeout) before SIGKILL.
@@ -47,9 +51,13 @@ def test_argv(spec):
 
     iperf3 runs with ``-J`` (and ``-R`` for the reverse direction, ``-u -b`` for UDP);
     iperf 2 with ``-e -i 1`` (``-R``, iperf 2.1+, for reverse); ping as
-    ``ping -n -O -D -c COUNT -i INTERVAL -s SIZE -w DEADLINE``.
+    ``ping -n -O -D -c COUNT -i INTERVAL -s SIZE -w DEADLINE``; traceroute as
+    ``traceroute -n -q PROBES -w 1 -m MAX_HOPS``.
     """
     p = spec.path
+    if spec.tool == "traceroute":
+        return ["traceroute", "-n", "-q", str(spec.count), "-w", str(TRACEROUTE_WAIT_S), "-m", str(spec.max_hops),
+                p.address]
     if spec.tool == "ping":
         deadline = int(spec.count * spec.interval_s + 5)
         return ["ping", "-n", "-O", "-D", "-c", str(spec.count), "-i", f"{spec.interval_s:g}",
@@ -158,7 +166,7 @@ def run_test(spec, timeout_s, netns=None):
 def remove_partial(campaign_dir):
     """Delete the ``.part`` files an interrupted monitor left; return their paths."""
     removed = []
-    for root, _dirs, files in os.walk(os.path.join(campaign_dir, RUNS_DIR)):
+    for root, _dirs, files in [w for d in (RUNS_DIR, ROUTES_DIR) for w in os.walk(os.path.join(campaign_dir, d))]:
         for name in files:
             if name.endswith(PART):
                 os.remove(os.path.join(root, name))
@@ -177,10 +185,11 @@ def record_test(campaign_dir, spec, slot, timeout_s, netns=None, clock=time.time
     """
     started = clock()
     run = spec.run_id(slot)
-    rel = f"{RUNS_DIR}/{utc_iso(started)[:10]}/{run}{EXTENSIONS[spec.tool]}"
+    route = spec.role == "route"        # a traceroute: routes/ and routes.csv, not a run
+    rel = f"{ROUTES_DIR if route else RUNS_DIR}/{utc_iso(started)[:10]}/{run}{EXTENSIONS[spec.tool]}"
     final = os.path.join(campaign_dir, rel)
     part = final + PART
-    manifest = os.path.join(campaign_dir, MANIFEST)
+    manifest = os.path.join(campaign_dir, ROUTES_MANIFEST if route else MANIFEST)
     size = os.path.getsize(manifest) if os.path.exists(manifest) else None
     renamed = False
     try:
@@ -200,6 +209,11 @@ def record_test(campaign_dir, spec, slot, timeout_s, netns=None, clock=time.time
                     os.replace(part, final)
                     renamed = True
                 writing = manifest
+                if route:
+                    return append_route_row(
+                        campaign_dir, run=run, path=rel if sha else "", sha256=sha, slot=slot,
+                        started=utc_iso(started), path_name=spec.path.name, tool=spec.tool,
+                        outcome=result.outcome, reason=result.reason)
                 return append_row(
                     campaign_dir, run=run, role=spec.role, path=rel if sha else "", sha256=sha,
                     slot=slot, started=utc_iso(started), path_name=spec.path.name,

@@ -26,13 +26,17 @@ import numpy as np
 from ..quantities import parse_time
 
 __all__ = ["Schedule", "TestSpec", "Path", "slot_due", "next_slot", "buffers_at",
-           "parse_time", "DIRECTIONS", "TESTS", "TOOLS", "RECORDED_TOOLS", "ORDERS"]
+           "parse_time", "DIRECTIONS", "TESTS", "ROUTE_TESTS", "TOOLS", "RECORDED_TOOLS", "ORDERS"]
 
 #: forward = source -> destination; reverse = destination -> source (iperf3 -R).
 DIRECTIONS = ("forward", "reverse")
 TESTS = ("tcp", "udp", "ping")
+#: Tests that trace the path instead of measuring it: their files are routes, listed in
+#: routes.csv (:mod:`thruput.monitor.routes`), not runs of the monitor Dataset.
+ROUTE_TESTS = ("traceroute",)
 #: Tools each test may use; the first is the default.
-TOOLS = {"tcp": ("iperf3", "iperf2"), "udp": ("iperf3", "iperf2"), "ping": ("ping",)}
+TOOLS = {"tcp": ("iperf3", "iperf2"), "udp": ("iperf3", "iperf2"), "ping": ("ping",),
+         "traceroute": ("traceroute",)}
 #: Tools whose logs a monitor campaign may hold: those it runs, and those an imported
 #: archive was recorded with (``thruput campaign import --kind monitor``), which
 #: ``thruput monitor`` cannot run.
@@ -48,7 +52,9 @@ ANALYSIS_KEYS = frozenset({"day_s"})
 #: Defaults of one entry of ``schedule.tests``.
 TEST_DEFAULTS = {"duration_s": 10.0, "count": 10, "interval_s": 0.2, "sizes": [56]}
 #: ping only measures the round trip, so it is run from the source alone.
-ROUND_TRIP_TESTS = frozenset({"ping"})
+ROUND_TRIP_TESTS = frozenset({"ping", "traceroute"})
+#: Defaults of a traceroute entry: probes a hop (traceroute -q) and the most hops (-m).
+ROUTE_DEFAULTS = {"probes": 3, "max_hops": 30}
 
 
 @dataclass(frozen=True)
@@ -94,6 +100,7 @@ class TestSpec:
     rate: float | None = None
     count: int | None = None
     interval_s: float | None = None
+    max_hops: int | None = None
 
     def run_id(self, slot):
         """``<slot:06d>-<path>-<direction>-<test>[-b<socket_buffer>][-z<size>]``."""
@@ -106,8 +113,9 @@ class TestSpec:
 
     @property
     def role(self):
-        """Manifest role: ``ping`` (an RTT log) or ``iperf`` (a throughput log)."""
-        return "ping" if self.test == "ping" else "iperf"
+        """Manifest role: ``ping`` (an RTT log), ``iperf`` (a throughput log) or
+        ``route`` (a traceroute, listed in routes.csv)."""
+        return "route" if self.test in ROUTE_TESTS else "ping" if self.test == "ping" else "iperf"
 
 
 def buffers_at(test, when):
@@ -154,8 +162,9 @@ class Schedule:
         tests = []
         for i, t in enumerate(d.get("tests") or []):
             test = t.get("test")
-            if test not in TESTS:
-                raise ValueError(f"schedule.tests[{i}]: test {test!r} is not one of {list(TESTS)}")
+            if test not in TESTS + ROUTE_TESTS:
+                raise ValueError(f"schedule.tests[{i}]: test {test!r} is not one of "
+                                 f"{list(TESTS + ROUTE_TESTS)}")
             tool = t.get("tool", TOOLS[test][0])
             if tool not in TOOLS[test]:
                 raise ValueError(f"schedule.tests[{i}]: tool {tool!r} cannot run a {test} test "
@@ -165,7 +174,8 @@ class Schedule:
                                  "socket_buffer_plan")
             if test == "udp" and not t.get("rate_bps"):
                 raise ValueError(f"schedule.tests[{i}]: a udp test needs rate_bps")
-            tests.append({**TEST_DEFAULTS, **t, "tool": tool})
+            defaults = ROUTE_DEFAULTS if test in ROUTE_TESTS else TEST_DEFAULTS
+            tests.append({**defaults, **t, "tool": tool})
         if not tests:
             raise ValueError("schedule.tests is empty: nothing to run")
         return cls(float(values["interval_s"]), float(values["jitter_s"]), values["order"],
@@ -201,6 +211,8 @@ def _expand(t, path, direction, when):
                 for b in buffers_at(t, when)]
     if t["test"] == "udp":
         return [TestSpec(**common, duration_s=float(t["duration_s"]), rate=float(t["rate_bps"]))]
+    if t["test"] in ROUTE_TESTS:
+        return [TestSpec(**common, count=int(t["probes"]), max_hops=int(t["max_hops"]))]
     return [TestSpec(**common, size=int(s), count=int(t["count"]),
                      interval_s=float(t["interval_s"])) for s in t["sizes"]]
 

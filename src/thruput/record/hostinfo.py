@@ -51,6 +51,7 @@ VERSION_PROBES = {
     "iperf3": (["iperf3", "--version"], r"^iperf (?P<v>3\S*)", ""),
     "iperf2": (["iperf", "--version"], r"^iperf version (?P<v>\S+)", ""),
     "ping": (["ping", "-V"], r"iputils[- ]?(?:s)?(?P<v>\d+)", "iputils "),
+    "traceroute": (["traceroute", "--version"], r"version (?P<v>[0-9.]+)", ""),
 }
 
 

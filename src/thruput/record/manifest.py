@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-from ..campaign.runs import append_rows as _append_rows, manifest_path, records, split_header
+from ..campaign.runs import append_rows as _append_rows, manifest_path, read_text, records, split_header
 from ..campaign.layout import LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE
 
 __all__ = ["COLUMNS", "MANIFEST", "Row", "read_rows", "append_rows", "complete_runs"]
@@ -50,7 +50,7 @@ def read_rows(campaign_dir):
     path = manifest_path(campaign_dir)
     if not path.exists():
         return []
-    text = path.read_text(encoding="utf-8")
+    text = read_text(campaign_dir)
     header, end = split_header(text)
     if header is None:
         return []

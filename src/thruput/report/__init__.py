@@ -13,6 +13,7 @@ from .studies import *  # noqa: F401,F403
 from .studies import __all__ as _studies
 from .provenance import *  # noqa: F401,F403
 from .provenance import __all__ as _provenance
+from . import design  # noqa: F401  (a design campaign's page: report.design.<name>)
 from . import health  # noqa: F401  (the monitor health page: report.health.<name>)
 
-__all__ = [*_campaigns, *_studies, *_monitor, *_provenance, "health"]
+__all__ = [*_campaigns, *_studies, *_monitor, *_provenance, "design", "health"]

@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import xarray as xr
-import yaml
 from IPython.display import HTML, Markdown, display
 
-from .. import charts
+from .. import charts, guard
+from . import design
 from ..project import project_path
 from .provenance import source_link
 from ..charts.comparison import difference_intervals, levels_differ
@@ -49,7 +49,7 @@ MBIT = 1e6
 
 def read_params(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The pipeline's parameters file (``params.yaml``, given by the page) as a dict."""
-    return yaml.safe_load(Path(path).read_text()) or {}
+    return guard.load_yaml_file(path, "params.yaml") or {}
 
 
 def read_processed(processed: str | os.PathLike[str], name: str) -> xr.Dataset:
@@ -105,8 +105,14 @@ def metadata(ds: xr.Dataset) -> dict[str, Any]:
     return json.loads(raw) if isinstance(raw, str) else dict(raw)
 
 
+def _is_design(ds):
+    return ds.attrs.get("campaign_kind") == "design"
+
+
 def title(ds: xr.Dataset) -> Markdown:
-    """A Markdown heading and description of the campaign."""
+    """A Markdown heading and description of the campaign (a design's: :mod:`thruput.report.design`)."""
+    if _is_design(ds):
+        return design.design_title(read_product(ds))
     meta = metadata(ds)
     path = meta.get("path", {})
     dates = meta.get("dates", {})
@@ -148,6 +154,8 @@ def hosts_table(ds: xr.Dataset) -> pd.DataFrame:
             "congestion control": tcp.get("congestion_control"),
             "window scaling / SACK": _joined(" / ", tcp.get("window_scaling"), tcp.get("sack")),
         }
+    if not rows:
+        return Markdown("The campaign does not describe its hosts.")
     table = pd.DataFrame(rows)
     tools = meta.get("tools", {})
     if tools:
@@ -240,8 +248,11 @@ def udp_table(ds: xr.Dataset, product: xr.DataTree | None = None) -> HTML | pd.D
 
 
 def statistics(ds: xr.Dataset, product: xr.DataTree | None = None) -> HTML | pd.DataFrame:
-    """The statistics section of a campaign page: heading, what it shows, the table."""
+    """The statistics section of a campaign page: heading, what it shows, the table (a
+    design's: :func:`thruput.report.design.design_statistics`)."""
     product = read_product(ds) if product is None else product
+    if _is_design(ds):
+        return design.design_statistics(product)
     if _is_tcp(ds):
         display(Markdown("## Throughput statistics\n\nPer window x streams cell over the repeats "
                          "(shown in Mbit/s), with the ping RTT measured while the cell ran (loaded)."))
@@ -263,8 +274,11 @@ def _unloaded_rtt_s(ds, product=None):
 
 
 def campaign_charts(ds: xr.Dataset, product: xr.DataTree | None = None) -> Markdown | None:  # type: ignore[return]
-    """Every chart of a campaign page, displayed in order."""
+    """Every chart of a campaign page, displayed in order (a design's:
+    :func:`thruput.report.design.design_charts`)."""
     product = read_product(ds) if product is None else product
+    if _is_design(ds):
+        return design.design_charts(product)
     if not _is_tcp(ds):
         return udp_charts(ds, product)  # type: ignore[func-returns-value]
     df = cell_summary(ds, product)

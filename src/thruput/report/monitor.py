@@ -29,7 +29,8 @@ from ..charts import monitor as mcharts
 
 __all__ = ["load_product", "monitor_title", "monitor_overview", "monitor_time_series",
            "monitor_changes", "monitor_daily_profile", "monitor_distributions",
-           "monitor_buffer_curves", "monitor_gaps", "monitor_udp_loss", "seed004_answers", "product_path",
+           "monitor_buffer_curves", "monitor_gaps", "monitor_udp_loss", "monitor_route_changes", "seed004_answers",
+           "product_path",
            "SEED004_QUESTIONS", "DISPLAY"]
 
 #: How each test is displayed: the product's unit -> the page's (factor, unit, quantity).
@@ -198,6 +199,37 @@ def monitor_changes(product: Mapping[str, xr.Dataset]) -> HTML | Markdown:
                      "before": f"{r['before'] / factor:.4g} {unit}", "after": f"{r['after'] / factor:.4g} {unit}",
                      "shift (95 % CI)": f"{r['shift'] / factor:+.3g} ({r['shift_lower'] / factor:+.3g} … "
                                         f"{r['shift_upper'] / factor:+.3g}) {unit}"})
+    return HTML(pd.DataFrame(rows).to_html(index=False))
+
+
+#: How near (s) a change point must be to a route change to be shown beside it.
+ROUTE_CHANGE_NEAR_S = 3600
+
+
+def monitor_route_changes(product):
+    """The times each path's route changed (the product's ``route_changes``: the traced hops
+    of the campaign's routes), each beside the change points of that path found within
+    :data:`ROUTE_CHANGE_NEAR_S` of it."""
+    found = product.get("route_changes")
+    traced = int(found.attrs.get("routes_traced", 0)) if found is not None else 0
+    if not traced:
+        return Markdown("*No route was traced on any path (a `traceroute` test in the schedule, or "
+                        "traceroute outputs in an imported pile, give them).*")
+    if not found.sizes.get("change"):
+        return Markdown(f"*{traced} routes traced; no path's route changed.*")
+    ch = product["changes"].to_dataframe().reset_index() if product["changes"].sizes.get("change") else pd.DataFrame()
+    rows = []
+    for r in found.to_dataframe().to_dict("records"):
+        near = []
+        if len(ch):
+            same = ch[ch["path"] == r["path"]] if "path" in ch else ch
+            gap = (pd.to_datetime(same["time"]) - pd.Timestamp(r["time"])).dt.total_seconds().abs()
+            near = [f"{DISPLAY[c['test']][2]}, {_label(c, c['test'])} at {str(c['time'])[11:19]}"
+                    for c in same[gap <= ROUTE_CHANGE_NEAR_S].to_dict("records")]
+        rows.append({"path": r["path"],
+                     "route changed (UTC)": f"{str(r['previous_time'])[:19]} – {str(r['time'])[11:19]}",
+                     "hops before": r["before"], "hops after": r["after"],
+                     "change points within 1 h": "; ".join(near) or "none"})
     return HTML(pd.DataFrame(rows).to_html(index=False))
 
 

@@ -8,15 +8,17 @@ import json
 import shutil
 from pathlib import Path
 
+import pandas as pd
 import xarray as xr
 
+from .. import guard
+from ..campaign.store import STATS_SUFFIX  # the file name ending of a statistics product
 from ..hashing import sha256_file
+
 __all__ = ["export", "campaign_table", "DESCRIPTOR"]
 
 #: The Frictionless descriptor of the package.
 DESCRIPTOR = "datapackage.json"
-#: File name ending of a statistics product (not a campaign, exported as a resource of its own).
-STATS_SUFFIX = ".stats.nc"
 
 
 def _sha256(path):
@@ -122,7 +124,13 @@ def _monitor_runs(store, out):
 
 
 def _csv_resource(name, csv, table, **about):
-    """Write ``table`` to ``csv``; its resource ``name`` with its schema and ``about`` it."""
+    """Write ``table`` to ``csv``; its resource ``name`` with its schema and ``about`` it.
+    Text cells a spreadsheet would run as a formula (a run id or reason starting with
+    ``=``, ``+``, ``-``, ``@``) are written with a leading ``'`` (:func:`thruput.guard.spreadsheet_safe`)."""
+    table = table.copy()
+    for column in table.columns:
+        if table[column].dtype == object or pd.api.types.is_string_dtype(table[column].dtype):
+            table[column] = table[column].map(guard.spreadsheet_safe)
     table.to_csv(csv, index=False)
     return {"name": name, "path": csv.name, "format": "csv", "mediatype": "text/csv",
             "hash": f"sha256:{_sha256(csv)}", "bytes": csv.stat().st_size,

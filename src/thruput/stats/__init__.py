@@ -19,11 +19,14 @@ changes         change_points (level shifts with bootstrap bounds)
 monitor         rolling_summary, buffer_curves, udp_tcp_ratio, compare_periods,
                 direction_asymmetry, gap_report, udp_loss_offered (monitor campaigns)
 grouped         grouped_summary: per-group summaries, exact or by sketch on dask
+design          design_summary, design_plateau, level_comparison, compare_designs,
+                design_product: any design campaign, along any of its factors
 monitor_tables  monitor_product: every table of a monitor campaign's page
 study_effects   study_effects_product: the campaign each study page shows beside a
                 published effect (effect_applies, effect_strength, effect_scores)
 theory          bdp, gige_goodput, window_limited_throughput, mathis_throughput, ...
 jitter          ipdv, jitter_rfc3550, loss_bursts, jain_fairness
+routes          hop_sequence, route_changes (when a path's route changes)
 defaults        DEFAULTS: the one set of defaults (params.yaml's stats section)
 ==============  =============================================================
 
@@ -37,10 +40,13 @@ from __future__ import annotations
 
 from .bounds import window_bound
 from .changes import change_points
+from .routes import hop_sequence, route_changes
 from .compare import compare, flatten_metadata, hodges_lehmann, metadata_diff
 from .defaults import DEFAULTS
 from .jitter import (ipdv, jain_fairness, jitter_rfc3550, loss_bursts, lost_indicator,
                      reply_delays)
+from .design import (compare_designs, design_plateau, design_product, design_summary,
+                     level_comparison)
 from .grouped import grouped_summary
 from .latency import fit_latency, latency_fit, latency_line  # noqa: F401 (fit_latency: old name)
 from .load import rtt_growth, rtt_load, trend_vs_throughput
@@ -80,7 +86,9 @@ __all__ = [
     # monitor campaigns
     "change_points", "rolling_summary", "buffer_curves", "udp_tcp_ratio", "compare_periods",
     "direction_asymmetry", "gap_report", "udp_loss_offered", "grouped_summary", "monitor_product",
-    "series_change_points",
+    "series_change_points", "hop_sequence", "route_changes",
+    # design campaigns, along any factor
+    "design_summary", "design_plateau", "level_comparison", "compare_designs", "design_product",
     # the campaigns the study pages show beside the published effects
     "study_effects_product", "effect_applies", "effect_strength", "effect_scores",
     # theory

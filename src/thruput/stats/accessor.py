@@ -21,6 +21,7 @@ from importlib import import_module
 _bounds = import_module(".bounds", __package__)
 _changes = import_module(".changes", __package__)
 _compare = import_module(".compare", __package__)
+_design = import_module(".design", __package__)
 _jitter = import_module(".jitter", __package__)
 _latency = import_module(".latency", __package__)
 _load = import_module(".load", __package__)
@@ -67,6 +68,20 @@ MONITOR_METHODS = frozenset({"sel", "change_points", "periodogram", "daily_cycle
                              "gap_report", "monitor_product"})
 #: Methods that apply only to a monitor campaign (not listed for other Datasets).
 MONITOR_ONLY = frozenset({"change_points", "udp_tcp_ratio", "gap_report", "monitor_product"})
+
+
+#: Methods of ``ds.thruput`` that apply to a design campaign (``campaign_kind: design``):
+#: they take factor names; its repr lists only these.
+DESIGN_METHODS = frozenset({"sel", "factors", "design_summary", "design_plateau", "level_comparison",
+                            "compare_designs", "design_product", "describe", "bootstrap_ci", "ecdf",
+                            "frequency", "metadata_diff", "periodogram", "daily_cycle"})
+#: Methods that apply only to a design campaign (not listed for other Datasets).
+DESIGN_ONLY = frozenset({"factors", "design_summary", "design_plateau", "level_comparison",
+                         "compare_designs", "design_product"})
+
+
+def _is_design(ds):
+    return ds.attrs.get("campaign_kind") == "design"
 
 
 def _is_monitor(ds):
@@ -194,13 +209,17 @@ class DatasetAccessor:
         what = f"{kind} {name} ({dims})".replace("  ", " ")
         if _is_monitor(self._ds):
             return _describe_object(self, what, only=MONITOR_METHODS)
-        return _describe_object(self, what, hide=MONITOR_ONLY)
+        if _is_design(self._ds):
+            return _describe_object(self, what, only=DESIGN_METHODS)
+        return _describe_object(self, what, hide=MONITOR_ONLY | DESIGN_ONLY)
 
     def __dir__(self):
         names = set(super().__dir__())
         if _is_monitor(self._ds):
             return sorted(n for n in names if n.startswith("_") or n in MONITOR_METHODS)
-        return sorted(names - MONITOR_ONLY)
+        if _is_design(self._ds):
+            return sorted(n for n in names if n.startswith("_") or n in DESIGN_METHODS)
+        return sorted(names - MONITOR_ONLY - DESIGN_ONLY)
 
     def _time(self, time):
         """``time`` as given, else ``start_time`` (sweeps) or ``time`` (monitors)."""
@@ -285,6 +304,33 @@ class DatasetAccessor:
         """:func:`thruput.stats.daily_cycle` of ``ds[var]`` timed by ``ds[time]`` (as
         :meth:`periodogram`)."""
         return _periodic.daily_cycle(self._ds[var], self._ds[self._time(time)], **kwargs)
+
+    # --- design campaigns (thruput.stats.design): methods that take factor names ---
+    def factors(self):
+        """:func:`thruput.stats.design.factors_of` of this design campaign."""
+        return _design.factors_of(self._ds)
+
+    def design_summary(self, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.design_summary` of ``ds[var]`` per cell of the
+        factors ``by`` (default every factor)."""
+        return _design.design_summary(self._ds, var, by, **kwargs)
+
+    def design_plateau(self, along, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.design_plateau` along the factor ``along``."""
+        return _design.design_plateau(self._ds, along, var, by, **kwargs)
+
+    def level_comparison(self, factor, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.level_comparison` of the levels of ``factor``."""
+        return _design.level_comparison(self._ds, factor, var, by, **kwargs)
+
+    def compare_designs(self, other, var="throughput", by=None, **kwargs):
+        """:func:`thruput.stats.design.compare_designs` of this campaign (``a``) and
+        ``other`` (``b``)."""
+        return _design.compare_designs(self._ds, other, var, by, **kwargs)
+
+    def design_product(self, params=None):
+        """:func:`thruput.stats.design.design_product` of this design campaign."""
+        return _design.design_product(self._ds, params)
 
     # --- monitor campaigns (thruput.stats.monitor, thruput.stats.monitor_tables) ---
     def change_points(self, **kwargs):

@@ -395,21 +395,25 @@ def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[st
     t0 = as_utc(start) if start is not None else (np.min(times - slots * step) if slots.size else np.datetime64("NaT"))
     seen = np.unique(slots)
     last = int(seen.max()) if seen.size else -1
-    missing = np.setdiff1d(np.arange(last + 1), seen)
-    runs = np.split(missing, np.flatnonzero(np.diff(missing) > 1) + 1) if missing.size else []
+    # runs of missing slots from the slots seen (0..last), by arithmetic: no array of every slot
+    bounds = np.concatenate([[-1], seen[seen >= 0]])
+    at = np.flatnonzero(np.diff(bounds) > 1)
+    firsts, sizes = bounds[at] + 1, bounds[at + 1] - bounds[at] - 1
+    froms = np.array([as_utc(e["from"]) for e in explained], "datetime64[ns]")
+    tos = np.array([as_utc(e["to"]) for e in explained], "datetime64[ns]")
     gaps = []
-    for r in runs:
-        g0, g1 = t0 + int(r[0]) * step, t0 + (int(r[-1]) + 1) * step
-        why = next((e.get("reason", "") for e in explained
-                    if as_utc(e["from"]) < g1 and as_utc(e["to"]) > g0), UNEXPLAINED)
-        gaps.append((g0, g1, int(r[0]), r.size, why))
+    for first, size in zip(firsts.tolist(), sizes.tolist()):
+        g0, g1 = t0 + first * step, t0 + (first + size) * step
+        hit = np.flatnonzero((froms < g1) & (tos > g0))    # the first explained range that overlaps
+        why = explained[int(hit[0])].get("reason", "") if hit.size else UNEXPLAINED
+        gaps.append((g0, g1, first, size, why))
     out = np.asarray(ds[outcome].values).astype(str)
     failed = np.flatnonzero(out != "ok")
 
     def col(name):
         return np.asarray(ds[name].values)[failed].astype(str) if name in ds.variables else np.full(failed.size, "")
 
-    cols = list(zip(*gaps)) if gaps else [[], [], [], [], []]
+    cols = list(zip(*gaps)) if gaps else [[], [], [], [], []]  # type: ignore[list-item]
     return xr.Dataset({
         "gap_start": ("gap", np.array(cols[0], "datetime64[ns]"), {"long_name": "first missing slot due (UTC)"}),
         "gap_end": ("gap", np.array(cols[1], "datetime64[ns]"), {"long_name": "next slot due (UTC)"}),

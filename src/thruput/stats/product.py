@@ -22,6 +22,14 @@ Groups of a ``tcp_sweep`` product
     the RTTs that got a reply per phase, and the window bound n x window / RTT with the
     unloaded median RTT (:func:`~thruput.stats.window_limited_throughput`).
 
+Groups of a ``design`` product
+------------------------------
+:func:`thruput.stats.design.design_product`: the factors and the page's layout
+(``design``), summaries per cell and per level (``cells/<metric>``, ``shown/<metric>``,
+``levels/<metric>/<factor>``), level comparisons (``compare/<factor>``), plateaus along
+ordered numeric factors (``plateau/<factor>``), ``failures`` and, for a design over time,
+``time/<metric>``.
+
 Groups of a ``udp_sweep`` product
 ---------------------------------
 ``udp_grid``, ``udp_onset``
@@ -46,6 +54,7 @@ import xarray as xr
 from ..product_groups import COMPARISON_GROUP_FUNCTIONS, GROUP_FUNCTIONS, PRODUCT_FUNCTIONS
 from .compare import compare, metadata_diff
 from .defaults import DEFAULTS
+from .design import design_product
 from .latency import latency_fit
 from .load import rtt_load
 from .plateau import best_cells, plateau, smallest_product
@@ -180,8 +189,14 @@ def _main_scan(ds):
     return files[np.argmax(counts)]
 
 
+def design_sweep_product(ds, params):
+    """The groups of a design campaign's product: :func:`thruput.stats.design.design_product`
+    (nested groups such as ``compare/cc``; see its docstring)."""
+    return design_product(ds, params)
+
+
 #: Campaign kind (``attrs["campaign_kind"]``) -> function ``(ds, params) -> {group: Dataset}``.
-PRODUCTS = {"tcp_sweep": tcp_sweep_product, "udp_sweep": udp_sweep_product}
+PRODUCTS = {"tcp_sweep": tcp_sweep_product, "udp_sweep": udp_sweep_product, "design": design_sweep_product}
 
 
 def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> xr.DataTree:
@@ -276,6 +291,11 @@ def _catalogue_row(product):
         row["best_median"] = float(np.nanmax(medians)) if np.isfinite(medians).any() else np.nan
         first, last = (str(product["campaign"].attrs.get(k, ""))[:10] for k in ("start", "end"))
         row.update(start=row["start"] or first, end=last)       # (campaign.yaml's start first)
+    if product.attrs["campaign_kind"] == "design":   # (its cells are per metric: cells/throughput)
+        if "cells" in product.children and "throughput" in product["cells"].children:
+            medians = product["cells/throughput"]["median"].values
+            row["best_median"] = float(np.nanmax(medians)) if np.isfinite(medians).any() else np.nan
+        return row
     if "cells" in product:
         row["best_median"] = float(product["cells"]["median"].max())
         p = product["plateau"].to_dataset()

@@ -27,9 +27,8 @@ import os
 import re
 from pathlib import Path
 
-import yaml
-
-from ..errors import ThruputError
+from .. import guard
+from ..errors import FileRefused, ParseError, ThruputError
 from .formulas import CONSTANTS, FormulaError, names
 
 __all__ = ["SEEDS", "STUDY_DIR", "STUDIES_ENV", "StudyError", "checks", "claims_path", "kind", "parse_input",
@@ -144,11 +143,12 @@ def _load(seed, what):
     path = _folder(seed) / f"{what}.yaml"
     if what == "page" and not path.exists():
         return {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            data = yaml.safe_load(fh) or {}
-    except yaml.YAMLError as exc:   # a !!python/object tag, a tab, an unclosed quote: never a raw error
-        raise StudyError(f"{path}: not plain YAML: {' '.join(str(exc).split())}") from None
+    try:            # inside the studies' folder, bounded (thruput.guard): an alias bomb is refused
+        data = guard.load_yaml(guard.read_text(path, f"{what}.yaml", root=_folder(seed).parent), str(path))[0] or {}
+    except FileRefused:
+        raise
+    except ParseError as exc:   # a !!python/object tag, a tab, an unclosed quote: never a raw error
+        raise StudyError(f"{path}: not plain YAML: {' '.join(exc.message.removeprefix('not valid YAML: ').split())}") from None
     if not isinstance(data, dict):
         raise StudyError(f"{path}: a mapping of keys is expected, not a {type(data).__name__}")
     if what == "claims" and not isinstance(data.get("checks", []), list):
