@@ -27,6 +27,8 @@ REGISTRY = (
     "iperf3_json",      # iperf3 -J
     "flent",            # flent data files (JSON, usually gzip)
     "ndt7",             # M-Lab ndt7 results (JSON)
+    "curl_json",        # curl -w '%{json}' (one JSON object per transfer and line)
+    "fio_json",         # fio --output-format=json
     "pscheduler_throughput",  # perfSONAR pScheduler throughput results (JSON)
     "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "esmond_throughput",  # perfSONAR esmond archive throughput time series (JSON)
