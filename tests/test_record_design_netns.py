@@ -99,3 +99,60 @@ def test_design_cc_x_mtu_x_application_between_namespaces(tmp_path):
         assert (mss > 8000) == (int(ds.mtu.sel(run=run).values) == 9000), (run, mss)
     assert (campaign / "server").is_dir() and len(list((campaign / "server").iterdir())) == 8
     assert "far:" in meta and "near:" in meta
+
+
+def _sshd(tmp_path, ns, address, port):
+    """A real sshd (Debian's openssh-server) in namespace ``ns`` with its own config, host
+    key and authorized key, /run a tmpfs of its own mount namespace (for /run/sshd): no
+    system-wide change. Returns (Popen, ssh options)."""
+    for name in ("host", "id"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+    (tmp_path / "authorized_keys").write_text((tmp_path / "id.pub").read_text())
+    config = tmp_path / "sshd_config"
+    config.write_text(f"Port {port}\nListenAddress {address}\nHostKey {tmp_path / 'host'}\n"
+                      f"AuthorizedKeysFile {tmp_path / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
+                      f"PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+                      f"StrictModes no\nPidFile none\nSubsystem sftp internal-sftp\n")
+    proc = subprocess.Popen(["ip", "netns", "exec", ns, "sh", "-c",
+                             "mount -t tmpfs tmpfs /run && mkdir -m 755 /run/sshd && "
+                             f"exec /usr/sbin/sshd -D -e -f {config}"],
+                            stdout=subprocess.DEVNULL, stderr=open(tmp_path / "sshd.log", "w"))
+    options = ["-p", str(port), "-i", str(tmp_path / "id"), "-o", "StrictHostKeyChecking=no",
+               "-o", f"UserKnownHostsFile={tmp_path / 'known_hosts'}", "-o", "ConnectTimeout=10"]
+    return proc, options
+
+
+@pytest.mark.skipif(not os.path.exists("/usr/sbin/sshd") or not shutil.which("ssh"),
+                    reason="needs openssh-server and openssh-client")
+def test_design_with_the_far_end_over_ssh(tmp_path):
+    campaign = tmp_path / "design-ssh"
+    name = f"{NAME}s"
+    with delayline.path(name, delay="5ms", rate="40mbit", queue="256k", subnet="10.79.11",
+                        loss=0.002, seed=57) as p:
+        sshd, options = _sshd(tmp_path, p["ns_b"], p["addr_b"], 2222)
+        try:
+            for _ in range(100):   # until sshd answers
+                if subprocess.run(["ip", "netns", "exec", p["ns_a"], "ssh", "-o", "BatchMode=yes", *options,
+                                   f"root@{p['addr_b']}", "true"], capture_output=True).returncode == 0:
+                    break
+                time.sleep(0.1)
+            devs = {p["ns_a"]: f"{name}-ta", p["ns_b"]: f"{name}-tb"}
+            before = {ns: _state(ns, dev) for ns, dev in devs.items()}
+            code = main(["record", str(campaign), "--to", p["addr_b"], "--netns", p["ns_a"],
+                         "--far", f"ssh:root@{p['addr_b']}", *[f"--ssh-option={o}" for o in options],
+                         "--port", str(PORT), "--factor", "cc=reno,bbr", "--factor", "mtu=1500,9000",
+                         "--factor", "application=iperf3,http", "--duration", "1", "--size", "1M",
+                         "--seed", "8", "--no-progress"])
+            after = {ns: _state(ns, dev) for ns, dev in devs.items()}
+        finally:
+            sshd.terminate()
+            sshd.wait(10)
+    assert code == 0
+    assert after == before
+    assert not check_campaign(campaign)
+    ds = thruput.open_campaign(campaign)
+    assert ds.sizes["run"] == 8 and (ds.outcome.values == "ok").all()
+    assert set(ds.application.values) == {"iperf3", "http"}
+    meta = (campaign / "campaign.yaml").read_text()
+    assert "reached over ssh" in meta and f"ssh:root@{p['addr_b']}" in meta
+    assert len(list((campaign / "server").iterdir())) == 4

@@ -149,7 +149,7 @@ def run_design(args):
         else:
             plan = plan_from_factors(args.factor, args.apply or (),
                                      **overrides)
-        far = End(args.far, tuple(args.ssh_option))
+        far = End(args.far, tuple(args.ssh_option), args.netns if args.far.startswith("ssh:") else None)
         near = End(f"netns:{args.netns}") if args.netns else End()
     except (ValueError, OSError) as exc:
         print(f"thruput record: {exc}", file=sys.stderr)

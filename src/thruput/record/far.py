@@ -28,11 +28,13 @@ class End:
     """One end of the path: ``local`` (this host), ``netns:NAME`` or ``ssh:[user@]host``.
 
     ``ssh_options`` are passed to ssh before the host (``-p 2222``, ``-i key``,
-    ``-o UserKnownHostsFile=...``); ssh always runs with ``BatchMode=yes``.
+    ``-o UserKnownHostsFile=...``); ssh always runs with ``BatchMode=yes``, from the
+    network namespace ``via`` if given (where this end's clients run).
     """
 
     spec: str = "local"
     ssh_options: tuple = field(default=())
+    via: str | None = None
 
     def __post_init__(self):
         if not (self.spec == "local" or re.fullmatch(r"netns:[\w.+-]+", self.spec)
@@ -52,7 +54,8 @@ class End:
         if self.netns:
             return ["ip", "netns", "exec", self.netns, *argv]
         if self.ssh:
-            return ["ssh", "-o", "BatchMode=yes", *self.ssh_options, self.ssh, shlex.join(argv)]
+            ssh = ["ssh", "-o", "BatchMode=yes", *self.ssh_options, self.ssh, shlex.join(argv)]
+            return ["ip", "netns", "exec", self.via, *ssh] if self.via else ssh
         return list(argv)
 
     def run(self, argv, *, check=True, timeout=60) -> subprocess.CompletedProcess:
