@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import sys
 import subprocess
 import time
 
@@ -156,3 +158,42 @@ def test_design_with_the_far_end_over_ssh(tmp_path):
     meta = (campaign / "campaign.yaml").read_text()
     assert "reached over ssh" in meta and f"ssh:root@{p['addr_b']}" in meta
     assert len(list((campaign / "server").iterdir())) == 4
+
+
+def test_interrupted_design_restores_the_settings_and_resumes(tmp_path):
+    """SIGINT in the middle of a run: the namespaces' MTU and congestion control are put
+    back, the command exits 130, and running it again records only the rest."""
+    campaign = tmp_path / "design-cut"
+    name = f"{NAME}i"
+    with delayline.path(name, delay="2ms", rate="40mbit", queue="256k", subnet="10.79.13") as p:
+        devs = {p["ns_a"]: f"{name}-ta", p["ns_b"]: f"{name}-tb"}
+        before = {ns: _state(ns, dev) for ns, dev in devs.items()}
+        argv = [sys.executable, "-m", "thruput.cli", "record", str(campaign), "--to", p["addr_b"],
+                "--netns", p["ns_a"], "--far", f"netns:{p['ns_b']}", "--port", str(PORT + 2),
+                "--factor", "cc=reno,bbr", "--factor", "mtu=9000,1400", "--duration", "3", "--seed", "3",
+                "--no-progress"]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and proc.poll() is None and not (
+                    (campaign / "runs.csv").exists() and len((campaign / "runs.csv").read_text().splitlines()) >= 2):
+                time.sleep(0.1)
+            time.sleep(1.0)        # inside the second run
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        interrupted = {ns: _state(ns, dev) for ns, dev in devs.items()}
+        rows = len((campaign / "runs.csv").read_text().splitlines()) - 1
+        again = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        after = {ns: _state(ns, dev) for ns, dev in devs.items()}
+    assert proc.returncode == 130, err
+    assert "restored" in err
+    assert interrupted == before and after == before
+    assert 1 <= rows < 4
+    assert again.returncode == 0, again.stderr
+    assert f"{4 - rows} runs recorded, {rows} already there" in again.stdout
+    ds = thruput.open_campaign(campaign)
+    assert ds.sizes["run"] == 4 and (ds.outcome.values == "ok").all()
