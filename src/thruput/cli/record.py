@@ -1,9 +1,18 @@
-"""``thruput record``: run a window x streams x repeats sweep to a far host, the IEPM way.
+"""``thruput record``: run a window x streams x repeats sweep to a far host, the IEPM way,
+or any declared design on both ends.
 
-For each cell: iperf with ping alongside (loaded), then ping alone for --pause seconds
-(unloaded), as in seed 000. Resumable: re-running the same command skips the runs already
-in runs.csv. Needs an iperf server on the far host (`iperf3 -s`, or `iperf3 -s -J` so that
-its OS and kernel are recorded too).
+Sweep: for each cell, iperf with ping alongside (loaded), then ping alone for --pause
+seconds (unloaded), as in seed 000. Needs an iperf server on the far host (`iperf3 -s`, or
+`iperf3 -s -J` so that its OS and kernel are recorded too).
+
+Design (--design FILE or --factor NAME=L1,L2): a seed-001-style study, applications x TCP
+stacks x MTU, with thruput starting the servers at the far end (the examples below show one).
+
+Host settings (cc -> sysctl net.ipv4.tcp_congestion_control, mtu -> ip link, qdisc -> tc,
+tcp_rmem/tcp_wmem -> sysctl) are applied at both ends before their runs and restored
+afterwards, also after a failure or Ctrl-C; `--apply cc='iperf3 -C'` applies one as a
+tool option instead. Runs go in a random order from a stored seed. Both kinds resume:
+re-running the same command skips the runs already in runs.csv.
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ def _list_of(parse):
 
 
 def add_parser(sub):
-    p = sub.add_parser("record", help="record a TCP sweep campaign (iperf + ping)",
+    p = sub.add_parser("record", help="record a TCP sweep campaign (iperf + ping) or a declared design",
                        description=__doc__)
     p.add_argument("campaign", metavar="CAMPAIGN_DIR", help="e.g. data/raw/my-path")
     p.add_argument("--to", required=True, metavar="HOST", help="far host running the iperf server")
