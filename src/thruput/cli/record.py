@@ -88,6 +88,8 @@ def add_parser(sub):
                         "--ssh-option=-oUserKnownHostsFile=FILE)")
     d.add_argument("--size", type=_list_of(lambda t: parse_sizes(t)[0]), metavar="BYTES",
                    help="bytes per http or disk transfer, K/M (default 8M)")
+    d.add_argument("--capture", action="store_true",
+                   help="keep a headers-only capture of each run (tcpdump -s 128) as runs/<run>.pcap")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
@@ -167,7 +169,8 @@ def run_design(args):
     about = {"title": args.title, "description": args.description, "who": args.who, "notes": args.notes}
     try:
         summary = record_design(args.campaign, plan, args.to, near=near, far=far, port=args.port or 5201,
-                                about=about, progress=not args.no_progress, command=command)
+                                about=about, progress=not args.no_progress, command=command,
+                                capture=args.capture)
     except RecordError as exc:
         print(f"thruput record: {exc}", file=sys.stderr)
         return 1

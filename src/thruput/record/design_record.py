@@ -206,7 +206,7 @@ def _tool_options(plan, values):
 
 
 def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=None, port=5201,
-                  about=None, progress=True, command=None) -> DesignSummary:
+                  about=None, progress=True, command=None, capture=False) -> DesignSummary:
     """Record ``plan`` into ``campaign_dir`` (a ``kind: design`` campaign), resuming.
 
     Parameters
@@ -221,6 +221,10 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
         iperf3's port; the HTTP server uses ``port + 1``.
     about : dict, optional
         ``title``, ``description``, ``who``, ``notes`` for campaign.yaml.
+    capture : bool
+        Keep a headers-only capture of each run (``tcpdump -s 128``, pcap) taken at this
+        end as ``runs/<run>.pcap`` (listed as ``ancillary``; read by
+        :func:`thruput.packets.read_pcap`).
 
     Returns
     -------
@@ -310,8 +314,18 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
                 if app == "http" and http is None:
                     http = _start_http(far, far_dir, host, port + 1, plan.size_bytes)
                 started = utc_now()
-                outcome, reason, text, server_log = _run_one(plan, app, values, near, far, host, port,
-                                                             near_dir, far_dir, run_id)
+                dump = _start_capture(near, near_dir, host, directory / f"runs/{run_id}.pcap", run_id) \
+                    if capture else None
+                try:
+                    outcome, reason, text, server_log = _run_one(plan, app, values, near, far, host, port,
+                                                                 near_dir, far_dir, run_id)
+                finally:
+                    if dump is not None:
+                        _drain(directory / f"runs/{run_id}.pcap")
+                        dump.stop()
+                if dump is not None and not any(a["path"] == f"runs/{run_id}.pcap" for a in ancillary):
+                    ancillary.append({"path": f"runs/{run_id}.pcap",
+                                      "what": f"headers-only capture of run {run_id} at {near} (tcpdump -s 128)"})
                 rel = f"runs/{run_id}.json"
                 part = directory / (rel + ".part")
                 part.write_text(text)
@@ -331,6 +345,8 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
                     summary.failed[run_id] = reason
                 bar.update(1)
         finished = True
+    except RuntimeError as exc:     # a setting or a server that could not be applied or started
+        raise RecordError(f"{exc} (host settings restored; re-run to resume)") from None
     finally:
         bar.close()
         if http is not None:
@@ -382,6 +398,33 @@ def _run_one(plan, app, values, near, far, host, port, near_dir, far_dir, run_id
     except ValueError:
         error = (out.stderr or text).strip()[:200] or f"iperf3 exit {out.returncode}"
     return ("error" if error or out.returncode else "ok"), error, text, log
+
+
+def _start_capture(near, near_dir, host, path, run_id):
+    """tcpdump -s 128 of the traffic to and from ``host`` at ``near``, into ``path``."""
+    dev, _ = far_mod.address_towards(near, host)
+    path.unlink(missing_ok=True)
+    dump = far_mod.Server(near, ["tcpdump", "--immediate-mode", "-i", dev, "-s", "128", "-U", "-w", str(path), "host", host],
+                          near_dir, f"tcpdump-{run_id}")
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and "listening on" not in dump.log():
+        if dump.proc.poll() is not None:
+            raise RuntimeError(f"tcpdump at {near} failed: {dump.log()[:300]}")
+        time.sleep(0.05)
+    return dump
+
+
+def _drain(path, quiet_s=0.3, timeout_s=10.0):
+    """Wait until tcpdump has written what its ring buffer holds: the file has not grown
+    for ``quiet_s`` (a busy machine's tcpdump may lag behind by a second)."""
+    size, still, deadline = -1, time.monotonic(), time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        now = path.stat().st_size if path.exists() else 0
+        if now != size:
+            size, still = now, time.monotonic()
+        elif time.monotonic() - still >= quiet_s:
+            return
+        time.sleep(0.05)
 
 
 def _url_host(host):
