@@ -245,3 +245,29 @@ def test_capture_of_a_recorded_run_agrees_with_iperf3(tmp_path):
         read_pcap(bad)
     with pytest.raises(ParseError, match="not a pcap"):
         read_pcap(campaign / "runs" / "bbr-r0.json")
+
+
+@pytest.mark.skipif(not shutil.which("iperf") or not shutil.which("nuttcp"), reason="needs iperf 2 and nuttcp")
+def test_iperf2_and_nuttcp_take_the_equivalent_options(tmp_path):
+    """application iperf2, nuttcp, iperf3 x window: each tool gets the window in its own
+    spelling (iperf -w, nuttcp -w<KB>), and -C (no nuttcp equivalent) leaves nuttcp's cell
+    empty; each log is read by its own reader."""
+    campaign = tmp_path / "design-tools"
+    name = f"{NAME}t"
+    with delayline.path(name, delay="2ms", rate="40mbit", queue="256k", subnet="10.79.19") as p:
+        code = main(["record", str(campaign), "--to", p["addr_b"], "--netns", p["ns_a"],
+                     "--far", f"netns:{p['ns_b']}", "--port", str(PORT + 6),
+                     "--factor", "application=iperf2,nuttcp,iperf3", "--factor", "window=131072,1048576",
+                     "--factor", "cc=reno", "--apply", "cc=iperf3 -C", "--duration", "1", "--no-progress"])
+    assert code == 0
+    assert not check_campaign(campaign)
+    ds = thruput.open_campaign(campaign)
+    assert ds.sizes["run"] == 6 and (ds.outcome.values == "ok").all()
+    assert list(ds.cc.values[ds.application.values == "nuttcp"]) == ["", ""]
+    for run in ds.run.values:
+        log = thruput.read(campaign / str(ds.source.sel(run=run).values))
+        assert log.attrs["tool"].startswith({"iperf2": "iperf", "nuttcp": "nuttcp", "iperf3": "iperf3"}[
+            str(ds.application.sel(run=run).values)])
+        assert float(ds.throughput.sel(run=run)) == pytest.approx(float(log.throughput.values[0]))
+    text = (campaign / "runs" / "nuttcp-131072-_-r0.txt").read_text()
+    assert "receive window size = 131072" in text

@@ -6,7 +6,9 @@ A factor is applied as its ``applied`` text says:
 ``iperf3 -X``
     A client option of iperf3 (``-C``, ``-M``, ``-w``, ``-P``, ``--fq-rate``; ``-R`` and
     ``-Z`` are flags: levels ``1``/``true``/``on`` set them). It concerns the ``iperf3``
-    and ``disk`` applications; an ``http`` run has an empty cell there (not applicable).
+    and ``disk`` applications, and ``iperf2`` and ``nuttcp`` where they have an equivalent
+    (:data:`EQUIVALENT`: ``-w``, ``-P``, ``-C``, ``-M``, ``-R``); elsewhere (``http``) the
+    run's cell is empty (not applicable).
 ``sysctl NAME``, ``mtu``, ``tc qdisc``
     A host setting (:mod:`thruput.record.settings`), applied at both ends before the run
     and restored when the recording ends, fails or is interrupted.
@@ -14,7 +16,8 @@ A factor is applied as its ``applied`` text says:
     What moves the data: ``iperf3`` (memory to memory, ``iperf3 -c ... -J``), ``http``
     (a file of ``size_bytes`` served at the far end by ``python3 -m http.server``, fetched
     by ``curl -w '%{json}'``) or ``disk`` (``iperf3 -F``: the file read from disk at this
-    end, written to disk at the far end).
+    end, written to disk at the far end), ``iperf2`` (``iperf -c -e``) or ``nuttcp``
+    (``nuttcp -v``), each with its server started at the far end for the run.
 
 The far end is this host, a network namespace or a host over ssh
 (:class:`thruput.record.far.End`): thruput starts the servers there (``iperf3 -s -1 -J``
@@ -49,7 +52,14 @@ from .sweep import RecordError, _sigterm_as_interrupt
 __all__ = ["DesignPlan", "DEFAULT_APPLIED", "load_design_plan", "plan_from_factors", "record_design",
            "DesignSummary", "APPLICATIONS"]
 
-APPLICATIONS = ("iperf3", "http", "disk")
+APPLICATIONS = ("iperf3", "http", "disk", "iperf2", "nuttcp")
+#: iperf3 client options and their equivalents in iperf 2 and nuttcp (a function of the
+#: level where the spelling differs); an option without one is not applicable there.
+EQUIVALENT = {
+    "iperf2": {"-w": "-w", "-P": "-P", "-C": "-Z", "-M": "-M", "-R": "-R"},
+    "nuttcp": {"-w": lambda v: [f"-w{max(int(float(v)) // 1024, 1)}"], "-P": lambda v: [f"-N{v}"],
+               "-R": "-r"},
+}
 #: How a factor is applied when its declaration does not say (by its name).
 DEFAULT_APPLIED = {
     "cc": "sysctl net.ipv4.tcp_congestion_control",
@@ -111,7 +121,7 @@ class DesignPlan:
             values = dict(zip(names, combo))
             app = self.application(values)
             for f in self.factors:
-                if app == "http" and (f.applied or "").startswith("iperf3 -"):
+                if (f.applied or "").startswith("iperf3 -") and not _applies(f.applied.split()[1], app):
                     values[f.name] = None
             key = tuple(values.values())
             if key in seen:
@@ -190,18 +200,29 @@ class DesignSummary:
     restore_errors: list = field(default_factory=list)
 
 
-def _tool_options(plan, values):
+def _applies(option, app):
+    """Whether iperf3's client ``option`` means something for application ``app``."""
+    return app in ("iperf3", "disk") or option in EQUIVALENT.get(app, {})
+
+
+def _tool_options(plan, values, app="iperf3"):
+    """The client options of a run's tool-option factors, in ``app``'s spelling."""
     argv = []
     for f in plan.factors:
         level = values.get(f.name)
         if level is None or not (f.applied or "").startswith("iperf3 -"):
             continue
         option = f.applied.split()[1]
+        if not _applies(option, app):
+            continue
+        spelled = EQUIVALENT[app][option] if app in EQUIVALENT else option
         if option in FLAGS:
             if str(level).lower() in TRUE:
-                argv.append(option)
+                argv.append(spelled)
+        elif callable(spelled):
+            argv += spelled(level)
         else:
-            argv += [option, str(level)]
+            argv += [spelled, str(level)]
     return argv
 
 
@@ -326,15 +347,15 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
                 if dump is not None and not any(a["path"] == f"runs/{run_id}.pcap" for a in ancillary):
                     ancillary.append({"path": f"runs/{run_id}.pcap",
                                       "what": f"headers-only capture of run {run_id} at {near} (tcpdump -s 128)"})
-                rel = f"runs/{run_id}.json"
+                rel = f"runs/{run_id}{'.txt' if app in ('iperf2', 'nuttcp') else '.json'}"
                 part = directory / (rel + ".part")
                 part.write_text(text)
                 os.replace(part, directory / rel)
                 if server_log:
-                    srel = f"server/{run_id}.json"
+                    srel = f"server/{run_id}{'.txt' if app in ('iperf2', 'nuttcp') else '.json'}"
                     (directory / srel).write_text(server_log)
                     if not any(a["path"] == srel for a in ancillary):
-                        ancillary.append({"path": srel, "what": f"iperf3 server log (-s -1 -J) at {far}"})
+                        ancillary.append({"path": srel, "what": f"{'iperf3' if app in ('iperf3', 'disk') else app} server log at {far}"})
                 cells = {"run": run_id, "role": "iperf", "path": rel, "sha256": sha256_of(directory / rel),
                          "started": started, "repeat": repeat, "outcome": outcome, "reason": reason}
                 cells.update({n: "" if v is None else v for n, v in values.items()})
@@ -370,6 +391,8 @@ def _run_one(plan, app, values, near, far, host, port, near_dir, far_dir, run_id
         ok = out.returncode == 0 and '"exitcode":0' in text
         return ("ok" if ok else "error"), ("" if ok else f"curl exit {out.returncode}: "
                                            f"{out.stderr.strip()[:200] or text[:200]}"), text, None
+    if app in ("iperf2", "nuttcp"):
+        return _run_other(plan, app, values, near, far, host, port, far_dir, run_id)
     server_argv = ["iperf3", "-s", "-1", "-J", "-p", str(port)]
     client = ["iperf3", "-c", host, "-p", str(port), "-J", *_tool_options(plan, values)]
     if app == "disk":
@@ -398,6 +421,32 @@ def _run_one(plan, app, values, near, far, host, port, near_dir, far_dir, run_id
     except ValueError:
         error = (out.stderr or text).strip()[:200] or f"iperf3 exit {out.returncode}"
     return ("error" if error or out.returncode else "ok"), error, text, log
+
+
+def _run_other(plan, app, values, near, far, host, port, far_dir, run_id):
+    """An iperf 2 (``iperf -s`` / ``iperf -c -e``) or nuttcp (``nuttcp -1`` / ``nuttcp -v``)
+    run; the server is started for the run and stopped after it."""
+    duration = f"{plan.duration_s:g}"
+    if app == "iperf2":
+        server_argv = ["iperf", "-s", "-p", str(port)]
+        client = ["iperf", "-c", host, "-p", str(port), "-e", "-t", duration, *_tool_options(plan, values, app)]
+    else:
+        # control connection on port, data on port + 2 (the http server has port + 1)
+        server_argv = ["nuttcp", "-1", "--nofork", f"-P{port}", f"-p{port + 2}"]
+        client = ["nuttcp", "-v", f"-P{port}", f"-p{port + 2}", f"-T{duration}", *_tool_options(plan, values, app),
+                  host]
+    server = far_mod.Server(far, server_argv, far_dir, f"{app}-{run_id}")
+    try:
+        server.wait_listening(port)
+        out = near.run(client, check=False, timeout=plan.duration_s * 20 + GRACE_S)
+        server.wait(2)
+    finally:
+        server.stop()
+    log = server.log()
+    text = out.stdout + ("" if app == "iperf2" else out.stderr)
+    failed = out.returncode != 0 or "connect failed" in text or not text.strip()
+    reason = f"{app} exit {out.returncode}: {(out.stderr or text).strip()[:200]}" if failed else ""
+    return ("error" if failed else "ok"), reason, text, log
 
 
 def _start_capture(near, near_dir, host, path, run_id):
