@@ -453,7 +453,7 @@ def _start_capture(near, near_dir, host, path, run_id):
     """tcpdump -s 128 of the traffic to and from ``host`` at ``near``, into ``path``."""
     dev, _ = far_mod.address_towards(near, host)
     path.unlink(missing_ok=True)
-    dump = far_mod.Server(near, ["tcpdump", "--immediate-mode", "-i", dev, "-s", "128", "-U", "-w", str(path), "host", host],
+    dump = far_mod.Server(near, ["tcpdump", "--immediate-mode", "-B", "16384", "-i", dev, "-s", "128", "-U", "-w", str(path), "host", host],
                           near_dir, f"tcpdump-{run_id}")
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and "listening on" not in dump.log():
