@@ -126,7 +126,7 @@ def parse(text):
         return _process(records, np.array(where, dtype=np.int64), ledger)
     except ParseError:
         raise
-    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+    except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as exc:
         raise ParseError(f"unexpected curl JSON ({type(exc).__name__}: {exc})", line=int(where[0])) from None
 
 

@@ -94,7 +94,7 @@ def parse(text):
         return _process(doc, text, ledger, lost)
     except ParseError:
         raise
-    except (AttributeError, TypeError, ValueError, KeyError) as exc:
+    except (AttributeError, TypeError, ValueError, KeyError, OverflowError) as exc:
         raise ParseError(f"unexpected fio JSON ({type(exc).__name__}: {exc})", line=before + 1) from None
 
 
