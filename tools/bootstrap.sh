@@ -8,15 +8,21 @@ cd "$(dirname "$0")/.."
 # measurement tools the tests run for real (iperf3, iperf 2, nuttcp, irtt, ping); chromium for the site's browser test;
 # moreutils for ts (the timestamping wrapper of tests/data/wrapped/record.sh);
 # a C compiler and Python headers for Python packages that pip builds from source;
+# curl, fio, tcpdump and sshd for thruput record's applications, captures and far ends;
 # prometheus (with promtool) for tests/test_monitor_metrics.py, which scrapes a real one
 APT_PACKAGES=(iperf3 iperf nuttcp irtt iputils-ping iproute2 chromium busybox moreutils gcc python3-dev python3-venv prometheus
-              traceroute mtr-tiny scamper)
+              traceroute mtr-tiny scamper curl fio tcpdump openssh-server openssh-client)
 
 missing=()
 command -v iperf3 >/dev/null || missing+=(iperf3)
 command -v iperf >/dev/null || missing+=(iperf)
 command -v nuttcp >/dev/null || missing+=(nuttcp)
 command -v irtt >/dev/null || missing+=(irtt)
+command -v curl >/dev/null || missing+=(curl)
+command -v fio >/dev/null || missing+=(fio)
+command -v tcpdump >/dev/null || missing+=(tcpdump)
+command -v /usr/sbin/sshd >/dev/null || missing+=(openssh-server)
+command -v ssh >/dev/null || missing+=(openssh-client)
 command -v ping >/dev/null || missing+=(iputils-ping)
 command -v ip >/dev/null || missing+=(iproute2)
 command -v chromium >/dev/null || missing+=(chromium)

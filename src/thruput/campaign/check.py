@@ -175,7 +175,9 @@ def _check_design(directory, metadata, node, meta_path):
         if (changed := _changed(directory, row, path)) is not None:
             problems.append(changed)
     problems += _unhashed(directory, [r for r in rows if r.path], manifest)
-    return problems + _unlisted(directory, rows, listed)
+    # files campaign.yaml lists as ancillary (a far end's server logs) are not test logs
+    ancillary = {a.get("path") for a in metadata.get("ancillary") or [] if isinstance(a, dict)}
+    return problems + _unlisted(directory, rows, set(listed) | ancillary)
 
 
 def placeholders(directory):

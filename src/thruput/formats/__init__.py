@@ -29,6 +29,8 @@ REGISTRY = (
     "ndt7",             # M-Lab ndt7 results (JSON)
     "pscheduler_archive_throughput",  # perfSONAR 5 archive (OpenSearch) throughput documents (JSON, NDJSON)
     "pscheduler_archive_latency",     # perfSONAR 5 archive (OpenSearch) latency and rtt documents
+    "curl_json",        # curl -w '%{json}' (one JSON object per transfer and line)
+    "fio_json",         # fio --output-format=json
     "pscheduler_throughput",  # perfSONAR pScheduler throughput results (JSON)
     "pscheduler_latency",     # perfSONAR pScheduler latency (owamp/twamp) and rtt results (JSON)
     "esmond_throughput",  # perfSONAR esmond archive throughput time series (JSON)

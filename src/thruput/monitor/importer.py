@@ -177,6 +177,17 @@ def time_from_pattern(pattern, text):
     return np.datetime64(dt.datetime(*fields), "ns")
 
 
+def _archive_documents(path, root):
+    """The documents of a perfSONAR archive dump (:func:`archive_split`), or None: read
+    through the guard; a file it refuses is refused again, with its reason, where it is
+    described."""
+    try:
+        raw = guard.read_bytes(path, "log", root=root, limit=IMPORT_BYTES)
+    except ThruputError:
+        return None
+    return archive_split(raw)
+
+
 def _files(sources, staging=None):
     """(archive root, file) pairs: directories walked (sorted), files as given; the
     members of ``.tgz`` archives extracted under ``staging`` (:func:`_extract`)."""
@@ -193,7 +204,7 @@ def _files(sources, staging=None):
                 rel = path.relative_to(root).as_posix()
                 stem = next(rel[:-len(x)] for x in ARCHIVE_SUFFIXES if rel.endswith(x))
                 out += [(Path(staging), p) for p in _extract(path, Path(staging) / stem)]
-            elif staging is not None and (documents := archive_split(path.read_bytes())):
+            elif staging is not None and (documents := _archive_documents(path, root)):
                 into = Path(staging) / (path.relative_to(root).as_posix() + ARCHIVE_DOCUMENTS)
                 into.mkdir(parents=True)
                 for n, document in enumerate(documents, 1):

@@ -56,6 +56,8 @@ VERSION_PROBES = {
 
 
 def _netns_argv(argv, netns):
+    if hasattr(netns, "argv"):   # a thruput.record.far.End: this host, a namespace or ssh
+        return netns.argv(argv)
     return ["ip", "netns", "exec", netns, *argv] if netns else list(argv)
 
 
