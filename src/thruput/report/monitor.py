@@ -206,7 +206,7 @@ def monitor_changes(product: Mapping[str, xr.Dataset]) -> HTML | Markdown:
 ROUTE_CHANGE_NEAR_S = 3600
 
 
-def monitor_route_changes(product):
+def monitor_route_changes(product: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     """The times each path's route changed (the product's ``route_changes``: the traced hops
     of the campaign's routes), each beside the change points of that path found within
     :data:`ROUTE_CHANGE_NEAR_S` of it."""
@@ -215,11 +215,11 @@ def monitor_route_changes(product):
     if not traced:
         return Markdown("*No route was traced on any path (a `traceroute` test in the schedule, or "
                         "traceroute outputs in an imported pile, give them).*")
-    if not found.sizes.get("change"):
+    if not found.sizes.get("change"):  # type: ignore[union-attr]
         return Markdown(f"*{traced} routes traced; no path's route changed.*")
     ch = product["changes"].to_dataframe().reset_index() if product["changes"].sizes.get("change") else pd.DataFrame()
     rows = []
-    for r in found.to_dataframe().to_dict("records"):
+    for r in found.to_dataframe().to_dict("records"):  # type: ignore[union-attr]
         near = []
         if len(ch):
             same = ch[ch["path"] == r["path"]] if "path" in ch else ch
