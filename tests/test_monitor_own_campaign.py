@@ -94,7 +94,7 @@ def test_a_short_campaign_with_a_day_still_finds_the_change():
     found = change_points(tcp, tcp["time"], period=86400, n_boot=200)
     assert found.sizes["change"] == 1
     assert found.attrs["min_size"] == 5
-    assert "less than 2 periods of 8.64e+04 s: no cycle removed" in found.attrs["period_reason"]
+    assert "less than 2 periods of 24 h: no cycle removed" in found.attrs["period_reason"]
 
 
 NETNS = pytest.mark.skipif(

@@ -10,6 +10,7 @@ product.
 from __future__ import annotations
 
 import json
+from html import escape as html_escape
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,7 @@ from IPython.display import HTML, Markdown
 
 from ..project import project_path
 from ..charts import monitor as mcharts
+from ..formatting import duration, number, rate
 
 __all__ = ["load_product", "monitor_title", "monitor_overview", "monitor_time_series",
            "monitor_changes", "monitor_daily_profile", "monitor_distributions",
@@ -100,7 +102,9 @@ def monitor_title(product):
     """Heading, description and honesty note of the campaign."""
     meta = _meta(product)
     c = product["campaign"].attrs
-    paths = ", ".join(f"{p.get('name')} ({p.get('source')} → {p.get('destination')})"
+    from .campaigns import endpoints
+
+    paths = ", ".join(str(p.get("name")) + (f" ({ends})" if (ends := endpoints(p.get("source"), p.get("destination"))) else "")
                       for p in meta.get("paths", []))
     lines = [f"# {meta.get('title', c.get('campaign', 'monitor campaign'))}", "",
              str(meta.get("description", "")).strip(), "",
@@ -119,7 +123,7 @@ def monitor_overview(product):
     periods = "; ".join(f"{k}: {v[0][:19]} – {v[1][:19]}" for k, v in p.get("periods", {}).items())
     period = p.get("period_s")
     rows = [("interval between slots (s)", p.get("interval_s")),
-            ("period of the cycle, the 'day' (s)", "none" if period is None else f"{period:.4g}"),
+            ("period of the cycle, the 'day'", "none" if period is None else duration(period)),
             ("why this period", p.get("period_reason", "")),
             ("slots due / run", f"{gaps.get('slots_expected')} / {gaps.get('slots_run')}"),
             ("tests / failed", f"{gaps.get('tests')} / {gaps.get('tests_failed')}"),
@@ -270,14 +274,10 @@ def monitor_gaps(product):
                          "to (UTC)": [str(t)[:19] for t in g["gap_end"].values],
                          "first slot": g["first_slot"].values, "slots missed": g["slots"].values,
                          "reason": g["gap_reason"].values})
-    failed = pd.DataFrame({"time (UTC)": [str(t)[:19] for t in g["failure_time"].values],
-                           "run": g["failure_run"].values, "test": g["failure_test"].values,
-                           "direction": g["failure_direction"].values,
-                           "outcome": g["failure_outcome"].values, "reason": g["failure_reason"].values})
     html = ["<h4>Slots that did not run</h4>",
-            gaps.to_html(index=False) if len(gaps) else "<p><em>None: every slot ran.</em></p>",
-            "<h4>Tests that failed</h4>",
-            failed.to_html(index=False) if len(failed) else "<p><em>None.</em></p>"]
+            gaps.to_html(index=False) if len(gaps) else
+            "<p><em>No slot was missed: every slot from the first to the last ran.</em></p>",
+            "<h4>Tests that failed</h4>", failure_groups(g)]
     if "tests_disagreeing" in g.attrs:
         by_test = json.loads(g.attrs["tests_disagreeing_by_test"])
         html += ["<h4>Tests whose tool disagrees with its own data</h4>",
@@ -291,11 +291,42 @@ def monitor_gaps(product):
     return HTML("\n".join(html))
 
 
+#: Example files a group of failed tests names.
+EXAMPLES = 3
+
+
+def failure_groups(gaps):
+    """The failed tests grouped by test, outcome and reason: how many, first and last
+    time, and a few of their logs (or runs, where no log was written) as HTML."""
+    n = gaps.sizes.get("failure", 0)
+    if not n:
+        return "<p><em>No test failed.</em></p>"
+    frame = pd.DataFrame({k: np.asarray(gaps[f"failure_{k}"].values) for k in
+                          ("time", "run", "test", "direction", "outcome", "reason")})
+    frame["file"] = (np.asarray(gaps["failure_source"].values).astype(str) if "failure_source" in gaps
+                     else np.full(n, ""))
+    frame["example"] = [f if f else f"{r} (no log)" for f, r in zip(frame["file"], frame["run"])]
+    rows = []
+    for (test, outcome, reason), part in frame.groupby(["test", "outcome", "reason"], sort=False):
+        part = part.sort_values("time")
+        examples = ", ".join(f"<code>{html_escape(e)}</code>" for e in part["example"].head(EXAMPLES))
+        more = len(part) - EXAMPLES
+        rows.append({"tests": len(part), "test": test, "directions": ", ".join(sorted(set(part["direction"]))),
+                     "outcome": outcome, "reason": html_escape(reason),
+                     "first (UTC)": str(part["time"].iloc[0])[:19], "last (UTC)": str(part["time"].iloc[-1])[:19],
+                     "e.g.": examples + (f" and {more} more" if more > 0 else "")})
+    table = pd.DataFrame(rows).sort_values("tests", ascending=False, kind="stable")
+    with pd.option_context("display.max_colwidth", None):
+        return (f"<p>{n} of {gaps.attrs.get('tests')} tests failed, for {len(rows)} "
+                f"reason{'s' if len(rows) > 1 else ''}:</p>" + table.to_html(index=False, escape=False))
+
+
 # ----------------------------------------------------------------- seed 004's questions
 
 def _mbit(x, sign=""):
-    """bit/s as Mbit/s text; "–" where the product has no value (an empty period)."""
-    return "–" if not np.isfinite(x) else f"{x / 1e6:{sign}.3g} Mbit/s"
+    """bit/s as text in the unit that suits it (Mbit/s, Gbit/s...); "–" where the
+    product has no value (an empty period)."""
+    return rate(x, sign=sign)
 
 
 def _answer_cycle(product):
@@ -303,7 +334,7 @@ def _answer_cycle(product):
     p = _params(product)
     period = p.get("period_s")
     day_h = period / 3600 if period is not None else np.nan
-    why = f"Period used: {'none' if period is None else f'{period:.4g} s'} ({p.get('period_reason', '')})."
+    why = f"Period used: {'none' if period is None else duration(period)} ({p.get('period_reason', '')})."
     if not per.sizes.get("series"):
         return "Too few runs in every series for a periodogram (it needs three or more). " + why
     lines = []
@@ -311,10 +342,12 @@ def _answer_cycle(product):
         s = per.isel(series=i)
         r = {k: s[k].item() for k in ("path", "direction", "test", "socket_buffer", "size")}
         near = abs(float(s["dominant_period"]) - day_h) <= 0.1 * day_h
-        fap = f", false-alarm probability {float(s['false_alarm']):.2g}" if "false_alarm" in s else ""
+        fap = (f", false-alarm probability {number(float(s['false_alarm']), 2)}"
+               if "false_alarm" in s and np.isfinite(float(s["false_alarm"])) else "")
         lines.append(f"{DISPLAY[r['test']][2]} {_label(r, r['test'])}: strongest period "
-                     f"{float(s['dominant_period']) * 3600:.4g} s (half power "
-                     f"{float(s['dominant_period_low']) * 3600:.4g}–{float(s['dominant_period_high']) * 3600:.4g} s), "
+                     f"{duration(float(s['dominant_period']) * 3600)} (half power "
+                     f"{duration(float(s['dominant_period_low']) * 3600)} – "
+                     f"{duration(float(s['dominant_period_high']) * 3600)}), "
                      f"explains {float(s['dominant_power']):.0%} of the variance{fap}"
                      + (" — the day's cycle" if near else ""))
     text = ("The Lomb–Scargle periodogram of every series, its levels between change points "
@@ -369,6 +402,8 @@ def _each_row(product, name, empty, intro, line, outro=""):
     frame = _table(product, name)
     if frame is None:
         return empty
+    if "path" in frame and "direction" in frame and frame["path"].nunique() > 1:   # name the path
+        frame = frame.assign(direction=frame["path"].astype(str) + " " + frame["direction"].astype(str))
     return _bullets(intro, [line(r) for r in frame.to_dict("records")], outro)
 
 
@@ -387,6 +422,8 @@ def _per_curve(product, by, line):
     frame = _table(product, "buffer_curves")
     if frame is None:
         return None
+    if "path" in frame and frame["path"].nunique() > 1:     # several paths: one bullet each
+        frame = frame.assign(direction=frame["path"].astype(str) + " " + frame["direction"].astype(str))
     return [line(key, g.sort_values("socket_buffer"))
             for key, g in frame.groupby(by, sort=False)]
 

@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..formatting import duration, number
+
 from .defaults import CONFIDENCE, N_BOOT, SEED
 from .changes import AUTO_SEGMENTS, MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
@@ -339,11 +341,11 @@ def _auto_period(periodograms):
     label = f"{s['test'].item()} {s['direction'].item()} on {s['path'].item()}"
     if np.isfinite(fap[best]) and fap[best] <= FALSE_ALARM:
         return period, (f"period 'auto' (no schedule.day_s): the periodogram of {label} peaks at "
-                        f"{period:.4g} s ({float(s['dominant_power']):.0%} of the variance), with "
-                        f"false-alarm probability {fap[best]:.2g} (at most {FALSE_ALARM:g})")
+                        f"{duration(period, 4)} ({float(s['dominant_power']):.0%} of the variance), with "
+                        f"false-alarm probability {number(fap[best], 2)} (at most {FALSE_ALARM:g})")
     return None, (f"period 'auto' (no schedule.day_s): no significant period; the most "
-                  f"significant peak, {period:.4g} s in {label}, has false-alarm probability "
-                  f"{fap[best]:.2g} (more than {FALSE_ALARM:g}): no cycle removed, no daily profile")
+                  f"significant peak, {duration(period, 4)} in {label}, has false-alarm probability "
+                  f"{number(fap[best], 2)} (more than {FALSE_ALARM:g}): no cycle removed, no daily profile")
 
 
 def series_change_points(ds, penalty=PENALTY, min_size=MIN_SIZE, period=None, n_boot=N_BOOT,
