@@ -14,7 +14,7 @@ endif
 PORT ?= 8000
 STAGES ?=
 
-.PHONY: site install repro serve lab test fuzz bench clean
+.PHONY: site install repro serve lab test test-generated fuzz bench clean
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -33,6 +33,11 @@ install:                 ## tools (apt, as root) and the Python package with all
 
 test:                    ## the whole test suite
 	$(PY) -m pytest -n 2 -q
+
+test-generated:          ## generated monitor campaigns at length (GENERATED_COUNT random ones from GENERATED_SEED)
+	THRUPUT_GENERATED_COUNT=$(or $(GENERATED_COUNT),40) THRUPUT_GENERATED_SEED=$(or $(GENERATED_SEED),1) \
+		THRUPUT_GENERATED_ROWS=$(or $(GENERATED_ROWS),3000) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_generated_campaigns.py
 
 fuzz:                    ## the seeded fuzzer at length (FUZZ_COUNT damaged copies per format, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \

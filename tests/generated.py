@@ -320,9 +320,9 @@ def page_text(nb):
             data = out.get("data", {})
             if "text/html" in data:
                 parts.append(html.unescape(_TAG.sub(" ", _SCRIPT.sub(" ", data["text/html"]))))
-            elif "text/markdown" in data:
+            if "text/markdown" in data:
                 parts.append(data["text/markdown"])
-            elif "text/plain" in data:
+            if "text/plain" in data and not {"text/html", "text/markdown"} & set(data):
                 parts.append(data["text/plain"])
             if out.get("output_type") == "stream":
                 parts.append(out.get("text", ""))

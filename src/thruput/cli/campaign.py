@@ -133,11 +133,14 @@ def run_import(args):
     try:
         from ..campaign.importer import DESCRIPTION_FIELDS
 
+        given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
         if args.kind == "monitor":
+            from ..monitor.importer import describe
+
             directory = import_monitor(args.name, args.files, args.root, args.time_pattern,
                                        args.path_pattern, args.interval)
+            describe(directory, **given)
         else:
-            given = {k: getattr(args, k) for k in DESCRIPTION_FIELDS if getattr(args, k) is not None}
             directory = import_campaign(args.name, args.files, args.root, args.pattern, args.kind,
                                         **given)
     except (ThruputError, OSError) as exc:

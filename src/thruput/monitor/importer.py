@@ -549,3 +549,23 @@ def _yaml(name, entries, interval, explained, sources):
                   "No series ran twice: the interval is unknown, so no gaps are listed."),
     }
     return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
+
+
+def describe(directory, title=None, description=None, between=None, capacity_bps=None, who=None,
+             notes=None):
+    """Put what the user said on the command line (``thruput campaign import --kind
+    monitor --title ... --who ...``) into an imported campaign's campaign.yaml, in place of
+    its TODOs: ``between`` and ``capacity_bps`` on every path (one archive, one set-up);
+    ``notes`` after the importer's own note on the schedule."""
+    import yaml
+
+    path = Path(directory) / CAMPAIGN_FILE
+    meta = yaml.safe_load(path.read_text(encoding="utf-8"))
+    given = {"title": title, "description": description, "who": list(who) if who else None}
+    meta.update({k: v for k, v in given.items() if v is not None})
+    for p in meta["paths"]:
+        p.update({k: v for k, v in (("between", between), ("capacity_bps", capacity_bps)) if v is not None})
+    if notes:
+        meta["notes"] = f"{notes.strip()}\n\n{meta.get('notes') or ''}".strip()
+    path.write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+    return meta

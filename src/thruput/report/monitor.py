@@ -457,6 +457,8 @@ def _answer_sender_receiver(product):
 
 def _answer_peak(product):
     def best(k, g):
+        if not g["median"].notna().any():
+            return f"{k[0]}, {k[1]}: no run with a result"
         top = g.loc[g["median"].idxmax()]
         return f"{k[0]}, {k[1]}: highest median at {_kib(top['socket_buffer'])} ({_mbit(top['median'])})"
 
@@ -474,9 +476,17 @@ def _answer_linear(product):
             return (f"{k[0]}, {k[1]}: one socket buffer ({_kib(g['socket_buffer'].values[0])}) "
                     "only: growth with the buffer cannot be seen")
         (b0, b1), (m0, m1) = g["socket_buffer"].values[:2], g["median"].values[:2]
+        if not (np.isfinite(m0) and np.isfinite(m1) and m0 > 0 and b0 > 0):
+            return (f"{k[0]}, {k[1]}: {_kib(b0)} → {_kib(b1)}: no median at both "
+                    "(a buffer without a run with a result), no ratio")
         return (f"{k[0]}, {k[1]}: {b0 / 1024:g} → {b1 / 1024:g} KiB multiplied the median by "
                 f"{m1 / m0:.2f} (linear: {b1 / b0:.2f})")
 
+    if "buffer_curves" in product:
+        buffers = np.unique(product["buffer_curves"]["socket_buffer"].values)
+        if buffers.size == 1:
+            return (f"This campaign used one socket buffer ({_kib(buffers[0])}) only: growth "
+                    "with the buffer cannot be seen.")
     lines = _per_curve(product, ["direction", "period"], ratio)
     if lines is None:
         return NO_TCP
