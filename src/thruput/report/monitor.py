@@ -296,8 +296,9 @@ EXAMPLES = 3
 
 
 def failure_groups(gaps):
-    """The failed tests grouped by test, outcome and reason: how many, first and last
-    time, and a few of their logs (or runs, where no log was written) as HTML."""
+    """The failed tests grouped by outcome and reason: how many (of which test and
+    direction), first and last time, and a few of their logs (or runs, where no log was
+    written) as HTML: a pile of 2,000 files that are not logs is one row, not 2,000."""
     n = gaps.sizes.get("failure", 0)
     if not n:
         return "<p><em>No test failed.</em></p>"
@@ -307,11 +308,12 @@ def failure_groups(gaps):
                      else np.full(n, ""))
     frame["example"] = [f if f else f"{r} (no log)" for f, r in zip(frame["file"], frame["run"])]
     rows = []
-    for (test, outcome, reason), part in frame.groupby(["test", "outcome", "reason"], sort=False):
+    for (outcome, reason), part in frame.groupby(["outcome", "reason"], sort=False):
         part = part.sort_values("time")
         examples = ", ".join(f"<code>{html_escape(e)}</code>" for e in part["example"].head(EXAMPLES))
         more = len(part) - EXAMPLES
-        rows.append({"tests": len(part), "test": test, "directions": ", ".join(sorted(set(part["direction"]))),
+        kinds = part.groupby(["test", "direction"]).size()
+        rows.append({"tests": len(part), "of which": ", ".join(f"{n} {t} {d}" for (t, d), n in kinds.items()),
                      "outcome": outcome, "reason": html_escape(reason),
                      "first (UTC)": str(part["time"].iloc[0])[:19], "last (UTC)": str(part["time"].iloc[-1])[:19],
                      "e.g.": examples + (f" and {more} more" if more > 0 else "")})
