@@ -292,6 +292,24 @@ def build_products(directory, processed, params=ROOT / "params.yaml"):
         assert status == 0, f"thruput {' '.join(step[:2])} exited {status}"
 
 
+def build_health_page(name, processed, out, params=ROOT / "params.yaml"):
+    """The health page of campaign ``name`` whose store and statistics product are in
+    ``processed``: its rollups and health products (the pipeline's steps), then the
+    executed notebook. For the tests of "any schedule builds its page", which built the
+    monitor page only."""
+    from thruput.cli import main
+    from thruput.site.execute import execute
+
+    store, stats = Path(processed) / f"{name}.zarr", Path(processed) / f"{name}.stats.nc"
+    for step in (["pipeline", "rollups", str(store), str(Path(processed) / f"{name}.rollups.nc"),
+                  "--params", str(params)],
+                 ["pipeline", "health", str(store), str(Path(processed) / f"{name}.health.nc"),
+                  "--stats", str(stats), "--params", str(params)]):
+        assert main(step) == 0, f"thruput {' '.join(step[:2])} failed"
+    return execute(NOTEBOOKS[1], Path(out) / f"monitor-health-{name}.ipynb",
+                   {"campaign": name, "processed": str(processed)}, cwd=ROOT)
+
+
 def build_pages(name, processed, out):
     """Execute every monitor page of campaign ``name``; ``{notebook name: executed nb}``."""
     from thruput.site.execute import execute

@@ -25,6 +25,7 @@ from thruput.monitor.manifest import read_rows
 from thruput.report import monitor as page
 from thruput.stats.changes import change_points
 
+from . import generated
 from .conftest import ROOT, load_tool
 
 CAMPAIGN = ROOT / "data" / "raw" / "netns-tc-monitor"
@@ -81,6 +82,7 @@ def test_the_recorded_campaign_finds_its_change_and_builds_its_page(tmp_path, ca
     cells = json.loads(out.read_text())["cells"]
     errors = [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
+    assert generated.page_problems(generated.build_health_page("netns-tc-monitor", tmp_path, tmp_path)) == []
 
 
 @pytest.mark.skipif(not (CAMPAIGN / "runs.csv").exists(), reason="campaign not present")

@@ -186,12 +186,16 @@ def monitor_changes(product):
     rows = []
     for r in ch.to_dataframe().reset_index().to_dict("records"):
         factor, unit, quantity = DISPLAY[r["test"]]
+        # the bounds' times, with their dates where one is not the change's day (a long campaign)
+        same_day = str(r["time_lower"])[:10] == str(r["time_upper"])[:10] == str(r["time"])[:10]
+        bound = lambda t: str(t)[11:19] if same_day else str(t)[:19]  # noqa: E731
         rows.append({"series": f"{quantity}, {_label(r, r['test'])}",
                      "change (UTC)": str(r["time"])[:19],
-                     "95 % bounds (UTC)": f"{str(r['time_lower'])[11:19]} – {str(r['time_upper'])[11:19]}",
-                     "before": f"{r['before'] / factor:.4g} {unit}", "after": f"{r['after'] / factor:.4g} {unit}",
-                     "shift (95 % CI)": f"{r['shift'] / factor:+.3g} ({r['shift_lower'] / factor:+.3g} … "
-                                        f"{r['shift_upper'] / factor:+.3g}) {unit}"})
+                     "95 % bounds (UTC)": f"{bound(r['time_lower'])} – {bound(r['time_upper'])}",
+                     "before": f"{number(r['before'] / factor, 4)} {unit}",
+                     "after": f"{number(r['after'] / factor, 4)} {unit}",
+                     "shift (95 % CI)": f"{number(r['shift'] / factor, 3, '+')} ({number(r['shift_lower'] / factor, 3, '+')} … "
+                                        f"{number(r['shift_upper'] / factor, 3, '+')}) {unit}"})
     return HTML(pd.DataFrame(rows).to_html(index=False))
 
 
