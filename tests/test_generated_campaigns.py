@@ -22,9 +22,9 @@ FIRST_SEED = int(os.environ.get("THRUPUT_GENERATED_SEED", "1"))
 MAX_ROWS = int(os.environ.get("THRUPUT_GENERATED_ROWS", "300"))
 #: Shapes users met, each with everything else random.
 SHAPES = {
-    "tcp-udp-no-ping": {"tests": ("tcp", "udp")},
+    "no-ping-one-direction-months": {"tests": ("tcp", "udp"), "directions": ("forward",),
+                                     "span_s": 60 * 86400.0, "fail": 0.1, "cut": 0.1},
     "ping-only-many-paths": {"tests": ("ping",), "n_paths": 30, "slots": 4},
-    "one-direction-months": {"directions": ("forward",), "span_s": 60 * 86400.0, "fail": 0.1, "cut": 0.1},
 }
 
 

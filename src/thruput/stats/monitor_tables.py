@@ -199,7 +199,7 @@ def _summaries(ds, p):
             roll = [rolling_summary(sub[var].isel(run=idx), freq=p["freq"], by=by[:2],
                                     percentiles=p["percentiles"]).expand_dims({by[2]: [k]})
                     for k, idx in _series_keys(sub, by[2:]).items()]
-            out[f"rolling_{test}"] = xr.concat(roll, dim=by[2], combine_attrs="override")
+            out[f"rolling_{test}"] = xr.concat(roll, dim=by[2], combine_attrs="override", join="outer")
         else:
             out[f"rolling_{test}"] = rolling_summary(sub[var], freq=p["freq"], by=by,
                                                      percentiles=p["percentiles"])
