@@ -98,7 +98,7 @@ class Spec:
         span = pd.Timedelta(seconds=self.interval_s * self.slots)
         return (f"seed {self.seed}: tests {'/'.join(self.tests)}, {'+'.join(self.directions)}, "
                 f"buffers {list(self.buffers)}, sizes {list(self.sizes)}, {len(self.paths)} paths, "
-                f"{self.slots} slots of {self.interval_s:g} s ({span}), fail {self.fail:.2f}, "
+                f"{self.slots} slots of {self.interval_s:.0f} s ({span}), fail {self.fail:.2f}, "
                 f"cut {self.cut:.2f}, gaps {self.gaps or 'none'}"
                 + (f", every test of path {self.dead_path} failed" if self.dead_path else ""))
 

@@ -17,6 +17,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown
 
 from ..charts import health as hcharts
+from ..formatting import duration
 from ..formatting import value as _value
 from ..monitor.alerts import STATES, open_health, report_json
 from ..project import project_path
@@ -54,7 +55,7 @@ def health_title(tables):
     rep = report_json(tables)
     return Markdown(f"# Health: {rep['campaign']}\n\nState now (slot {rep['last_slot']}): "
                     f"**{rep['state']}** (`thruput monitor report` exit status {rep['exit_status']}). "
-                    f"Slots {rep['first_slot']} to {rep['last_slot']}, every {rep['interval_s']:g} s; "
+                    f"Slots {rep['first_slot']} to {rep['last_slot']}, every {duration(rep['interval_s'])}; "
                     f"rules: " + ("; ".join(f"`{r}`" for r in rep["rules"]) or "none (campaign.yaml "
                                   "has no `alerts:` or `baseline:`)") + ".")
 

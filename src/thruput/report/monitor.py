@@ -122,7 +122,7 @@ def monitor_overview(product):
     meta = _meta(product)
     periods = "; ".join(f"{k}: {v[0][:19]} – {v[1][:19]}" for k, v in p.get("periods", {}).items())
     period = p.get("period_s")
-    rows = [("interval between slots (s)", p.get("interval_s")),
+    rows = [("interval between slots", duration(p.get("interval_s"))),
             ("period of the cycle, the 'day'", "none" if period is None else duration(period)),
             ("why this period", p.get("period_reason", "")),
             ("slots due / run", f"{gaps.get('slots_expected')} / {gaps.get('slots_run')}"),
@@ -456,7 +456,8 @@ def _answer_sender_receiver(product):
         "iperf's own consistency: sender-side over receiver-side throughput of each run "
         "(1 = the two ends agree):",
         lambda r: (f"{r['direction']}, {_kib(r['socket_buffer'])}: median {r['median']:.4f} "
-                   f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})"),
+                   f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})" if np.isfinite(r["median"]) else
+                   f"{r['direction']}, {_kib(r['socket_buffer'])}: no run with both ends' numbers"),
         "It says how far the two ends of one run agree, not how close either is to the path's "
         "true capacity; for that see the reproduction pages.")
 
