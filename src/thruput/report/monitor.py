@@ -417,8 +417,9 @@ def _answer_udp_tcp(product):
     return _each_row(
         product, "udp_tcp", "No UDP runs in this campaign.",
         "Medians over the whole campaign (UDP sent at a fixed rate):",
-        lambda r: (f"{r['direction']}, TCP at {_kib(r['socket_buffer'])}: UDP / TCP = "
-                   f"{r['ratio']:.2f} ({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})"),
+        lambda r: (f"{r['direction']}, TCP at {_kib(r['socket_buffer'])}: " + (
+            f"UDP / TCP = {r['ratio']:.2f}" if np.isfinite(r["ratio"]) else "no ratio (a test without a result)")
+            + f" ({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})"),
         "Where the ratio falls towards 1 as the buffer grows, TCP was window-limited "
         "(buffer / RTT) at the small buffers.")
 
