@@ -149,3 +149,18 @@ def test_the_data_package_holds_only_the_campaigns_listed(tmp_path, capsys):
     package = json.loads((out / "datapackage.json").read_text())
     assert {r["path"] for r in package["resources"]} == {"kept.stats.nc", "kept.health.nc"}
     assert not (out / "dropped.stats.nc").exists()
+
+
+@pytest.mark.parametrize("call, text", [
+    (lambda f: f.number(8367000.0), "8370000"), (lambda f: f.number(1.2e-5, 2), "0.000012"),
+    (lambda f: f.rate(8.367e6), "8.37 Mbit/s"), (lambda f: f.rate(1.55e10), "15.5 Gbit/s"),
+    (lambda f: f.rate(1.55e10, unit="Mbit/s"), "15500 Mbit/s"), (lambda f: f.rate(3e6, sign="+"), "+3 Mbit/s"),
+    (lambda f: f.duration(89730), "24.9 h"), (lambda f: f.duration(45), "45 s"),
+    (lambda f: f.duration(4e6), "46.3 d"), (lambda f: f.value(0.47, "1"), "47 %"),
+    (lambda f: f.value(60, "ms"), "60 ms"), (lambda f: f.value(float("nan"), "ms"), "–"),
+    (lambda f: f.number(None), "–"),
+])
+def test_numbers_are_written_without_e_notation_and_with_units(call, text):
+    from thruput import formatting
+
+    assert call(formatting) == text

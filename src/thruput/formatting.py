@@ -23,31 +23,33 @@ RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1.0, "bit/s"))
 DURATION_UNITS = ((86400.0, "d", 2), (3600.0, "h", 2), (60.0, "min", 2), (1.0, "s", 0))
 
 
-def _finite(x):
+def _finite(x: object) -> float | None:
+    """``x`` as a finite float, else None."""
     try:
-        return x is not None and math.isfinite(float(x))
+        f = float(x)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        return False
+        return None
+    return f if math.isfinite(f) else None
 
 
-def number(x, digits=3, sign=""):
+def number(x: float | None, digits: int = 3, sign: str = "") -> str:
     """``x`` with ``digits`` significant digits, positional (``12300``, ``0.0000123``);
     ``sign="+"`` writes a plus on positive numbers. ``"–"`` if not finite."""
-    if not _finite(x):
+    x = _finite(x)
+    if x is None:
         return MISSING
-    x = float(x)
     text = np.format_float_positional(x, precision=digits, unique=False, fractional=False, trim="-")
     if text in ("-0", "0"):
         text = "0"
     return ("+" + text) if sign == "+" and x > 0 else text
 
 
-def rate(bps, digits=3, unit=None, sign=""):
+def rate(bps: float | None, digits: int = 3, unit: str | None = None, sign: str = "") -> str:
     """A rate in bit/s as text in the unit that suits its size (or ``unit``, e.g.
     ``"Mbit/s"``): ``"8.37 Mbit/s"``, ``"15.5 Gbit/s"``."""
-    if not _finite(bps):
+    bps = _finite(bps)
+    if bps is None:
         return MISSING
-    bps = float(bps)
     scale = dict((name, f) for f, name in RATE_UNITS)
     if unit is None:
         f, unit = next(((f, u) for f, u in RATE_UNITS if abs(bps) >= f), RATE_UNITS[-1])
@@ -56,27 +58,28 @@ def rate(bps, digits=3, unit=None, sign=""):
     return f"{number(bps / f, digits, sign)} {unit}"
 
 
-def duration(seconds, digits=3):
+def duration(seconds: float | None, digits: int = 3) -> str:
     """Seconds as text in the unit that suits: ``"45 s"``, ``"12.5 min"``, ``"24.9 h"``,
     ``"46.5 d"``."""
-    if not _finite(seconds):
+    s = _finite(seconds)
+    if s is None:
         return MISSING
-    s = float(seconds)
     for f, unit, least in DURATION_UNITS:
         if abs(s) >= least * f:
             return f"{number(s / f, digits)} {unit}"
     return f"{number(s, digits)} s"
 
 
-def value(x, units, digits=3):
+def value(x: float | None, units: str, digits: int = 3) -> str:
     """``x`` in ``units`` (``bit/s``, ``1`` a fraction, ``ms``, ``s``, ...) as text with its
     unit: a rate by :func:`rate`, a fraction in percent, seconds by :func:`duration`."""
-    if not _finite(x):
+    f = _finite(x)
+    if f is None:
         return MISSING
     if units == "bit/s":
-        return rate(x, digits)
+        return rate(f, digits)
     if units == "1":
-        return f"{number(100 * float(x), digits)} %"
+        return f"{number(100 * f, digits)} %"
     if units == "s":
-        return duration(x, digits)
-    return f"{number(x, digits)} {units}".rstrip()
+        return duration(f, digits)
+    return f"{number(f, digits)} {units}".rstrip()

@@ -551,8 +551,9 @@ def _yaml(name, entries, interval, explained, sources):
     return yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100)
 
 
-def describe(directory, title=None, description=None, between=None, capacity_bps=None, who=None,
-             notes=None):
+def describe(directory: str | Path, title: str | None = None, description: str | None = None,
+             between: str | None = None, capacity_bps: float | None = None,
+             who: list[str] | None = None, notes: str | None = None) -> dict:
     """Put what the user said on the command line (``thruput campaign import --kind
     monitor --title ... --who ...``) into an imported campaign's campaign.yaml, in place of
     its TODOs: ``between`` and ``capacity_bps`` on every path (one archive, one set-up);

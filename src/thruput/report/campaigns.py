@@ -409,7 +409,7 @@ def catalogue(reports):
     return HTML(pd.DataFrame(rows).fillna("–").to_html(escape=False, index=False))
 
 
-def endpoints(source, destination):
+def endpoints(source: str | None, destination: str | None) -> str:
     """``"a → b"`` with only what is known (``"from a"``, ``"to b"``, ``""``): a
     campaign.yaml may name neither end of a path (an imported pile)."""
     known = [str(x) for x in (source, destination)]

@@ -201,7 +201,7 @@ KIND_TEXT = {"ping_rtt": ("ping RTT", "ping"), "tcp_throughput": ("TCP throughpu
              "udp_throughput": ("UDP throughput", "UDP"), "udp_jitter": ("UDP jitter", "UDP")}
 
 
-def rollup_kinds(rollups_path):
+def rollup_kinds(rollups_path: str | Path) -> dict[str, set[str]]:
     """``{freq: set of kinds}`` the rollups file holds (a campaign without ping has no
     ``ping_rtt``; one whose tests all failed has no rollup at all)."""
     import xarray as xr

@@ -299,7 +299,7 @@ def monitor_gaps(product):
 EXAMPLES = 3
 
 
-def failure_groups(gaps):
+def failure_groups(gaps: "xarray.Dataset") -> str:
     """The failed tests grouped by outcome and reason: how many (of which test and
     direction), first and last time, and a few of their logs (or runs, where no log was
     written) as HTML: a pile of 2,000 files that are not logs is one row, not 2,000."""
