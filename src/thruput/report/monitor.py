@@ -242,6 +242,9 @@ def monitor_distributions(product, test="tcp"):
         frame["period"] = period
         parts.append(frame)
     frame = pd.concat(parts)
+    frame = frame[frame["count"] > 0]           # an empty bin draws no bar (and was most rows)
+    if not len(frame):
+        return Markdown(f"*No {quantity} to compare between the periods: no run with a result.*")
     frame["series"] = [_label({**r, "path": r.get("path", "")}, test) for r in frame.to_dict("records")]
     frame["bin_low"] = c["bin_low"].values[frame["bin"].values] / factor
     frame["bin_high"] = c["bin_high"].values[frame["bin"].values] / factor
