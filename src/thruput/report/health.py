@@ -131,14 +131,25 @@ def health_states(tables, path, direction):
         a = alert.sel(rule=rule)
         if not bool(a["applies"]):
             continue
-        frames.append(pd.DataFrame({"time": times, "end": times + step, "row": str(rule),
-                                    "state": [STATES[int(s)] for s in a["state"].values],
-                                    "value": a["value"].values, "threshold": a["threshold"].values}))
+        frames.append(_runs(pd.DataFrame({"time": times, "end": times + step, "row": str(rule),
+                                          "state": [STATES[int(s)] for s in a["state"].values],
+                                          "value": a["value"].values, "threshold": a["threshold"].values})))
     if not frames:
         return Markdown(f"No rule applies to {path} {direction}.")
     from IPython.display import display
     display(HTML(f'<a id="{path}-{direction}"></a>'))
     return hcharts.state_strip(pd.concat(frames), title=f"{path} {direction}: state of every slot")
+
+
+def _runs(states):
+    """Consecutive slots of one state as one rectangle (``time`` of the first, ``end`` of
+    the last, ``slots``, the median ``value``): a year of 5-minute slots is a few runs,
+    not 10^5 rectangles."""
+    run = (states["state"] != states["state"].shift()).cumsum()
+    g = states.groupby(run, sort=False)
+    return pd.DataFrame({"time": g["time"].first(), "end": g["end"].last(), "row": g["row"].first(),
+                         "state": g["state"].first(), "slots": g.size(), "value": g["value"].median(),
+                         "threshold": g["threshold"].first()}).reset_index(drop=True)
 
 
 def health_all_states(tables):
