@@ -324,9 +324,9 @@ def build_pages(name, processed, out):
 
 #: A number in e-notation as a reader would see it (``8.367e+06``), not inside a word.
 E_NOTATION = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)?[eE][-+]?\d+(?![\w.])")
-_SCRIPT = re.compile(r"<script\b.*?</script>", re.S)
+_SCRIPT = re.compile(r"<script\b.*?</script>", re.DOTALL)
 _TAG = re.compile(r"<[^>]+>")
-_EMBED = re.compile(r'vegaEmbed\("#[^"]+", (\{.*\}), \{"actions"', re.S)
+_EMBED = re.compile(r'vegaEmbed\("#[^"]+", (\{.*\}), \{"actions"', re.DOTALL)
 
 
 def page_text(nb):

@@ -68,7 +68,8 @@ def test_the_generator_makes_what_it_says(tmp_path):
 
     directory, spec = gen.generate(tmp_path, 7, max_rows=300, fail=0.2, cut=0.1, slots=12,
                                    tests=("tcp", "ping"), directions=("forward", "reverse"))
-    rows = list(csv.DictReader(open(directory / "runs.csv")))
+    with open(directory / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
     assert {r["test"] for r in rows} == {"tcp", "ping"}
     assert {r["direction"] for r in rows if r["test"] == "tcp"} == {"forward", "reverse"}
     assert {r["direction"] for r in rows if r["test"] == "ping"} == {"forward"}

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-__all__ = ["MISSING", "number", "rate", "duration", "value"]
+__all__ = ["MISSING", "duration", "number", "rate", "value"]
 
 #: What a missing number is shown as.
 MISSING = "–"
@@ -50,7 +50,7 @@ def rate(bps: float | None, digits: int = 3, unit: str | None = None, sign: str 
     bps = _finite(bps)
     if bps is None:
         return MISSING
-    scale = dict((name, f) for f, name in RATE_UNITS)
+    scale = {name: f for f, name in RATE_UNITS}
     if unit is None:
         f, unit = next(((f, u) for f, u in RATE_UNITS if abs(bps) >= f), RATE_UNITS[-1])
     else:
