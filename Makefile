@@ -14,7 +14,7 @@ endif
 PORT ?= 8000
 STAGES ?=
 
-.PHONY: site install repro serve lab test test-fast typecheck test-designs fuzz test-piles bench clean release
+.PHONY: site install repro serve lab test test-fast typecheck test-designs test-generated fuzz test-piles bench clean release
 
 site: install            ## install everything, then build _site/ from the bundled campaigns
 	$(BIN)dvc repro
@@ -50,6 +50,11 @@ test-designs:            ## the generated design pages at length (DESIGN_SEEDS r
 	THRUPUT_DESIGN_SEEDS=$(or $(DESIGN_SEEDS),300) THRUPUT_DESIGN_SEED0=$(or $(DESIGN_SEED0),0) \
 		THRUPUT_DESIGN_NOTEBOOKS=$(or $(DESIGN_NOTEBOOKS),8) \
 		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_design_pages.py
+
+test-generated:          ## generated monitor campaigns at length (GENERATED_COUNT random ones from GENERATED_SEED)
+	THRUPUT_GENERATED_COUNT=$(or $(GENERATED_COUNT),40) THRUPUT_GENERATED_SEED=$(or $(GENERATED_SEED),1) \
+		THRUPUT_GENERATED_ROWS=$(or $(GENERATED_ROWS),3000) \
+		$(PY) -m pytest -n 2 -q -p no:cacheprovider tests/test_generated_campaigns.py
 
 fuzz:                    ## the seeded fuzzers at length (FUZZ_COUNT damaged copies per format, FILES_COUNT hostile files per strategy, FUZZ_SEED)
 	THRUPUT_FUZZ_COUNT=$(or $(FUZZ_COUNT),3000) THRUPUT_FUZZ_SEED=$(or $(FUZZ_SEED),1) \

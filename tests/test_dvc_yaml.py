@@ -92,8 +92,14 @@ def test_every_stage_depends_on_the_package_and_passes_its_paths(name, stage):
 
 
 def test_no_stage_lists_the_campaign_list_as_a_parameter():
-    # so that adding a campaign does not make every campaign's stages stale
-    for _, stage in stage_bodies():
+    # so that adding a campaign does not make every campaign's stages stale; except a stage
+    # that reads the whole of data/processed (stale on any new campaign anyway) and
+    # publishes only the campaigns listed: the data package, which a campaign taken out of
+    # params.yaml must leave (issue 60)
+    for name, stage in stage_bodies():
+        if name == "datapackage":
+            assert "data/processed" in stage["deps"] and "--params params.yaml" in stage["cmd"]
+            continue
         assert "campaigns" not in (stage.get("params") or [])
 
 

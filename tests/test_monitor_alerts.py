@@ -61,7 +61,7 @@ def test_report_bundled_opens_a_breach_at_the_planned_change():
         assert len(day) == 1 and day[0]["due"] == 122 and day[0]["longest_breach_slots"] >= 50
         assert 0.5 < day[0]["fraction_met"] < 0.6 and day[0]["availability"] > 0.99
     fwd = rep["series"][0]
-    assert any(b["rule"] == "ping rtt above 60 for 3 slots" and b["open"] for b in fwd["breaches"])
+    assert any(b["rule"] == "ping rtt above 60 ms for 3 slots" and b["open"] for b in fwd["breaches"])
     # --since after the baseline breach ended: it is left out, the open ones stay
     later = json.loads(_report(CAMPAIGN, "--json", "--since", "2026-11-22T19:40:00Z").stdout)
     assert all(b["open"] for s in later["series"] for b in s["breaches"])
@@ -106,8 +106,8 @@ def test_rules_schema_errors_name_the_line(tmp_path):
     assert [r["kind"] for r in rules] == ["threshold", "threshold", "threshold", "baseline"]
     assert rules[0]["below"] == 2.8e7 and rules[3]["window_s"] == 1800
     twice = alerts.rules_of({"alerts": [{"test": "tcp", "metric": "throughput", "below": 1, "path": "a-b"}] * 2})
-    assert [r["id"] for r in twice] == ["tcp throughput below 1 for 1 slots (a-b)",
-                                        "tcp throughput below 1 for 1 slots (a-b) #2"]
+    assert [r["id"] for r in twice] == ["tcp throughput below 1 bit/s for 1 slots (a-b)",
+                                        "tcp throughput below 1 bit/s for 1 slots (a-b) #2"]
     with pytest.raises(ValueError, match="no metric 'rtt' for test 'tcp'"):
         alerts.rules_of({"alerts": [{"test": "tcp", "metric": "rtt", "above": 1}]})
 
@@ -181,7 +181,7 @@ def test_synthetic_20_paths_verdicts_and_breaches(twenty):
     assert (verdict == "ok").sum() == 17
     br = tables["breaches"].to_dataframe()
     change_time = tables["alert_state"]["time"].values[CHANGE_SLOT]
-    fixed = br[br["rule"].str.startswith("tcp throughput below 3e+07")]
+    fixed = br[br["rule"].str.startswith("tcp throughput below 30 Mbit/s")]
     assert sorted(fixed["path"]) == sorted(CHANGED)
     assert (fixed["start"] == change_time).all() and fixed["open"].all()
     assert (fixed["opened"] == tables["alert_state"]["time"].values[CHANGE_SLOT + 2]).all()   # for: 3

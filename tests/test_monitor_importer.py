@@ -18,6 +18,7 @@ from thruput.campaign.check import check_campaign
 from thruput.monitor.importer import time_from_pattern
 from thruput.cli import main
 
+from . import generated
 from .conftest import DATA, ROOT
 
 CAMPAIGN = DATA / "campaigns" / "monitor-loopback"
@@ -211,6 +212,8 @@ def test_the_starlink_drive_sample_imports_checks_normalizes_and_builds_its_page
                  "-p", "campaign=drive", "-p", f"processed={tmp_path}"]) == 0
     cells = json.loads(out.read_text())["cells"]
     assert [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"] == []
+    health = generated.build_health_page("drive", tmp_path, tmp_path)       # (and its health page)
+    assert [o for c in health.cells for o in c.get("outputs", []) if o.get("output_type") == "error"] == []
 
 
 def test_without_a_path_pattern_a_wrapper_only_log_takes_its_folders_path(tmp_path, capsys):

@@ -25,6 +25,7 @@ from thruput.monitor.manifest import read_rows
 from thruput.report import monitor as page
 from thruput.stats.changes import change_points
 
+from . import generated
 from .conftest import ROOT, load_tool
 
 CAMPAIGN = ROOT / "data" / "raw" / "netns-tc-monitor"
@@ -81,6 +82,7 @@ def test_the_recorded_campaign_finds_its_change_and_builds_its_page(tmp_path, ca
     cells = json.loads(out.read_text())["cells"]
     errors = [o for c in cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert errors == []
+    assert generated.page_problems(generated.build_health_page("netns-tc-monitor", tmp_path, tmp_path)) == []
 
 
 @pytest.mark.skipif(not (CAMPAIGN / "runs.csv").exists(), reason="campaign not present")
@@ -94,7 +96,7 @@ def test_a_short_campaign_with_a_day_still_finds_the_change():
     found = change_points(tcp, tcp["time"], period=86400, n_boot=200)
     assert found.sizes["change"] == 1
     assert found.attrs["min_size"] == 5
-    assert "less than 2 periods of 8.64e+04 s: no cycle removed" in found.attrs["period_reason"]
+    assert "less than 2 periods of 24 h: no cycle removed" in found.attrs["period_reason"]
 
 
 NETNS = pytest.mark.skipif(

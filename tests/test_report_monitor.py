@@ -141,6 +141,24 @@ def _every_part(product):
     return parts
 
 
+def _every_health_part(ds, tmp_path):
+    """Every part of the health page, as notebooks/monitor-health.ipynb calls them."""
+    from thruput.monitor.alerts import evaluate
+    from thruput.report import health
+    from thruput.stats.rollups import rollups, save_rollups
+
+    tables, path = evaluate(ds), tmp_path / "r.nc"
+    save_rollups(rollups(ds), path)
+    parts = [health.health_title(tables), health.health_grid(tables), health.health_verdicts(tables),
+             health.health_breaches(tables), health.health_sla(tables, "1D"), health.health_sla(tables, "1W"),
+             health.health_throughput_delay(tables)]
+    parts += [health.health_states(tables, p, d) for p in tables["verdict"]["path"].values
+              for d in tables["verdict"]["direction"].values]
+    for kind in ("ping_rtt", "tcp_throughput"):
+        parts += [health.health_smokeping(path, kind, "auto", d) for d in ("forward", "reverse")]
+    return parts
+
+
 @pytest.mark.parametrize("keep, says", [
     # one socket buffer, one direction, no ping (issue 39: "expected 2, got 1")
     (lambda ds: ((ds["test"] == "tcp") & (ds["socket_buffer"] == 65536)) | (ds["test"] == "udp"),
@@ -151,11 +169,11 @@ def _every_part(product):
     (lambda ds: (ds["test"] == "udp") & (ds["direction"] == "forward") & (ds["slot"] < 100),
      "Change points found (minute): none"),
 ], ids=["one-buffer-no-ping", "ping-only", "one-series-no-change"])
-def test_every_part_of_the_page_takes_a_campaign_with_one_of_everything(keep, says):
+def test_every_part_of_the_page_takes_a_campaign_with_one_of_everything(keep, says, tmp_path):
     ds = syn.monitor_campaign()
     ds = ds.isel(run=np.flatnonzero(keep(ds).values))
     product = monitor_product(ds, {"n_boot": 30})
-    parts = _every_part(product)
+    parts = _every_part(product) + _every_health_part(ds, tmp_path)
     assert says in page.seed004_answers(product).data
     reverse = page.monitor_time_series(product, "tcp", "reverse")
     if not (ds["direction"] == "reverse").any():

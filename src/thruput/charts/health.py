@@ -49,14 +49,18 @@ def grid(cells: pd.DataFrame, title: str = "") -> alt.Chart:
 
 def state_strip(states: pd.DataFrame, title: str = "") -> alt.Chart:
     """The state of every slot, one row per rule and series: when each breach began and
-    ended. ``states``: ``time``, ``end``, ``row``, ``state``, ``value``, ``threshold``."""
+    ended. ``states``: ``time``, ``end``, ``row``, ``state``, ``value``, ``threshold``
+    (a rectangle may span several slots of one state: ``slots``, ``value`` their median)."""
     states = _utc(states, "time", "end")
     return alt.Chart(states, title=title).mark_rect().encode(
         x=alt.X("time:T", scale=UTC_SCALE, axis=UTC_AXIS), x2="end:T",
         y=alt.Y("row:N", title=None, axis=alt.Axis(labelLimit=420)),
         color=alt.Color("state:N", scale=_state_scale(), title="slot state"),
-        tooltip=[alt.Tooltip("time:T", format="%Y-%m-%d %H:%M", title="slot (UTC)"), "state:N",
-                 alt.Tooltip("value:Q", format=".4g"), alt.Tooltip("threshold:Q", format=".4g")],
+        tooltip=[alt.Tooltip("time:T", format="%Y-%m-%d %H:%M", title="from (UTC)"),
+                 alt.Tooltip("end:T", format="%Y-%m-%d %H:%M", title="to (UTC)"), "state:N",
+                 *([alt.Tooltip("slots:Q")] if "slots" in states else []),
+                 alt.Tooltip("value:Q", format=".4g", title="value (median)"),
+                 alt.Tooltip("threshold:Q", format=".4g")],
     ).properties(width=WIDTH, height=alt.Step(16))
 
 

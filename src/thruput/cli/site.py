@@ -42,6 +42,8 @@ def add_parser(sub):
     d.add_argument("processed", metavar="DIR", help="folder of <campaign>.nc files and products")
     d.add_argument("out", metavar="OUTDIR", help="folder of the data package to write")
     d.add_argument("--root", default=".", help="project folder (for CITATION.cff; default: .)")
+    d.add_argument("--params", metavar="params.yaml",
+                   help="publish only the campaigns and monitors it lists (default: every one in DIR)")
     d.set_defaults(func=run_data)
     s = site_sub.add_parser("serve", help="serve the built site on localhost (its files only: no folder listing, no link out of it)")
     s.add_argument("--dir", default="_site", help="the built site folder (default: _site)")
@@ -93,7 +95,11 @@ def run_page(args):
 def run_data(args):
     from ..site import datapackage
 
-    package = datapackage.export(args.processed, args.out, args.root)
+    names = None
+    if args.params:
+        params = yaml.safe_load(open(args.params)) or {}
+        names = list(params.get("campaigns") or []) + list(params.get("monitors") or [])
+    package = datapackage.export(args.processed, args.out, args.root, campaigns=names)
     print(f"{args.out}: {len(package['resources'])} resources")
     return 0
 

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..formatting import value
 from ..quantities import parse_duration
 
 __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
@@ -78,7 +79,7 @@ def _describe(rule):
         pct = 100 * rule[side]
         what += f" {pct:g} % {side} the median of the last {rule['window']}"
     else:
-        what += f" {side} {rule[side]:g}"
+        what += f" {side} {value(rule[side], rule['units'])}"
     where = ", ".join(x for x in (rule["path"], None if rule["direction"] == "any" else rule["direction"]) if x)
     return f"{what} for {rule['for']} slots" + (f" ({where})" if where else "")
 
@@ -558,26 +559,25 @@ def open_health(path):
 
 
 def _value(x, units):
-    if x is None:
-        return "-"
-    if units == "bit/s":
-        return f"{x / 1e6:.3g} Mbit/s"
-    if units == "1":
-        return f"{100 * x:.3g} %"
-    return f"{x:.4g} {units}"
+    return "-" if x is None else value(x, units, 4)
 
 
 def format_report(report):
-    """The report as text: one line per path and direction, one per breach below it."""
+    """The report as text: one line per path and direction (its state, said once), one
+    per breach below it, and one per rule and SLA period (every rule that applies, met
+    or not)."""
     lines = [f"{report['campaign']}: {report['state'].upper()} "
              f"(slots {report['first_slot']} to {report['last_slot']}; {len(report['rules'])} rules"
              + (f"; since {report['since']}" if report["since"] else "") + ")"]
     if not report["rules"]:
         lines.append("  no alerts: or baseline: rules in campaign.yaml: every slot is ok")
     for s in report["series"]:
-        since = f" since {s['since']}" if s["since"] else ""
-        lines.append(f"{s['path']} {s['direction']}: {s['state']}{since} "
-                     f"({'last data ' + s['last_data'] if s['last_data'] else 'no data at all'})")
+        if s["state"] == "no data":
+            state = f"no data since {s['last_data']}" if s["last_data"] else "no data at all"
+        else:
+            state = s["state"] + (f" since {s['since']}" if s["since"] and s["since"] != s["last_data"] else "")
+            state += f" (last data {s['last_data']})" if s["last_data"] else " (no data at all)"
+        lines.append(f"{s['path']} {s['direction']}: {state}")
         for b in s["breaches"]:
             unit = report.get("units", {}).get(b["rule"], "")
             end = "OPEN" if b["open"] else f"ended {b['end']}"
@@ -586,9 +586,9 @@ def format_report(report):
                          f"worst {_value(b['worst'], unit)} (limit {_value(b['threshold'], unit)}){changes}")
         for freq, rows in s["sla"].items():
             for row in rows:
-                if row["fraction_met"] is not None and row["fraction_met"] < 1:
-                    lines.append(f"  SLA {freq} {row['period'][:10]} {row['rule']}: "
-                                 f"{100 * row['fraction_met']:.1f} % of {row['with_data']} slots met, "
-                                 f"longest breach {row['longest_breach_slots']} slots, "
-                                 f"availability {100 * row['availability']:.1f} %")
+                met = ("no slot with data" if row["fraction_met"] is None else
+                       f"{100 * row['fraction_met']:.1f} % of {row['with_data']} slots met")
+                lines.append(f"  SLA {freq} {row['period'][:10]} {row['rule']}: {met}, "
+                             f"longest breach {row['longest_breach_slots']} slots, "
+                             f"availability {100 * row['availability']:.1f} %")
     return "\n".join(lines)

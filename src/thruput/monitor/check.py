@@ -120,6 +120,11 @@ def check_monitor(directory, metadata, node, problem, unlisted):
 
     manifest = str(directory / MANIFEST)
     rows, errors = read_rows_lenient(directory)
+    if not (directory / MANIFEST).exists() and (metadata.get("dates") or {}).get("start") is None:
+        # `thruput monitor new`'s template: nothing recorded yet, nothing wrong either
+        errors = []
+        problems.append(problem(manifest, None, "not recorded yet (dates/start is null): "
+                                f"`thruput monitor {directory}` runs the first slot", "warning"))
     problems += [problem(manifest, line, message) for line, message in errors]
     seen = {}
     for line, row in rows:

@@ -67,33 +67,31 @@ def status(campaign_dir, now=None):
     runs).
     """
     now = time.time() if now is None else now
-    config = load_config(campaign_dir)
-    sched = config.schedule
+    interval_s, start, sched = _schedule(campaign_dir)
     rows = read_rows(campaign_dir)
-    pid = running_pid(campaign_dir)
+    pid = running_pid(campaign_dir) if sched is not None else None
     outcomes = collections.Counter(r.outcome for r in rows)
     by_test = collections.defaultdict(collections.Counter)
     for r in rows:
         by_test[f"{r.path_name} {r.direction} {r.test}"][r.outcome] += 1
     slots = {int(r.slot) for r in rows}
     last = max(slots, default=-1)
-    start = config.start
     report = {"campaign": os.path.basename(os.path.abspath(campaign_dir)),
               "start": utc_iso(start) if start is not None else None,
-              "interval_s": sched.interval_s, "running_pid": pid, "tests": len(rows),
+              "interval_s": interval_s, "running_pid": pid, "tests": len(rows),
               "outcomes": dict(sorted(outcomes.items())),
               "by_test": {k: dict(sorted(v.items())) for k, v in sorted(by_test.items())},
               "slots_run": len(slots), "last_slot": last if slots else None,
               "last_test": max((r.started for r in rows), default=None),
               "slots_missing": [], "recent_failures": [], "next_slot": None, "next_due": None}
-    if start is not None:
+    if start is not None and interval_s:
         # while running, slots due before now are missing; else only gaps between runs
-        upto = math.floor((now - start) / sched.interval_s) if pid else last
+        upto = math.floor((now - start) / interval_s) if pid else last
         if pid and upto >= 0 and slot_due(sched, start, upto) > now:
             upto -= 1
-        missing = sorted(set(range(0, upto + 1)) - slots)
+        missing = sorted(set(range(0 if pid else min(slots, default=0), upto + 1)) - slots)
         report["slots_missing"] = [
-            [a, b, utc_iso(start + a * sched.interval_s), utc_iso(start + b * sched.interval_s)]
+            [a, b, utc_iso(start + a * interval_s), utc_iso(start + b * interval_s)]
             for a, b in _ranges(missing)]
         if pid:
             n = next_slot(sched, start, now, after=last)
@@ -104,10 +102,30 @@ def status(campaign_dir, now=None):
     return report
 
 
+def _schedule(campaign_dir):
+    """``(interval_s, start, Schedule or None)`` of the campaign: an imported archive's
+    schedule says only its inferred interval (order, seed and the tests' settings are
+    unknown, so it cannot run), which is all the status needs."""
+    from .campaign import _read
+    from ..quantities import parse_time
+
+    try:
+        config = load_config(campaign_dir)
+        return config.schedule.interval_s, config.start, config.schedule
+    except ValueError:
+        data, _node = _read(campaign_dir)
+        if not isinstance(data, dict):
+            raise
+        interval = (data.get("schedule") or {}).get("interval_s")
+        start = (data.get("dates") or {}).get("start")
+        return (float(interval) if interval else None,
+                parse_time(start) if start is not None else None, None)
+
+
 def format_status(report):
     """``status()`` as plain text, one fact a line."""
-    lines = [f"campaign {report['campaign']}: slot 0 at {report['start'] or '(not started)'}, "
-             f"one slot every {report['interval_s']:g} s"]
+    every = f"one slot every {report['interval_s']:g} s" if report["interval_s"] else "interval unknown"
+    lines = [f"campaign {report['campaign']}: slot 0 at {report['start'] or '(not started)'}, {every}"]
     pid = report["running_pid"]
     lines.append(f"monitor running (PID {pid}); next slot {report['next_slot']} at "
                  f"{report['next_due']}" if pid else "no monitor running")

@@ -417,7 +417,7 @@ def catalogue(reports: str | os.PathLike[str]) -> HTML:
         # paths and dates never wrap (a reader scans them down the column)
         page = "monitor" if c["kind"].item() == "monitor" else "campaign"
         row = {"campaign": f'<a href="{page}-{name}.html">{name}</a>',
-               "path": _nowrap(f"{c['source'].item()} → {c['destination'].item()}"),
+               "path": _nowrap(_path_text(c)),
                "dates": _nowrap(_dates(c)), "kind": c["kind"].item()}
         best = float(c["best_median"])
         if np.isfinite(best):
@@ -430,6 +430,28 @@ def catalogue(reports: str | os.PathLike[str]) -> HTML:
                     f"{float(c['rtt_unloaded']):.3f} / {float(c['rtt_loaded']):.3f}")
         rows.append(row)
     return HTML(pd.DataFrame(rows).fillna("–").to_html(escape=False, index=False))
+
+
+def endpoints(source: str | None, destination: str | None) -> str:
+    """``"a → b"`` with only what is known (``"from a"``, ``"to b"``, ``""``): a
+    campaign.yaml may name neither end of a path (an imported pile)."""
+    known = [str(x) for x in (source, destination)]
+    known = [x if x not in ("", "None", "nan", "?") else "" for x in known]
+    if all(known):
+        return f"{known[0]} → {known[1]}"
+    return f"from {known[0]}" if known[0] else (f"to {known[1]}" if known[1] else "")
+
+
+def _path_text(row):
+    """A catalogue row's path: its ends where known; a monitor's path names otherwise
+    (and how many paths it watches)."""
+    ends = endpoints(row["source"].item(), row["destination"].item())
+    names = [n for n in str(row["paths"].item()).split(", ") if n] if "paths" in row else []
+    if len(names) > 1:
+        return f"{len(names)} paths: {', '.join(names[:3])}" + (", …" if len(names) > 3 else "")
+    if names and not ends:
+        return names[0]
+    return ends or "–"
 
 
 def _dates(row):

@@ -26,6 +26,8 @@ import pandas as pd
 from IPython.display import HTML, Markdown
 
 from ..charts import health as hcharts
+from ..formatting import duration
+from ..formatting import value as _value
 from ..monitor.alerts import STATES, open_health, report_json
 from ..project import project_path
 
@@ -63,7 +65,7 @@ def health_title(tables: Mapping[str, xr.Dataset]) -> Markdown:
     rep = report_json(tables)
     return Markdown(f"# Health: {rep['campaign']}\n\nState now (slot {rep['last_slot']}): "
                     f"**{rep['state']}** (`thruput monitor report` exit status {rep['exit_status']}). "
-                    f"Slots {rep['first_slot']} to {rep['last_slot']}, every {rep['interval_s']:g} s; "
+                    f"Slots {rep['first_slot']} to {rep['last_slot']}, every {duration(rep['interval_s'])}; "
                     f"rules: " + ("; ".join(f"`{r}`" for r in rep["rules"]) or "none (campaign.yaml "
                                   "has no `alerts:` or `baseline:`)") + ".")
 
@@ -121,9 +123,10 @@ def health_breaches(tables: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     rows = []
     for s in rep["series"]:
         for b in s["breaches"]:
+            unit = rep["units"].get(b["rule"], "")
             rows.append({"path": s["path"], "direction": s["direction"], "rule": b["rule"],
                          "start": b["start"], "end": b["end"] or "open", "slots": b["slots"],
-                         "worst": f"{b['worst']:.4g}", "limit": f"{b['threshold']:.4g}",
+                         "worst": _value(b["worst"], unit, 4), "limit": _value(b["threshold"], unit, 4),
                          "change points": ", ".join(b["changes"])})
     if not rows:
         return Markdown("No breach.")
@@ -140,14 +143,25 @@ def health_states(tables: Mapping[str, xr.Dataset], path: str, direction: str) -
         a = alert.sel(rule=rule)
         if not bool(a["applies"]):
             continue
-        frames.append(pd.DataFrame({"time": times, "end": times + step, "row": str(rule),
-                                    "state": [STATES[int(s)] for s in a["state"].values],
-                                    "value": a["value"].values, "threshold": a["threshold"].values}))
+        frames.append(_runs(pd.DataFrame({"time": times, "end": times + step, "row": str(rule),
+                                          "state": [STATES[int(s)] for s in a["state"].values],
+                                          "value": a["value"].values, "threshold": a["threshold"].values})))
     if not frames:
         return Markdown(f"No rule applies to {path} {direction}.")
     from IPython.display import display
     display(HTML(f'<a id="{path}-{direction}"></a>'))
     return hcharts.state_strip(pd.concat(frames), title=f"{path} {direction}: state of every slot")
+
+
+def _runs(states):
+    """Consecutive slots of one state as one rectangle (``time`` of the first, ``end`` of
+    the last, ``slots``, the median ``value``): a year of 5-minute slots is a few runs,
+    not 10^5 rectangles."""
+    run = (states["state"] != states["state"].shift()).cumsum()
+    g = states.groupby(run, sort=False)
+    return pd.DataFrame({"time": g["time"].first(), "end": g["end"].last(), "row": g["row"].first(),
+                         "state": g["state"].first(), "slots": g.size(), "value": g["value"].median(),
+                         "threshold": g["threshold"].first()}).reset_index(drop=True)
 
 
 def health_all_states(tables: Mapping[str, xr.Dataset]) -> None:
@@ -205,12 +219,25 @@ def _events(tables):
 MAX_BINS = 600
 
 
-def auto_freq(rollups_path: str | os.PathLike[str], kind: str, start: Any = None, end: Any = None) -> str:
+#: What each rollup shows, and what its absence means, in one line.
+KIND_TEXT = {"ping_rtt": ("ping RTT", "ping"), "tcp_throughput": ("TCP throughput", "TCP"),
+             "udp_throughput": ("UDP throughput", "UDP"), "udp_jitter": ("UDP jitter", "UDP")}
+
+
+def rollup_kinds(rollups_path: str | Path) -> dict[str, set[str]]:
+    """``{freq: set of kinds}`` the rollups file holds (a campaign without ping has no
+    ``ping_rtt``; one whose tests all failed has no rollup at all)."""
+    import xarray as xr
+    with xr.open_datatree(rollups_path) as tree:
+        return {f: set(node.children) for f, node in tree.children.items()}
+
+
+def auto_freq(rollups_path: str | Path, kind: str, start: Any = None, end: Any = None) -> str:
     """The finest resolution of the rollups file with at most :data:`MAX_BINS` bins in
     ``[start, end)`` (read: the time coordinate of each, nothing else)."""
     import xarray as xr
-    with xr.open_datatree(rollups_path) as tree:
-        freqs = [f for f in FREQS if f in tree.children] or list(tree.children)
+    held = rollup_kinds(rollups_path)
+    freqs = [f for f in FREQS if kind in held.get(f, ())] or [f for f in held if kind in held[f]]
     for freq in freqs:
         with xr.open_dataset(rollups_path, group=f"{freq}/{kind}") as ds:
             t = ds["time"].values
@@ -221,28 +248,38 @@ def auto_freq(rollups_path: str | os.PathLike[str], kind: str, start: Any = None
     return freqs[-1]
 
 
-def health_smokeping(rollups_path: str | os.PathLike[str], kind: str = "ping_rtt", freq: str = "auto",
+def health_smokeping(rollups_path: str | Path, kind: str = "ping_rtt", freq: str = "auto",
                      direction: str = "forward", variant: float | None = None,
                      events: pd.DataFrame | None = None, start: Any = None, end: Any = None,
                      paths: Sequence[str] | None = None) -> Markdown | alt.VConcatChart:
     """SmokePing's chart of one rollup (``ping_rtt``, ``tcp_throughput`` ...) for the
     paths ``paths`` (default: all) of one direction: read from the rollups file, the bins
     of ``[start, end)`` at ``freq`` (``"auto"``: :func:`auto_freq`)."""
+    quantity, test = KIND_TEXT.get(kind, (kind, kind))
+    held = rollup_kinds(rollups_path)
+    if not any(kind in kinds for kinds in held.values()):
+        return Markdown(f"*No {quantity} to draw: no {test} test of this campaign ran with a result.*")
     if freq == "auto":
         freq = auto_freq(rollups_path, kind, start, end)
     r = open_rollup(rollups_path, freq, kind, start, end)
     if paths is not None:
         r = r.sel(path=[p for p in paths if p in r["path"].values])
     if direction not in r["direction"].values:
-        return Markdown(f"No {kind} {direction}.")
+        return Markdown(f"*No {quantity} in the {direction} direction: no {test} test ran that way.*")
     r = r.sel(direction=direction)
     variants = r["variant"].values if variant is None else [variant]
     factor, unit, label = (1e6, "Mbit/s", "throughput") if r.attrs["units"] == "bit/s" else (1.0, r.attrs["units"], kind.split("_")[-1].upper() if kind == "ping_rtt" else kind)
     step = pd.Timedelta(freq)
-    charts = []
+    charts, empty = [], []
     for path in r["path"].values:
         for v in variants:
             s = r.sel(path=path, variant=v)
+            what = {"ping_rtt": f"ping size {v:g} B" if v else "default ping size",
+                    "tcp_throughput": f"socket buffer {v / 1024:g} KiB" if v else "default socket buffer"}.get(kind, "")
+            name = f"{path} {direction}" + (f", {what}" if what else "")
+            if not (s["n"].values > 0).any():
+                empty.append(name)
+                continue
             frame = pd.DataFrame({q: s[q].values / factor for q in ("median", "p10", "p25", "p75", "p90")})
             frame["time"] = pd.DatetimeIndex(s["time"].values)
             frame["end"] = frame["time"] + step
@@ -251,11 +288,14 @@ def health_smokeping(rollups_path: str | os.PathLike[str], kind: str = "ping_rtt
             frame["loss_class"] = loss_class(np.nan_to_num(s["loss"].values))
             frame["segment"] = np.cumsum(frame["n"].to_numpy() == 0)
             frame = frame[frame["n"] > 0]
-            what = {"ping_rtt": f"ping size {v:g} B", "tcp_throughput": f"socket buffer {v / 1024:g} KiB"}.get(kind, kind)
             charts.append(hcharts.smokeping(frame, unit=unit, y_title=label, events=events,
-                                            title=f"{path} {direction}, {what}: {freq} bins"))
+                                            title=f"{name}: {freq} bins"))
     import altair as alt
-    return alt.vconcat(*charts) if charts else Markdown("No bins.")  # type: ignore[arg-type]
+    from IPython.display import display
+    if empty:
+        display(Markdown(f"*No {quantity} with a result (every test failed or none ran): "
+                         + "; ".join(empty) + ".*"))
+    return alt.vconcat(*charts) if charts else Markdown(f"*No {quantity} chart: no bin has a result.*")  # type: ignore[arg-type]
 
 
 def health_throughput_delay(tables: Mapping[str, xr.Dataset]) -> Markdown | alt.VConcatChart:

@@ -16,9 +16,11 @@ if TYPE_CHECKING:
     from pathlib import Path
     from collections.abc import Mapping
     import altair as alt
+    import xarray
     import xarray as xr
 
 import json
+from html import escape as html_escape
 
 import numpy as np
 import pandas as pd
@@ -26,6 +28,7 @@ from IPython.display import HTML, Markdown, display
 
 from ..project import project_path
 from ..charts import monitor as mcharts
+from ..formatting import duration, number, rate
 
 __all__ = ["load_product", "monitor_title", "monitor_overview", "monitor_time_series",
            "monitor_changes", "monitor_daily_profile", "monitor_distributions",
@@ -110,7 +113,9 @@ def monitor_title(product: Mapping[str, xr.Dataset]) -> Markdown:
     """Heading, description and honesty note of the campaign."""
     meta = _meta(product)
     c = product["campaign"].attrs
-    paths = ", ".join(f"{p.get('name')} ({p.get('source')} → {p.get('destination')})"
+    from .campaigns import endpoints
+
+    paths = ", ".join(str(p.get("name")) + (f" ({ends})" if (ends := endpoints(p.get("source"), p.get("destination"))) else "")
                       for p in meta.get("paths", []))
     lines = [f"# {meta.get('title', c.get('campaign', 'monitor campaign'))}", "",
              str(meta.get("description", "")).strip(), "",
@@ -128,8 +133,8 @@ def monitor_overview(product: Mapping[str, xr.Dataset]) -> HTML:
     meta = _meta(product)
     periods = "; ".join(f"{k}: {v[0][:19]} – {v[1][:19]}" for k, v in p.get("periods", {}).items())
     period = p.get("period_s")
-    rows = [("interval between slots (s)", p.get("interval_s")),
-            ("period of the cycle, the 'day' (s)", "none" if period is None else f"{period:.4g}"),
+    rows = [("interval between slots", duration(p.get("interval_s"))),
+            ("period of the cycle, the 'day'", "none" if period is None else duration(period)),
             ("why this period", p.get("period_reason", "")),
             ("slots due / run", f"{gaps.get('slots_expected')} / {gaps.get('slots_run')}"),
             ("tests / failed", f"{gaps.get('tests')} / {gaps.get('tests_failed')}"),
@@ -193,12 +198,16 @@ def monitor_changes(product: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     rows = []
     for r in ch.to_dataframe().reset_index().to_dict("records"):
         factor, unit, quantity = DISPLAY[r["test"]]
+        # the bounds' times, with their dates where one is not the change's day (a long campaign)
+        same_day = str(r["time_lower"])[:10] == str(r["time_upper"])[:10] == str(r["time"])[:10]
+        bound = lambda t: str(t)[11:19] if same_day else str(t)[:19]  # noqa: E731
         rows.append({"series": f"{quantity}, {_label(r, r['test'])}",
                      "change (UTC)": str(r["time"])[:19],
-                     "95 % bounds (UTC)": f"{str(r['time_lower'])[11:19]} – {str(r['time_upper'])[11:19]}",
-                     "before": f"{r['before'] / factor:.4g} {unit}", "after": f"{r['after'] / factor:.4g} {unit}",
-                     "shift (95 % CI)": f"{r['shift'] / factor:+.3g} ({r['shift_lower'] / factor:+.3g} … "
-                                        f"{r['shift_upper'] / factor:+.3g}) {unit}"})
+                     "95 % bounds (UTC)": f"{bound(r['time_lower'])} – {bound(r['time_upper'])}",
+                     "before": f"{number(r['before'] / factor, 4)} {unit}",
+                     "after": f"{number(r['after'] / factor, 4)} {unit}",
+                     "shift (95 % CI)": f"{number(r['shift'] / factor, 3, '+')} ({number(r['shift_lower'] / factor, 3, '+')} … "
+                                        f"{number(r['shift_upper'] / factor, 3, '+')}) {unit}"})
     return HTML(pd.DataFrame(rows).to_html(index=False))
 
 
@@ -277,6 +286,9 @@ def monitor_distributions(product: Mapping[str, xr.Dataset], test: str = "tcp") 
         frame["period"] = period
         parts.append(frame)
     frame = pd.concat(parts)
+    frame = frame[frame["count"] > 0]           # an empty bin draws no bar (and was most rows)
+    if not len(frame):
+        return Markdown(f"*No {quantity} to compare between the periods: no run with a result.*")
     frame["series"] = [_label({**r, "path": r.get("path", "")}, test) for r in frame.to_dict("records")]
     frame["bin_low"] = c["bin_low"].values[frame["bin"].values] / factor
     frame["bin_high"] = c["bin_high"].values[frame["bin"].values] / factor
@@ -313,14 +325,10 @@ def monitor_gaps(product: Mapping[str, xr.Dataset]) -> HTML:
                          "to (UTC)": [str(t)[:19] for t in g["gap_end"].values],
                          "first slot": g["first_slot"].values, "slots missed": g["slots"].values,
                          "reason": g["gap_reason"].values})
-    failed = pd.DataFrame({"time (UTC)": [str(t)[:19] for t in g["failure_time"].values],
-                           "run": g["failure_run"].values, "test": g["failure_test"].values,
-                           "direction": g["failure_direction"].values,
-                           "outcome": g["failure_outcome"].values, "reason": g["failure_reason"].values})
     html = ["<h4>Slots that did not run</h4>",
-            gaps.to_html(index=False) if len(gaps) else "<p><em>None: every slot ran.</em></p>",
-            "<h4>Tests that failed</h4>",
-            failed.to_html(index=False) if len(failed) else "<p><em>None.</em></p>"]
+            gaps.to_html(index=False) if len(gaps) else
+            "<p><em>No slot was missed: every slot from the first to the last ran.</em></p>",
+            "<h4>Tests that failed</h4>", failure_groups(g)]
     if "tests_disagreeing" in g.attrs:
         by_test = json.loads(g.attrs["tests_disagreeing_by_test"])
         html += ["<h4>Tests whose tool disagrees with its own data</h4>",
@@ -377,11 +385,44 @@ def monitor_udp_loss(product: dict) -> object:
     return chart
 
 
+#: Example files a group of failed tests names.
+EXAMPLES = 3
+
+
+def failure_groups(gaps: "xarray.Dataset") -> str:
+    """The failed tests grouped by outcome and reason: how many (of which test and
+    direction), first and last time, and a few of their logs (or runs, where no log was
+    written) as HTML: a pile of 2,000 files that are not logs is one row, not 2,000."""
+    n = gaps.sizes.get("failure", 0)
+    if not n:
+        return "<p><em>No test failed.</em></p>"
+    frame = pd.DataFrame({k: np.asarray(gaps[f"failure_{k}"].values) for k in
+                          ("time", "run", "test", "direction", "outcome", "reason")})
+    frame["file"] = (np.asarray(gaps["failure_source"].values).astype(str) if "failure_source" in gaps
+                     else np.full(n, ""))
+    frame["example"] = [f if f else f"{r} (no log)" for f, r in zip(frame["file"], frame["run"])]
+    rows = []
+    for (outcome, reason), part in frame.groupby(["outcome", "reason"], sort=False):
+        part = part.sort_values("time")
+        examples = ", ".join(f"<code>{html_escape(e)}</code>" for e in part["example"].head(EXAMPLES))
+        more = len(part) - EXAMPLES
+        kinds = part.groupby(["test", "direction"]).size()
+        rows.append({"tests": len(part), "of which": ", ".join(f"{n} {t} {d}" for (t, d), n in kinds.items()),
+                     "outcome": outcome, "reason": html_escape(reason),
+                     "first (UTC)": str(part["time"].iloc[0])[:19], "last (UTC)": str(part["time"].iloc[-1])[:19],
+                     "e.g.": examples + (f" and {more} more" if more > 0 else "")})
+    table = pd.DataFrame(rows).sort_values("tests", ascending=False, kind="stable")
+    with pd.option_context("display.max_colwidth", None):
+        return (f"<p>{n} of {gaps.attrs.get('tests')} tests failed, for {len(rows)} "
+                f"reason{'s' if len(rows) > 1 else ''}:</p>" + table.to_html(index=False, escape=False))
+
+
 # ----------------------------------------------------------------- seed 004's questions
 
 def _mbit(x, sign=""):
-    """bit/s as Mbit/s text; "–" where the product has no value (an empty period)."""
-    return "–" if not np.isfinite(x) else f"{x / 1e6:{sign}.3g} Mbit/s"
+    """bit/s as text in the unit that suits it (Mbit/s, Gbit/s...); "–" where the
+    product has no value (an empty period)."""
+    return rate(x, sign=sign)
 
 
 def _answer_cycle(product):
@@ -389,7 +430,7 @@ def _answer_cycle(product):
     p = _params(product)
     period = p.get("period_s")
     day_h = period / 3600 if period is not None else np.nan
-    why = f"Period used: {'none' if period is None else f'{period:.4g} s'} ({p.get('period_reason', '')})."
+    why = f"Period used: {'none' if period is None else duration(period)} ({p.get('period_reason', '')})."
     if not per.sizes.get("series"):
         return "Too few runs in every series for a periodogram (it needs three or more). " + why
     lines = []
@@ -397,10 +438,12 @@ def _answer_cycle(product):
         s = per.isel(series=i)
         r = {k: s[k].item() for k in ("path", "direction", "test", "socket_buffer", "size")}
         near = abs(float(s["dominant_period"]) - day_h) <= 0.1 * day_h
-        fap = f", false-alarm probability {float(s['false_alarm']):.2g}" if "false_alarm" in s else ""
+        fap = (f", false-alarm probability {number(float(s['false_alarm']), 2)}"
+               if "false_alarm" in s and np.isfinite(float(s["false_alarm"])) else "")
         lines.append(f"{DISPLAY[r['test']][2]} {_label(r, r['test'])}: strongest period "
-                     f"{float(s['dominant_period']) * 3600:.4g} s (half power "
-                     f"{float(s['dominant_period_low']) * 3600:.4g}–{float(s['dominant_period_high']) * 3600:.4g} s), "
+                     f"{duration(float(s['dominant_period']) * 3600)} (half power "
+                     f"{duration(float(s['dominant_period_low']) * 3600)} – "
+                     f"{duration(float(s['dominant_period_high']) * 3600)}), "
                      f"explains {float(s['dominant_power']):.0%} of the variance{fap}"
                      + (" — the day's cycle" if near else ""))
     text = ("The Lomb–Scargle periodogram of every series, its levels between change points "
@@ -455,6 +498,8 @@ def _each_row(product, name, empty, intro, line, outro=""):
     frame = _table(product, name)
     if frame is None:
         return empty
+    if "path" in frame and "direction" in frame and frame["path"].nunique() > 1:   # name the path
+        frame = frame.assign(direction=frame["path"].astype(str) + " " + frame["direction"].astype(str))
     return _bullets(intro, [line(r) for r in frame.to_dict("records")], outro)
 
 
@@ -462,8 +507,9 @@ def _answer_udp_tcp(product):
     return _each_row(
         product, "udp_tcp", "No UDP runs in this campaign.",
         "Medians over the whole campaign (UDP sent at a fixed rate):",
-        lambda r: (f"{r['direction']}, TCP at {_kib(r['socket_buffer'])}: UDP / TCP = "
-                   f"{r['ratio']:.2f} ({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})"),
+        lambda r: (f"{r['direction']}, TCP at {_kib(r['socket_buffer'])}: " + (
+            f"UDP / TCP = {r['ratio']:.2f}" if np.isfinite(r["ratio"]) else "no ratio (a test without a result)")
+            + f" ({_mbit(r['udp_median'])} vs {_mbit(r['tcp_median'])})"),
         "Where the ratio falls towards 1 as the buffer grows, TCP was window-limited "
         "(buffer / RTT) at the small buffers.")
 
@@ -473,6 +519,8 @@ def _per_curve(product, by, line):
     frame = _table(product, "buffer_curves")
     if frame is None:
         return None
+    if "path" in frame and frame["path"].nunique() > 1:     # several paths: one bullet each
+        frame = frame.assign(direction=frame["path"].astype(str) + " " + frame["direction"].astype(str))
     return [line(key, g.sort_values("socket_buffer"))
             for key, g in frame.groupby(by, sort=False)]
 
@@ -499,13 +547,16 @@ def _answer_sender_receiver(product):
         "iperf's own consistency: sender-side over receiver-side throughput of each run "
         "(1 = the two ends agree):",
         lambda r: (f"{r['direction']}, {_kib(r['socket_buffer'])}: median {r['median']:.4f} "
-                   f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})"),
+                   f"(p10–p90 {r['p10']:.4f}–{r['p90']:.4f})" if np.isfinite(r["median"]) else
+                   f"{r['direction']}, {_kib(r['socket_buffer'])}: no run with both ends' numbers"),
         "It says how far the two ends of one run agree, not how close either is to the path's "
         "true capacity; for that see the reproduction pages.")
 
 
 def _answer_peak(product):
     def best(k, g):
+        if not g["median"].notna().any():
+            return f"{k[0]}, {k[1]}: no run with a result"
         top = g.loc[g["median"].idxmax()]
         return f"{k[0]}, {k[1]}: highest median at {_kib(top['socket_buffer'])} ({_mbit(top['median'])})"
 
@@ -523,9 +574,17 @@ def _answer_linear(product):
             return (f"{k[0]}, {k[1]}: one socket buffer ({_kib(g['socket_buffer'].values[0])}) "
                     "only: growth with the buffer cannot be seen")
         (b0, b1), (m0, m1) = g["socket_buffer"].values[:2], g["median"].values[:2]
+        if not (np.isfinite(m0) and np.isfinite(m1) and m0 > 0 and b0 > 0):
+            return (f"{k[0]}, {k[1]}: {_kib(b0)} → {_kib(b1)}: no median at both "
+                    "(a buffer without a run with a result), no ratio")
         return (f"{k[0]}, {k[1]}: {b0 / 1024:g} → {b1 / 1024:g} KiB multiplied the median by "
                 f"{m1 / m0:.2f} (linear: {b1 / b0:.2f})")
 
+    if "buffer_curves" in product:
+        buffers = np.unique(product["buffer_curves"]["socket_buffer"].values)
+        if buffers.size == 1:
+            return (f"This campaign used one socket buffer ({_kib(buffers[0])}) only: growth "
+                    "with the buffer cannot be seen.")
     lines = _per_curve(product, ["direction", "period"], ratio)
     if lines is None:
         return NO_TCP

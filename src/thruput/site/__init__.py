@@ -78,7 +78,7 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
             shutil.rmtree(folder)
     site.mkdir(parents=True)
     if data is None:
-        datapackage.export(processed, site / "data", root)
+        datapackage.export(processed, site / "data", root, campaigns=[*campaigns, *(monitors or ())])
     else:
         shutil.copytree(root / data, site / "data", dirs_exist_ok=True)
     n = len(config.pages)
@@ -97,7 +97,10 @@ def build(root=".", out=None, processed="data/processed", published="data/publis
         if missing:
             raise ThruputError(f"{root / pages}: no executed notebook for {', '.join(missing)} "
                                "(`thruput site page` writes them; `dvc repro` runs one stage per page)")
-        shutil.copytree(root / pages, staging, dirs_exist_ok=True)
+        for page in config.pages:       # only the pages of this build (not a campaign's
+            target = staging / page.output      # left in build/pages after params.yaml dropped it)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / pages / page.output, target)
     if use_quarto:
         assets.write_assets(staging)
         quarto.render(config, staging, site)

@@ -51,7 +51,16 @@ PRODUCTS = {
 }
 
 
-def export(processed, out, project_root="."):
+def _campaign_of(name):
+    """The campaign a file of data/processed belongs to (``veth-1g.stats.nc`` ->
+    ``veth-1g``)."""
+    for suffix in (*PRODUCTS, ".nc", ".zarr"):
+        if name.endswith(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def export(processed, out, project_root=".", campaigns=None):
     """Copy and convert the processed data into ``out`` and write ``out/datapackage.json``.
 
     Parameters
@@ -60,12 +69,19 @@ def export(processed, out, project_root="."):
         ``data/processed``: ``<campaign>.nc`` files, monitor stores ``<campaign>.zarr``
         and ``reproduction.csv``.
     out : path-like
-        The site's ``data/`` folder.
+        The site's ``data/`` folder (emptied of what an earlier export left).
+    campaigns : collection of str, optional
+        The campaigns to publish (params.yaml's ``campaigns`` and ``monitors``); default:
+        every one in ``processed``. A campaign taken out of params.yaml leaves its files
+        in data/processed, and out of the package.
     """
     processed, out, root = Path(processed), Path(out), Path(project_root)
+    if out.is_dir() and (out / DESCRIPTOR).exists():
+        shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     resources = []
-    for nc in sorted(processed.glob("*.nc")):
+    keep = (lambda p: True) if campaigns is None else (lambda p: _campaign_of(p.name) in set(campaigns))
+    for nc in sorted(p for p in processed.glob("*.nc") if keep(p)):
         product = next(((suffix, *what) for suffix, what in PRODUCTS.items() if nc.name.endswith(suffix)), None)
         if product:
             suffix, label, title = product
@@ -85,7 +101,7 @@ def export(processed, out, project_root="."):
                           "mediatype": "application/x-netcdf", "hash": f"sha256:{_sha256(out / nc.name)}",
                           "bytes": (out / nc.name).stat().st_size, **common})
         resources.append(_csv_resource(f"{name}-csv", out / f"{name}.csv", campaign_table(ds), **common))
-    for store in sorted(processed.glob("*.zarr")):
+    for store in sorted(p for p in processed.glob("*.zarr") if keep(p)):
         resources.append(_monitor_runs(store, out))
     ledger = processed / "reproduction.csv"
     if ledger.exists():

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..formatting import duration
 from ._util import alpha_bounds, units_of
 from .defaults import CONFIDENCE, N_BOOT, SEED
 from .load import median_difference
@@ -275,9 +276,9 @@ def _period_used(t, v, period, penalty, min_size):
         return found["period_s"], f"period 'auto': {found['reason']}"
     period = float(period)
     if span < MIN_CYCLES * period:
-        return None, (f"the series spans {span:.4g} s, less than {MIN_CYCLES} periods of "
-                      f"{period:.4g} s: no cycle removed")
-    return period, f"period {period:.4g} s given"
+        return None, (f"the series spans {duration(span, 4)}, less than {MIN_CYCLES} periods of "
+                      f"{duration(period, 4)}: no cycle removed")
+    return period, f"period {duration(period, 4)} given"
 
 
 def _bounded(t, v, x, breaks, min_size, n_boot, confidence, seed):

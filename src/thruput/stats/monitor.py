@@ -377,15 +377,17 @@ def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[st
         next slot that ran was due), ``first_slot``, ``slots`` (count), ``gap_reason``.
         On ``failure`` (every test that ran but failed): ``failure_time``,
         ``failure_run``, ``failure_path``, ``failure_direction``, ``failure_test``,
-        ``failure_outcome``, ``failure_reason``. Attrs: ``slots_expected``,
+        ``failure_outcome``, ``failure_reason``, ``failure_source``. Attrs: ``slots_expected``
+        (from the first slot seen to the last),
         ``slots_run``, ``tests``, ``tests_failed`` (counts), and where ``ds`` has
         ``tool_checks_failed``: ``tests_disagreeing`` (tests with a failed check of their
         tool's own totals against their data) and ``tests_disagreeing_by_test`` (JSON).
 
     Notes
     -----
-    A slot is missing when no test of it is in the Dataset, between slot 0 and the
-    last slot seen; a slot that started but whose every test failed is not a gap but
+    A slot is missing when no test of it is in the Dataset, between the first and the
+    last slot seen (an archive whose slots are numbered from a ``dates.start`` before
+    its first log has no gap before that log); a slot that started but whose every test failed is not a gap but
     a list of failures. The reason of a gap is the first ``explained`` range that
     overlaps it.
     """
@@ -394,9 +396,10 @@ def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[st
     step = np.timedelta64(int(round(interval_s * 1e9)), "ns")
     t0 = as_utc(start) if start is not None else (np.min(times - slots * step) if slots.size else np.datetime64("NaT"))
     seen = np.unique(slots)
-    last = int(seen.max()) if seen.size else -1
-    # runs of missing slots from the slots seen (0..last), by arithmetic: no array of every slot
-    bounds = np.concatenate([[-1], seen[seen >= 0]])
+    lo, last = (int(seen.min()), int(seen.max())) if seen.size else (0, -1)
+    # runs of missing slots between the first and the last slot seen, by arithmetic: no
+    # array of every slot (a slot number is the file's, up to 18 digits)
+    bounds = np.concatenate([[lo - 1], seen[seen >= lo]])
     at = np.flatnonzero(np.diff(bounds) > 1)
     firsts, sizes = bounds[at] + 1, bounds[at + 1] - bounds[at] - 1
     froms = np.array([as_utc(e["from"]) for e in explained], "datetime64[ns]")
@@ -427,7 +430,8 @@ def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[st
         "failure_test": ("failure", col("test"), {"units": "1", "long_name": "test"}),
         "failure_outcome": ("failure", out[failed], {"units": "1", "long_name": "outcome"}),
         "failure_reason": ("failure", col(reason), {"units": "1", "long_name": "the tool's message"}),
-    }, attrs={"interval_s": float(interval_s), "slots_expected": last + 1, "slots_run": int(seen.size),
+        "failure_source": ("failure", col("source"), {"units": "1", "long_name": "its log (empty: none written)"}),
+    }, attrs={"interval_s": float(interval_s), "slots_expected": last - lo + 1, "slots_run": int(seen.size),
               "tests": int(out.size), "tests_failed": int(failed.size), **_disagreeing(ds)})
 
 

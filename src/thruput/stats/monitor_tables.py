@@ -19,6 +19,8 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..formatting import duration, number
+
 from .defaults import CONFIDENCE, N_BOOT, SEED
 from .changes import AUTO_SEGMENTS, MIN_SIZE, PENALTY, change_points
 from .grouped import grouped_summary
@@ -203,7 +205,7 @@ def _summaries(ds, p):
             roll = [rolling_summary(sub[var].isel(run=idx), freq=p["freq"], by=by[:2],
                                     percentiles=p["percentiles"]).expand_dims({by[2]: [k]})
                     for k, idx in _series_keys(sub, by[2:]).items()]
-            out[f"rolling_{test}"] = xr.concat(roll, dim=by[2], combine_attrs="override")
+            out[f"rolling_{test}"] = xr.concat(roll, dim=by[2], combine_attrs="override", join="outer")
         else:
             out[f"rolling_{test}"] = rolling_summary(sub[var], freq=p["freq"], by=by,
                                                      percentiles=p["percentiles"])
@@ -337,11 +339,11 @@ def _auto_period(periodograms):
     label = f"{s['test'].item()} {s['direction'].item()} on {s['path'].item()}"
     if np.isfinite(fap[best]) and fap[best] <= FALSE_ALARM:
         return period, (f"period 'auto' (no schedule.day_s): the periodogram of {label} peaks at "
-                        f"{period:.4g} s ({float(s['dominant_power']):.0%} of the variance), with "
-                        f"false-alarm probability {fap[best]:.2g} (at most {FALSE_ALARM:g})")
+                        f"{duration(period, 4)} ({float(s['dominant_power']):.0%} of the variance), with "
+                        f"false-alarm probability {number(fap[best], 2)} (at most {FALSE_ALARM:g})")
     return None, (f"period 'auto' (no schedule.day_s): no significant period; the most "
-                  f"significant peak, {period:.4g} s in {label}, has false-alarm probability "
-                  f"{fap[best]:.2g} (more than {FALSE_ALARM:g}): no cycle removed, no daily profile")
+                  f"significant peak, {duration(period, 4)} in {label}, has false-alarm probability "
+                  f"{number(fap[best], 2)} (more than {FALSE_ALARM:g}): no cycle removed, no daily profile")
 
 
 def _periods_and_changes(ds, series, p):

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 import numpy as np
 import xarray as xr
 
+from ..formatting import duration, number
+
 from ._portable import dot_rows, geomspace, sincos
 from ._util import alpha_bounds, cell_rngs, quiet, units_of
 from .summaries import bootstrap_samples
@@ -388,12 +390,12 @@ def dominant_period(values: xr.DataArray, time: xr.DataArray | None = None, peri
     period_s = float(found["dominant_period"]) * 3600
     top = float(found["dominant_power"])
     if fap <= alarm:
-        reason = (f"the periodogram's highest peak, {period_s:.4g} s, explains {top:.0%} of the "
-                  f"variance, with false-alarm probability {fap:.2g} (the chance that noise "
+        reason = (f"the periodogram's highest peak, {duration(period_s, 4)}, explains {top:.0%} of the "
+                  f"variance, with false-alarm probability {number(fap, 2)} (the chance that noise "
                   f"alone gives such a peak; at most {alarm:g})")
         return {"period_s": period_s, "power": top, "false_alarm": fap, "n": int(v.size),
                 "reason": reason}
-    reason = (f"no significant period: the periodogram's highest peak ({period_s:.4g} s, "
-              f"{top:.0%} of the variance) has false-alarm probability {fap:.2g} "
+    reason = (f"no significant period: the periodogram's highest peak ({duration(period_s, 4)}, "
+              f"{top:.0%} of the variance) has false-alarm probability {number(fap, 2)} "
               f"(more than {alarm:g})")
     return {"period_s": None, "power": top, "false_alarm": fap, "n": int(v.size), "reason": reason}

@@ -252,7 +252,9 @@ def catalogue_product(products: Mapping[str, xr.DataTree]) -> xr.Dataset:
     Returns
     -------
     xarray.Dataset
-        On ``campaign``: ``kind``, ``source``, ``destination``, ``start`` (text, as in
+        On ``campaign``: ``kind``, ``source``, ``destination`` (empty where
+        campaign.yaml does not say; a monitor's first path's), ``paths`` (a monitor's
+        path names, comma-separated; empty for a sweep), ``start`` (text, as in
         ``campaign.yaml``; a monitor's first run's day if it gives none), ``end`` (text:
         the day of a monitor's last run, empty for a sweep),
         ``best_median`` (bit/s: the best cell's median over repeats for a TCP sweep, the
@@ -268,13 +270,13 @@ def catalogue_product(products: Mapping[str, xr.DataTree]) -> xr.Dataset:
     data = {k: xr.DataArray(np.asarray(v, dtype=object if _CATALOGUE_UNITS[k] is None else float),
                             dims="campaign", attrs={"units": _CATALOGUE_UNITS[k]} if _CATALOGUE_UNITS[k] else {})
             for k, v in columns.items()}
-    for k in ("kind", "source", "destination", "start", "end"):
+    for k in ("kind", "source", "destination", "paths", "start", "end"):
         data[k] = data[k].astype(str)
     return xr.Dataset(data, coords={"campaign": np.asarray(names, dtype=str)})
 
 
 #: Catalogue columns and their units (None: text).
-_CATALOGUE_UNITS = {"kind": None, "source": None, "destination": None, "start": None, "end": None,
+_CATALOGUE_UNITS = {"kind": None, "source": None, "destination": None, "paths": None, "start": None, "end": None,
                     "best_median": "bit/s", "plateau_onset": "byte", "plateau_onset_low": "byte",
                     "plateau_onset_high": "byte", "rtt_unloaded": "ms", "rtt_loaded": "ms"}
 
@@ -284,7 +286,8 @@ def _catalogue_row(product):
     path = meta.get("path") or (meta.get("paths") or [{}])[0]   # a monitor: its first path
     start = (meta.get("dates", {}) or {}).get("start")
     row = {"kind": product.attrs["campaign_kind"],
-           "source": str(path.get("source", "?")), "destination": str(path.get("destination", "?")),
+           "source": str(path.get("source") or ""), "destination": str(path.get("destination") or ""),
+           "paths": ", ".join(str(p.get("name")) for p in meta.get("paths") or []),
            "start": "" if start is None else str(start)[:10], "end": ""}
     if "summary_tcp" in product:          # a monitor campaign
         medians = product["summary_tcp"]["median"].values
