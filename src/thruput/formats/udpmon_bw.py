@@ -171,13 +171,13 @@ def sniff(head: str) -> bool:
     return bool(lines) and all(QUIET_ROW_RE.match(l) for l in lines[:-1] or lines)
 
 
-def parse_banner(lines, ledger):
+def parse_banner(lines: list[str], ledger: Ledger) -> tuple[dict[str, Any], int]:
     """Read UDPmon banner lines (shared with :mod:`udpmon_req`); return attrs and the index
     of the first line after the banner.
 
     Marks every banner line in ``ledger`` (parsed when it carries a value).
     """
-    attrs = {}
+    attrs: dict[str, Any] = {}
     i = 0
     if lines and (m := BANNER_RE.match(lines[0])):
         attrs.update(udpmon_date=m["date"], udpmon_command=m["command"],
