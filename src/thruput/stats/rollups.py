@@ -18,7 +18,7 @@ import xarray as xr
 from ._util import percentile_name
 from .grouped import SUMMARY_LONG_NAMES, _table
 
-__all__ = ["rollups", "rollups_encoding", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
+__all__ = ["rollups", "update_rollups", "rollups_encoding", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
 
 #: Resolutions of the rollups (pandas offsets; bins start at multiples since 1970 UTC).
 FREQS = ("5min", "1h", "1D")
@@ -187,6 +187,69 @@ def _rollup(t, valid, series, nseries, coords, values, frame, kind, test, var, a
 
 
 _DIMS = ("path", "direction", "variant", "time")
+#: Fill of a group without runs (the rest: NaN).
+_EMPTY = {"n": 0, "runs": 0, "failed": 0}
+
+
+def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
+    """The rollups of ``ds`` from ``tables``, the rollups of its earlier runs: the bins
+    already built are kept and only the bins from the last one of the coarsest resolution
+    on are computed again, from the runs since its start.
+
+    Parameters
+    ----------
+    tables : dict of str to xarray.Dataset
+        :func:`rollups` of the campaign before the append (same ``freqs``, ``percentiles``).
+    ds : xarray.Dataset
+        The campaign after the append, in time order (the store refuses older runs), NumPy
+        or dask; of a dask campaign only the chunks at its end that hold the recomputed
+        bins are read.
+
+    Returns
+    -------
+    dict of str to xarray.Dataset
+        Equal to ``rollups(ds, freqs, percentiles)``; a new day costs in proportion to the
+        day (plus copying the kept bins in memory), not the year.
+    """
+    if not tables:
+        return rollups(ds, freqs, percentiles)
+    last = min(np.datetime64(t["time"].values[-1], "ns") for t in tables.values() if t.sizes["time"])
+    since = min(pd.Timestamp(last).floor(f) for f in freqs).to_datetime64()
+    start = _first_run_since(ds, since)
+    tail = rollups(ds.isel(run=slice(start, None)), freqs, percentiles)
+    out = {}
+    for key in list(tables) + [k for k in tail if k not in tables]:
+        old, new = tables.get(key), tail.get(key)
+        if new is None or old is None:
+            out[key] = old if new is None else new
+            continue
+        cut = np.datetime64(pd.Timestamp(since).floor(old.attrs["freq"]), "ns")
+        kept = old.isel(time=np.flatnonzero(old["time"].values < cut))
+        labels = {d: np.union1d(old[d].values, new[d].values) for d in _DIMS[:-1]}
+        kept, new = (t.reindex(labels, fill_value=_EMPTY) for t in (kept, new))
+        both = xr.concat([kept, new], "time", data_vars="all", coords="minimal", compat="override",
+                         combine_attrs="override")
+        freq = old.attrs["freq"]
+        full = pd.date_range(both["time"].values[0], both["time"].values[-1], freq=freq).to_numpy()
+        both = both.reindex(time=full, fill_value=_EMPTY)
+        for d, v in labels.items():
+            both[d] = v.astype(old[d].dtype)
+        out[key] = both
+    return out
+
+
+def _first_run_since(ds, since):
+    """Index of the first run at or after ``since`` of a time-ordered campaign (a dask
+    ``time`` read chunk by chunk from the end)."""
+    data = ds["time"].data
+    if not hasattr(data, "chunks") or not type(data).__module__.startswith("dask"):
+        return int(np.searchsorted(np.asarray(data, "datetime64[ns]"), since, side="left"))
+    ends = np.cumsum((0,) + data.chunks[0])
+    for i in range(len(data.chunks[0]) - 1, -1, -1):
+        block = np.asarray(data[ends[i]:ends[i + 1]].compute(), "datetime64[ns]")
+        if block.size and block[0] < since:
+            return int(ends[i] + np.searchsorted(block, since, side="left"))
+    return 0
 
 
 def _as_label(values):
