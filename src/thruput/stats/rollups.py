@@ -16,7 +16,7 @@ import pandas as pd
 import xarray as xr
 
 from ._util import percentile_name
-from .grouped import SUMMARY_LONG_NAMES, _table
+from .grouped import SUMMARY_LONG_NAMES, _sorted_table
 
 __all__ = ["rollups", "update_rollups", "rollups_encoding", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
 
@@ -135,6 +135,9 @@ def rollups(ds, freqs=FREQS, percentiles=PERCENTILES):
             series = series * max(uniques.size, 1) + codes
         nseries = int(np.prod([c.size for c in coords.values()]))
         values = np.where(ok[idx], np.asarray(_column(ds, var, cache)[idx], float), np.nan)
+        rank = np.full(values.size, -1, np.int64)     # (each value's rank; NaN: -1)
+        finite = np.flatnonzero(~np.isnan(values))
+        rank[finite[np.argsort(values[finite], kind="stable")]] = np.arange(finite.size)
         frame = pd.DataFrame({"failed": ~ok[idx]})
         if name == "ping":
             frame["sent"] = np.asarray(_column(ds, "ping_transmitted", cache)[idx], float)
@@ -143,12 +146,12 @@ def rollups(ds, freqs=FREQS, percentiles=PERCENTILES):
             frame["loss"] = np.asarray(_column(ds, "loss_fraction", cache)[idx], float)
         attrs = ds[var].attrs
         for freq in freqs:
-            out[f"{freq}/{kind}"] = _rollup(t, valid, series, nseries, coords, values, frame, kind, name, var,
+            out[f"{freq}/{kind}"] = _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, name, var,
                                             attrs, freq, percentiles, qs)
     return out
 
 
-def _rollup(t, valid, series, nseries, coords, values, frame, kind, test, var, attrs, freq, percentiles, qs):
+def _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, test, var, attrs, freq, percentiles, qs):
     """One resolution of one kind (:func:`rollups`)."""
     step = pd.Timedelta(freq).value
     bins = pd.DatetimeIndex(t).floor(freq).asi8
@@ -156,7 +159,9 @@ def _rollup(t, valid, series, nseries, coords, values, frame, kind, test, var, a
     nbins = int((last - first) // step) + 1
     code = np.where(valid, series * nbins + (bins - first) // step, -1)
     ngroups = nseries * nbins
-    table = _table(values, code, qs)
+    keep = (code >= 0) & (rank >= 0)
+    order = np.argsort(code[keep] * np.int64(rank.size) + rank[keep])   # (by group, then by value)
+    table = _sorted_table(values[keep][order], code[keep][order], qs)
     summary = _summary_vars(table, ngroups, qs)
     frame = frame.assign(code=code)[valid]
     extra = _loss(frame, test, ngroups)
