@@ -229,14 +229,15 @@ def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
             out[key] = old if new is None else new
             continue
         cut = np.datetime64(pd.Timestamp(since).floor(old.attrs["freq"]), "ns")
-        kept = old.isel(time=np.flatnonzero(old["time"].values < cut))
+        kept = old.isel(time=slice(0, int(np.searchsorted(old["time"].values, cut))))   # (a view)
         labels = {d: np.union1d(old[d].values, new[d].values) for d in _DIMS[:-1]}
-        kept, new = (t.reindex(labels, fill_value=_EMPTY) for t in (kept, new))
-        both = xr.concat([kept, new], "time", data_vars="all", coords="minimal", compat="override",
-                         combine_attrs="override")
+        kept, new = (t if all(t.sizes[d] == v.size for d, v in labels.items())
+                     else t.reindex(labels, fill_value=_EMPTY) for t in (kept, new))
         freq = old.attrs["freq"]
-        full = pd.date_range(both["time"].values[0], both["time"].values[-1], freq=freq).to_numpy()
-        both = both.reindex(time=full, fill_value=_EMPTY)
+        gap = pd.date_range(cut, new["time"].values[0], freq=freq, inclusive="left").to_numpy()
+        parts = [kept, new.reindex(time=gap, fill_value=_EMPTY), new] if gap.size else [kept, new]
+        both = xr.concat(parts, "time", data_vars="all", coords="minimal", compat="override",
+                         combine_attrs="override")
         for d, v in labels.items():
             both[d] = v.astype(old[d].dtype)
         out[key] = both
