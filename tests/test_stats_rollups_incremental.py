@@ -12,10 +12,10 @@ from thruput.stats.rollups import rollups, rollups_encoding, update_rollups
 
 
 def _campaign(seed=1):
-    """A SYNTHETIC monitor campaign: 3 days of 10 min slots, a day-long gap, a path that
+    """A SYNTHETIC monitor campaign: 3 days of 10 min slots from mid-day, a day-long gap, a path that
     starts on the last day, TCP (two buffers), UDP and ping, failed runs."""
     rng = np.random.default_rng(seed)
-    t0 = np.datetime64("2026-03-01T00:00", "ns")
+    t0 = np.datetime64("2026-03-01T14:55", "ns")   # (mid-day: the first day's bins start late)
     slots = [s for s in range(3 * 144) if not 150 <= s < 300]
     rows = []
     for s in slots:
@@ -60,7 +60,7 @@ def test_rollups_are_rolling_summaries():
             assert (got_var.reindex(want.index) == want).all() and got_var.sum() == want.sum()
 
 
-@pytest.mark.parametrize("cuts", [(500, 501, 2000), (100, 1500, 1510, 2600)])
+@pytest.mark.parametrize("cuts", [(500, 501, 2000), (10, 1500, 1510, 2600)])
 def test_rollups_appended_in_pieces_equal_rollups_at_once(cuts, tmp_path):
     ds = _campaign()
     full = rollups(ds)

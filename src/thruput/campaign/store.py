@@ -262,6 +262,11 @@ def write_product(tree, out, encoding=None):
     return Path(out)
 
 
+def product_tables(path):
+    """The tables of a product written from a dict (:func:`write_product`), e.g. the
+    rollups: ``{"<group path>": Dataset}``, loaded (the groups that hold variables)."""
+    return {node.path.lstrip("/"): node.to_dataset() for node in open_product(path).subtree if node.data_vars}
+
 
 # -- appends -------------------------------------------------------------------------------
 

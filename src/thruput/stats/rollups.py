@@ -234,14 +234,18 @@ def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
         kept, new = (t if all(t.sizes[d] == v.size for d, v in labels.items())
                      else t.reindex(labels, fill_value=_EMPTY) for t in (kept, new))
         freq = old.attrs["freq"]
-        gap = pd.date_range(cut, new["time"].values[0], freq=freq, inclusive="left").to_numpy()
+        after = kept["time"].values[-1] + pd.Timedelta(freq).to_timedelta64() if kept.sizes["time"] else None
+        gap = pd.date_range(after, new["time"].values[0], freq=freq, inclusive="left").to_numpy() \
+            if after is not None else np.zeros(0, "datetime64[ns]")
         parts = [kept, new.reindex(time=gap, fill_value=_EMPTY), new] if gap.size else [kept, new]
         both = xr.concat(parts, "time", data_vars="all", coords="minimal", compat="override",
                          combine_attrs="override")
         for d, v in labels.items():
-            both[d] = v.astype(old[d].dtype)
+            both[d] = v
         out[key] = both
-    return out
+    # (as rollups builds them: object labels, no encoding kept from a file read back)
+    return {k: t.drop_encoding().assign_coords({d: _as_label(t[d].values) for d in _DIMS[:-1]})
+            for k, t in out.items()}
 
 
 def _first_run_since(ds, since):
