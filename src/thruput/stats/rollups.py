@@ -6,7 +6,8 @@ paths is drawn from a few thousand rows, not from every run; :func:`rollups` doe
 at :data:`FREQS` (5 minutes, 1 hour, 1 day). The pipeline's ``rollups-monitor`` stage
 writes them to ``data/processed/<c>.rollups.nc`` (:func:`rollups_encoding`, one group per
 resolution and series kind, e.g. ``1h/ping_rtt``); pages and ``thruput monitor report``
-read a resolution lazily with :func:`open_rollup`.
+read a resolution lazily with :func:`open_rollup`; after an append,
+:func:`update_rollups` recomputes only the bins the new runs can touch.
 """
 
 from __future__ import annotations
