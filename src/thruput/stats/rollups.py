@@ -117,7 +117,7 @@ def rollups(ds, freqs=FREQS, percentiles=PERCENTILES):
     test = _column(ds, "test", cache)
     ok = _column(ds, "outcome", cache) == "ok"
     times = _column(ds, "time", cache).astype("datetime64[ns]")
-    qs = sorted(set(float(q) for q in percentiles) | {25.0, 50.0, 75.0})
+    qs = sorted({float(q) for q in percentiles} | {25.0, 50.0, 75.0})
     out = {}
     for kind, (name, var, split) in KINDS.items():
         idx = np.flatnonzero(test == name)
