@@ -1,6 +1,8 @@
 """Monitor health at the scale of a year of many paths: the alert state of every slot
 (``thruput.monitor.alerts.evaluate``, what ``thruput monitor report`` and the pipeline's
-health stage run), the report's JSON, and the rollups (``thruput.stats.rollups``).
+health stage run), the report's JSON, the rollups (``thruput.stats.rollups``) beside a
+plain pandas groupby of the same table over the same bins and statistics, and the
+rollups' update after one more day (``update_rollups``) against their full build.
 
     python -m benchmarks.health --paths 50 --days 365 --interval 600
 
@@ -57,13 +59,46 @@ def campaign(paths=50, days=365, interval=600, seed=0):
         attrs={"campaign": meta["name"], "campaign_kind": "monitor", "metadata": json.dumps(meta)})
 
 
+def pandas_rollups(ds, freqs=("5min", "1h", "1D"), percentiles=(10, 25, 50, 75, 90)):
+    """The reference: per kind and resolution one pandas groupby over (path, direction,
+    variant, bin) of count, mean, std, min, max, percentiles, runs, failed runs and loss."""
+    import pandas as pd
+
+    from thruput.stats.rollups import KINDS
+
+    test = np.asarray(ds["test"].values)
+    ok = np.asarray(ds["outcome"].values) == "ok"
+    out = {}
+    for kind, (name, var, split) in KINDS.items():
+        idx = np.flatnonzero(test == name)
+        if idx.size == 0 or var not in ds:
+            continue
+        frame = pd.DataFrame({
+            "path": np.asarray(ds["path"].values)[idx], "direction": np.asarray(ds["direction"].values)[idx],
+            "variant": np.nan_to_num(np.asarray(ds[split].values, float)[idx]) if split else 0.0,
+            "value": np.where(ok[idx], np.asarray(ds[var].values, float)[idx], np.nan), "failed": ~ok[idx]})
+        if name == "ping":
+            frame["sent"] = np.asarray(ds["ping_transmitted"].values, float)[idx]
+            frame["lost"] = frame["sent"] - np.asarray(ds["ping_received"].values, float)[idx]
+        times = pd.DatetimeIndex(np.asarray(ds["time"].values)[idx])
+        for freq in freqs:
+            g = frame.assign(time=times.floor(freq)).groupby(["path", "direction", "variant", "time"])
+            table = g["value"].agg(["count", "mean", "std", "min", "max"])
+            table = table.join(g["value"].quantile([q / 100 for q in percentiles]).unstack())
+            table["runs"], table["failed"] = g.size(), g["failed"].sum()
+            table["loss"] = (g["lost"].sum(min_count=1) / g["sent"].sum(min_count=1)) if name == "ping" \
+                else table["failed"] / table["runs"]
+            out[f"{freq}/{kind}"] = table
+    return out
+
+
 def _rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main(argv=None):
     from thruput.monitor.alerts import evaluate, report_json
-    from thruput.stats.rollups import rollups
+    from thruput.stats.rollups import rollups, update_rollups
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.health", description=__doc__.split("\n\n")[0])
     parser.add_argument("--paths", type=int, default=50)
@@ -82,9 +117,19 @@ def main(argv=None):
     report = report_json(tables)
     results.update(report_json_s=time.perf_counter() - t, state=report["state"],
                    breaches=int(tables["breaches"].sizes["breach"]))
+    ds.isel(run=slice(0, 10)).chunk().compute()     # (dask's imports, once a process: not timed)
+    t = time.perf_counter()
+    pandas_rollups(ds)
+    results["pandas_groupby_s"] = time.perf_counter() - t
     t = time.perf_counter()
     rollups(ds.chunk({"run": 1_000_000}))
     results["rollups_s"] = time.perf_counter() - t
+    results["rollups_over_pandas"] = results["rollups_s"] / results["pandas_groupby_s"]
+    last_day = int(np.searchsorted(ds["time"].values, ds["time"].values[-1] - np.timedelta64(1, "D")))
+    before = rollups(ds.isel(run=slice(0, last_day)))
+    t = time.perf_counter()
+    update_rollups(before, ds.chunk({"run": 1_000_000}))
+    results["rollups_update_one_day_s"] = time.perf_counter() - t
     results["peak_rss_mb"] = _rss_mb()
     print(json.dumps(results, indent=1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

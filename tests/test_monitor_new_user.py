@@ -13,6 +13,7 @@ import pytest
 import xarray as xr
 import yaml
 
+from thruput.campaign.store import write_product
 from thruput.cli import main
 from thruput.monitor import alerts
 from thruput.report import health
@@ -29,7 +30,8 @@ PILE = DATA / "wrapped" / "monitor-pile"
 def _health(ds, tmp_path):
     """(health tables, rollups path) of a monitor Dataset, as the pipeline writes them."""
     path = tmp_path / "r.nc"
-    R.save_rollups(R.rollups(ds), path)
+    tables = R.rollups(ds)
+    write_product(tables, path, encoding=R.rollups_encoding(tables))
     return alerts.evaluate(ds), path
 
 

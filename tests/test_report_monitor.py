@@ -145,10 +145,12 @@ def _every_health_part(ds, tmp_path):
     """Every part of the health page, as notebooks/monitor-health.ipynb calls them."""
     from thruput.monitor.alerts import evaluate
     from thruput.report import health
-    from thruput.stats.rollups import rollups, save_rollups
+    from thruput.campaign.store import write_product
+    from thruput.stats.rollups import rollups, rollups_encoding
 
     tables, path = evaluate(ds), tmp_path / "r.nc"
-    save_rollups(rollups(ds), path)
+    tables_r = rollups(ds)
+    write_product(tables_r, path, encoding=rollups_encoding(tables_r))
     parts = [health.health_title(tables), health.health_grid(tables), health.health_verdicts(tables),
              health.health_breaches(tables), health.health_sla(tables, "1D"), health.health_sla(tables, "1W"),
              health.health_throughput_delay(tables)]

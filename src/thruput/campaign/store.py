@@ -48,7 +48,7 @@ from ..hashing import sha256_file
 from ..monitor import reader as mon
 
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
-           "write_netcdf", "open_product", "write_product", "NETCDF_ENGINE", "STATS_SUFFIX",
+           "write_netcdf", "open_product", "write_product", "product_tables", "NETCDF_ENGINE", "STATS_SUFFIX",
            "verify_sources", "record_path", "load_record", "save_record", "stat_files",
            "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store"]
 
@@ -261,6 +261,11 @@ def write_product(tree, out, encoding=None):
     write_netcdf(tree, out, encoding)
     return Path(out)
 
+
+def product_tables(path):
+    """The tables of a product written from a dict (:func:`write_product`), e.g. the
+    rollups: ``{"<group path>": Dataset}``, loaded (the groups that hold variables)."""
+    return {node.path.lstrip("/"): node.to_dataset() for node in open_product(path).subtree if node.data_vars}
 
 
 # -- appends -------------------------------------------------------------------------------

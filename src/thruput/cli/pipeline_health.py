@@ -21,6 +21,9 @@ def add_parsers(verbs, params_option):
     ro.add_argument("input", metavar="IN.zarr", help="a monitor campaign's store (or raw directory)")
     ro.add_argument("out", metavar="OUT.rollups.nc", help="the rollups to write (one netCDF group per resolution and series)")
     params_option(ro, "its `rollups` section is used")
+    ro.add_argument("--update", action="store_true",
+                    help="OUT holds the rollups of the campaign's earlier runs: keep its bins, recompute "
+                         "only those from its last day on (thruput.stats.rollups.update_rollups)")
     ro.set_defaults(func=run_rollups)
     he = verbs.add_parser("health", help="monitor campaign -> alert state of every slot, breaches, SLA",
                           description="Evaluate campaign.yaml's alerts: and baseline: rules "
@@ -65,12 +68,16 @@ def _section(path, name):
 
 
 def run_rollups(args):
-    from ..campaign.store import write_product
-    from ..stats.rollups import FREQS, rollups, rollups_encoding
+    from ..campaign.store import product_tables, write_product
+    from ..stats.rollups import FREQS, rollups_encoding, update_rollups
 
     p = _section(args.params, ROLLUPS_SECTION)
+    freqs = tuple(p.get("freqs", FREQS))
     ds = open_monitor(args.input)
-    tables = rollups(ds, freqs=p.get("freqs", FREQS))
+    built = product_tables(args.out) if args.update and Path(args.out).is_file() else {}
+    if {t.attrs.get("freq") for t in built.values()} - set(freqs):
+        built = {}                  # (other resolutions: built again)
+    tables = update_rollups(built, ds, freqs=freqs)
     write_product(tables, args.out, encoding=rollups_encoding(tables))
     print(f"{args.out}: rollups of {ds.attrs.get('campaign', args.input)} ({len(tables)} tables)")
     return 0

@@ -97,7 +97,7 @@ def run_data(args):
 
     names = None
     if args.params:
-        params = yaml.safe_load(open(args.params)) or {}
+        params = guard.load_yaml_file(args.params, "params.yaml") or {}
         names = list(params.get("campaigns") or []) + list(params.get("monitors") or [])
     package = datapackage.export(args.processed, args.out, args.root, campaigns=names)
     print(f"{args.out}: {len(package['resources'])} resources")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import xarray as xr
 
 import json
+from typing import Any
 from html import escape as html_escape
 
 import numpy as np
@@ -389,7 +390,7 @@ def monitor_udp_loss(product: dict) -> object:
 EXAMPLES = 3
 
 
-def failure_groups(gaps: "xarray.Dataset") -> str:
+def failure_groups(gaps: Any) -> str:
     """The failed tests grouped by outcome and reason: how many (of which test and
     direction), first and last time, and a few of their logs (or runs, where no log was
     written) as HTML: a pile of 2,000 files that are not logs is one row, not 2,000."""

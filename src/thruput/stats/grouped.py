@@ -179,8 +179,13 @@ def _table(values, codes, qs):
     ok = ~np.isnan(values) & (codes >= 0)
     values, codes = values[ok], codes[ok]
     order = np.lexsort((values, codes))
-    values, codes = values[order], codes[order]
-    groups, start, n = np.unique(codes, return_index=True, return_counts=True)
+    return _sorted_table(values[order], codes[order], qs)
+
+
+def _sorted_table(values, codes, qs):
+    """:func:`_table` of values without NaN, sorted by group code and by value within each."""
+    start = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]]) if codes.size else np.zeros(0, np.int64)
+    groups, n = codes[start], np.diff(np.r_[start, codes.size])
     if not n.size:      # (no value: reduceat needs one)
         return pd.DataFrame({k: np.array([], float) for k in ("n", "mean", "std", "min", "max", *qs)})
     mean = np.add.reduceat(values, start) / n

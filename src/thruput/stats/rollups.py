@@ -6,7 +6,8 @@ paths is drawn from a few thousand rows, not from every run; :func:`rollups` doe
 at :data:`FREQS` (5 minutes, 1 hour, 1 day). The pipeline's ``rollups-monitor`` stage
 writes them to ``data/processed/<c>.rollups.nc`` (:func:`rollups_encoding`, one group per
 resolution and series kind, e.g. ``1h/ping_rtt``); pages and ``thruput monitor report``
-read a resolution lazily with :func:`open_rollup`.
+read a resolution lazily with :func:`open_rollup`; after an append,
+:func:`update_rollups` recomputes only the bins the new runs can touch.
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .monitor import rolling_summary
+from ._util import percentile_name
+from .grouped import SUMMARY_LONG_NAMES, _sorted_table
 
-__all__ = ["rollups", "rollups_encoding", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
+__all__ = ["rollups", "update_rollups", "rollups_encoding", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
 
 #: Resolutions of the rollups (pandas offsets; bins start at multiples since 1970 UTC).
 FREQS = ("5min", "1h", "1D")
@@ -40,26 +42,53 @@ KINDS = {
 PERCENTILES = (10, 25, 50, 75, 90)
 
 
-def _loss(sub, test, bins, keys):
-    """Per group and bin: ``runs`` (tests started, any outcome), ``failed`` (not ``ok``)
-    and ``loss``: ping, probes lost / sent; UDP, datagrams lost / sent (the mean of the
-    runs' fractions); TCP, failed runs / runs."""
-    frame = pd.DataFrame({**keys, "time": bins, "failed": np.asarray(sub["outcome"].values) != "ok"})
-    if test == "ping":
-        frame["sent"] = np.asarray(sub["ping_transmitted"].values, float)
-        frame["lost"] = frame["sent"] - np.asarray(sub["ping_received"].values, float)
-    elif test == "udp":
-        frame["loss"] = np.asarray(sub["loss_fraction"].values, float)
-    g = frame.groupby(list(keys) + ["time"], sort=True)
-    out = pd.DataFrame({"runs": g.size(), "failed": g["failed"].sum()})
+def _column(ds, name, cache):
+    """The per-run NumPy values of ``name`` (read once: a dask column is computed whole,
+    one 1-D array of the campaign's runs, never a fancy index of a dask array)."""
+    if name not in cache:
+        cache[name] = np.asarray(ds[name].transpose("run", ...).values)
+    return cache[name]
+
+
+def _factorize(labels):
+    """Sorted distinct labels and the code of each (NaN labels: code -1)."""
+    missing = np.asarray(pd.isna(labels))
+    uniques = np.unique(labels[~missing]) if missing.any() else np.unique(labels)
+    codes = np.searchsorted(uniques, np.where(missing, uniques[0] if uniques.size else labels, labels))
+    return uniques, np.where(missing, -1, codes)
+
+
+def _loss(frame, test, ngroups):
+    """Per dense group code: ``runs`` (tests started, any outcome), ``failed`` (not
+    ``ok``) and ``loss``: ping, probes lost / sent; UDP, datagrams lost / sent (the mean
+    of the runs' fractions); TCP, failed runs / runs. Empty groups: 0, 0, NaN."""
+    g = frame.groupby("code", sort=True)
+    runs, failed = g.size(), g["failed"].sum()
     if test == "ping":
         sent = g["sent"].sum(min_count=1)
-        out["loss"] = g["lost"].sum(min_count=1) / sent.where(sent > 0)
+        loss = g["lost"].sum(min_count=1) / sent.where(sent > 0)
     elif test == "udp":
-        out["loss"] = g["loss"].mean()
+        loss = g["loss"].mean()
     else:
-        out["loss"] = out["failed"] / out["runs"]
-    return xr.Dataset.from_dataframe(out)
+        loss = failed / runs
+    index = runs.index.to_numpy()
+    out = {"runs": np.zeros(ngroups, np.int64), "failed": np.zeros(ngroups, np.int64),
+           "loss": np.full(ngroups, np.nan)}
+    out["runs"][index] = runs.to_numpy()
+    out["failed"][index] = failed.to_numpy().astype(np.int64)
+    out["loss"][index] = loss.to_numpy(float)
+    return out
+
+
+def _summary_vars(table, ngroups, qs):
+    """:func:`~thruput.stats.grouped._table`'s rows placed at their dense group codes."""
+    index = table.index.to_numpy()
+    out = {}
+    for col in ("n", "mean", "std", "min", "max", *qs):
+        full = np.zeros(ngroups, np.int64) if col == "n" else np.full(ngroups, np.nan)
+        full[index] = table[col].to_numpy()
+        out[col] = full
+    return out
 
 
 def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
@@ -69,10 +98,10 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
     Parameters
     ----------
     ds : xarray.Dataset
-        A monitor campaign, NumPy or dask (per-run coordinates are read whole; the
-        values chunk by chunk, :func:`~thruput.stats.monitor.rolling_summary`).
+        A monitor campaign, NumPy or dask (each per-run variable used is read whole, once:
+        one float or label per run).
     freqs : sequence of str
-        Bin widths.
+        Bin widths (fixed: ``"5min"``, ``"1h"``, ``"1D"``).
     percentiles : sequence of float
 
     Returns
@@ -83,37 +112,167 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
         ``runs``, ``failed``, ``loss``; every bin from the first to the last (empty bins:
         ``n`` 0, NaN). ``variant`` is the socket buffer (TCP) or ping size (bytes), 0
         where the test has none.
+
+    Notes
+    -----
+    The same numbers as :func:`~thruput.stats.monitor.rolling_summary` per kind and
+    resolution (exact percentiles, Hyndman & Fan 7), computed on one dense group code per
+    run, ``((path, direction, variant), bin)``, which is also the position of its group in
+    the output: one sort per resolution and no label index.
     """
-    test = np.asarray(ds["test"].values)
-    outcome = np.asarray(ds["outcome"].values)
+    cache = {}
+    test = _column(ds, "test", cache)
+    ok = _column(ds, "outcome", cache) == "ok"
+    times = _column(ds, "time", cache).astype("datetime64[ns]")
+    qs = sorted({float(q) for q in percentiles} | {25.0, 50.0, 75.0})
     out = {}
     for kind, (name, var, split) in KINDS.items():
         idx = np.flatnonzero(test == name)
         if idx.size == 0 or var not in ds:
             continue
-        sub = ds.isel(run=idx)
-        variant = np.nan_to_num(np.asarray(sub[split].values, float)) if split else np.zeros(idx.size)
-        sub = sub.assign_coords(variant=("run", variant, {"long_name": split or "none", "units": "byte"}))
-        values = sub[var].where(xr.DataArray(outcome[idx] == "ok", dims=sub[var].dims))
-        values = values.assign_coords({c: sub[c] for c in ("time", "path", "direction", "variant")})
-        keys = {"path": np.asarray(sub["path"].values), "direction": np.asarray(sub["direction"].values),
-                "variant": variant}
+        variant = np.nan_to_num(np.asarray(_column(ds, split, cache)[idx], float)) if split else np.zeros(idx.size)
+        labels = {"path": _column(ds, "path", cache)[idx], "direction": _column(ds, "direction", cache)[idx],
+                  "variant": variant}
+        t = times[idx]
+        valid = ~np.isnat(t)
+        series, coords = np.zeros(idx.size, np.int64), {}
+        for key, lab in labels.items():
+            uniques, codes = _factorize(lab)
+            valid &= codes >= 0
+            coords[key] = uniques
+            series = series * max(uniques.size, 1) + codes
+        nseries = int(np.prod([c.size for c in coords.values()]))
+        values = np.where(ok[idx], np.asarray(_column(ds, var, cache)[idx], float), np.nan)
+        rank = np.full(values.size, -1, np.int64)     # (each value's rank; NaN: -1)
+        finite = np.flatnonzero(~np.isnan(values))
+        rank[finite[np.argsort(values[finite], kind="stable")]] = np.arange(finite.size)
+        frame = pd.DataFrame({"failed": ~ok[idx]})
+        if name == "ping":
+            frame["sent"] = np.asarray(_column(ds, "ping_transmitted", cache)[idx], float)
+            frame["lost"] = frame["sent"] - np.asarray(_column(ds, "ping_received", cache)[idx], float)
+        elif name == "udp":
+            frame["loss"] = np.asarray(_column(ds, "loss_fraction", cache)[idx], float)
+        attrs = ds[var].attrs
         for freq in freqs:
-            summary = rolling_summary(values, freq=freq, by=("path", "direction", "variant"),
-                                      percentiles=percentiles)
-            bins = pd.DatetimeIndex(np.asarray(sub["time"].values, "datetime64[ns]")).floor(freq).to_numpy()
-            extra = _loss(sub, name, bins, keys).reindex_like(summary)
-            summary = summary.drop_vars([v for v in ("p50", "iqr") if v in summary])
-            summary["runs"] = extra["runs"].fillna(0).astype(int)
-            summary["failed"] = extra["failed"].fillna(0).astype(int)
-            summary["loss"] = extra["loss"].astype(float)
-            summary["loss"].attrs = {"units": "1", "long_name": _LOSS[name]}
-            summary["median"].attrs.update(units=sub[var].attrs.get("units", ""),
-                                           long_name=sub[var].attrs.get("long_name", var))
-            summary.attrs.update({"kind": kind, "test": name, "variable": var, "freq": freq,
-                                  "units": sub[var].attrs.get("units", "")})
-            out[f"{freq}/{kind}"] = summary
+            out[f"{freq}/{kind}"] = _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, name, var,
+                                            attrs, freq, percentiles, qs)
     return out
+
+
+def _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, test, var, attrs, freq, percentiles, qs):
+    """One resolution of one kind (:func:`rollups`)."""
+    step = pd.Timedelta(freq).value
+    bins = pd.DatetimeIndex(t).floor(freq).asi8
+    first, last = bins[valid].min(), bins[valid].max()
+    nbins = int((last - first) // step) + 1
+    code = np.where(valid, series * nbins + (bins - first) // step, -1)
+    ngroups = nseries * nbins
+    keep = (code >= 0) & (rank >= 0)
+    order = np.argsort(code[keep] * np.int64(rank.size) + rank[keep])   # (by group, then by value)
+    table = _sorted_table(values[keep][order], code[keep][order], qs)
+    summary = _summary_vars(table, ngroups, qs)
+    frame = frame.assign(code=code)[valid]
+    extra = _loss(frame, test, ngroups)
+    shape = tuple(c.size for c in coords.values()) + (nbins,)
+    units = attrs.get("units", "1")
+    long = attrs.get("long_name", var)
+    columns = {"n": summary["n"], "mean": summary["mean"], "std": summary["std"], "min": summary["min"],
+               "max": summary["max"], "median": summary[50.0]}
+    for q in percentiles:
+        if float(q) != 50.0:
+            columns[percentile_name(q)] = summary[float(q)]
+    data = {}
+    for col, v in columns.items():
+        what = SUMMARY_LONG_NAMES.get(col) or f"{col[1:].replace('_', '.')}th percentile"
+        data[col] = (tuple(_DIMS), v.reshape(shape),
+                     {"units": "count" if col == "n" else units, "long_name": f"{what} of {long}"})
+    data["median"][2].update(units=attrs.get("units", ""), long_name=long)
+    data["runs"] = (tuple(_DIMS), extra["runs"].reshape(shape))
+    data["failed"] = (tuple(_DIMS), extra["failed"].reshape(shape))
+    data["loss"] = (tuple(_DIMS), extra["loss"].reshape(shape), {"units": "1", "long_name": _LOSS[test]})
+    time = (first + np.arange(nbins, dtype=np.int64) * step).astype("datetime64[ns]")
+    ds = xr.Dataset(data, coords={**{k: (k, _as_label(v)) for k, v in coords.items()},
+                                  "time": ("time", time)})
+    ds.attrs.update({"exact": 1, "quantile_error_bound": 0.0, "quantile_method": "linear (Hyndman & Fan 7)",
+                     "freq": freq, "kind": kind, "test": test, "variable": var,
+                     "units": attrs.get("units", "")})
+    return ds
+
+
+_DIMS = ("path", "direction", "variant", "time")
+#: Fill of a group without runs (the rest: NaN).
+_EMPTY = {"n": 0, "runs": 0, "failed": 0}
+
+
+def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
+    """The rollups of ``ds`` from ``tables``, the rollups of its earlier runs: the bins
+    already built are kept and only the bins from the last one of the coarsest resolution
+    on are computed again, from the runs since its start.
+
+    Parameters
+    ----------
+    tables : dict of str to xarray.Dataset
+        :func:`rollups` of the campaign before the append (same ``freqs``, ``percentiles``).
+    ds : xarray.Dataset
+        The campaign after the append, in time order (the store refuses older runs), NumPy
+        or dask; of a dask campaign only the chunks at its end that hold the recomputed
+        bins are read.
+
+    Returns
+    -------
+    dict of str to xarray.Dataset
+        Equal to ``rollups(ds, freqs, percentiles)``; a new day costs in proportion to the
+        day (plus copying the kept bins in memory), not the year.
+    """
+    if not tables:
+        return rollups(ds, freqs, percentiles)
+    last = min(np.datetime64(t["time"].values[-1], "ns") for t in tables.values() if t.sizes["time"])
+    since = min(pd.Timestamp(last).floor(f) for f in freqs).to_datetime64()
+    start = _first_run_since(ds, since)
+    tail = rollups(ds.isel(run=slice(start, None)), freqs, percentiles)
+    out = {}
+    for key in list(tables) + [k for k in tail if k not in tables]:
+        old, new = tables.get(key), tail.get(key)
+        if new is None or old is None:
+            out[key] = old if new is None else new
+            continue
+        cut = np.datetime64(pd.Timestamp(since).floor(old.attrs["freq"]), "ns")
+        kept = old.isel(time=slice(0, int(np.searchsorted(old["time"].values, cut))))   # (a view)
+        labels = {d: np.union1d(old[d].values, new[d].values) for d in _DIMS[:-1]}
+        kept, new = (t if all(t.sizes[d] == v.size for d, v in labels.items())
+                     else t.reindex(labels, fill_value=_EMPTY) for t in (kept, new))
+        freq = old.attrs["freq"]
+        after = kept["time"].values[-1] + pd.Timedelta(freq).to_timedelta64() if kept.sizes["time"] else None
+        gap = pd.date_range(after, new["time"].values[0], freq=freq, inclusive="left").to_numpy() \
+            if after is not None else np.zeros(0, "datetime64[ns]")
+        parts = [kept, new.reindex(time=gap, fill_value=_EMPTY), new] if gap.size else [kept, new]
+        both = xr.concat(parts, "time", data_vars="all", coords="minimal", compat="override",
+                         combine_attrs="override")
+        for d, v in labels.items():
+            both[d] = v
+        out[key] = both
+    # (as rollups builds them: object labels, no encoding kept from a file read back)
+    return {k: t.drop_encoding().assign_coords({d: _as_label(t[d].values) for d in _DIMS[:-1]})
+            for k, t in out.items()}
+
+
+def _first_run_since(ds, since):
+    """Index of the first run at or after ``since`` of a time-ordered campaign (a dask
+    ``time`` read chunk by chunk from the end)."""
+    data = ds["time"].data
+    if not hasattr(data, "chunks") or not type(data).__module__.startswith("dask"):
+        return int(np.searchsorted(np.asarray(data, "datetime64[ns]"), since, side="left"))
+    ends = np.cumsum((0,) + data.chunks[0])
+    for i in range(len(data.chunks[0]) - 1, -1, -1):
+        block = np.asarray(data[ends[i]:ends[i + 1]].compute(), "datetime64[ns]")
+        if block.size and block[0] < since:
+            return int(ends[i] + np.searchsorted(block, since, side="left"))
+    return 0
+
+
+def _as_label(values):
+    """String labels as an object array (as a pandas index holds them)."""
+    return values.astype(object) if values.dtype.kind in "UO" else values
 
 
 _LOSS = {"ping": "probes lost / probes sent", "udp": "mean datagram loss fraction of the ok runs",
