@@ -120,7 +120,7 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
     run, ``((path, direction, variant), bin)``, which is also the position of its group in
     the output: one sort per resolution and no label index.
     """
-    cache = {}
+    cache: dict[str, Any] = {}
     test = _column(ds, "test", cache)
     ok = _column(ds, "outcome", cache) == "ok"
     times = _column(ds, "time", cache).astype("datetime64[ns]")
