@@ -23,10 +23,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 from .. import guard
 from ..errors import ParseError
@@ -81,7 +84,7 @@ class ManifestRow:
     sha256: str = ""          # of the file when recorded or imported; "" if not kept
 
 
-def resolve(name_or_path, root=DEFAULT_ROOT):
+def resolve(name_or_path: str | os.PathLike[str], root: str | os.PathLike[str] = DEFAULT_ROOT) -> Path:
     """The campaign directory: a path as given if it is a directory, else ``root/name``.
 
     A relative ``root`` (the default ``data/raw``) is looked up from the working directory
@@ -115,7 +118,7 @@ def resolve(name_or_path, root=DEFAULT_ROOT):
                         + ", ".join(dict.fromkeys(looked)) + ")" + note)
 
 
-def read_manifest(directory):
+def read_manifest(directory: str | os.PathLike[str]) -> list[ManifestRow]:
     """Read ``runs.csv`` of ``directory`` into a list of :class:`ManifestRow`.
 
     Raises
@@ -131,7 +134,8 @@ def read_manifest(directory):
     return rows
 
 
-def parse_manifest(directory):
+def parse_manifest(directory: str | os.PathLike[str]) -> tuple[list[ManifestRow], list[tuple[int, str]],
+                   set[str]]:
     """``runs.csv`` of ``directory`` read as far as it goes, for listing every problem.
 
     Returns
@@ -231,7 +235,7 @@ def _manifest_row(cells, line):
                        line, cells.get("sha256", "")), []
 
 
-def planned_runs(metadata):
+def planned_runs(metadata: Mapping[str, Any]) -> list[str]:
     """Run ids the plan of a TCP sweep asks for, in plan order (window, streams, repeat)."""
     plan = metadata.get("plan", {})
     if plan.get("tool") not in ("iperf3", "iperf2"):
@@ -240,7 +244,7 @@ def planned_runs(metadata):
             for r in range(int(plan.get("repeats", 1)))]
 
 
-def read_raw(directory, row):
+def read_raw(directory: str | os.PathLike[str], row: ManifestRow) -> xr.Dataset:
     """Read the raw file of manifest ``row`` and check it is the kind its role says.
 
     Raises
@@ -341,7 +345,8 @@ def open_campaign(name_or_path: str | os.PathLike[str], root: str | os.PathLike[
 
 
 
-def find_stored(name_or_path, processed=DEFAULT_PROCESSED):
+def find_stored(name_or_path: str | os.PathLike[str],
+                processed: str | os.PathLike[str] = DEFAULT_PROCESSED) -> Path | None:
     """The normalized campaign ``name_or_path`` names (a path, or ``processed/<name>.zarr``
     or ``.nc``), or ``None``."""
     path = Path(name_or_path)
@@ -356,7 +361,7 @@ def find_stored(name_or_path, processed=DEFAULT_PROCESSED):
     return None
 
 
-def open_stored(path, chunks=None):
+def open_stored(path: str | os.PathLike[str], chunks: Any = None) -> xr.Dataset:
     """Open a normalized campaign, Zarr or netCDF, lazily with ``chunks`` else loaded."""
     import xarray as xr
 
@@ -390,9 +395,9 @@ def _open_sweep(directory, metadata):
     return ds
 
 
-def check_unique(rows, directory):
+def check_unique(rows: Sequence[ManifestRow], directory: str | os.PathLike[str]) -> None:
     """Raise :class:`ParseError` listing manifest rows that repeat an earlier one."""
-    seen = {}
+    seen: dict[Any, Any] = {}
     errors = []
     for row in rows:
         key = (row.run, row.role, row.phase) if row.role in ("iperf", "ping") else (row.path,)

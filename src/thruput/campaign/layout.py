@@ -42,12 +42,12 @@ ACCEPTED_KEY = "accepted"
 RUN_ID = re.compile(r"^w(?P<window>[0-9]+)-s(?P<streams>[0-9]+)-r(?P<repeat>[0-9]+)$")
 
 
-def run_id(window, streams, repeat):
+def run_id(window: float, streams: float, repeat: float) -> str:
     """The run id of a TCP sweep cell, e.g. ``run_id(65536, 4, 0) == "w65536-s4-r0"``."""
     return f"w{int(window)}-s{int(streams)}-r{int(repeat)}"
 
 
-def parse_run_id(run):
+def parse_run_id(run: str) -> tuple[int, int, int] | None:
     """``"w65536-s4-r0"`` -> ``(65536, 4, 0)``; ``None`` if ``run`` is not of that shape."""
     m = RUN_ID.match(run)
     return None if m is None else (int(m["window"]), int(m["streams"]), int(m["repeat"]))

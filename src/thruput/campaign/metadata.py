@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import os
+
 import itertools
 import json
 from importlib import resources
@@ -27,7 +32,7 @@ class CampaignError(ThruputError):
     """A campaign directory is not usable as it stands (the message names file and line)."""
 
 
-def schema():
+def schema() -> dict[str, Any]:
     """The JSON Schema of ``campaign.yaml`` (a dict)."""
     text = resources.files("thruput").joinpath("schemas/campaign.schema.json").read_text()
     return json.loads(text)
@@ -108,7 +113,7 @@ def node_line(node, keys):
     return line
 
 
-def load_metadata(directory):
+def load_metadata(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """Read and schema-check ``campaign.yaml`` of ``directory``; return it as a dict.
 
     Raises

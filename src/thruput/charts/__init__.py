@@ -13,6 +13,11 @@ which ``import thruput`` calls inside a kernel.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
 
 import altair as alt
 import pandas as pd
@@ -44,7 +49,8 @@ def _theme():
         "view": {"continuousWidth": WIDTH, "continuousHeight": HEIGHT}})
 
 
-def streams_color(present=None, field="streams", title="streams", legend=True):
+def streams_color(present: Iterable[Any] | None = None, field: str = "streams", title: str = "streams",
+                  legend: bool = True) -> alt.Color:
     """The shared colour encoding of a streams count.
 
     ``present``: the streams counts a chart shows (e.g. ``df["streams"]``); the legend then
@@ -74,7 +80,7 @@ def _kib(df, column="window"):
     return out
 
 
-def heatmap(cells, value="median", title="Median throughput"):
+def heatmap(cells: pd.DataFrame, value: str = "median", title: str = "Median throughput") -> alt.Chart:
     """Median throughput (Mbit/s) over window (KiB) x streams.
 
     ``cells``: columns ``window`` (byte), ``streams``, ``value`` (bit/s).
@@ -102,7 +108,9 @@ def _reference_dash():
                                             symbolStrokeColor="#333", symbolSize=400))
 
 
-def throughput_vs_window(cells, theory=None, capacity_bps=None, title="Throughput vs window"):
+def throughput_vs_window(cells: pd.DataFrame, theory: pd.DataFrame | None = None,
+                         capacity_bps: float | None = None,
+                         title: str = "Throughput vs window") -> alt.TopLevelMixin:
     """Median throughput vs window on a log axis, one line per streams count, IQR bands.
 
     ``cells``: ``window`` (byte), ``streams``, ``median``, ``q25``, ``q75`` (bit/s).
@@ -146,7 +154,7 @@ def throughput_vs_window(cells, theory=None, capacity_bps=None, title="Throughpu
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=HEIGHT)
 
 
-def cell_boxplots(runs, title="Throughput per cell (all repeats)"):
+def cell_boxplots(runs: pd.DataFrame, title: str = "Throughput per cell (all repeats)") -> alt.TopLevelMixin:
     """Box plots of run throughput per window, one panel per streams count, with every run
     drawn as a point, so a cell whose repeats agree closely still shows (as a dot, not an
     invisible box).
@@ -166,7 +174,7 @@ def cell_boxplots(runs, title="Throughput per cell (all repeats)"):
         column=alt.Column("streams:O", title="streams"), title=title)
 
 
-def interval_series(intervals, title="Per-interval throughput"):
+def interval_series(intervals: pd.DataFrame, title: str = "Per-interval throughput") -> alt.Chart:
     """Throughput of each reporting interval of a few runs.
 
     ``intervals``: ``time`` (s since run start), ``throughput`` (bit/s), ``run`` (label).
@@ -200,7 +208,7 @@ def tick_format(low):
     return "~e" if 0 < float(low) < 1e-3 else ",~r"
 
 
-def rtt_ecdf(ecdf, title="Ping RTT, loaded vs unloaded"):
+def rtt_ecdf(ecdf: pd.DataFrame, title: str = "Ping RTT, loaded vs unloaded") -> alt.Chart:
     """ECDF of ping RTT per phase, on a symmetric-log RTT axis labelled 1-2-5.
 
     ``ecdf``: ``rtt`` (ms), ``fraction`` (0-1), ``phase`` (loaded/unloaded).
@@ -209,7 +217,7 @@ def rtt_ecdf(ecdf, title="Ping RTT, loaded vs unloaded"):
     ticks = log_ticks(rtt.min(), rtt.max()) if len(rtt) else None
     return alt.Chart(ecdf, title=title).mark_line(interpolate="step-after").encode(
         x=alt.X("rtt:Q", title="RTT (ms, symmetric-log scale)", scale=alt.Scale(type="symlog"),
-                axis=alt.Axis(values=ticks, labelOverlap="greedy",
+                axis=alt.Axis(values=ticks, labelOverlap="greedy",  # type: ignore[arg-type]
                               format=tick_format(rtt.min()) if len(rtt) else ",~r")),
         y=alt.Y("fraction:Q", title="fraction of probes <= RTT", scale=alt.Scale(domain=[0, 1])),
         color=alt.Color("phase:N", title="phase",
@@ -219,7 +227,9 @@ def rtt_ecdf(ecdf, title="Ping RTT, loaded vs unloaded"):
     ).properties(width=WIDTH, height=HEIGHT)
 
 
-def latency_vs_size(points, fit=None, expected_slope=None, title="Latency vs frame size"):
+def latency_vs_size(points: pd.DataFrame, fit: pd.DataFrame | None = None,
+                    expected_slope: float | None = None,
+                    title: str = "Latency vs frame size") -> alt.TopLevelMixin:
     """UDPmon request-response latency vs response size with fitted and expected slopes.
 
     ``points``: ``size`` (byte), ``latency`` (us). ``fit``: dict with ``slope`` (us/byte) and
@@ -244,7 +254,8 @@ def latency_vs_size(points, fit=None, expected_slope=None, title="Latency vs fra
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=HEIGHT)
 
 
-def udp_vs_spacing(rows, title="UDP receive rate and loss vs inter-packet spacing"):
+def udp_vs_spacing(rows: pd.DataFrame,
+                   title: str = "UDP receive rate and loss vs inter-packet spacing") -> alt.VConcatChart:
     """Receive rate (Mbit/s) and loss (%) vs spacing (us), one line per packet size.
 
     ``rows``: ``spacing`` (us), ``recv_rate`` (bit/s), ``loss_fraction``, ``packet_size`` (byte).
@@ -267,7 +278,8 @@ def udp_vs_spacing(rows, title="UDP receive rate and loss vs inter-packet spacin
                        loss.properties(width=WIDTH, height=160), title=title)
 
 
-def tcp_trace(snapshots, title="TCP congestion window and smoothed RTT"):
+def tcp_trace(snapshots: pd.DataFrame,
+              title: str = "TCP congestion window and smoothed RTT") -> alt.VConcatChart:
     """cwnd (KiB) and smoothed RTT (ms) against time for TCP instrumentation snapshots.
 
     ``snapshots``: ``time`` (s), ``cwnd`` (byte), ``srtt`` (ms), optional ``run`` label.
@@ -315,14 +327,15 @@ PAIR_WIDTH = 400
 _LABELS = alt.Axis(labelLimit=320)
 
 
-def status_values(present, domain=STATUS_DOMAIN):
+def status_values(present: Iterable[Any], domain: Sequence[str] = STATUS_DOMAIN) -> list[str]:
     """The statuses of ``domain`` that occur in ``present``, in the domain's order: what a
     legend lists (the colours stay fixed by the whole domain)."""
     seen = set(present)
     return [s for s in domain if s in seen]
 
 
-def status_color(field="status", legend=True, present=None):
+def status_color(field: str = "status", legend: bool = True,
+                 present: Iterable[Any] | None = None) -> alt.Color:
     """The shared colour encoding of a ledger status; with ``present`` (the statuses the
     chart shows) the legend lists only those, each in its fixed colour."""
     values = status_values(present) if present is not None else alt.Undefined
@@ -330,7 +343,7 @@ def status_color(field="status", legend=True, present=None):
                      scale=alt.Scale(domain=STATUS_DOMAIN, range=STATUS_RANGE))
 
 
-def status_counts(counts, title="Published figures by reproduction status"):
+def status_counts(counts: pd.DataFrame, title: str = "Published figures by reproduction status") -> alt.Chart:
     """Stacked horizontal bars: how many ledger rows of each study have each status.
 
     ``counts``: ``study`` (label), ``status``, ``n`` (count of figures).
@@ -367,7 +380,8 @@ def _axis(kind, values, title=None):
     return alt.Axis(**kwargs)
 
 
-def range_dots(points, ranges=None, unit="", title="", scale="linear", range_label="range", zero=True):
+def range_dots(points: pd.DataFrame, ranges: pd.DataFrame | None = None, unit: str = "", title: str = "",
+               scale: str = "linear", range_label: str = "range", zero: bool = True) -> alt.TopLevelMixin:
     """Order statistics per category as dots, with an optional range bar behind them.
 
     ``points``: ``category``, ``statistic`` (legend: "mean", "median", ...), ``value`` (in
@@ -406,8 +420,10 @@ def range_dots(points, ranges=None, unit="", title="", scale="linear", range_lab
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=height)
 
 
-def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear", y_scale="linear",
-                  vrules=None, hrules=None, title="", width=WIDTH):
+def theory_points(curves: pd.DataFrame, points: pd.DataFrame | None = None, x_title: str = "",
+                  y_title: str = "", x_scale: str = "linear", y_scale: str = "linear",
+                  vrules: pd.DataFrame | None = None, hrules: pd.DataFrame | None = None, title: str = "",
+                  width: int = WIDTH) -> alt.TopLevelMixin:
     """Theory curves as lines, published figures as dots on them.
 
     ``curves``: ``x``, ``y``, ``label`` (legend text of the curve).
@@ -453,7 +469,7 @@ def theory_points(curves, points=None, x_title="", y_title="", x_scale="linear",
     return alt.layer(*layers, title=title).properties(width=width, height=HEIGHT).resolve_scale(color="independent")
 
 
-def grouped_ranges(cells, unit="Mbit/s", title=""):
+def grouped_ranges(cells: pd.DataFrame, unit: str = "Mbit/s", title: str = "") -> alt.TopLevelMixin:
     """Bars per application and TCP stack, one panel per network; printed ranges as rules.
 
     ``cells``: ``app``, ``stack``, ``network``, ``low``, ``high``, ``mid`` (in ``unit``).
@@ -473,7 +489,8 @@ def grouped_ranges(cells, unit="Mbit/s", title=""):
         column=alt.Column("network:N", title=None, sort=list(dict.fromkeys(cells["network"]))), title=title)
 
 
-def category_bars(bars, unit="", title="", color_title="kind", hrules=None, scale="linear"):
+def category_bars(bars: pd.DataFrame, unit: str = "", title: str = "", color_title: str = "kind",
+                  hrules: pd.DataFrame | None = None, scale: str = "linear") -> alt.TopLevelMixin:
     """Horizontal bars of one printed value per category, coloured by kind.
 
     ``bars``: ``category``, ``value`` (in ``unit``), ``kind``, ``status``, ``quote``;
@@ -488,7 +505,7 @@ def category_bars(bars, unit="", title="", color_title="kind", hrules=None, scal
     x = {"x": alt.X("value:Q", title=unit, scale=_scale(scale), axis=_axis(scale, bars["value"]))}
     if scale == "log":   # a bar from zero has no end on a log axis: start it a decade below the smallest
         bars = bars.assign(base=10 ** np.floor(np.log10(bars["value"].min())))
-        x["x2"] = "base:Q"
+        x["x2"] = "base:Q"  # type: ignore[assignment]
     layers = [alt.Chart(bars).mark_bar().encode(
         y=y, **x, color=alt.Color("kind:N", title=color_title), tooltip=tooltip)]
     if hrules is not None and len(hrules):
@@ -500,7 +517,8 @@ def category_bars(bars, unit="", title="", color_title="kind", hrules=None, scal
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=max(80, 26 * len(bars)))
 
 
-def slope_dots(slopes, title="UDPmon latency slope per board: measured and expected"):
+def slope_dots(slopes: pd.DataFrame,
+               title: str = "UDPmon latency slope per board: measured and expected") -> alt.TopLevelMixin:
     """Measured vs expected latency slopes (us/byte), one row per board and PCI bus.
 
     ``slopes``: ``board`` (label), ``kind`` ("measured", "expected (printed)",
@@ -519,7 +537,9 @@ def slope_dots(slopes, title="UDPmon latency slope per board: measured and expec
     return alt.layer(rules, dots, title=title).properties(width=WIDTH, height=40 * slopes["board"].nunique())
 
 
-def throughput_vs_streams(cells, theory=None, title="Throughput vs parallel streams", width=WIDTH):
+def throughput_vs_streams(cells: pd.DataFrame, theory: pd.DataFrame | None = None,
+                          title: str = "Throughput vs parallel streams",
+                          width: int = WIDTH) -> alt.TopLevelMixin:
     """Median throughput vs streams count, one line per window, IQR as error bars.
 
     ``cells``: ``window`` (byte), ``streams``, ``median``, ``q25``, ``q75`` (bit/s).
@@ -548,8 +568,9 @@ def throughput_vs_streams(cells, theory=None, title="Throughput vs parallel stre
     return alt.layer(*layers, title=title).properties(width=width, height=HEIGHT)
 
 
-def rtt_vs_throughput(cells, unloaded_ms=None, factor=None, title="Loaded ping RTT vs throughput", width=WIDTH,
-                      log=False):
+def rtt_vs_throughput(cells: pd.DataFrame, unloaded_ms: float | None = None, factor: float | None = None,
+                      title: str = "Loaded ping RTT vs throughput", width: int = WIDTH,
+                      log: bool = False) -> alt.TopLevelMixin:
     """Median loaded ping RTT of each cell against its median throughput.
 
     ``cells``: ``window`` (byte), ``streams``, ``median`` (bit/s), ``rtt_median`` (ms).
@@ -581,7 +602,8 @@ def rtt_vs_throughput(cells, unloaded_ms=None, factor=None, title="Loaded ping R
     return alt.layer(*layers, title=title).properties(width=width, height=HEIGHT)
 
 
-def side_by_side(published, measured, published_title, measured_title):
+def side_by_side(published: alt.TopLevelMixin, measured: alt.TopLevelMixin, published_title: str,
+                 measured_title: str) -> alt.HConcatChart:
     """Two charts next to each other: a study's published figure and a new measurement.
 
     The titles say which is which; scales are independent (different hardware, different
@@ -592,13 +614,14 @@ def side_by_side(published, measured, published_title, measured_title):
     right = measured.properties(width=PAIR_WIDTH, title=alt.TitleParams(
         measured_title, subtitle="NEW measurement, different hardware: not the original data", subtitleColor="#b35900",
         color="#b35900"))
-    return alt.hconcat(left, right, spacing=40).resolve_scale(
+    return alt.hconcat(left, right, spacing=40).resolve_scale(  # type: ignore[arg-type]
         color="independent", fill="independent", shape="independent", size="independent", stroke="independent",
         strokeDash="independent", x="independent", y="independent").configure_legend(
         orient="bottom", direction="vertical", columns=2, labelLimit=300)
 
 
-def relative_differences(diffs, title="How far each differing figure is from its derivation"):
+def relative_differences(diffs: pd.DataFrame,
+                         title: str = "How far each differing figure is from its derivation") -> alt.TopLevelMixin:
     """Published value vs derived value, in percent, one row per ``differs`` figure.
 
     ``diffs``: ``claim``, ``study``, ``percent`` ((published - derived) / derived x 100),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import altair as alt
 import numpy as np
 import pandas as pd
@@ -17,7 +19,7 @@ MBIT = 1e6
 RATIO_ORDERS = 1.0
 
 
-def levels_differ(cells, orders=RATIO_ORDERS):
+def levels_differ(cells: pd.DataFrame, orders: float = RATIO_ORDERS) -> bool:
     """True when some cell's medians of the two campaigns differ by ``orders`` orders of
     magnitude or more (``cells``: ``median_a``, ``median_b``)."""
     a, b = cells["median_a"].to_numpy(float), cells["median_b"].to_numpy(float)
@@ -25,7 +27,8 @@ def levels_differ(cells, orders=RATIO_ORDERS):
     return bool(ok.any() and np.max(np.abs(np.log10(b[ok] / a[ok]))) >= orders)
 
 
-def difference_intervals(cells, a, b, confidence=0.95, title=None, scale="auto"):
+def difference_intervals(cells: pd.DataFrame, a: str, b: str, confidence: float = 0.95,
+                         title: str | None = None, scale: str = "auto") -> alt.TopLevelMixin:
     """Per cell, ``b`` against ``a``: the difference of median throughput (b - a, Mbit/s)
     or their ratio (b / a, log scale), with its bootstrap interval.
 
@@ -69,7 +72,7 @@ def difference_intervals(cells, a, b, confidence=0.95, title=None, scale="auto")
                                               for k in ("difference", "difference_low", "difference_high"))
         unit, fmt, ref = "Mbit/s", ".1f", 0.0
         y_title = f"{b} - {a}, median (Mbit/s), {confidence:.0%} CI"
-        y_scale = alt.Undefined
+        y_scale = alt.Undefined  # type: ignore[assignment]
         default_title = f"Difference of median throughput, {b} - {a}"
     x = alt.X("window_kib:Q", title="window (KiB)", scale=alt.Scale(type="log", base=2))
     color = streams_color(df["streams"])

@@ -7,6 +7,8 @@ pipeline's health and rollup products; nothing here computes a statistic.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import altair as alt
 import pandas as pd
 
@@ -26,7 +28,7 @@ def _state_scale(states=tuple(STATE_COLORS)):
     return alt.Scale(domain=list(states), range=[STATE_COLORS[s] for s in states])
 
 
-def grid(cells, title=""):
+def grid(cells: pd.DataFrame, title: str = "") -> alt.Chart:
     """MaDDash's grid: rows sources, columns destinations, one cell per path and
     direction, coloured by its state now and linking to ``href``.
 
@@ -45,7 +47,7 @@ def grid(cells, title=""):
     return rect.properties(width=size * n_cols, height=size * max(1, cells["source"].nunique()))
 
 
-def state_strip(states, title=""):
+def state_strip(states: pd.DataFrame, title: str = "") -> alt.Chart:
     """The state of every slot, one row per rule and series: when each breach began and
     ended. ``states``: ``time``, ``end``, ``row``, ``state``, ``value``, ``threshold``
     (a rectangle may span several slots of one state: ``slots``, ``value`` their median)."""
@@ -62,7 +64,8 @@ def state_strip(states, title=""):
     ).properties(width=WIDTH, height=alt.Step(16))
 
 
-def smokeping(bins, unit="ms", y_title="RTT", title="", events=None):
+def smokeping(bins: pd.DataFrame, unit: str = "ms", y_title: str = "RTT", title: str = "",
+              events: pd.DataFrame | None = None) -> alt.TopLevelMixin:
     """SmokePing's view of one series: per time bin, the p10-p90 and p25-p75 bands (the
     "smoke"), the median as a line, its points coloured by the bin's loss.
 
@@ -90,7 +93,7 @@ def smokeping(bins, unit="ms", y_title="RTT", title="", events=None):
     return alt.layer(*layers, title=title).properties(width=WIDTH, height=180)
 
 
-def throughput_delay(points, ellipses, title=""):
+def throughput_delay(points: pd.DataFrame, ellipses: pd.DataFrame, title: str = "") -> alt.TopLevelMixin:
     """Pantheon's view: per series and period, the median (throughput, delay) and the
     ellipse of the spread (1 sigma of the slot values). Delay grows to the left.
 

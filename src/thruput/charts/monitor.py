@@ -9,6 +9,11 @@ crosses slots that did not run (seed 004 drew its maintenance gap as straight li
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 import altair as alt
 import pandas as pd
 
@@ -47,7 +52,7 @@ UTC_SCALE = alt.Scale(type="utc")
 UTC_AXIS = alt.Axis(format="%H:%M", title="time (UTC)")
 
 
-def series_color(field, title, domain=None):
+def series_color(field: str, title: str, domain: Sequence[str] | None = None) -> alt.Color:
     """Colour of a categorical field from :data:`CATEGORY_RANGE`, in ``domain`` order;
     its legend shows every label whole."""
     scale = alt.Scale(range=CATEGORY_RANGE, domain=list(domain)) if domain is not None \
@@ -56,8 +61,9 @@ def series_color(field, title, domain=None):
                      legend=alt.Legend(labelLimit=NO_LIMIT))
 
 
-def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
-                title="", y_title="throughput"):
+def time_series(bins: pd.DataFrame, runs: pd.DataFrame | None = None, changes: pd.DataFrame | None = None,
+                unit: str = "Mbit/s", series: str = "series", title: str = "",
+                y_title: str = "throughput") -> alt.TopLevelMixin:
     """Rolling median with its p10-p90 band, runs as points, change points as rules.
 
     Parameters
@@ -111,7 +117,8 @@ def time_series(bins, runs=None, changes=None, unit="Mbit/s", series="series",
         opacity="independent", strokeDash="independent")
 
 
-def daily_profile(profile, unit="Mbit/s", series="series", title="", x_title="hour of day (UTC)"):
+def daily_profile(profile: pd.DataFrame, unit: str = "Mbit/s", series: str = "series", title: str = "",
+                  x_title: str = "hour of day (UTC)") -> alt.TopLevelMixin:
     """Median per hour of the (possibly compressed) day with its bootstrap interval, one
     panel per period.
 
@@ -132,7 +139,8 @@ def daily_profile(profile, unit="Mbit/s", series="series", title="", x_title="ho
         column=alt.Column("period:N", title=None, sort=list(pd.unique(profile["period"]))), title=title)
 
 
-def period_distributions(hist, unit="Mbit/s", title="", quantity="throughput"):
+def period_distributions(hist: pd.DataFrame, unit: str = "Mbit/s", title: str = "",
+                         quantity: str = "throughput") -> alt.Chart:
     """Frequency distribution of each period, one panel per series (seed 004's histograms).
 
     ``hist``: ``bin_low``, ``bin_high`` (``unit``), ``fraction`` (1), ``period``, ``series``.
@@ -150,7 +158,7 @@ def period_distributions(hist, unit="Mbit/s", title="", quantity="throughput"):
                                                title=title)
 
 
-def buffer_curves(curves, unit="Mbit/s", title=""):
+def buffer_curves(curves: pd.DataFrame, unit: str = "Mbit/s", title: str = "") -> alt.TopLevelMixin:
     """Throughput against socket buffer per period: median, mean, min, max (seed 004).
 
     ``curves``: ``buffer_kib``, ``value`` (``unit``), ``statistic`` (median, mean, min,

@@ -23,6 +23,8 @@ replaces it wherever it runs:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import hashlib
 import itertools
 import json
@@ -65,7 +67,7 @@ def _rounded(value, digits):
     return value
 
 
-def canonical_spec(spec, digits=SIGNIFICANT_DIGITS):
+def canonical_spec(spec: Any, digits: int = SIGNIFICANT_DIGITS) -> Any:
     """``spec`` with every float rounded to ``digits`` significant digits (a new object):
     the same chart, the same bytes on any machine. Altair names each inline dataset by a
     hash of its values; the datasets are named again from the rounded values."""
@@ -98,7 +100,7 @@ def _static_svg(spec):
     return bundle["image/svg+xml"]
 
 
-def notebook_bundle(spec, **metadata):
+def notebook_bundle(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The output of one chart in a notebook: Vega-Lite spec, static SVG and text.
 
     Parameters
@@ -124,7 +126,7 @@ alt.renderers.register(SITE_RENDERER, _site_renderer)
 alt.renderers.register(NOTEBOOK_RENDERER, notebook_bundle)
 
 
-def where():
+def where() -> str:
     """``"site"``, ``"notebook"`` or ``"none"``: where charts are being drawn now."""
     if os.environ.get(SITE_BUILD_ENV) == "1":
         return "site"
@@ -133,7 +135,7 @@ def where():
     return "notebook" if _in_kernel() else "none"
 
 
-def enable_offline_renderer(target=None):
+def enable_offline_renderer(target: str | None = None) -> str:
     """Make Altair (thruput's charts and plain Altair alike) draw without network.
 
     Parameters

@@ -47,6 +47,11 @@ the line.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import json
 import re
 
@@ -83,12 +88,12 @@ SPEED_RTOL = 1e-3
 _NAN = np.nan
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) is curl ``-w '%{json}'`` output."""
     return bool(_SNIFF.match(head)) and all(k in head for k in _SNIFF_KEYS)
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse curl ``-w '%{json}'`` output (one object per line) into a throughput Dataset.
 
     Raises

@@ -39,6 +39,11 @@ ends); no complete job with data raises :class:`~thruput.errors.ParseError`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 
 import numpy as np
@@ -66,13 +71,13 @@ _START = re.compile(r"^\{[ \t]*$", re.M)
 _NAN = np.nan
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` (the first 4 KB) is fio's JSON report."""
     return bool(_SNIFF.search(head)) or ('"fio version"' in head and '"jobs"' in head
                                          and head.lstrip().startswith("{"))
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse fio's JSON report into a throughput Dataset (one run per job and direction).
 
     Raises
@@ -84,7 +89,7 @@ def parse(text):
     start = _START.search(text)
     before = text[: start.start()].count("\n") if start and start.start() else 0
     if before:   # keep the line numbers: blank out fio's messages before the document
-        text = re.sub(r"[^\n]", " ", text[: start.start()]) + text[start.start():]
+        text = re.sub(r"[^\n]", " ", text[: start.start()]) + text[start.start():]  # type: ignore[union-attr]
     doc, end, lost, ledger = read_document(text, _salvage)
     if before:
         ledger.skip(np.arange(1, before + 1), "fio message before the JSON report")

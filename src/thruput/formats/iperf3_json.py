@@ -93,6 +93,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     import xarray as xr
 
 import json
@@ -114,7 +116,7 @@ try:  # orjson decodes iperf3's documents about five times faster than the json 
     import orjson
 
     _fast_loads = orjson.loads
-    _FastError = orjson.JSONDecodeError
+    _FastError: type[ValueError] = orjson.JSONDecodeError
 except ImportError:  # pragma: no cover - orjson is a dependency; json is the fallback
     _fast_loads = loads
     _FastError = json.JSONDecodeError
@@ -192,7 +194,7 @@ def parse(text: str) -> xr.Dataset:
     return _iperf3_server.attach(ds, text)
 
 
-def parse_many(texts, names=None):
+def parse_many(texts: Iterable[str | bytes], names: Sequence[str] | None = None) -> xr.Dataset:
     """Parse many iperf3 -J logs into one Dataset, their runs concatenated along ``run``.
 
     Parameters
@@ -245,7 +247,8 @@ class RunTotals(NamedTuple):
     ledger: dict
 
 
-def totals_many(texts, names=None, *, failed_only=False):
+def totals_many(texts: Iterable[str | bytes], names: Sequence[str] | None = None, *,
+                failed_only: bool = False) -> RunTotals:
     """:func:`parse_many`'s run variables, checks and line accounting, without the
     per-stream and per-interval arrays and the Dataset: for a caller that keeps only the
     runs (a monitor campaign's batch; its contract Dataset cost about a third of a pile's

@@ -31,7 +31,7 @@ line-delimited JSON format"); ``JSONStream_Output`` in iperf3's ``src/iperf_api.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -76,7 +76,7 @@ def parse(text: str) -> xr.Dataset:
     if not lines or not text.strip():
         raise ParseError("empty input", line=1 if lines else None)
     ledger = Ledger(len(lines), lines=lines)
-    runs = []   # [first line, document, [interval lines]]
+    runs: list[Any] = []   # [first line, document, [interval lines]]
     errors = []
     for n, raw in enumerate(lines, start=1):
         if not raw.strip():

@@ -61,7 +61,7 @@ supported.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -195,7 +195,7 @@ def parse(text: str) -> xr.Dataset:
     # line without a line end was cut off, and a report line cut off may still match
     # (a summary without its sender/receiver tag, a number cut short)
     cut = len(lines) if not text.endswith("\n") else 0
-    runs = []
+    runs: list[Any] = []
     run = None
     errors = []          # (line, message) of iperf3 errors outside any run
     pending = {}         # -V lines printed before "Connecting to host"

@@ -119,12 +119,14 @@ def parse(text: str) -> xr.Dataset:
     if doc is not None and (not isinstance(doc, dict) or not isinstance(doc.get("round_trips"), list)):
         raise ParseError('not an irtt JSON document (no "round_trips")', line=1)
     if cut:  # irtt writes "round_trips" last: the members before it are complete
+        assert at is not None   # a cut document without it raised above
         try:
             head = loads(text[:at.start()].rstrip().rstrip(",") + "}")
         except json.JSONDecodeError as exc:
             raise ParseError(f"not valid JSON: {exc.msg}", line=exc.lineno) from None
         trips, end = _round_trips(text, at.end())
     else:
+        assert doc is not None   # not cut: loaded above
         head, trips, end = doc, doc["round_trips"], len(text.rstrip())
     if not isinstance(head.get("version"), dict) or "irtt" not in head["version"]:
         raise ParseError('not an irtt JSON document (no "version": {"irtt": ...})', line=1)

@@ -26,6 +26,11 @@ A document cut off keeps its complete hubs and says so in ``truncation``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import ipaddress
 import re
 
@@ -70,7 +75,7 @@ def _number(value, what, integer=False):
     return int(out) if integer else out
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` opens an mtr JSON report."""
     return bool(_SNIFF.match(head))
 
@@ -90,7 +95,7 @@ def _is_address(text):
         return False
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse an mtr ``--json`` report into a ``route`` Dataset.
 
     Raises

@@ -69,7 +69,7 @@ the NUWiNS Starlink drive (``../shared/corpus/real/starlink-drive``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -186,7 +186,7 @@ def parse(text: str) -> xr.Dataset:
         raise ParseError("empty input", line=1 if lines else None)
     ledger = Ledger(len(lines), lines=lines)
     cut = len(lines) if not text.endswith("\n") else 0
-    found = {"intervals": [], "brief": None, "t": {}, "r": {}, "first_side": "", "error": ""}
+    found: dict[str, Any] = {"intervals": [], "brief": None, "t": {}, "r": {}, "first_side": "", "error": ""}
     for n, raw in enumerate(lines, start=1):
         s = raw.rstrip()
         if not s.strip():

@@ -42,7 +42,7 @@ NaN) and says so in ``truncation``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -151,8 +151,9 @@ def parse(text: str) -> xr.Dataset:
     if not lines or not text.strip():
         raise ParseError("empty input", line=1 if lines else None)
     ledger = Ledger(len(lines), lines=lines)
-    blocks, packets = [], []
-    block = None
+    blocks: list[dict[str, Any]] = []
+    packets: list[tuple[Any, ...]] = []
+    block: dict[str, Any] | None = None
     in_percentiles = False
     for n, raw in enumerate(lines, 1):
         line = raw.rstrip("\r")

@@ -27,6 +27,11 @@ cut off keeps its complete responses and says so in ``truncation``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import json
 import re
 
@@ -79,7 +84,7 @@ def _float(value, what, line):
     return float(value)
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if ``head`` holds scamper JSON records, one a trace."""
     lines = [line for line in head.split("\n")[:8] if line.strip()]
     return bool(lines) and RECORD.match(lines[0]) is not None and \
@@ -96,7 +101,7 @@ def _mark(response):
     return ""
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse scamper JSON output holding one trace into a ``route`` Dataset.
 
     Raises
@@ -144,15 +149,15 @@ def parse(text):
     order = [_float(r.get("probe_id", 0), "probe_id", trace_line) for r in responses]
     by_ttl = {t: [r for _, r in sorted((o, i) for i, (o, s) in enumerate(zip(order, sent)) if s == t)]
               for t in ttls}
-    by_ttl = {t: [responses[i] for i in v] for t, v in by_ttl.items()}
+    by_ttl = {t: [responses[i] for i in v] for t, v in by_ttl.items()}  # type: ignore[misc]
     width = max([1] + [len(v) for v in by_ttl.values()])
     shape = (len(ttls), width)
     address, name, mark = (np.full(shape, "", dtype=object) for _ in range(3))
     rtt = np.full(shape, _NAN)
     for h, t in enumerate(ttls):
         for k, r in enumerate(by_ttl[t]):
-            address[h, k] = str(r.get("addr", ""))
-            rtt[h, k] = _float(r.get("rtt"), "rtt", trace_line)
+            address[h, k] = str(r.get("addr", ""))  # type: ignore[attr-defined]
+            rtt[h, k] = _float(r.get("rtt"), "rtt", trace_line)  # type: ignore[attr-defined]
             mark[h, k] = _mark(r)
     start = trace.get("start") if isinstance(trace.get("start"), dict) else {}
     when = np.datetime64("NaT", "ns")

@@ -34,6 +34,11 @@ its last hop, fewer hops than the maximum) is cut off: its hops are kept and
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import xarray as xr
+
 import re
 
 import numpy as np
@@ -64,7 +69,7 @@ TOKEN = re.compile(
 _NAN = float("nan")
 
 
-def sniff(head):
+def sniff(head: str) -> bool:
     """True if the first non-blank line of ``head`` is traceroute's header."""
     for line in head.split("\n")[:5]:
         if line.strip():
@@ -97,7 +102,7 @@ def _probes(rest):
     return probes
 
 
-def parse(text):
+def parse(text: str) -> xr.Dataset:
     """Parse traceroute output into a ``route`` Dataset.
 
     Raises
@@ -109,7 +114,7 @@ def parse(text):
     if not lines or not text.strip():
         raise ParseError("empty input", line=1 if lines else None)
     ledger = Ledger(len(lines), lines=lines)
-    header, hops = None, []
+    header, hops = None, []  # type: ignore[var-annotated]
     for n, raw in enumerate(lines, 1):
         line = raw.rstrip("\r")
         if not line.strip():
@@ -127,7 +132,7 @@ def parse(text):
         if probes is None:
             ledger.error(n, f"not a traceroute hop line: {line[:120]!r}")
             continue
-        ttl = int(m.group(1))
+        ttl = int(m.group(1))  # type: ignore[union-attr]
         if hops and ttl != hops[-1][0] + 1:
             ledger.error(n, f"hop {ttl} follows hop {hops[-1][0]}")
             continue

@@ -41,7 +41,7 @@ Example
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -171,13 +171,13 @@ def sniff(head: str) -> bool:
     return bool(lines) and all(QUIET_ROW_RE.match(l) for l in lines[:-1] or lines)
 
 
-def parse_banner(lines, ledger):
+def parse_banner(lines: list[str], ledger: Ledger) -> tuple[dict[str, Any], int]:
     """Read UDPmon banner lines (shared with :mod:`udpmon_req`); return attrs and the index
     of the first line after the banner.
 
     Marks every banner line in ``ledger`` (parsed when it carries a value).
     """
-    attrs = {}
+    attrs: dict[str, Any] = {}
     i = 0
     if lines and (m := BANNER_RE.match(lines[0])):
         attrs.update(udpmon_date=m["date"], udpmon_command=m["command"],
@@ -234,7 +234,7 @@ def parse(text: str) -> xr.Dataset:
     attrs, i = parse_banner(lines, ledger)
     tool_version = attrs.pop("tool_version", "")
     columns = None
-    rows = []          # (line number, [numbers], blocks dict, quiet prefix or None)
+    rows: list[Any] = []          # (line number, [numbers], blocks dict, quiet prefix or None)
     for n in range(i, len(lines)):
         line, lineno = lines[n], n + 1
         is_last = n == len(lines) - 1 and not text.endswith("\n")

@@ -23,7 +23,7 @@ A variable missing from one snapshot is NaN (or ``""``) there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -58,7 +58,7 @@ def sniff(head: str) -> bool:
     if len(lines) < SNIFF_MIN_KNOWN:
         return False
     matches = [LINE_RE.match(l) for l in lines]
-    return all(matches) and sum(m["name"] in KNOWN_NAMES for m in matches) >= SNIFF_MIN_KNOWN
+    return all(matches) and sum(m["name"] in KNOWN_NAMES for m in matches if m is not None) >= SNIFF_MIN_KNOWN
 
 
 def parse(text: str) -> xr.Dataset:
@@ -67,8 +67,8 @@ def parse(text: str) -> xr.Dataset:
         raise ParseError("empty input")
     lines = split_lines(text)
     ledger = Ledger(len(lines), lines=lines)
-    snapshots = []          # (first line, {current name: token})
-    current = None
+    snapshots: list[Any] = []          # (first line, {current name: token})
+    current: Any = None
     for i, line in enumerate(lines):
         lineno = i + 1
         if not line.strip():

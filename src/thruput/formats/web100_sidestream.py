@@ -51,7 +51,7 @@ ADDRESS = ("LocalAddress", "LocalPort", "RemAddress", "RemPort")
 def sniff(head: str) -> bool:
     """True when the text starts with a ``K:`` line of web100 names."""
     m = KEYS_RE.match(head.split("\n", 1)[0])
-    return bool(m) and "LocalAddress" in m[1].split()
+    return m is not None and "LocalAddress" in m[1].split()
 
 
 def parse(text: str) -> xr.Dataset:

@@ -12,6 +12,12 @@ draw (box plots, per-interval series, TCP traces).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping
+
 import html
 
 import functools
@@ -41,12 +47,12 @@ __all__ = [
 MBIT = 1e6
 
 
-def read_params(path):
+def read_params(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The pipeline's parameters file (``params.yaml``, given by the page) as a dict."""
     return guard.load_yaml_file(path, "params.yaml") or {}
 
 
-def read_processed(processed, name):
+def read_processed(processed: str | os.PathLike[str], name: str) -> xr.Dataset:
     """The normalized campaign ``name`` from ``processed/<name>.nc``, loaded in memory.
 
     Its ``attrs["stats_product"]`` names the campaign's statistics product beside it
@@ -65,7 +71,7 @@ def read_processed(processed, name):
 
 
 
-def read_product(processed, name=None):
+def read_product(processed: str | os.PathLike[str], name: str | None = None) -> xr.DataTree:
     """The statistics product of campaign ``name`` (``processed/<name>.stats.nc``).
 
     ``processed`` may also be a campaign Dataset from :func:`read_processed` (its
@@ -93,7 +99,7 @@ def _group(product, name):
     return product[name].to_dataset() if name in product.children else None
 
 
-def metadata(ds):
+def metadata(ds: xr.Dataset) -> dict[str, Any]:
     """The campaign's ``campaign.yaml`` as a dict (kept as JSON in ``attrs['metadata']``)."""
     raw = ds.attrs.get("metadata", "{}")
     return json.loads(raw) if isinstance(raw, str) else dict(raw)
@@ -103,7 +109,7 @@ def _is_design(ds):
     return ds.attrs.get("campaign_kind") == "design"
 
 
-def title(ds):
+def title(ds: xr.Dataset) -> Markdown:
     """A Markdown heading and description of the campaign (a design's: :mod:`thruput.report.design`)."""
     if _is_design(ds):
         return design.design_title(read_product(ds))
@@ -120,7 +126,7 @@ def title(ds):
     return Markdown("\n\n".join(line for line in lines if line is not None))
 
 
-def hosts_intro():
+def hosts_intro() -> Markdown:
     """The sentence above the hosts table, naming and linking seed 000's page (its host table)."""
     from ..studies import page_link
 
@@ -129,7 +135,7 @@ def hosts_intro():
                     f"per-host table of [{title}]({href}).")
 
 
-def hosts_table(ds):
+def hosts_table(ds: xr.Dataset) -> pd.DataFrame:
     """One column per host, one row per property, as seed 000's host table."""
     meta = metadata(ds)
     rows = {}
@@ -192,7 +198,7 @@ def cell_summary(ds, product=None):
     return df
 
 
-def cell_table(ds, product=None):
+def cell_table(ds: xr.Dataset, product: xr.DataTree | None = None) -> HTML | pd.DataFrame:
     """The statistics the seeds report, per cell: average, median, max, IQR (Mbit/s),
     loaded ping RTT min/avg/max (ms) and loss."""
     product = read_product(ds) if product is None else product
@@ -225,7 +231,7 @@ def _mbit_text(value):
     return f"{mbit:.1f}" if abs(mbit) >= 1 else f"{mbit:.3g}"
 
 
-def udp_table(ds, product=None):
+def udp_table(ds: xr.Dataset, product: xr.DataTree | None = None) -> HTML | pd.DataFrame:
     """Per packet size of a UDPmon sweep: peak receive rate (Mbit/s) and its spacing, and the
     spacing below which frames are lost (us), from :func:`thruput.stats.udp_onset`."""
     product = read_product(ds) if product is None else product
@@ -241,7 +247,7 @@ def udp_table(ds, product=None):
     }).fillna("–").to_html(index=False))
 
 
-def statistics(ds, product=None):
+def statistics(ds: xr.Dataset, product: xr.DataTree | None = None) -> HTML | pd.DataFrame:
     """The statistics section of a campaign page: heading, what it shows, the table (a
     design's: :func:`thruput.report.design.design_statistics`)."""
     product = read_product(ds) if product is None else product
@@ -267,14 +273,14 @@ def _unloaded_rtt_s(ds, product=None):
     return value / 1000 if np.isfinite(value) else None
 
 
-def campaign_charts(ds, product=None):
+def campaign_charts(ds: xr.Dataset, product: xr.DataTree | None = None) -> Markdown | None:  # type: ignore[return]
     """Every chart of a campaign page, displayed in order (a design's:
     :func:`thruput.report.design.design_charts`)."""
     product = read_product(ds) if product is None else product
     if _is_design(ds):
         return design.design_charts(product)
     if not _is_tcp(ds):
-        return udp_charts(ds, product)
+        return udp_charts(ds, product)  # type: ignore[func-returns-value]
     df = cell_summary(ds, product)
     cells = df.rename(columns={"p25": "q25", "p75": "q75"})
     if not np.isfinite(cells["median"]).any():
@@ -378,7 +384,7 @@ def _rtt_ecdf_frame(product):
     return df.rename(columns={"value": "rtt", "probability": "fraction"})[["rtt", "fraction", "phase"]]
 
 
-def udp_charts(ds, product=None):
+def udp_charts(ds: xr.Dataset, product: xr.DataTree | None = None) -> None:
     """Charts of a UDPmon campaign: rate and loss vs spacing, latency vs size with the fit
     of the statistics product (the campaign's main latency scan)."""
     product = read_product(ds) if product is None else product
@@ -399,7 +405,7 @@ CATALOGUE = "catalogue.nc"
 COMPARISON = "compare-{name}.nc"
 
 
-def catalogue(reports):
+def catalogue(reports: str | os.PathLike[str]) -> HTML:
     """The home page table: one row per campaign with its headline numbers and a link.
 
     ``reports`` is the folder of the ``catalogue`` stage's ``catalogue.nc``.
@@ -456,7 +462,7 @@ def _dates(row):
     return f"{start} → {end}" if end and end != start[:10] else start
 
 
-def comparison(reports, name):
+def comparison(reports: str | os.PathLike[str], name: str) -> HTML:
     """A comparison page: per-cell differences of the median with their bootstrap
     intervals (chart and table), and what differs in the set-up.
 
@@ -507,7 +513,7 @@ def _html_lines(value):
     return html.escape(str(value)).strip().replace("\n", "<br>")
 
 
-def methods(params):
+def methods(params: str | os.PathLike[str]) -> Markdown:
     """The methods page: the pipeline's parameters, then each statistic with its estimator
     (the summary line and the Notes of its docstring, where the reference is given).
 
@@ -554,7 +560,7 @@ def _plain_rst(text):
     return text
 
 
-def data_files(package):
+def data_files(package: str | os.PathLike[str]) -> HTML | Markdown:
     """The data page table: each file of the data package with its sha256 and a link.
 
     ``package`` is the ``datapackage.json`` the site's ``datapackage`` step wrote.

@@ -9,6 +9,15 @@ written by the pipeline; ``thruput monitor report`` prints the same verdicts.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping, Sequence
+    from numpy.typing import ArrayLike
+    import altair as alt
+    import xarray as xr
+
 import json
 from pathlib import Path
 
@@ -26,7 +35,8 @@ from ..project import project_path
 FREQS = ("5min", "1h", "1D")
 
 
-def open_rollup(path, freq, kind, start=None, end=None):
+def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any = None,
+                end: Any = None) -> xr.Dataset:
     """One group (``<freq>/<kind>``) of the rollups product, the bins of ``[start, end)``."""
     import xarray as xr
     with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
@@ -41,7 +51,7 @@ __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_v
            "health_throughput_delay", "health_udp_loss", "loss_class"]
 
 
-def load_health(processed, campaign):
+def load_health(processed: str | os.PathLike[str], campaign: str) -> tuple[dict[str, xr.Dataset], Path]:
     """The campaign's health tables and the path of its rollups: ``(tables, rollups_path)``."""
     base = Path(project_path(processed))
     return open_health(base / f"{campaign}.health.nc"), base / f"{campaign}.rollups.nc"
@@ -51,7 +61,7 @@ def _meta(tables):
     return json.loads(tables["alert_state"].attrs.get("rules", "[]"))
 
 
-def health_title(tables):
+def health_title(tables: Mapping[str, xr.Dataset]) -> Markdown:
     rep = report_json(tables)
     return Markdown(f"# Health: {rep['campaign']}\n\nState now (slot {rep['last_slot']}): "
                     f"**{rep['state']}** (`thruput monitor report` exit status {rep['exit_status']}). "
@@ -60,15 +70,16 @@ def health_title(tables):
                                   "has no `alerts:` or `baseline:`)") + ".")
 
 
-def grid_cells(tables, paths_meta=None, href="#{path}-{direction}"):
+def grid_cells(tables: Mapping[str, xr.Dataset], paths_meta: Sequence[Mapping[str, Any]] | None = None,
+               href: str = "#{path}-{direction}") -> pd.DataFrame:
     """One row per path and direction: its source and destination (reverse: swapped),
     state now, since when, number of breaches, and the link of its cell."""
     verdict = tables["verdict"]
     br = tables["breaches"]
-    paths_meta = {p["name"]: p for p in (paths_meta or [])}
+    paths_meta = {p["name"]: p for p in (paths_meta or [])}  # type: ignore[assignment]
     rows = []
     for path in verdict["path"].values:
-        meta = paths_meta.get(str(path), {})
+        meta = paths_meta.get(str(path), {})  # type: ignore[union-attr]
         src, dst = meta.get("source") or f"{path} (source)", meta.get("destination") or f"{path} (destination)"
         for direction in verdict["direction"].values:
             v = verdict.sel(path=path, direction=direction)
@@ -82,7 +93,8 @@ def grid_cells(tables, paths_meta=None, href="#{path}-{direction}"):
     return pd.DataFrame(rows)
 
 
-def health_grid(tables, paths_meta=None, href="#{path}-{direction}"):
+def health_grid(tables: Mapping[str, xr.Dataset], paths_meta: Sequence[Mapping[str, Any]] | None = None,
+                href: str = "#{path}-{direction}") -> alt.Chart:
     """MaDDash's grid of the campaign (rows sources, columns destinations); the sources
     and destinations of campaign.yaml's ``paths``."""
     if paths_meta is None:
@@ -91,7 +103,7 @@ def health_grid(tables, paths_meta=None, href="#{path}-{direction}"):
     return hcharts.grid(cells, title="state now, per source and destination (click: the path)")
 
 
-def health_verdicts(tables):
+def health_verdicts(tables: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     rep = report_json(tables)
     rows = [{"path": s["path"], "direction": s["direction"], "state": s["state"], "since": s["since"] or "",
              "last data": s["last_data"] or "", "open breaches": sum(b["open"] for b in s["breaches"])}
@@ -105,7 +117,7 @@ def _table(frame):
         return HTML(frame.to_html(index=False, na_rep=""))
 
 
-def health_breaches(tables):
+def health_breaches(tables: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     """Every breach: rule, series, start, end (open), worst value, change points in it."""
     rep = report_json(tables)
     rows = []
@@ -121,7 +133,7 @@ def health_breaches(tables):
     return _table(pd.DataFrame(rows))
 
 
-def health_states(tables, path, direction):
+def health_states(tables: Mapping[str, xr.Dataset], path: str, direction: str) -> Markdown | alt.Chart:
     """The state of every slot of every rule of one path and direction."""
     alert = tables["alert_state"].sel(path=path, direction=direction)
     times = pd.DatetimeIndex(alert["time"].values)
@@ -152,7 +164,7 @@ def _runs(states):
                          "threshold": g["threshold"].first()}).reset_index(drop=True)
 
 
-def health_all_states(tables):
+def health_all_states(tables: Mapping[str, xr.Dataset]) -> None:
     """:func:`health_states` of every path and direction, each under its own anchor
     (``#<path>-<direction>``, where the grid's cells link)."""
     from IPython.display import display
@@ -161,7 +173,7 @@ def health_all_states(tables):
             display(health_states(tables, path, direction))
 
 
-def health_sla(tables, freq="1D"):
+def health_sla(tables: Mapping[str, xr.Dataset], freq: str = "1D") -> HTML | Markdown:
     """Per rule, path, direction and period: fraction of slots meeting the rule, longest
     breach, availability (slots run / slots due)."""
     t = tables.get(f"sla_{freq}")
@@ -180,7 +192,7 @@ def health_sla(tables, freq="1D"):
                          "longest breach (slots)", "availability (%)"]])
 
 
-def loss_class(loss):
+def loss_class(loss: ArrayLike) -> np.ndarray:
     """SmokePing's loss classes (:data:`thruput.charts.health.LOSS_COLORS`)."""
     loss = np.asarray(loss, float)
     out = np.full(loss.shape, "0", dtype=object)
@@ -191,7 +203,7 @@ def loss_class(loss):
     return out
 
 
-def health_events(tables):
+def health_events(tables: Mapping[str, xr.Dataset]) -> pd.DataFrame | None:
     """campaign.yaml's events (drawn as rules on the charts), or None."""
     return _events(tables)
 
@@ -220,7 +232,7 @@ def rollup_kinds(rollups_path: str | Path) -> dict[str, set[str]]:
         return {f: set(node.children) for f, node in tree.children.items()}
 
 
-def auto_freq(rollups_path, kind, start=None, end=None):
+def auto_freq(rollups_path: str | Path, kind: str, start: Any = None, end: Any = None) -> str:
     """The finest resolution of the rollups file with at most :data:`MAX_BINS` bins in
     ``[start, end)`` (read: the time coordinate of each, nothing else)."""
     import xarray as xr
@@ -236,8 +248,10 @@ def auto_freq(rollups_path, kind, start=None, end=None):
     return freqs[-1]
 
 
-def health_smokeping(rollups_path, kind="ping_rtt", freq="auto", direction="forward", variant=None,
-                     events=None, start=None, end=None, paths=None):
+def health_smokeping(rollups_path: str | Path, kind: str = "ping_rtt", freq: str = "auto",
+                     direction: str = "forward", variant: float | None = None,
+                     events: pd.DataFrame | None = None, start: Any = None, end: Any = None,
+                     paths: Sequence[str] | None = None) -> Markdown | alt.VConcatChart:
     """SmokePing's chart of one rollup (``ping_rtt``, ``tcp_throughput`` ...) for the
     paths ``paths`` (default: all) of one direction: read from the rollups file, the bins
     of ``[start, end)`` at ``freq`` (``"auto"``: :func:`auto_freq`)."""
@@ -281,10 +295,10 @@ def health_smokeping(rollups_path, kind="ping_rtt", freq="auto", direction="forw
     if empty:
         display(Markdown(f"*No {quantity} with a result (every test failed or none ran): "
                          + "; ".join(empty) + ".*"))
-    return alt.vconcat(*charts) if charts else Markdown(f"*No {quantity} chart: no bin has a result.*")
+    return alt.vconcat(*charts) if charts else Markdown(f"*No {quantity} chart: no bin has a result.*")  # type: ignore[arg-type]
 
 
-def health_throughput_delay(tables):
+def health_throughput_delay(tables: Mapping[str, xr.Dataset]) -> Markdown | alt.VConcatChart:
     """Throughput against delay per series, one panel a path and direction."""
     t = tables.get("throughput_delay")
     if t is None or t.sizes.get("series", 0) == 0:
@@ -303,7 +317,7 @@ def health_throughput_delay(tables):
     charts = [hcharts.throughput_delay(points[points["path"] == p], ellipses[ellipses["path"] == p],
                                        title=f"{p}: throughput vs delay per period (dot: median; ellipse: 1 sigma)")
               for p in points["path"].unique()]
-    return alt.vconcat(*charts)
+    return alt.vconcat(*charts)  # type: ignore[arg-type]
 
 
 def health_udp_loss(rollups_path: str | Path, freq: str = "1D") -> HTML | Markdown:

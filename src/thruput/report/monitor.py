@@ -9,6 +9,16 @@ product.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+    from collections.abc import Mapping
+    import altair as alt
+    import xarray
+    import xarray as xr
+
 import json
 from typing import Any
 from html import escape as html_escape
@@ -55,12 +65,12 @@ CANNOT_SAY = ("The monitoring data cannot say: no kernel, sysctl or host setting
               "within one monitor campaign; compare campaigns whose `hosts` differ instead.")
 
 
-def product_path(processed, name):
+def product_path(processed: str | os.PathLike[str], name: str) -> Path:
     """Where the pipeline keeps a campaign's statistics product."""
     return project_path(processed) / f"{name}.stats.nc"
 
 
-def load_product(processed, name):
+def load_product(processed: str | os.PathLike[str], name: str) -> dict[str, xr.Dataset]:
     """The statistics product of campaign ``name``: ``{table: Dataset}``, loaded."""
     from ..campaign.store import open_product
 
@@ -100,7 +110,7 @@ def _frame(ds, test):
     return frame
 
 
-def monitor_title(product):
+def monitor_title(product: Mapping[str, xr.Dataset]) -> Markdown:
     """Heading, description and honesty note of the campaign."""
     meta = _meta(product)
     c = product["campaign"].attrs
@@ -117,7 +127,7 @@ def monitor_title(product):
     return Markdown("\n\n".join(lines))
 
 
-def monitor_overview(product):
+def monitor_overview(product: Mapping[str, xr.Dataset]) -> HTML:
     """Schedule, periods compared and parameters of the statistics (one table)."""
     p = _params(product)
     gaps = product["gaps"].attrs
@@ -156,7 +166,8 @@ def _selected(frame, test):
     return frame[keep]
 
 
-def monitor_time_series(product, test="tcp", direction=None):
+def monitor_time_series(product: Mapping[str, xr.Dataset], test: str = "tcp",
+                        direction: str | None = None) -> Markdown | alt.TopLevelMixin:
     """Time series of one test: rolling median, p10-p90 band, runs, change points."""
     if f"rolling_{test}" not in product:
         return Markdown(f"*No {test} runs in this campaign.*")
@@ -180,7 +191,7 @@ def monitor_time_series(product, test="tcp", direction=None):
                                y_title=quantity)
 
 
-def monitor_changes(product):
+def monitor_changes(product: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     """Every change point found, with its bounds and shift (display units)."""
     ch = product["changes"]
     if not ch.sizes.get("change"):
@@ -205,7 +216,7 @@ def monitor_changes(product):
 ROUTE_CHANGE_NEAR_S = 3600
 
 
-def monitor_route_changes(product):
+def monitor_route_changes(product: Mapping[str, xr.Dataset]) -> HTML | Markdown:
     """The times each path's route changed (the product's ``route_changes``: the traced hops
     of the campaign's routes), each beside the change points of that path found within
     :data:`ROUTE_CHANGE_NEAR_S` of it."""
@@ -214,11 +225,11 @@ def monitor_route_changes(product):
     if not traced:
         return Markdown("*No route was traced on any path (a `traceroute` test in the schedule, or "
                         "traceroute outputs in an imported pile, give them).*")
-    if not found.sizes.get("change"):
+    if not found.sizes.get("change"):  # type: ignore[union-attr]
         return Markdown(f"*{traced} routes traced; no path's route changed.*")
     ch = product["changes"].to_dataframe().reset_index() if product["changes"].sizes.get("change") else pd.DataFrame()
     rows = []
-    for r in found.to_dataframe().to_dict("records"):
+    for r in found.to_dataframe().to_dict("records"):  # type: ignore[union-attr]
         near = []
         if len(ch):
             same = ch[ch["path"] == r["path"]] if "path" in ch else ch
@@ -238,7 +249,8 @@ def _series_table(ds):
     return frame
 
 
-def monitor_daily_profile(product, test="tcp"):
+def monitor_daily_profile(product: Mapping[str, xr.Dataset],
+                          test: str = "tcp") -> Markdown | alt.TopLevelMixin:
     """Median per hour of the day (compressed where the campaign says so), with CIs, in
     each of the periods compared."""
     if "cycle" not in product:
@@ -258,7 +270,7 @@ def monitor_daily_profile(product, test="tcp"):
                                  title=f"{quantity}: daily profile per period (95 % bootstrap CI of each median)")
 
 
-def monitor_distributions(product, test="tcp"):
+def monitor_distributions(product: Mapping[str, xr.Dataset], test: str = "tcp") -> Markdown | alt.Chart:
     """Distribution of each series in the two periods compared (shared bins)."""
     name = f"compare_{test}"
     if name not in product:
@@ -285,7 +297,7 @@ def monitor_distributions(product, test="tcp"):
                                         quantity=quantity)
 
 
-def monitor_buffer_curves(product):
+def monitor_buffer_curves(product: Mapping[str, xr.Dataset]) -> Markdown | alt.TopLevelMixin:
     """TCP throughput against socket buffer, per period and direction (seed 004)."""
     if "buffer_curves" not in product:
         return Markdown("*No TCP runs in this campaign.*")
@@ -307,7 +319,7 @@ def monitor_buffer_curves(product):
                                  title="TCP throughput vs socket buffer, per period")
 
 
-def monitor_gaps(product):
+def monitor_gaps(product: Mapping[str, xr.Dataset]) -> HTML:
     """Missed slots (gaps, with the reason from campaign.yaml) and failed tests."""
     g = product["gaps"]
     gaps = pd.DataFrame({"from (UTC)": [str(t)[:19] for t in g["gap_start"].values],
@@ -589,7 +601,7 @@ _ANSWERS = {
 }
 
 
-def seed004_answers(product):
+def seed004_answers(product: Mapping[str, xr.Dataset]) -> Markdown:
     """Each of seed 004's questions (O1-O3, TCP1-TCP9), quoted, and what this campaign's
     product shows about it (or that it cannot say)."""
     parts = ["## What this campaign says about seed 004's questions", "",

@@ -11,6 +11,13 @@ their own quotes, and its verdict. The same sources are in a release's ``numbers
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Mapping
+    import xarray as xr
+
 import functools
 import html
 import json
@@ -27,13 +34,13 @@ _SOURCES = (("source", "source_sha256"), ("ping_source", "ping_source_sha256"),
             ("baseline_source", "baseline_source_sha256"))
 
 
-def source_link(group, what="where these numbers come from"):
+def source_link(group: str, what: str = "where these numbers come from") -> HTML:
     """An HTML link to the provenance of product group ``group`` on the same page."""
     return HTML(f'<p class="thruput-source"><a href="#source-{html.escape(group)}">{html.escape(what)}: '
                 f"{html.escape(GROUP_FUNCTIONS.get(group, group))}</a></p>")
 
 
-def raw_files_of(ds):
+def raw_files_of(ds: xr.Dataset) -> dict[str, Any]:
     """Every raw file a campaign Dataset was read from: ``{path: sha256}``, sorted."""
     out = {}
     for name, digest in _SOURCES:
@@ -51,7 +58,7 @@ def _params_text(attrs):
     return ", ".join(f"{k}={v}" for k, v in keep.items()) or "-"
 
 
-def campaign_provenance(ds, product, comparison=False):
+def campaign_provenance(ds: xr.Dataset | None, product: xr.DataTree, comparison: bool = False) -> HTML:
     """The page's last section: each statistics group's function and parameters (anchored
     ``#source-<group>``) and every raw file with its sha256.
 
@@ -97,7 +104,7 @@ def campaign_provenance(ds, product, comparison=False):
     return HTML("\n".join(parts))
 
 
-def comparison_provenance(reports, name):
+def comparison_provenance(reports: str | os.PathLike[str], name: str) -> HTML:
     """:func:`campaign_provenance` of a comparison page (``reports/compare-<name>.nc``)."""
     from ..campaign.store import open_product
     from ..project import project_path
@@ -134,7 +141,7 @@ def _claim_href(claim):
     return f"{page}#claim-{claim}"
 
 
-def claim_details(row, quotes):
+def claim_details(row: Any, quotes: Mapping[str, Any]) -> str:
     """A ledger row's provenance as HTML: its quote, each check's formula written out, the
     claims it uses (each linked ``#claim-<id>`` with its own quote) and the verdict.
 

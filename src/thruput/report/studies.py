@@ -27,6 +27,12 @@ converts them to display units and arranges them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import os
+    import altair as alt
+
 import functools
 import html
 
@@ -89,7 +95,8 @@ def _ledger(processed):
     return pd.read_csv(path, dtype={"seed": str}) if path.exists() else pd.DataFrame(columns=reproduce.LEDGER_COLUMNS)
 
 
-def published_frame(published, processed=None):
+def published_frame(published: str | os.PathLike[str],
+                    processed: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     """The published numbers with their ledger verdict.
 
     Parameters
@@ -140,7 +147,8 @@ def _ids(p, ids):
 
 # --------------------------------------------------------------------------- title
 
-def study_title(published, seed, processed=None):
+def study_title(published: str | os.PathLike[str], seed: str,
+                processed: str | os.PathLike[str] | None = None) -> HTML:
     """The page heading: the document's title, its source and a summary of what it measured.
 
     With ``processed``, one line says how the study's figures fared in the ledger.
@@ -180,7 +188,8 @@ def _badge(status):
 
 # --------------------------------------------------------------------------- published charts
 
-def study_charts(published, seed, processed=None):
+def study_charts(published: str | os.PathLike[str], seed: str,  # type: ignore[return]
+                 processed: str | os.PathLike[str] | None = None) -> Markdown | None:
     """The study's published tables and figures as charts (with the ledger status of each).
 
     Displays headings, captions and charts in order; returns None.
@@ -420,7 +429,8 @@ def _simple_table(df, classes="thruput-plain"):
 
 # --------------------------------------------------------------------------- theory
 
-def study_theory(published, seed, processed=None):
+def study_theory(published: str | os.PathLike[str], seed: str,  # type: ignore[return]
+                 processed: str | os.PathLike[str] | None = None) -> Markdown | None:
     """The theory curves of :func:`thruput.tables.theory_curves` for this study, with
     the published figures they explain drawn on them. Displays; returns None."""
     p = published_frame(published, processed)
@@ -587,7 +597,7 @@ def _ledger_html(rows, link_seed=False):
             f"<tbody>{''.join(body)}</tbody></table>")
 
 
-def study_ledger(processed, seed):
+def study_ledger(processed: str | os.PathLike[str], seed: str) -> HTML | Markdown:
     """The ledger rows of one study, grouped by status (errata first), as readable tables.
 
     ``derived`` is in the published unit; for bound checks it is the bound itself.
@@ -610,7 +620,7 @@ def study_ledger(processed, seed):
     return HTML("\n".join(parts))
 
 
-def status_table():
+def status_table() -> HTML:
     """What each ledger status means (:data:`thruput.reproduce.STATUS_MEANING`), as a table."""
     rows = "".join(f"<tr><td>{_badge(s)}</td><td>{'yes' if s in reproduce.COUNTED else 'no'}</td>"
                    f"<td>{html.escape(reproduce.STATUS_MEANING[s])}</td></tr>" for s in reproduce.STATUSES)
@@ -620,7 +630,7 @@ def status_table():
                 "with its reasoning; <code>reproduced</code> is never a judgement.</p>")
 
 
-def ledger_summary(processed):
+def ledger_summary(processed: str | os.PathLike[str]) -> HTML | Markdown:
     """Counts of ledger rows by status, one row per study plus ``all`` (linked to the pages).
 
     ``checked`` counts the statuses of :data:`thruput.reproduce.COUNTED`; ``judgement``
@@ -636,7 +646,7 @@ def ledger_summary(processed):
     return HTML(_STYLE + table.to_html(index=False, escape=False, border=0, classes="thruput-summary"))
 
 
-def ledger_status_chart(processed):
+def ledger_status_chart(processed: str | os.PathLike[str]) -> Markdown | alt.Chart:
     """Stacked bars of the same counts, one bar per study."""
     ledger = _ledger(processed)
     if ledger.empty:
@@ -646,7 +656,7 @@ def ledger_status_chart(processed):
     return charts.status_counts(counts)
 
 
-def ledger_differences_chart(processed):
+def ledger_differences_chart(processed: str | os.PathLike[str]) -> Markdown | alt.TopLevelMixin:
     """Every numeric ``differs`` figure: how far the published value is from its derivation (%).
 
     For bound checks the derived value is the bound, so a positive percentage is by how much
@@ -665,7 +675,7 @@ def ledger_differences_chart(processed):
     return charts.relative_differences(diffs)
 
 
-def ledger_problems(processed):
+def ledger_problems(processed: str | os.PathLike[str]) -> HTML | Markdown:
     """Every ``differs`` and ``erratum`` row with its reasoning, study by study."""
     ledger = _ledger(processed)
     if ledger.empty:
@@ -683,7 +693,7 @@ def ledger_problems(processed):
     return HTML("\n".join(parts))
 
 
-def ledger_reproduced(processed):
+def ledger_reproduced(processed: str | os.PathLike[str]) -> HTML | Markdown:
     """Every ``reproduced`` row with its derivation, study by study: the figures a model
     re-derived from inputs other than their own statement."""
     ledger = _ledger(processed)
@@ -763,7 +773,9 @@ def _cells(node):
     return cells, bound, rtt_s
 
 
-def study_side_by_side(reports, seed, published="data/published", processed=None):
+def study_side_by_side(reports: str | os.PathLike[str], seed: str,
+                       published: str | os.PathLike[str] = "data/published",
+                       processed: str | os.PathLike[str] | None = None) -> None:
     """Where a bundled campaign shows the effect the study reports, the published figure and
     the new measurement side by side, marked as a new measurement. Displays; returns None.
 

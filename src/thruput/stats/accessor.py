@@ -8,6 +8,11 @@ works on (campaign names by default) and passes the rest through unchanged, so
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Mapping
+
 from importlib import import_module
 
 
@@ -35,7 +40,7 @@ SIZE_COORDS = ("window", "socket_buffer", "window_requested", "size", "packet_si
                "request_size")
 
 
-def sizes_to_bytes(indexers):
+def sizes_to_bytes(indexers: Mapping[Hashable, Any]) -> dict[Hashable, Any]:
     """``{"window": "64K"}`` -> ``{"window": 65536}``: sizes as text (one, a list or a
     slice) become bytes on the coordinates of :data:`SIZE_COORDS`; others pass unchanged."""
     from ..quantities import parse_size

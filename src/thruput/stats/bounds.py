@@ -16,6 +16,8 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import xarray as xr
 
@@ -25,8 +27,9 @@ from .theory import bdp, window_limited_throughput
 __all__ = ["window_bound"]
 
 
-def window_bound(throughput, rtt_ms, capacity_bps=None, window=None, window_dim="window",
-                 streams_dim="streams", repeat_dim="repeat"):
+def window_bound(throughput: xr.DataArray, rtt_ms: float | xr.DataArray, capacity_bps: float | None = None,
+                 window: xr.DataArray | None = None, window_dim: str = "window", streams_dim: str = "streams",
+                 repeat_dim: str = "repeat") -> xr.Dataset:
     """Median throughput per cell beside ``n x window / RTT`` and the capacity.
 
     Parameters

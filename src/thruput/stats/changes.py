@@ -21,6 +21,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -64,7 +69,7 @@ CHANGE_VARIABLES = {
 }
 
 
-def robust_scale(v):
+def robust_scale(v: ArrayLike) -> float:
     """Noise scale of a series that may shift level: MAD of first differences / sqrt 2.
 
     Differences cancel the level, so a few shifts barely move the estimate; the MAD
@@ -116,8 +121,9 @@ def _best_split(x, lo, hi, min_size):
     return lo + int(k[np.argmin(left + right)])
 
 
-def change_points(values, time=None, penalty=PENALTY, min_size=MIN_SIZE, period=None,
-                  n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):
+def change_points(values: xr.DataArray, time: xr.DataArray | None = None, penalty: float = PENALTY,
+                  min_size: int = MIN_SIZE, period: float | str | None = None, n_boot: int = N_BOOT,
+                  confidence: float = CONFIDENCE, seed: int = SEED) -> xr.Dataset:
     """Where the level of a series shifts, when (with bounds) and by how much.
 
     Parameters

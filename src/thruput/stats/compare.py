@@ -19,6 +19,12 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from numpy.typing import ArrayLike
+
 from .defaults import CONFIDENCE, N_BOOT, SEED
 
 import json
@@ -34,7 +40,7 @@ from .summaries import bootstrap_samples
 __all__ = ["compare", "hodges_lehmann", "metadata_diff", "flatten_metadata"]
 
 
-def hodges_lehmann(a, b):
+def hodges_lehmann(a: ArrayLike, b: ArrayLike) -> float:
     """Hodges-Lehmann estimate of the shift from sample ``a`` to sample ``b``.
 
     Parameters
@@ -65,9 +71,9 @@ def hodges_lehmann(a, b):
     a = np.asarray(a, dtype=float)
     b = np.asarray(b, dtype=float)
     a, b = a[~np.isnan(a)], b[~np.isnan(b)]
-    if a.size == 0 or b.size == 0:
+    if a.size == 0 or b.size == 0:  # type: ignore[union-attr]
         return np.nan
-    if a.size * b.size <= HL_PAIRS_FORMED:
+    if a.size * b.size <= HL_PAIRS_FORMED:  # type: ignore[union-attr]
         return float(np.median(np.subtract.outer(b, a)))
     return _median_difference_selected(np.sort(a), b)
 
@@ -145,7 +151,8 @@ def median_ratio(a, b, n_boot, confidence, rng):
     return float(np.median(b) / np.median(a)), float(low), float(high)
 
 
-def compare(a, b, dim="repeat", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):
+def compare(a: xr.DataArray, b: xr.DataArray, dim: str | Sequence[str] = "repeat", n_boot: int = N_BOOT,
+            confidence: float = CONFIDENCE, seed: int = SEED) -> xr.Dataset:
     """Per-cell comparison of two campaigns' throughput (``b`` relative to ``a``).
 
     Parameters
@@ -258,7 +265,7 @@ def _by_role(meta):
     return {**meta, "hosts": renamed}
 
 
-def flatten_metadata(meta, prefix=""):
+def flatten_metadata(meta: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     """A nested campaign description as ``{"dotted.key": value}`` (lists kept whole)."""
     flat = {}
     for key, value in meta.items():
@@ -270,7 +277,8 @@ def flatten_metadata(meta, prefix=""):
     return flat
 
 
-def metadata_diff(a, b, ignore=(), by_role=True):
+def metadata_diff(a: Mapping[str, Any] | str | xr.Dataset, b: Mapping[str, Any] | str | xr.Dataset,
+                  ignore: Sequence[str] = (), by_role: bool = True) -> list[dict[str, Any]]:
     """What differs between two campaigns' descriptions (``campaign.yaml``).
 
     Parameters

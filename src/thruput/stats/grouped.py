@@ -26,6 +26,12 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Mapping, Sequence
+    from numpy.typing import ArrayLike
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -49,12 +55,12 @@ def _is_dask(data):
     return type(data).__module__.split(".")[0] == "dask"
 
 
-def is_lazy(da):
+def is_lazy(da: Any) -> bool:
     """True when ``da`` is backed by a dask array."""
     return _is_dask(getattr(da, "data", None))
 
 
-def aligned_chunks(labels, target):
+def aligned_chunks(labels: ArrayLike, target: int) -> tuple[int, ...]:
     """Chunk sizes along one dimension whose edges fall only where ``labels`` change.
 
     ``labels`` must be sorted (a time-ordered campaign's time bins); chunks are about
@@ -68,7 +74,7 @@ def aligned_chunks(labels, target):
     for e in edges:
         if e - start >= target:
             chunks.append(int(e - start))
-            start = e
+            start = e  # type: ignore[assignment]
     chunks.append(int(labels.size - start))
     return tuple(chunks)
 
@@ -96,7 +102,8 @@ def _chunk_counts(values, codes, lo, width, bins, ngroups):
     return flat.reshape(1, ngroups, bins)
 
 
-def histogram_sketch(values, codes, ngroups, lo, hi, bins=SKETCH_BINS):
+def histogram_sketch(values: Any, codes: np.ndarray, ngroups: int, lo: float, hi: float,
+                     bins: int = SKETCH_BINS) -> np.ndarray:
     """Counts per group and fixed-width bin over ``[lo, hi]``, merged over chunks.
 
     Parameters
@@ -131,7 +138,7 @@ def histogram_sketch(values, codes, ngroups, lo, hi, bins=SKETCH_BINS):
     return _chunk_counts(values, codes, lo, width, bins, ngroups)[0]
 
 
-def sketch_quantiles(counts, lo, hi, q):
+def sketch_quantiles(counts: ArrayLike, lo: float, hi: float, q: Sequence[float]) -> np.ndarray:
     """Linear-interpolation percentiles (Hyndman & Fan 7 [1]_) from histogram counts.
 
     Each order statistic is placed inside its bin as if the bin's values were evenly
@@ -253,7 +260,8 @@ def _lazy(values, codes, ngroups, qs):
     return table
 
 
-def grouped_summary(da, keys, percentiles=(10, 50, 90), dim="run", exact=None):
+def grouped_summary(da: xr.DataArray, keys: Mapping[str, Any], percentiles: Sequence[float] = (10, 50, 90),
+                    dim: Hashable = "run", exact: bool | None = None) -> xr.Dataset:
     """Count, mean, std, extremes, IQR and percentiles of ``da`` per group of runs.
 
     Parameters

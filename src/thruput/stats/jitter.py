@@ -23,6 +23,8 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 import scipy.signal
 import xarray as xr
@@ -42,7 +44,7 @@ DEFAULT_MAX_BURST = 64
 LOST_STATUSES = ("lost", "unreachable", "error")
 
 
-def reply_delays(delay, status, dim="probe"):
+def reply_delays(delay: xr.DataArray, status: xr.DataArray, dim: str = "probe") -> xr.DataArray:
     """Delays of replies only, in probe order: NaN for probes without reply, and duplicate
     replies (a second answer to one probe is not its delay) left out.
 
@@ -69,7 +71,7 @@ def reply_delays(delay, status, dim="probe"):
     return delay
 
 
-def lost_indicator(status):
+def lost_indicator(status: xr.DataArray) -> xr.DataArray:
     """1.0 for probes without reply (:data:`LOST_STATUSES`), 0.0 for replies, NaN for
     duplicates and padding (``""``): the input of :func:`loss_bursts`."""
     lost = status.isin(list(LOST_STATUSES))
@@ -77,7 +79,7 @@ def lost_indicator(status):
         units="1", long_name="1 if the probe had no reply")
 
 
-def ipdv(delay, dim="probe"):
+def ipdv(delay: xr.DataArray, dim: str = "probe") -> xr.DataArray:
     """Instantaneous packet delay variation of consecutive packets (RFC 3393).
 
     Parameters
@@ -135,7 +137,7 @@ def _jitter_nd(x):
     return np.stack([_jitter_1d(row) for row in flat]).reshape(x.shape) if flat.size else x.astype(float)
 
 
-def jitter_rfc3550(delay, dim="probe"):
+def jitter_rfc3550(delay: xr.DataArray, dim: str = "probe") -> xr.DataArray:
     """Running interarrival jitter estimate of RFC 3550 (what iperf reports for UDP).
 
     Parameters
@@ -212,7 +214,7 @@ BURST_VARIABLES = {
 }
 
 
-def loss_bursts(lost, dim="probe", max_length=DEFAULT_MAX_BURST):
+def loss_bursts(lost: xr.DataArray, dim: str = "probe", max_length: int = DEFAULT_MAX_BURST) -> xr.Dataset:
     """Loss-burst lengths and the Gilbert-model summary of a probe series.
 
     Parameters
@@ -261,7 +263,7 @@ def loss_bursts(lost, dim="probe", max_length=DEFAULT_MAX_BURST):
     return ds
 
 
-def jain_fairness(x, dim="stream"):
+def jain_fairness(x: xr.DataArray, dim: str = "stream") -> xr.DataArray:
     """Jain's fairness index of the streams of a run: ``(sum x)**2 / (n * sum x**2)``.
 
     Parameters

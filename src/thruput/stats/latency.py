@@ -14,13 +14,19 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 import numpy as np
 import xarray as xr
 
 __all__ = ["latency_line", "latency_fit"]
 
 
-def latency_line(size, latency, size_range=None):
+def latency_line(size: ArrayLike, latency: ArrayLike,
+                 size_range: tuple[float, float] | None = None) -> dict[str, Any]:
     """Least-squares line of request-response latency on response size.
 
     Parameters
@@ -95,7 +101,9 @@ def _no_line(n):
             "n": int(n), "residual_std": nan, "r2": nan}
 
 
-def latency_fit(scan, size="size", latency="latency_avg", size_range=None, expected_slope=None):
+def latency_fit(scan: xr.Dataset, size: str = "size", latency: str = "latency_avg",
+                size_range: tuple[float, float] | None = None,
+                expected_slope: float | None = None) -> xr.Dataset:
     """Fit a latency scan and return the fit beside the points, ready to plot.
 
     Parameters

@@ -15,6 +15,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
 from .defaults import CONFIDENCE, N_BOOT, SEED
 
 import numpy as np
@@ -46,8 +51,9 @@ def median_difference(a, b, n_boot, confidence, rng):
     return float(np.median(b) - np.median(a)), float(low), float(high)
 
 
-def rtt_load(rtt, status=None, pool=("repeat", "probe"), phase_dim="phase",
-             loaded="loaded", unloaded="unloaded", n_boot=N_BOOT, confidence=CONFIDENCE, seed=SEED):
+def rtt_load(rtt: xr.DataArray, status: xr.DataArray | None = None, pool: Sequence[str] = ("repeat", "probe"),
+             phase_dim: str = "phase", loaded: str = "loaded", unloaded: str = "unloaded",
+             n_boot: int = N_BOOT, confidence: float = CONFIDENCE, seed: int = SEED) -> xr.Dataset:
     """RTT statistics per phase (loaded / unloaded) and their difference, per cell.
 
     Parameters
@@ -145,7 +151,8 @@ def rtt_load(rtt, status=None, pool=("repeat", "probe"), phase_dim="phase",
                                   "confidence": confidence, "seed": seed})
 
 
-def trend_vs_throughput(throughput, other, window=10, baseline=None):
+def trend_vs_throughput(throughput: xr.DataArray, other: xr.DataArray, window: int = 10,
+                        baseline: float | None = None) -> xr.Dataset:
     """Another per-run quantity against throughput: sorted, smoothed, rank-correlated.
 
     Parameters
@@ -197,7 +204,7 @@ def trend_vs_throughput(throughput, other, window=10, baseline=None):
     else:
         rho = p = np.nan
     # each run keeps the coordinates of its cell (window, streams, repeat, ...)
-    run_coords = {name: ("run", coord.values, dict(coord.attrs))
+    run_coords: dict[Hashable, Any] = {name: ("run", coord.values, dict(coord.attrs))
                   for name, coord in tp.coords.items()
                   if coord.dims == ("_run",) and name not in ("_run", "run")}
     run_coords["run"] = np.arange(order.size)
@@ -217,7 +224,8 @@ def trend_vs_throughput(throughput, other, window=10, baseline=None):
     }, attrs={"window": window, "baseline": float(baseline)})
 
 
-def rtt_growth(throughput, rtt, window=10, baseline=None):
+def rtt_growth(throughput: xr.DataArray, rtt: xr.DataArray, window: int = 10,
+               baseline: float | None = None) -> xr.Dataset:
     """How far RTT grows as throughput rises (seed 002's "up to a factor of 5").
 
     Parameters

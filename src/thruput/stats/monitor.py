@@ -33,6 +33,12 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from numpy.typing import ArrayLike
+
 import json
 
 import numpy as np
@@ -66,8 +72,9 @@ def _floor(times, freq):
     return pd.DatetimeIndex(np.asarray(times, "datetime64[ns]")).floor(freq).to_numpy()
 
 
-def rolling_summary(da, time="time", freq="1h", by=("path", "direction"),
-                    percentiles=ROLLING_PERCENTILES):
+def rolling_summary(da: xr.DataArray, time: str = "time", freq: str = "1h",
+                    by: Sequence[str] = ("path", "direction"),
+                    percentiles: Sequence[float] = ROLLING_PERCENTILES) -> xr.Dataset:
     """Median, IQR, percentiles and count per time bin and group (per hour, per day ...).
 
     Parameters
@@ -103,6 +110,7 @@ def rolling_summary(da, time="time", freq="1h", by=("path", "direction"),
     keys[time] = bins
     dim = da[time].dims[0]
     if is_lazy(da) and np.all(bins[1:] >= bins[:-1]):
+        assert da.chunks is not None   # lazy
         da = da.chunk({dim: aligned_chunks(bins, max(da.chunks[0]))})
     out = grouped_summary(da, keys, percentiles, dim=dim)
     if bins.size:
@@ -114,7 +122,7 @@ def rolling_summary(da, time="time", freq="1h", by=("path", "direction"),
     return out
 
 
-def period_labels(times, periods):
+def period_labels(times: ArrayLike, periods: Mapping[str, tuple[Any, Any]]) -> np.ndarray:
     """Name of the period each time falls in (``None`` outside all of them).
 
     ``periods``: ``{name: (start, end)}``, ISO strings or datetime64, ``[start, end)``.
@@ -127,14 +135,15 @@ def period_labels(times, periods):
     return out
 
 
-def as_utc(x):
+def as_utc(x: str | np.datetime64) -> np.datetime64:
     """``x`` (ISO string, with or without a zone, or datetime64) as naive UTC datetime64[ns]."""
     stamp = pd.Timestamp(x)
     return np.datetime64(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp, "ns")
 
 
-def buffer_curves(da, periods, by=("path", "direction"), socket_buffer="socket_buffer",
-                  time="time", percentiles=(10, 50, 90)):
+def buffer_curves(da: xr.DataArray, periods: Mapping[str, tuple[Any, Any]],
+                  by: Sequence[str] = ("path", "direction"), socket_buffer: str = "socket_buffer",
+                  time: str = "time", percentiles: Sequence[float] = (10, 50, 90)) -> xr.Dataset:
     """Throughput against socket buffer, per period: seed 004's August vs September.
 
     Parameters
@@ -164,8 +173,8 @@ def buffer_curves(da, periods, by=("path", "direction"), socket_buffer="socket_b
     return out
 
 
-def udp_tcp_ratio(ds, var="throughput", by=("path", "direction"), test="test",
-                  socket_buffer="socket_buffer"):
+def udp_tcp_ratio(ds: xr.Dataset, var: str = "throughput", by: Sequence[str] = ("path", "direction"),
+                  test: str = "test", socket_buffer: str = "socket_buffer") -> xr.Dataset:
     """UDP over TCP median throughput, per series and TCP socket buffer (seed 004's O3).
 
     Parameters
@@ -251,8 +260,9 @@ def _histograms(samples, by, bins):
     return counts, edges
 
 
-def compare_periods(da, period_a, period_b, by=("path", "direction"), time="time",
-                    n_boot=1000, confidence=0.95, seed=0, bins=20):
+def compare_periods(da: xr.DataArray, period_a: tuple[Any, Any], period_b: tuple[Any, Any],
+                    by: Sequence[str] = ("path", "direction"), time: str = "time", n_boot: int = 1000,
+                    confidence: float = 0.95, seed: int = 0, bins: int = 20) -> xr.Dataset:
     """Two date ranges of one campaign compared, per series (August vs September).
 
     Parameters
@@ -306,8 +316,8 @@ def compare_periods(da, period_a, period_b, by=("path", "direction"), time="time
     return out
 
 
-def direction_asymmetry(da, by=("path",), direction="direction", n_boot=1000,
-                        confidence=0.95, seed=0):
+def direction_asymmetry(da: xr.DataArray, by: Sequence[str] = ("path",), direction: str = "direction",
+                        n_boot: int = 1000, confidence: float = 0.95, seed: int = 0) -> xr.Dataset:
     """Reverse against forward, per series: is the path faster one way?
 
     Parameters
@@ -343,8 +353,9 @@ def direction_asymmetry(da, by=("path",), direction="direction", n_boot=1000,
     return out
 
 
-def gap_report(ds, interval_s, explained=(), start=None, outcome="outcome", reason="reason",
-               slot="slot", time="time"):
+def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[str, Any]] = (),
+               start: str | np.datetime64 | None = None, outcome: str = "outcome", reason: str = "reason",
+               slot: str = "slot", time: str = "time") -> xr.Dataset:
     """Slots that did not run, and tests that failed with their reason.
 
     Parameters
@@ -405,7 +416,7 @@ def gap_report(ds, interval_s, explained=(), start=None, outcome="outcome", reas
     def col(name):
         return np.asarray(ds[name].values)[failed].astype(str) if name in ds.variables else np.full(failed.size, "")
 
-    cols = list(zip(*gaps)) if gaps else [[], [], [], [], []]
+    cols = list(zip(*gaps)) if gaps else [[], [], [], [], []]  # type: ignore[list-item]
     return xr.Dataset({
         "gap_start": ("gap", np.array(cols[0], "datetime64[ns]"), {"long_name": "first missing slot due (UTC)"}),
         "gap_end": ("gap", np.array(cols[1], "datetime64[ns]"), {"long_name": "next slot due (UTC)"}),

@@ -8,6 +8,11 @@ that, so every number on it comes from here, with the parameters in each table's
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 import json
 
 import numpy as np
@@ -81,7 +86,7 @@ def _metadata(ds):
     return json.loads(raw) if isinstance(raw, str) else dict(raw)
 
 
-def monitor_params(ds, params=None):
+def monitor_params(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The product's parameters: ``params`` over :data:`DEFAULT_PARAMS`, ``None``
     values derived from the campaign's ``campaign.yaml`` (schedule, events)."""
     params = dict(params or {})
@@ -234,7 +239,7 @@ def _sender_receiver(ds):
     return grouped_summary(ratio, {b: sub[b].values for b in SERIES["tcp"][1]}, (10, 50, 90))
 
 
-def monitor_product(ds, params=None):
+def monitor_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
     """The complete statistics product of one monitor campaign.
 
     Parameters
@@ -359,7 +364,7 @@ def _periods_and_changes(ds, series, p):
     return periods, changes
 
 
-def product_changes(ds, params=None):
+def product_changes(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> xr.Dataset:
     """The ``changes`` table of :func:`monitor_product` alone: the same function with the
     same parameters (``params``: params.yaml's ``monitor`` section), so that ``thruput
     monitor report`` and the health stage find the change points the page shows."""
@@ -368,7 +373,7 @@ def product_changes(ds, params=None):
     return _periods_and_changes(ds, _series(ds), p)[1]
 
 
-def monitor_tree(ds, params=None):
+def monitor_tree(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> xr.DataTree:
     """:func:`monitor_product` as the DataTree the pipeline writes (one group per table;
     the root names the campaign and the parameters used)."""
     tables = monitor_product(ds, params)
@@ -379,8 +384,9 @@ def monitor_tree(ds, params=None):
     return xr.DataTree.from_dict({"/": root, **{f"/{name}": table for name, table in tables.items()}})
 
 
-def series_change_points(ds, penalty=PENALTY, min_size=MIN_SIZE, period=None, n_boot=N_BOOT,
-                         confidence=CONFIDENCE, seed=SEED):
+def series_change_points(ds: xr.Dataset, penalty: float = PENALTY, min_size: int = MIN_SIZE,
+                         period: float | str | None = None, n_boot: int = N_BOOT,
+                         confidence: float = CONFIDENCE, seed: int = SEED) -> xr.Dataset:
     """:func:`~thruput.stats.change_points` of every series of a monitor campaign.
 
     Parameters

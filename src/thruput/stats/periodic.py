@@ -19,6 +19,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 import numpy as np
 import xarray as xr
 
@@ -34,7 +39,7 @@ __all__ = ["periodogram", "daily_cycle", "time_series", "false_alarm", "dominant
 _HOUR = np.timedelta64(3600, "s")
 
 
-def time_series(values, time=None):
+def time_series(values: xr.DataArray, time: xr.DataArray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Flatten ``values`` and their times into two 1-D arrays, in time order, finite only.
 
     Parameters
@@ -56,6 +61,8 @@ def time_series(values, time=None):
             raise ValueError("pass time=: values need exactly one datetime64 coordinate, "
                              f"found {[c.name for c in found]}")
         time = found[0]
+    v: Any
+    t: Any
     v, t = xr.broadcast(values.astype(float), time)
     v = np.asarray(v.values, dtype=float).ravel()
     t = np.asarray(t.values).astype("datetime64[ns]").ravel()
@@ -152,7 +159,9 @@ def _peak(hours, v, periods, power):
     return 1 / freqs[k], fine[k], 1 / freqs[hi], 1 / freqs[lo]
 
 
-def periodogram(values, time=None, periods=None, n_periods=500, min_period=None, max_period=None):
+def periodogram(values: xr.DataArray, time: xr.DataArray | None = None, periods: ArrayLike | None = None,
+                n_periods: int = 500, min_period: float | None = None,
+                max_period: float | None = None) -> xr.Dataset:
     """Generalised Lomb-Scargle periodogram of an unevenly sampled series.
 
     Parameters
@@ -234,8 +243,9 @@ def periodogram(values, time=None, periods=None, n_periods=500, min_period=None,
         attrs={"method": "generalised Lomb-Scargle (Zechmeister & Kürster 2009)"})
 
 
-def daily_cycle(values, time=None, period=DAY_S, bins=CYCLE_BINS, n_boot=1000,
-                confidence=0.95, seed=0):
+def daily_cycle(values: xr.DataArray, time: xr.DataArray | None = None, period: float = DAY_S,
+                bins: int = CYCLE_BINS, n_boot: int = 1000, confidence: float = 0.95,
+                seed: int = 0) -> xr.Dataset:
     """Profile of a quantity by hour of day (UTC), with confidence intervals.
 
     Parameters
@@ -312,7 +322,7 @@ def daily_cycle(values, time=None, period=DAY_S, bins=CYCLE_BINS, n_boot=1000,
                              "seed": seed})
 
 
-def false_alarm(power, n, span, shortest):
+def false_alarm(power: float | np.ndarray, n: int, span: float, shortest: float) -> Any:
     """Probability that white Gaussian noise gives a peak of ``power`` or more anywhere
     on a periodogram grid: the false-alarm probability of the peak.
 
@@ -345,7 +355,8 @@ def false_alarm(power, n, span, shortest):
         return -np.expm1(independent * np.log1p(-np.minimum(single, 1.0 - 1e-300)))
 
 
-def dominant_period(values, time=None, periods=None, alarm=FALSE_ALARM):
+def dominant_period(values: xr.DataArray, time: xr.DataArray | None = None, periods: ArrayLike | None = None,
+                    alarm: float = FALSE_ALARM) -> dict[str, Any]:
     """The series' period, when its periodogram has a significant peak: ``period="auto"``.
 
     Parameters

@@ -15,6 +15,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
 from .defaults import BEST_CELLS, CONFIDENCE, N_BOOT, PLATEAU_TOLERANCE, SEED
 
 import numpy as np
@@ -44,8 +49,9 @@ def _onset(medians, tolerance):
     return level, index
 
 
-def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=PLATEAU_TOLERANCE,
-            confidence=CONFIDENCE, n_boot=N_BOOT, seed=SEED):
+def plateau(throughput: xr.DataArray, dim: str = "window", repeat_dim: str = "repeat",
+            tolerance: float = PLATEAU_TOLERANCE, confidence: float = CONFIDENCE, n_boot: int = N_BOOT,
+            seed: int = SEED) -> xr.Dataset:
     """Plateau level and onset of throughput along ``dim``, for every other coordinate.
 
     Parameters
@@ -186,7 +192,7 @@ def plateau(throughput, dim="window", repeat_dim="repeat", tolerance=PLATEAU_TOL
               "method": "highest median; stratified percentile bootstrap (Efron & Tibshirani 1993)"})
 
 
-def best_cells(throughput, n=BEST_CELLS, repeat_dim="repeat"):
+def best_cells(throughput: xr.DataArray, n: int = BEST_CELLS, repeat_dim: str = "repeat") -> xr.Dataset:
     """The ``n`` cells with the highest median throughput, best first.
 
     Parameters
@@ -226,7 +232,8 @@ def best_cells(throughput, n=BEST_CELLS, repeat_dim="repeat"):
     return flat
 
 
-def top_fraction(throughput, fraction=0.1, dim=None):
+def top_fraction(throughput: xr.DataArray, fraction: float = 0.1,
+                 dim: str | Sequence[Hashable] | None = None) -> xr.Dataset:
     """Where the top ``fraction`` of all measurements were made, per cell.
 
     Parameters
@@ -269,8 +276,9 @@ def top_fraction(throughput, fraction=0.1, dim=None):
     }, attrs={"fraction": fraction})
 
 
-def smallest_product(throughput, tolerance=PLATEAU_TOLERANCE, window_dim="window", streams_dim="streams",
-                     repeat_dim="repeat", level=None):
+def smallest_product(throughput: xr.DataArray, tolerance: float = PLATEAU_TOLERANCE,
+                     window_dim: str = "window", streams_dim: str = "streams", repeat_dim: str = "repeat",
+                     level: float | None = None) -> xr.Dataset:
     """The cell with the smallest window x streams product that reaches the plateau.
 
     Parameters

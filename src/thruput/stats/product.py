@@ -41,6 +41,11 @@ Groups of a ``udp_sweep`` product
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 import json
 
 import numpy as np
@@ -69,7 +74,7 @@ COMPARISON_IGNORED = ("name", "title", "description", "dates", "explained")
 CAMPAIGN_POOL = ("window", "streams", "repeat", "probe")
 
 
-def params_with_defaults(params=None):
+def params_with_defaults(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``params`` (the ``stats`` section of params.yaml) over :data:`~thruput.stats.DEFAULTS`.
 
     Raises
@@ -100,7 +105,7 @@ def _has_ping(ds):
     return "rtt" in ds and ds.sizes.get("probe", 0) > 0
 
 
-def tcp_sweep_product(ds, params):
+def tcp_sweep_product(ds: xr.Dataset, params: Mapping[str, Any]) -> dict[str, xr.Dataset]:
     """The groups of a TCP sweep's product (see the module docstring).
 
     Parameters
@@ -148,7 +153,7 @@ def _window_bound_grid(cells, pooled):
         "units": "ms", "long_name": "unloaded median ping RTT used for the bound"})})
 
 
-def udp_sweep_product(ds, params):
+def udp_sweep_product(ds: xr.Dataset, params: Mapping[str, Any]) -> dict[str, xr.Dataset]:
     """The groups of a UDPmon campaign's product (see the module docstring).
 
     Parameters
@@ -194,7 +199,7 @@ def design_sweep_product(ds, params):
 PRODUCTS = {"tcp_sweep": tcp_sweep_product, "udp_sweep": udp_sweep_product, "design": design_sweep_product}
 
 
-def campaign_product(ds, params=None):
+def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> xr.DataTree:
     """The complete statistics product of one normalized campaign.
 
     Parameters
@@ -235,7 +240,7 @@ def _metadata_text(ds):
     return raw if isinstance(raw, str) else json.dumps(raw, sort_keys=True, default=str)
 
 
-def catalogue_product(products):
+def catalogue_product(products: Mapping[str, xr.DataTree]) -> xr.Dataset:
     """The catalogue: one row per campaign with its headline numbers.
 
     Parameters
@@ -309,7 +314,8 @@ def _catalogue_row(product):
     return row
 
 
-def comparison_product(a, b, params=None, name=None):
+def comparison_product(a: xr.Dataset, b: xr.Dataset, params: Mapping[str, Any] | None = None,
+                       name: str | None = None) -> xr.DataTree:
     """Two TCP sweeps compared cell by cell, and their set-ups.
 
     Parameters

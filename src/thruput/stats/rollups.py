@@ -12,6 +12,12 @@ read a resolution lazily with :func:`open_rollup`; after an append,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import os
+    from collections.abc import Hashable, Mapping, Sequence
+
 import numpy as np
 import pandas as pd
 import xarray as xr
@@ -85,7 +91,8 @@ def _summary_vars(table, ngroups, qs):
     return out
 
 
-def rollups(ds, freqs=FREQS, percentiles=PERCENTILES):
+def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
+            percentiles: Sequence[float] = PERCENTILES) -> dict[str, xr.Dataset]:
     """Every rollup of a monitor campaign.
 
     Parameters
@@ -113,7 +120,7 @@ def rollups(ds, freqs=FREQS, percentiles=PERCENTILES):
     run, ``((path, direction, variant), bin)``, which is also the position of its group in
     the output: one sort per resolution and no label index.
     """
-    cache = {}
+    cache: dict[str, Any] = {}
     test = _column(ds, "test", cache)
     ok = _column(ds, "outcome", cache) == "ok"
     times = _column(ds, "time", cache).astype("datetime64[ns]")
@@ -272,7 +279,7 @@ _LOSS = {"ping": "probes lost / probes sent", "udp": "mean datagram loss fractio
          "tcp": "failed runs / runs"}
 
 
-def rollups_encoding(tables):
+def rollups_encoding(tables: Mapping[str, xr.Dataset]) -> dict[str, dict[Hashable, Any]]:
     """The netCDF encoding of :func:`rollups` written as one file (group ``/<freq>/<kind>``,
     by :func:`thruput.campaign.store.write_product`): chunked and compressed along ``time``
     so that a window of a long campaign reads a few chunks."""
@@ -286,7 +293,8 @@ def rollups_encoding(tables):
     return encoding
 
 
-def open_rollup(path, freq, kind, start=None, end=None):
+def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any = None,
+                end: Any = None) -> xr.Dataset:
     """One rollup (``freq``, ``kind``) of a file written with :func:`rollups_encoding`, lazily,
     the bins of ``[start, end)`` only; then loaded (a window is small)."""
     with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
@@ -301,7 +309,8 @@ def open_rollup(path, freq, kind, start=None, end=None):
 ELLIPSE_VERTICES = 65
 
 
-def throughput_delay(ds, periods, sigma=1.0):
+def throughput_delay(ds: xr.Dataset, periods: Mapping[str, tuple[Any, Any]],
+                     sigma: float = 1.0) -> xr.Dataset:
     """Throughput against delay per path, direction, socket buffer and period (Pantheon's
     view): each slot's TCP throughput paired with the median RTT of the path's pings of
     the smallest size in the same slot; their median and the ellipse of their spread.

@@ -109,7 +109,7 @@ def route_changes(sequence: xr.DataArray) -> xr.Dataset:
                 ref = hops[i]
             ref_time = times[i]
     rows.sort(key=lambda r: (r[0], r[2]))
-    cols = list(zip(*rows)) if rows else [[], [], [], [], []]
+    cols = list(zip(*rows)) if rows else [[], [], [], [], []]  # type: ignore[list-item]
     return xr.Dataset(
         {"time": ("change", np.array(cols[0], dtype="datetime64[ns]"),
                   {"long_name": "first route traced after the change, UTC"}),

@@ -41,6 +41,11 @@ whose name sorts first.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 import json
 
 import numpy as np
@@ -68,7 +73,7 @@ UDP_ROWS = ("spacing", "recv_rate", "loss_fraction", "packet_size")
 MIN_WINDOWS, MIN_STREAMS, MIN_LATENCY_POINTS = 3, 2, 2
 
 
-def params_with_defaults(params=None):
+def params_with_defaults(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``params`` (the ``study-effects`` section of params.yaml) over :data:`DEFAULTS`.
 
     Raises
@@ -98,7 +103,7 @@ def _is_tcp(product):
     return product.attrs.get("campaign_kind") == "tcp_sweep" and "cells" in product.children
 
 
-def effect_applies(product, effect):
+def effect_applies(product: xr.DataTree, effect: str) -> bool:
     """True when the campaign of ``product`` measured ``effect`` (see the module docstring).
 
     Parameters
@@ -122,7 +127,7 @@ def effect_applies(product, effect):
     return product.attrs.get("campaign_kind") == "udp_sweep" and "udp_grid" in children
 
 
-def effect_strength(product, effect):
+def effect_strength(product: xr.DataTree, effect: str) -> float:
     """How strongly a TCP campaign shows ``effect``: a ratio (1: not at all; 0: cannot be told).
 
     Parameters
@@ -149,7 +154,7 @@ def effect_strength(product, effect):
         med = product["cells"]["median"]
         if effect == "streams":
             line = med.isel(window=0).isel(streams=[0, -1])
-            first, last = (float(v) for v in line.values)
+            first, last = (float(v) for v in line.values)  # type: ignore[union-attr]
             return last / first if first > 0 and np.isfinite(last / first) else 0.0
         line = med.isel(streams=0)
         lo, hi = float(line.min()), float(line.max())
@@ -227,7 +232,7 @@ def _choices(products, params):
     return out, assessed
 
 
-def effect_scores(products, params=None):
+def effect_scores(products: Mapping[str, xr.DataTree], params: Mapping[str, Any] | None = None) -> xr.Dataset:
     """Every campaign's assessment of every effect: why each campaign was chosen.
 
     Parameters
@@ -278,7 +283,8 @@ def effect_scores(products, params=None):
                "params": json.dumps(params, sort_keys=True)})
 
 
-def study_effects_product(products, campaigns, params=None):
+def study_effects_product(products: Mapping[str, xr.DataTree], campaigns: Mapping[str, xr.Dataset],
+                          params: Mapping[str, Any] | None = None) -> xr.DataTree:
     """For every effect, the campaign that shows it best and what its panel draws.
 
     Parameters

@@ -15,6 +15,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Hashable, Sequence
+
 from .defaults import CONFIDENCE, N_BOOT, PERCENTILES, SEED
 
 import numpy as np
@@ -44,7 +49,8 @@ STATISTICS = {
 }
 
 
-def describe(da, dim=None, percentiles=DEFAULT_PERCENTILES, method="linear"):
+def describe(da: xr.DataArray, dim: str | Sequence[Hashable] | None = None,
+             percentiles: Sequence[float] = DEFAULT_PERCENTILES, method: str = "linear") -> xr.Dataset:
     """Count, mean, median, extremes, spread and percentiles along ``dim``, NaN-aware.
 
     Parameters
@@ -103,7 +109,7 @@ def describe(da, dim=None, percentiles=DEFAULT_PERCENTILES, method="linear"):
             "max": np.nanmax(values, axis=axes) if values.size else np.nan,
             "std": np.nanstd(values, axis=axes, ddof=1),
         }
-        pct = dict(zip(qs, np.nanpercentile(values, qs, axis=axes, method=method)))
+        pct = dict(zip(qs, np.nanpercentile(values, qs, axis=axes, method=method)))  # type: ignore[call-overload]
     stats["std"] = np.where(n > 1, stats["std"], np.nan)
     stats["iqr"] = pct[75.0] - pct[25.0]
     out = {"n": labelled(n, keep, coords, "count", f"number of values of {name}")}
@@ -145,8 +151,9 @@ def bootstrap_samples(x, statistic, n_boot, rng):
 BOOTSTRAP_BLOCK = 1 << 24
 
 
-def bootstrap_ci(da, dim=None, statistic="median", n_boot=N_BOOT, confidence=CONFIDENCE,
-                 seed=SEED):
+def bootstrap_ci(da: xr.DataArray, dim: str | Sequence[Hashable] | None = None,
+                 statistic: str | Callable[..., Any] = "median", n_boot: int = N_BOOT,
+                 confidence: float = CONFIDENCE, seed: int = SEED) -> xr.Dataset:
     """Percentile-bootstrap confidence interval of a statistic along ``dim``, per cell.
 
     Parameters
@@ -222,7 +229,7 @@ def _bootstrap_ci(da, dims, statistic, n_boot, confidence, seed, first_cell=0):
               "method": "percentile bootstrap (Efron & Tibshirani 1993)"})
 
 
-def ecdf(da, dim=None):
+def ecdf(da: xr.DataArray, dim: str | Sequence[Hashable] | None = None) -> xr.Dataset:
     """Empirical cumulative distribution function along ``dim``, per cell.
 
     Parameters
@@ -274,7 +281,8 @@ def ecdf(da, dim=None):
     })
 
 
-def frequency(da, dim=None, bins=20, range=None):
+def frequency(da: xr.DataArray, dim: str | Sequence[Hashable] | None = None, bins: Any = 20,
+              range: tuple[float, float] | None = None) -> xr.Dataset:
     """Frequency distribution (histogram) along ``dim``, per cell, on shared bins.
 
     Parameters
@@ -311,7 +319,7 @@ def frequency(da, dim=None, bins=20, range=None):
         edges = np.asarray(bins, dtype=float)
     if is_lazy(da):
         if set(dims) == set(da.dims):
-            return _histogram(da, dims, *_lazy_counts(da, edges), edges)
+            return _histogram(da, dims, *_lazy_counts(da, edges), edges)  # type: ignore[call-arg]
         return by_blocks(lambda block, first: frequency(block, dims, bins=edges), da, dims, "frequency")
     stacked = cells(da, dims)
     shape, keep, coords = cell_shape(stacked)

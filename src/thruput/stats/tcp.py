@@ -15,6 +15,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 import numpy as np
 import xarray as xr
 
@@ -32,7 +37,7 @@ COUNTERS = {"retransmits_total": "retransmits", "congestion_signals": "congestio
 GAUGES = ("cwnd", "ssthresh", "srtt", "rttvar", "mss")
 
 
-def counter_increments(values, groups=None):
+def counter_increments(values: ArrayLike, groups: ArrayLike | None = None) -> np.ndarray:
     """Per-sample increments of a cumulative counter, reset-aware.
 
     Parameters
@@ -66,7 +71,7 @@ def counter_increments(values, groups=None):
     return out
 
 
-def counter_total(values, groups=None):
+def counter_total(values: ArrayLike, groups: ArrayLike | None = None) -> float:
     """Total of a cumulative counter that counts from the start of each connection.
 
     Parameters
@@ -114,7 +119,7 @@ def _groups(ds):
     return None
 
 
-def tcp_series(ds):
+def tcp_series(ds: xr.Dataset) -> xr.Dataset:
     """One run's TCP instrumentation as time series of gauges, increments and rates.
 
     Parameters
@@ -170,7 +175,7 @@ def tcp_series(ds):
     return series
 
 
-def tcp_summary(ds):
+def tcp_summary(ds: xr.Dataset) -> xr.Dataset:
     """Headline numbers of one run's TCP instrumentation.
 
     Parameters
@@ -225,7 +230,7 @@ def tcp_summary(ds):
                        for k, (v, u, ln) in spec.items()})
 
 
-def congestion_vs_throughput(throughput, signals, window=10):
+def congestion_vs_throughput(throughput: xr.DataArray, signals: xr.DataArray, window: int = 10) -> xr.Dataset:
     """Congestion signals (or retransmits) per run against the run's throughput.
 
     Parameters

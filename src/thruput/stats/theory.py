@@ -27,6 +27,11 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 import math
 
 import numpy as np
@@ -65,7 +70,7 @@ BITS_PER_BYTE = 8
 _US_PER_S = 1e6
 
 
-def bdp(capacity_bps, rtt_s):
+def bdp(capacity_bps: Any, rtt_s: Any) -> Any:
     """Bandwidth-delay product: the bytes in flight needed to fill a path.
 
     Parameters
@@ -93,7 +98,7 @@ def bdp(capacity_bps, rtt_s):
     return capacity_bps * rtt_s / BITS_PER_BYTE
 
 
-def bdp_packets(capacity_bps, rtt_s, mss_bytes=1500):
+def bdp_packets(capacity_bps: Any, rtt_s: Any, mss_bytes: Any = 1500) -> Any:
     """Bandwidth-delay product in segments of ``mss_bytes``.
 
     Parameters
@@ -118,7 +123,7 @@ def bdp_packets(capacity_bps, rtt_s, mss_bytes=1500):
     return bdp(capacity_bps, rtt_s) / mss_bytes
 
 
-def window_limited_throughput(window_bytes, rtt_s, streams=1):
+def window_limited_throughput(window_bytes: Any, rtt_s: Any, streams: Any = 1) -> Any:
     """Upper bound of TCP throughput set by the window: ``streams x window / RTT``.
 
     Parameters
@@ -150,7 +155,7 @@ def window_limited_throughput(window_bytes, rtt_s, streams=1):
     return BITS_PER_BYTE * streams * window_bytes / rtt_s
 
 
-def mathis_throughput(mss_bytes, rtt_s, loss, C=MATHIS_C):
+def mathis_throughput(mss_bytes: Any, rtt_s: Any, loss: Any, C: float = MATHIS_C) -> Any:
     """Mathis et al. steady-state throughput of one Reno stream under random loss.
 
     Parameters
@@ -178,7 +183,7 @@ def mathis_throughput(mss_bytes, rtt_s, loss, C=MATHIS_C):
     return BITS_PER_BYTE * mss_bytes * C / (rtt_s * np.sqrt(loss))
 
 
-def mathis_loss_rate(throughput_bps, mss_bytes, rtt_s, C=MATHIS_C):
+def mathis_loss_rate(throughput_bps: Any, mss_bytes: Any, rtt_s: Any, C: float = MATHIS_C) -> Any:
     """Loss rate a Reno stream can bear and still reach ``throughput_bps`` (Mathis inverted).
 
     Parameters
@@ -211,7 +216,7 @@ def mathis_loss_rate(throughput_bps, mss_bytes, rtt_s, C=MATHIS_C):
     return (BITS_PER_BYTE * mss_bytes * C / (rtt_s * throughput_bps)) ** 2
 
 
-def reno_recovery_time(capacity_bps, rtt_s, mss_bytes=1500):
+def reno_recovery_time(capacity_bps: Any, rtt_s: Any, mss_bytes: Any = 1500) -> Any:
     """Time for Reno to regain full rate after one loss: ``C x RTT^2 / (2 MSS)``.
 
     Parameters
@@ -244,7 +249,7 @@ def reno_recovery_time(capacity_bps, rtt_s, mss_bytes=1500):
     return capacity_bps * rtt_s**2 / (2 * BITS_PER_BYTE * mss_bytes)
 
 
-def bus_rate(width_bits, clock_hz):
+def bus_rate(width_bits: Any, clock_hz: Any) -> Any:
     """Peak data rate of a parallel bus (PCI, PCI-X, memory): width x clock.
 
     Parameters
@@ -267,7 +272,7 @@ def bus_rate(width_bits, clock_hz):
     return width_bits / BITS_PER_BYTE * clock_hz
 
 
-def expected_latency_slope(copies):
+def expected_latency_slope(copies: Sequence[Any]) -> float:
     """Expected slope of latency vs frame size: the sum of 1/rate over the data path.
 
     Parameters
@@ -309,7 +314,7 @@ def expected_latency_slope(copies):
     return _US_PER_S * total
 
 
-def gige_goodput(mtu=1500, protocol="tcp", link_bps=GIGE_BPS):
+def gige_goodput(mtu: int = 1500, protocol: str = "tcp", link_bps: float = GIGE_BPS) -> float:
     """Largest payload rate through an Ethernet link, bit/s.
 
     Parameters

@@ -14,6 +14,8 @@ References
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .defaults import UDP_LOSS_THRESHOLD
 
 import numpy as np
@@ -34,7 +36,7 @@ GRID_VARIABLES = {
 }
 
 
-def offered_rate(packet_size, spacing, overhead_bytes=0):
+def offered_rate(packet_size: Any, spacing: Any, overhead_bytes: float = 0) -> Any:
     """Rate at which frames of ``packet_size`` are offered with ``spacing`` between them.
 
     Parameters
@@ -65,7 +67,7 @@ def offered_rate(packet_size, spacing, overhead_bytes=0):
             np.where(spacing > 0, spacing, np.nan) * 1e-6)
 
 
-def udp_grid(sweep, dim="row"):
+def udp_grid(sweep: xr.Dataset, dim: str = "row") -> xr.Dataset:
     """Summarise a UDP sweep's rows on a (packet_size, spacing) grid.
 
     Parameters
@@ -118,7 +120,7 @@ def udp_grid(sweep, dim="row"):
     return grid
 
 
-def udp_onset(grid, threshold=UDP_LOSS_THRESHOLD):
+def udp_onset(grid: xr.Dataset, threshold: float = UDP_LOSS_THRESHOLD) -> xr.Dataset:
     """Peak rate and the spacing below which loss starts, per packet size.
 
     Parameters
