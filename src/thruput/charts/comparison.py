@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import altair as alt
 import numpy as np
 import pandas as pd

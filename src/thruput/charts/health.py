@@ -7,8 +7,6 @@ pipeline's health and rollup products; nothing here computes a statistic.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import altair as alt
 import pandas as pd
 

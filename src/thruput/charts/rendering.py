@@ -23,7 +23,7 @@ replaces it wherever it runs:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import hashlib
 import itertools

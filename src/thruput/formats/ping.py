@@ -111,9 +111,7 @@ if TYPE_CHECKING:
     import xarray as xr
 
 import gc
-import itertools
 import re
-import warnings
 from contextlib import contextmanager
 
 from typing import NamedTuple

@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from pathlib import Path
     from collections.abc import Mapping
     import altair as alt
-    import xarray
     import xarray as xr
 
 import json

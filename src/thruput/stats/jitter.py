@@ -23,8 +23,6 @@ References
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 import scipy.signal
 import xarray as xr

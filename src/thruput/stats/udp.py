@@ -14,7 +14,7 @@ References
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .defaults import UDP_LOSS_THRESHOLD
 
