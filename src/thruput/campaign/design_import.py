@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AmbiguousFormatError, ThruputError, UnknownFormatError
+from ..monitor.outcome import cut_outcome
 from ..quantities import parse_size
 from ..reader import read
 from . import runs
@@ -228,7 +229,7 @@ def _describe(top, path, regex, fixed, from_log, time_pattern):
     if ds is not None and ds.attrs["kind"] not in KIND_ROLES:
         return {"skip": f"a {ds.attrs['kind']} log ({ds.attrs['format']}) is not a run of a design"}
     if ds is not None and int(ds.attrs.get("truncated", 0)):
-        outcome, reason = "error", f"log cut off: {ds.attrs['truncation']}"
+        outcome, reason = cut_outcome(ds)
     if ds is not None and ds.attrs["kind"] == "throughput" and ds.sizes.get("run", 0) != 1:
         return {"skip": f"holds {ds.sizes.get('run', 0)} runs; a design's run is one log of one run"}
     when = _content_time(ds) if ds is not None else _wrapper_start(raw)[0]

@@ -84,6 +84,7 @@ from ..formats._prefix import WRAPPER_LINES
 from ..formats._pscheduler_archive import split as archive_split
 from ..reader import read
 from . import pile, reader as mon
+from .outcome import cut_outcome
 from ..campaign.dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
 from .gaps import gaps
 
@@ -338,7 +339,7 @@ def _describe(root, path, time_pattern, path_regex, tz=None):
     try:
         ds = read(path, tz=tz)
         if int(ds.attrs.get("truncated", 0)):
-            outcome, reason = "error", f"log cut off: {ds.attrs['truncation']}"
+            outcome, reason = cut_outcome(ds)
     except ThruputError as exc:
         outcome, reason = "error", str(exc).removeprefix(str(path) + ":").strip()
     wrapper_time, wrapper_only = _wrapper_start(raw)

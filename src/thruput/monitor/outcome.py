@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["classify", "iperf3_error", "judge_ping", "PATTERNS", "PING_SHORT",
+__all__ = ["classify", "iperf3_error", "judge_ping", "cut_outcome", "CUT_KEPT", "PATTERNS", "PING_SHORT",
            "PING_SUMMARY"]
 
 #: (outcome, regex on the tool's error text), most specific first.
@@ -21,6 +21,11 @@ PATTERNS = (
                                r"|destination (host|net) unreachable", re.I)),
     ("timeout", re.compile(r"timed out|timeout", re.I)),
 )
+#: The reason of an imported test whose log was cut off but kept what it measured (its
+#: outcome is ``ok``: the statistics count what it measured; the reason says what is
+#: missing). A recorded test never has it, so a recorded log cut afterwards is still refused.
+CUT_KEPT = "log cut off, what it measured is kept: "
+
 #: iputils ping exit status 1: fewer replies than ``-c`` asked for by the ``-w`` deadline,
 #: i.e. some probes were lost, or all of them.
 PING_SHORT = 1
@@ -63,3 +68,19 @@ def iperf3_error(text):
     except ValueError:
         return "no JSON result" if text.strip() else ""
     return str(result.get("error") or "") if isinstance(result, dict) else "no JSON object"
+
+
+def cut_outcome(ds):
+    """``(outcome, reason)`` of an imported log a reader read as cut off (``truncated``):
+    ``ok`` with :data:`CUT_KEPT` where it kept a measurement (a throughput, or a probe that
+    was answered), else ``error`` ("log cut off: ...")."""
+    import numpy as np
+
+    truncation = ds.attrs.get("truncation", "")
+    if ds.attrs.get("kind") == "throughput" and "throughput" in ds:
+        kept = bool(np.isfinite(np.asarray(ds["throughput"].values, dtype=float)).any())
+    elif ds.attrs.get("kind") == "rtt" and "rtt" in ds:
+        kept = bool(np.isfinite(np.asarray(ds["rtt"].values, dtype=float)).any())
+    else:
+        kept = False
+    return ("ok", CUT_KEPT + truncation) if kept else ("error", f"log cut off: {truncation}")

@@ -39,6 +39,7 @@ from ..errors import ContractError, ParseError, ThruputError
 from ..hashing import sha256_bytes, sha256_file, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
+from .outcome import CUT_KEPT
 from ..formats.ping import paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import ISO_TIME_TEXT, iso_ns as _timestamp, iso_ns_many
@@ -684,7 +685,7 @@ def _read_one(directory, row, ledger):
     if ds.attrs["kind"] != kind:
         raise MonitorError(f"{_where(directory, row)}: read as {ds.attrs['format']} "
                            f"({ds.attrs['kind']}), but its role {row.role} needs {kind}")
-    if int(ds.attrs.get("truncated", 0)) and row.outcome == "ok":
+    if int(ds.attrs.get("truncated", 0)) and row.outcome == "ok" and not row.reason.startswith(CUT_KEPT):
         raise MonitorError(f"{_where(directory, row)}: cut off ({ds.attrs['truncation']}) "
                            "but its outcome is ok")
     ledger.add(ds)
@@ -722,7 +723,7 @@ def _read_ping(directory, row, ledger, plain=_UNREAD):
         return ({name: ds.variables[name].values for name in ("status", "rtt", "timestamp", "seq")},
                 json.loads(ds.attrs["tool_summary"]), _failed_checks(ds, 1)[0])
     _check_sha(directory, row, sha256_bytes(plain[0]))
-    if run.ledger["truncated"] and row.outcome == "ok":
+    if run.ledger["truncated"] and row.outcome == "ok" and not row.reason.startswith(CUT_KEPT):
         raise MonitorError(f"{_where(directory, row)}: cut off ({run.ledger['truncation']}) "
                            "but its outcome is ok")
     ledger.add(run.ledger)
