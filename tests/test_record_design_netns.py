@@ -57,7 +57,7 @@ def _devices(p):
     return out
 
 
-def test_design_cc_x_mtu_x_application_between_namespaces(tmp_path):
+def test_design_cc_x_mtu_x_application_between_namespaces(tmp_path, monkeypatch):
     campaign = tmp_path / "design-lab"
     with delayline.path(NAME, delay="5ms", rate="40mbit", queue="256k", subnet="10.79.9",
                         loss=0.002, seed=56) as p:
@@ -101,6 +101,19 @@ def test_design_cc_x_mtu_x_application_between_namespaces(tmp_path):
         assert (mss > 8000) == (int(ds.mtu.sel(run=run).values) == 9000), (run, mss)
     assert (campaign / "server").is_dir() and len(list((campaign / "server").iterdir())) == 8
     assert "far:" in meta and "near:" in meta
+    # its page compares them: the pipeline's product, then every part of the campaign page
+    from .test_design_pages import check_page, page_items, processed
+
+    from thruput.report import campaigns as report
+
+    stored = processed(tmp_path, ds)
+    product = report.read_product(stored)
+    assert {f"compare/{f}" for f in ("cc", "mtu", "application")} <= {
+        node.path.lstrip("/") for node in product.subtree}, "a level comparison for each factor"
+    items = page_items(stored, monkeypatch)
+    assert check_page(items) == []
+    text = " ".join(str(getattr(i, "data", "")) for i in items)
+    assert "## Levels compared" in text and "bbr" in text and "reno" in text
 
 
 def _sshd(tmp_path, ns, address, port):

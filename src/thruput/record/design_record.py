@@ -45,7 +45,7 @@ from ..campaign import runs as runs_csv
 from ..campaign.design import Design, Factor, design_columns, design_run_id, factor_problems
 from ..campaign.layout import sha256_of
 from . import far as far_mod
-from .runner import utc_now
+from ..quantities import utc_iso
 from .settings import Settings, is_host_setting
 from .sweep import RecordError, _sigterm_as_interrupt
 
@@ -288,7 +288,7 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
         raise RecordError(f"far end {far}: {exc}") from None
     hosts = {"near": {**far_mod.describe(near, host), "address": near_address},
              "far": {**far_mod.describe(far, near_address), "address": host}}
-    start = (existing or {}).get("dates", {}).get("start") or utc_now()[:-5] + "Z"
+    start = (existing or {}).get("dates", {}).get("start") or utc_iso()[:-5] + "Z"
     ancillary = list((existing or {}).get("ancillary") or [])
     tools = _tool_versions()
     settings = Settings({"near": (near, host), "far": (far, near_address)})
@@ -317,7 +317,7 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
 
     write_yaml(None)
     if not todo:
-        write_yaml(existing.get("dates", {}).get("end") or utc_now()[:-5] + "Z")
+        write_yaml(existing.get("dates", {}).get("end") or utc_iso()[:-5] + "Z")
         return summary
     near_dir, far_dir = near.mkdtemp(), far.mkdtemp()
     http = None
@@ -334,7 +334,7 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
                 app = plan.application(values)
                 if app == "http" and http is None:
                     http = _start_http(far, far_dir, host, port + 1, plan.size_bytes)
-                started = utc_now()
+                started = utc_iso()
                 dump = _start_capture(near, near_dir, host, directory / f"runs/{run_id}.pcap", run_id) \
                     if capture else None
                 try:
@@ -376,7 +376,7 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
         summary.restore_errors = restore_errors
         near.rmtree(near_dir)
         far.rmtree(far_dir)
-        write_yaml(utc_now()[:-5] + "Z" if finished else None)
+        write_yaml(utc_iso()[:-5] + "Z" if finished else None)
     return summary
 
 
