@@ -67,6 +67,9 @@ LIMITS = {
     "member": 256 * 2**20,
     "text": 64 * 2**20,
 }
+#: The kind of the pipeline's parameters file (a key of :data:`LIMITS`), for callers that
+#: are given its path (a page never reads one from the working directory).
+PARAMS = "params.yaml"
 #: Nodes a YAML document may expand to (aliases counted at every use) and characters its
 #: scalars may add up to so: a billion-laughs document expands to 10^9 nodes from 1 KB.
 YAML_NODES = 200_000

@@ -35,7 +35,7 @@ examples:
   iperf3 -s -J > /dev/null &                 on the far host
   thruput record data/raw/my-path --to far.example.org --windows 8K,16K,...,4M \\
       --streams 1,2,4,8,16 --repeats 3 --duration 10 --pause 10
-  # a seed-001-style design: applications x TCP stacks x MTU, servers started at the far end
+  # a design as seed 001 measured: applications x TCP stacks x MTU, servers started at the far end
   thruput record data/raw/apps-cc-mtu --to 10.0.0.2 --netns lab-a --far ssh:root@10.0.0.2 \\
       --factor application=iperf3,http,disk --factor cc=reno,cubic,bbr \\
       --factor mtu=1500,9000 --repeats 3 --duration 10 --size 256M""",

@@ -48,7 +48,7 @@ MBIT = 1e6
 
 def read_params(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The pipeline's parameters file (``params.yaml``, given by the page) as a dict."""
-    return guard.load_yaml_file(path, "params.yaml") or {}
+    return guard.load_yaml_file(path, guard.PARAMS) or {}
 
 
 def read_processed(processed: str | os.PathLike[str], name: str) -> xr.Dataset:
