@@ -127,6 +127,10 @@ def test_notebook_runs_and_charts_draw_offline_in_jupyterlab(lab, tmp_path):
                 clicked, deadline = time.monotonic(), time.monotonic() + 120
                 while marks.count() < CHARTS and time.monotonic() < deadline:
                     page.wait_for_timeout(500)
+                    try:    # a windowed notebook draws only the outputs near the viewport
+                        page.locator(".jp-Notebook .jp-Cell").last.scroll_into_view_if_needed(timeout=2_000)
+                    except playwright.TimeoutError:
+                        pass
                     if time.monotonic() - clicked > 20 and running.count() == 0 and waiting.count():
                         break
                 if marks.count() >= CHARTS:
