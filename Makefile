@@ -36,7 +36,7 @@ install:                 ## tools (apt, as root) and the Python package with all
 	bash tools/bootstrap.sh
 
 test:                    ## the whole test suite
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 -q --durations=20
 
 # the edit-test loop: no network namespace, browser, site build, DVC round trip or kernel
 FAST_SKIP := slow or netns or browser or site or kernel

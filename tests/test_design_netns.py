@@ -70,7 +70,7 @@ def _record(pile):
     return p
 
 
-def test_cc_by_socket_buffer_over_a_lossy_path(tmp_path):
+def test_cc_by_socket_buffer_over_a_lossy_path(tmp_path, monkeypatch):
     pile = tmp_path / "pile"
     pile.mkdir()
     path = _record(pile)
@@ -94,3 +94,15 @@ def test_cc_by_socket_buffer_over_a_lossy_path(tmp_path):
         assert log["start"]["sock_bufsize"] == int(one.socket_buffer)
     median = {cc: float(np.median(ds.throughput.values[ds.cc.values == cc])) for cc in CCS}
     assert median["bbr"] > 2 * median["reno"], median
+    # the same pile through the pipeline (cc's levels declared reno, cubic, bbr as a user
+    # edits campaign.yaml): the product's per-level medians and bbr/reno ratios with their
+    # CIs per buffer are the logs' own receiver rates', and the page shows them
+    from .test_design_page_e2e import BAD, check_product_against_logs, pipeline, shown, text
+
+    (tmp_path / "paged").mkdir()
+    directory, paged = pipeline(tmp_path / "paged", sorted(pile.glob("cc-*.json")), ["reno", "cubic", "bbr"])
+    product = check_product_against_logs(directory, paged, "reno", ["cubic", "bbr"], list(BUFFERS))
+    bbr = product["compare/cc"].to_dataset().sel(cc="bbr")
+    assert (bbr["ratio"] > 2).all(), bbr["ratio"].values          # Mathis: reno is loss-limited
+    words = text(shown(paged, monkeypatch))
+    assert not BAD.findall(words) and "cc: each level over reno" in words

@@ -135,30 +135,6 @@ def test_loopback_cc_by_buffer_end_to_end(tmp_path, monkeypatch):
     assert "cubic 1 MiB" in words and page.number_text(ratio) in words
 
 
-netns = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip") or not shutil.which("iperf3")
-                           or not os.path.exists("/dev/net/tun"),
-                           reason="needs root, iproute2, /dev/net/tun and iperf3")
-
-
-@pytest.mark.netns
-@pytest.mark.slow
-@netns
-def test_bbr_over_reno_over_a_lossy_path_end_to_end(tmp_path, monkeypatch):
-    from . import test_design_netns as recorded
-
-    monkeypatch.setattr(recorded, "NAME", f"tph2-{os.getpid() % 10000}")   # (this helper's prefix)
-    pile = tmp_path / "pile"
-    pile.mkdir()
-    path = recorded._record(pile)
-    assert path["counts"]["a_to_b"]["lost"] > 0
-    directory, ds = pipeline(tmp_path, sorted(pile.glob("cc-*.json")), ["reno", "cubic", "bbr"])
-    product = check_product_against_logs(directory, ds, "reno", ["cubic", "bbr"], list(recorded.BUFFERS))
-    bbr = product["compare/cc"].to_dataset().sel(cc="bbr")
-    assert (bbr["ratio"] > 2).all(), bbr["ratio"].values          # Mathis: reno is loss-limited
-    words = text(shown(ds, monkeypatch))
-    assert not BAD.findall(words) and "cc: each level over reno" in words
-
-
 DRIVE_PATTERN = r"^(?P<operator>[^/]+)/[^/]+/[^/]+/(?P<test>tcp|udp|ping)(?:_(?P<direction>uplink|downlink))?_"
 
 
