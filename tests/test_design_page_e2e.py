@@ -12,9 +12,7 @@ tests/test_design_netns.py records it, and bbr's ratio over reno checked the sam
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from pathlib import Path
 
 import altair as alt
