@@ -525,6 +525,10 @@ def _process(runs, ledger):
     chosen[offered_only, 2:4] = _NAN
     stream_chosen = np.where(np.isnan(st[:, :, 1, 3])[..., None], st[:, :, 0], st[:, :, 1])
     udp_src = np.where((np.isnan(receiver[:, 6]) & ~unreported)[:, None], sender, receiver)
+    # without the receiver's line (a log cut before it), a tagged sender line's jitter and
+    # lost count are iperf3's placeholders (0.000 ms, 0/N): the loss is unknown, not 0 %
+    sender_only = udp & np.isnan(receiver[:, 6]) & ~unreported & np.array([run.tagged for run in runs], dtype=bool)
+    udp_src[sender_only, 7] = udp_src[sender_only, 8] = _NAN
     udp_src[none_arrived, 6] = udp_src[none_arrived, 8] = sender[none_arrived, 6]
     udp_src[none_arrived, 7] = _NAN
     loss = np.where(udp & (udp_src[:, 6] > 0), udp_src[:, 8] / np.where(udp_src[:, 6] > 0, udp_src[:, 6], 1), _NAN)
