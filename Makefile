@@ -38,8 +38,8 @@ install:                 ## tools (apt, as root) and the Python package with all
 test:                    ## the whole test suite
 	$(PY) -m pytest -n 2 -q --durations=20
 
-# the edit-test loop: no network namespace, browser, site build, DVC round trip or kernel
-FAST_SKIP := slow or netns or browser or site or kernel
+# the edit-test loop: no network namespace, browser, site build, DVC round trip, kernel or whole pipeline
+FAST_SKIP := slow or netns or browser or site or kernel or heavy
 test-fast:               ## the fast subset (under 3 minutes on 2 cores)
 	$(PY) -m pytest -n 2 -q -p no:cacheprovider -m "not ($(FAST_SKIP))"
 

@@ -63,6 +63,14 @@ SITE_MODULES = {"test_site_build", "test_site_e2e", "test_site_reproducible", "t
                 "test_dvc_yaml", "test_pipeline", "test_quickstart", "test_lab_e2e", "test_notebooks",
                 "test_saved_notebook_charts", "test_benchmarks_scale", "test_benchmarks_hostile"}
 KERNEL_MODULES = {"test_report_monitor", "test_report_studies"}
+#: Test modules of whole pipelines (stores, dask clusters, imports, real servers, big or
+#: hostile files): the whole suite runs them, ``make test-fast`` leaves them out.
+HEAVY_MODULES = {"test_monitor_alerts", "test_campaign_store", "test_record", "test_monitor_importer",
+                 "test_monitor_metrics", "test_hostile_files", "test_cli_inspect", "test_format_pscheduler_archive",
+                 "test_stats_rollups_incremental", "test_guard", "test_iperf3_genuine_consistent", "test_hostile",
+                 "test_format_ping_stream", "test_stats_portable", "test_monitor_own_campaign",
+                 "test_monitor_bundled", "test_stats_outofcore", "test_route_changes", "test_bundled_products",
+                 "test_parallel", "test_fuzz", "test_design_pages", "test_monitor_new_user"}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -72,3 +80,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.site)
         if module in KERNEL_MODULES:
             item.add_marker(pytest.mark.kernel)
+        if module in HEAVY_MODULES:
+            item.add_marker(pytest.mark.heavy)
