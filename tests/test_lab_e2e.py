@@ -49,7 +49,8 @@ def lab(tmp_path):
     shutil.copytree(ROOT / "data" / "raw" / "veth-1g", project / "data" / "raw" / "veth-1g")
     shutil.copy(ROOT / NOTEBOOK, project / NOTEBOOK)
     home = tmp_path / "home"
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+    env = {**{k: v for k, v in os.environ.items() if k != "THRUPUT_SITE_BUILD"},   # a user's shell
+           "JUPYTER_CONFIG_DIR": str(home / "config"), "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
            "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"), "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
            "IPYTHONDIR": str(home / "ipython")}
     # "Always start the preferred kernel" ticked, as a user does once: opened cold in a

@@ -85,6 +85,9 @@ def test_a_page_executed_twice_is_the_same_bytes(tmp_path):
     for page in pages:
         execute(project / "notebooks" / "item.ipynb", page, {"name": "a"}, cwd=project)
     assert pages[0].read_bytes() == pages[1].read_bytes()
+    # the offline renderer is switched on in the page's kernel only, not in this process
+    # (a JupyterLab started from it afterwards would have drawn no chart)
+    assert "THRUPUT_SITE_BUILD" not in os.environ
     cells = nbformat.read(pages[0], as_version=4).cells
     assert cells[1].id == "injected-parameters" and cells[2].outputs[0]["text"] == "item a\n"
 

@@ -84,13 +84,14 @@ def execute(source, target, parameters=None, cwd=".", timeout=600, kernel_name="
         inject_parameters(nb, given)
     except NotebookError as exc:
         raise NotebookError(f"{source}: {exc}") from None
-    os.environ["THRUPUT_SITE_BUILD"] = "1"
     client = NotebookClient(nb, timeout=timeout, kernel_name=kernel_name,
                             resources={"metadata": {"path": str(cwd)}},
                             extra_arguments=KERNEL_ARGUMENTS, record_timing=False)
     try:
-        # one hash seed for every kernel: no page may depend on the order of a set of strings
-        client.execute(env={**os.environ, "PYTHONHASHSEED": "0"})
+        # one hash seed for every kernel: no page may depend on the order of a set of strings;
+        # the offline renderer switched on in the kernel only (this process's environment is
+        # left as it was: a JupyterLab started from it later must draw its charts itself)
+        client.execute(env={**os.environ, "THRUPUT_SITE_BUILD": "1", "PYTHONHASHSEED": "0"})
     except CellExecutionError as exc:
         index, first_line = _failing_cell(nb)
         summary = ANSI.sub("", str(exc)).strip().splitlines()
