@@ -28,6 +28,8 @@ from thruput.stats._util import cell_rngs
 from thruput.stats.compare import median_ratio
 from thruput.stats.load import median_difference
 
+from .test_design_pages import page_items
+
 
 PILE = Path(__file__).parent / "data" / "designs" / "loopback-cc"
 PATTERN = r"cc-(?P<cc>\w+?)_buf-(?P<socket_buffer>\d+)_r(?P<repeat>\d+)"
@@ -75,15 +77,8 @@ def expected_ratio(reference, level, cell, n_cells):
     return median_ratio(a, b, boot["bootstrap"], boot["confidence"], rng)
 
 
-def shown(ds, monkeypatch):
-    items = []
-    monkeypatch.setattr(report, "display", items.append)
-    monkeypatch.setattr(page, "display", items.append)
-    product = report.read_product(ds)
-    for result in (report.title(ds), report.hosts_intro(), report.hosts_table(ds),
-                   report.statistics(ds, product), report.campaign_charts(ds, product)):
-        items.append(result)
-    return items
+#: Everything the campaign notebook shows of a design (tests/test_design_pages.py's).
+shown = page_items
 
 
 def text(items):
