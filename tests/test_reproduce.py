@@ -284,40 +284,59 @@ def test_gige_goodput():
     assert reproduce.gige_goodput(9000) == pytest.approx(1e9 * 8948 / 9038)
 
 
-def test_seed_000_hosts_table(pub, ledger):
-    t = tables.seed_000_hosts(pub, ledger.reset_index())
-    assert list(t["column"]) == ["Kangadata01", "Kangadata02", "Kangadata02 - 2", "Kangadata02 - 3",
-                                 "Tersk07", "Tersk07 - 2", "Kangadata03", "Kangadata03 - 2"]
-    last = t.iloc[-1]
-    assert last["median_mbps"] == 345.0 and last["corrected"] == "000-table-median-kangadata03-r2"
-    assert t.iloc[4][["mean_mbps", "median_mbps", "max_mbps", "iqr_mbps"]].tolist() == [476.0, 496.0, 807.0, 292.0]
-    assert t["pings"].eq(1360).all()
-    raw = tables.seed_000_hosts(pub)
-    assert raw.iloc[-1]["median_mbps"] == pytest.approx(345e-6)
+def _table(seed, name):
+    return studies.page(seed)["tables"][name]
 
 
-def test_seed_001_apps_table(pub):
-    t = tables.seed_001_apps(pub)
+def test_claim_grid_of_seed_000_hosts(pub):
+    t = tables.claim_grid(pub, _table("000", "hosts"), "value_si")
+    assert t["host"].tolist()[:3] == ["kangadata01", "kangadata02", "kangadata02-r2"] and len(t) == 8
+    assert t.iloc[4][["avg-mbit", "median", "max", "iqr"]].tolist() == [476e6, 496e6, 807e6, 292e6]
+    assert t.iloc[-1]["median"] == 345.0            # printed "345bits/s": the ledger calls it an erratum
+    assert t.iloc[-1]["claims"]["median"] == "000-table-median-kangadata03-r2"
+    printed = tables.claim_grid(pub, _table("000", "hosts"))
+    assert printed["pings"].eq(1360).all()
+
+
+def test_range_cells_of_seed_001_apps(pub):
+    spec = _table("001", "apps")
+    t = tables.range_cells(pub, spec["group"], spec["order"])
     assert len(t) == 44
     row = t[(t["app"] == "bbftp") & (t["stack"] == "Scalable") & (t["network"] == "SuperMicro on SuperJANET4")].iloc[0]
     assert (row["low"], row["high"], row["mid"]) == (345.0, 532.0, 438.5)
     assert t.iloc[0][["app", "stack", "network"]].tolist() == ["Iperf", "Standard", "SuperMicro on MB-NG"]
 
 
-def test_seed_001_reno_and_latency_tables(pub):
-    reno = tables.seed_001_reno(pub)
+def test_capacity_table_and_latency_slopes_of_seed_001(pub):
+    reno = tables.capacity_table(pub, _table("001", "reno"))
     assert reno["recovery_s"].tolist() == [17.0, 170.0, 1680.0, 16980.0]
     assert reno["recovery_s_theory"].tolist() == pytest.approx([16.6667, 166.667, 1666.67, 16666.7], rel=1e-5)
-    lat = tables.seed_001_latency(pub)
+    lat = tables.latency_slopes(pub, _table("001", "latency"))
     assert lat["measured_us_per_byte"].tolist() == [0.0286, 0.0231, 0.009, 0.0146]
     assert lat["expected_theory_us_per_byte"].round(4).tolist() == [0.0232, 0.0118, 0.0118, 0.0118]
 
 
-def test_seed_004_ping_table(pub):
-    t = tables.seed_004_ping(pub)
-    assert t[["month", "packet_size", "n"]].values.tolist() == [
+def test_claim_grid_of_seed_004_ping(pub):
+    t = tables.claim_grid(pub, _table("004", "ping"))
+    assert t[["month", "size", "n"]].values.tolist() == [
         ["august", 108, 241], ["august", 1480, 241], ["september", 108, 112], ["september", 1480, 101]]
-    assert t["median_erratum"].tolist() == [False, False, False, True]
+    outside = ~((t["min"] <= t["median"]) & (t["median"] <= t["max"]))
+    assert outside.tolist() == [False, False, False, True]
+
+
+@pytest.mark.parametrize("spec, values", [
+    ([8, 16], [8, 16]),
+    ({"arange": [1, 4]}, [1, 2, 3]),
+    ({"geomspace": [8, 32, 3]}, [8, 16, 32]),
+    ({"logspace": [-2, 0, 3]}, [0.01, 0.1, 1]),
+])
+def test_axis_values(spec, values):
+    assert list(tables.axis_values(spec)) == pytest.approx(values)
+
+
+def test_axis_values_refuses_other_functions():
+    with pytest.raises(studies.StudyError, match="geomspace, logspace or arange"):
+        tables.axis_values({"linspace": [0, 1, 3]})
 
 
 def test_cli_writes_ledger(tmp_path, capsys):
@@ -349,6 +368,14 @@ def test_theory_curves(pub):
     assert reno[1000.0] == pytest.approx(1e9 * 0.04 / 24000)   # 1666.7 s
     mathis = t[t["label"].str.contains("MB-NG")]
     assert mathis["y"].is_monotonic_decreasing
+    # one stream over seed 002's SYN/ACK time, 8 KiB to 1 MiB (the window-scaling chart)
+    one = t[t["label"].str.startswith("1 stream: window / 50.13 ms")].set_index("x")["y"]
+    assert len(one) == 29 and one.iloc[0] == pytest.approx(8192 * 8 / 0.05013 / 1e6)
+
+
+def test_a_curve_of_an_unknown_family_is_refused():
+    with pytest.raises(studies.StudyError, match="unknown curve 'cubic'"):
+        tables.curve("009", {"curve": "cubic", "label": "x", "x": [1]}, 0.1)
 
 
 def test_cli_help_defines_every_status(capsys):

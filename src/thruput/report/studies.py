@@ -43,6 +43,7 @@ from IPython.display import HTML, Markdown, display
 from .. import charts, reproduce, studies, units
 from ..project import project_path
 from ..studies import tables
+from ..studies.formulas import CONSTANTS, evaluate
 from .. import published as pub
 from .campaigns import _group, _unloaded_rtt_s, cell_summary, metadata, read_product
 from .provenance import claim_details
@@ -192,13 +193,26 @@ def study_charts(published: str | os.PathLike[str], seed: str,  # type: ignore[r
                  processed: str | os.PathLike[str] | None = None) -> Markdown | None:
     """The study's published tables and figures as charts (with the ledger status of each).
 
+    The sections are declared in the study's ``page.yaml`` (``published``: a list of
+    sections, each a chart kind of :data:`CHART_KINDS` with its claims, labels and text); a
+    study that declares none gets the generic charts of :func:`_published_generic`.
     Displays headings, captions and charts in order; returns None.
     """
+    seed = _seed(seed)
     p = published_frame(published, processed)
-    fn = _PUBLISHED.get(_seed(seed))
-    if fn is None:
-        return _published_generic(p, _seed(seed))
-    fn(p)
+    sections = studies.page(seed)["published"]
+    if not sections:
+        return _published_generic(p, seed)
+    for spec in sections:
+        _section(CHART_KINDS, spec, seed)(p, seed, spec)
+
+
+def _section(kinds, spec, seed):
+    """The function of a declared section's ``kind`` (a StudyError names an unknown one)."""
+    if spec.get("kind") not in kinds:
+        raise studies.StudyError(f"study {seed}: page.yaml: section kind {spec.get('kind')!r} is not one of "
+                                 f"{', '.join(kinds)}")
+    return kinds[spec["kind"]]
 
 
 def _table_key(rows):
@@ -236,6 +250,43 @@ def _published_generic(p, seed):
                                      + (f" ({label})" if label else "")))
 
 
+#: How a page shows a value held in SI base units: (divide by, multiply by).
+_SHOW = {"Mbit/s": (MBIT, None), "Gbit/s": (1e9, None), "KiB": (1024, None), "ms": (None, 1e3)}
+
+
+def _shown(si, unit):
+    """Values in SI base units in the display ``unit`` (:data:`_SHOW`; None or another unit: as they are)."""
+    div, mul = _SHOW.get(unit, (None, None))
+    return si / div if div else si * mul if mul else si
+
+
+def _select(rows, spec):
+    """The published rows a section names: ``claims`` (in that order), else the rows of
+    ``group``, ``group_prefix`` or ``id_prefix`` whose ``measures``, ``statistic``,
+    ``units`` and config keys (``config_has``) match and whose unit is not in ``exclude_units``."""
+    if "claims" in spec:
+        return _ids(rows, spec["claims"])
+    sel = rows
+    if "group" in spec:
+        sel = sel[sel["group"] == spec["group"]]
+    if "group_prefix" in spec:
+        sel = sel[sel["group"].str.startswith(spec["group_prefix"])]
+    if "id_prefix" in spec:
+        sel = sel[sel["id"].str.startswith(spec["id_prefix"])]
+    for column, key in (("measures", "measures"), ("statistic", "statistic"), ("unit", "units")):
+        if key in spec:
+            sel = sel[sel[column].isin(_listed(spec[key]))]
+    if "config_has" in spec:
+        sel = sel[sel["config"].str.contains(f"{spec['config_has']}=", regex=False)]
+    if "exclude_units" in spec:
+        sel = sel[~sel["unit"].isin(spec["exclude_units"])]
+    return sel
+
+
+def _listed(value):
+    return value if isinstance(value, list) else [value]
+
+
 def _points(rows, x, y, what):
     """Published figures as points for :func:`thruput.charts.theory_points`."""
     return pd.DataFrame({"x": list(x), "y": list(y), "what": list(what), "status": list(rows["status"]),
@@ -248,178 +299,183 @@ def _text(seed, key, **values):
     return text.format(**values) if values else text
 
 
-def _named(rows, spec, scale):
-    """Rows of a ``page.yaml`` list ``{claims, labels[, kinds]}`` as the columns of a bar chart."""
+def _table(seed, name):
+    """A table declared in the study's ``page.yaml`` (``tables``)."""
+    return studies.page(seed)["tables"][name]
+
+
+def _named(rows, spec, unit):
+    """Rows of a ``page.yaml`` list ``{claims, labels}`` as the columns of a bar chart."""
     r = _ids(rows, spec["claims"])
-    return pd.DataFrame({"category": spec["labels"], "value": (r["value_si"] / scale).to_numpy(),
+    return pd.DataFrame({"category": spec["labels"], "value": (_shown(r["value_si"], unit)).to_numpy(),
                          "status": r["status"].to_numpy(), "quote": r["quote"].to_numpy()}), r
 
 
-def _published_000(p):
-    rows = _rows(p, "000")
-    spec = studies.page("000")["tables"]["hosts"]
-    table = rows[rows["group"].str.startswith(spec["group_prefix"])]
-    cfg = pub.config_frame(table)
-    table = table.assign(column=cfg["column"])
-    display(Markdown(_text("000", "hosts_throughput")))
-    names = {"mean": "average", "median": "median", "max": "maximum"}
-    thr = table[(table["measures"] == "throughput") & table["statistic"].isin(names) & (table["unit"] != "MByte/s")]
-    points = pd.DataFrame({"category": thr["column"], "statistic": thr["statistic"].map(names),
-                           "value": thr["value_fixed_si"] / MBIT, "status": thr["status"], "quote": thr["quote"]})
-    med = thr[thr["statistic"] == "median"].set_index("column")["value_fixed_si"] / MBIT
-    iqr = table[table["statistic"] == "iqr"].set_index("column")["value_si"] / MBIT
-    ranges = pd.DataFrame({"category": med.index, "low": (med - iqr / 2).values, "high": (med + iqr / 2).values,
-                           "what": [f"IQR {w:g} Mbit/s, centred on the median" for w in iqr.reindex(med.index)]})
-    display(charts.range_dots(points, ranges, unit="throughput (Mbit/s)", range_label="bar",
-                              title=_text("000", "hosts_throughput_title")))
-    display(Markdown(_text("000", "hosts_rtt")))
-    rtt = table[(table["measures"] == "rtt")]
-    rstats = {"min": "minimum", "mean": "average", "max": "maximum"}
-    rpoints = pd.DataFrame({"category": rtt["column"], "statistic": rtt["statistic"].map(rstats),
-                            "value": rtt["value_fixed_si"] * 1e3, "status": rtt["status"], "quote": rtt["quote"]})
-    lo = rtt[rtt["statistic"] == "min"].set_index("column")["value_si"] * 1e3
-    hi = rtt[rtt["statistic"] == "max"].set_index("column")["value_si"] * 1e3
-    loss = table[table["measures"] == "loss"].set_index("column")["value"]
-    sent = table[table["measures"] == "pings_sent"].set_index("column")["value"]
-    rranges = pd.DataFrame({"category": lo.index, "low": lo.values, "high": hi.reindex(lo.index).values,
-                            "what": [f"min to max; loss {int(loss[c])}/{int(sent[c])}" for c in lo.index]})
-    display(charts.range_dots(rpoints, rranges, unit="loaded ping RTT (ms)", scale="symlog", range_label="bar",
-                              title=_text("000", "hosts_rtt_title")))
-    hosts = tables.seed_000_hosts(p, _ledger_of(p))
-    flagged = set(table.loc[table["status"].isin(["erratum", "differs"]), "column"])
-    display(Markdown(_text("000", "hosts_table")))
-    display(HTML(_simple_table(pd.DataFrame({
-        "column": [c + (" *" if c in flagged else "") for c in hosts["column"]],
-        "average": hosts["mean_mbps"].round(1), "median": hosts["median_mbps"].round(1),
-        "max": hosts["max_mbps"].round(1), "IQR": hosts["iqr_mbps"].round(1),
-        "RTT min": hosts["rtt_min_ms"].round(2), "RTT avg": hosts["rtt_mean_ms"].round(2),
-        "RTT max": hosts["rtt_max_ms"].round(1), "loss": hosts["loss"].astype(str) + "/" + hosts["pings"].astype(str),
-        "start": hosts["start"].str.replace("T", " "), "end": hosts["end"].str.replace("T", " ")}))))
+def _rules(rows, spec, unit, axis):
+    """Dashed rules (``{claims, labels}`` or ``{constants, labels}``) as a frame of ``axis`` and ``label``."""
+    values = (_ids(rows, spec["claims"])["value_si"].to_numpy() if "claims" in spec
+              else np.array([CONSTANTS[c] for c in spec["constants"]]))
+    return pd.DataFrame({axis: _shown(values, unit), "label": spec["labels"]})
 
 
-def _ledger_of(p):
-    """The ledger columns carried by :func:`published_frame`, as :func:`tables.seed_000_hosts` wants them."""
-    return pd.DataFrame({"claim": p["id"], "status": p["status"], "derived_value": p["derived_value"]})
+def _statistic_ranges(p, seed, spec):
+    """Order statistics per category as dots, with a bar from ``range.low`` to ``range.high``
+    (or ``range.width`` centred on ``range.centre``); ``range.what`` names the bar and may use
+    every statistic of the category and the printed value of its other measures."""
+    rows = _rows(p, seed)
+    source = _select(rows, {k: spec[k] for k in ("claims", "group", "group_prefix", "id_prefix") if k in spec})
+    cat = (pd.Series(spec["category"], index=source.index) if "category" in spec
+           else pub.config_frame(source)[spec["category_config"]])
+    sel = _select(source, {k: spec[k] for k in ("measures", "exclude_units") if k in spec})
+    column, unit, stats = spec.get("value", "value_si"), spec.get("unit"), spec["statistics"]
+    pts = sel[sel["statistic"].isin(list(stats))]
+    points = pd.DataFrame({"category": cat[pts.index], "statistic": pts["statistic"].map(stats),
+                           "value": _shown(pts[column], unit), "status": pts["status"], "quote": pts["quote"]})
+    r, ranges = spec["range"], []
+    for c in dict.fromkeys(points["category"]):
+        mine, others = sel[cat[sel.index] == c], source[(cat == c) & ~source.index.isin(sel.index)]
+        f = {**dict(zip(others["measures"], others["value"])),
+             **dict(zip(mine["statistic"], _shown(mine[column], unit)))}
+        if "centre" in r:
+            low, high = f[r["centre"]] - f[r["width"]] / 2, f[r["centre"]] + f[r["width"]] / 2
+        else:
+            low, high = f[r["low"]], f[r["high"]]
+        ranges.append({"category": c, "low": low, "high": high, "what": r["what"].format(**f)})
+    display(Markdown(_text(seed, spec["text"])))
+    display(charts.range_dots(points, pd.DataFrame(ranges), unit=spec["axis"], scale=spec.get("scale", "linear"),
+                              range_label="bar", zero=spec.get("zero", True), title=_text(seed, spec["title"])))
 
 
-def _published_001(p):
-    page = studies.page("001")
-    apps = tables.seed_001_apps(p)
-    display(Markdown(_text("001", "apps")))
-    display(charts.grouped_ranges(apps.replace({"app": {"Iperf": "iperf"}}), title=_text("001", "apps_title")))
-    rows = _rows(p, "001")
-    lat = tables.seed_001_latency(p)
-    status = rows.set_index("id")["status"]
-    labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
+def _grid_ranges(p, seed, spec):
+    """A table of order statistics declared as a claim grid (``tables``), one category per
+    row of the grid (``category`` formats its axes, with ``labels``, and its statistics);
+    ``flag`` adds a note for each row whose ``statistic`` lies outside the range."""
+    rows = _rows(p, seed).set_index("id")
+    table = _table(seed, spec["table"])
+    labels, r, flag = spec.get("labels", {}), spec["range"], spec.get("flag")
+    pts, rng, note = [], [], ""
+    for g in tables.claim_grid(_rows(p, seed), table).to_dict("records"):
+        f = {**{a: labels.get(a, {}).get(g[a], g[a]) for a in table["axes"]}, **{s: g[s] for s in table["stats"]}}
+        cat = spec["category"].format(**f)
+        for s, label in spec["statistics"].items():
+            row = rows.loc[g["claims"][s]]
+            pts.append({"category": cat, "statistic": label, "value": g[s], "status": row["status"],
+                        "quote": row["quote"]})
+        low, high = g[r["low"]], g[r["high"]]
+        rng.append({"category": cat, "low": low, "high": high, "what": r["what"]})
+        if flag and not (low <= g[flag["statistic"]] <= high):
+            note += _text(seed, flag["text"], **f, low=low, high=high)
+    display(Markdown(_text(seed, spec["text"]) + note))
+    display(charts.range_dots(pd.DataFrame(pts), pd.DataFrame(rng), unit=spec["axis"], zero=spec.get("zero", True),
+                              title=_text(seed, spec["title"]), range_label="bar"))
+
+
+def _claim_table(p, seed, spec):
+    """A claim grid (``tables``) as an HTML table: a row label from a config key (marked * when
+    a row of its ``flag`` groups is an erratum or differs), then one column per declared
+    statistic in its display unit (errata shown as derived), a ``format`` of printed values,
+    or a date as printed."""
+    rows = _rows(p, seed)
+    by_id = rows.set_index("id")
+    grid = tables.claim_grid(rows, _table(seed, spec["table"]))
+    label, flag = spec["label"], spec["flag"]
+    flagged_rows = _select(rows, flag)
+    flagged = set(pub.config_frame(flagged_rows)[flag["config"]][
+        flagged_rows["status"].isin(["erratum", "differs"])])
+    names = [pub.config_frame(by_id.loc[[c[label["stat"]]]])[label["config"]].iloc[0] for c in grid["claims"]]
+    out = {label["heading"]: [n + (" *" if n in flagged else "") for n in names]}
+    for col in spec["columns"]:
+        if "format" in col:
+            out[col["heading"]] = [col["format"].format(**{s: by_id.at[c, "value"] for s, c in claims.items()})
+                                   for claims in grid["claims"]]
+        elif col.get("date"):
+            out[col["heading"]] = pd.Series([by_id.at[c[col["stat"]], "date"] for c in grid["claims"]]).str.replace(
+                "T", " ")
+        else:
+            out[col["heading"]] = pd.Series([_shown(by_id.at[c[col["stat"]], "value_fixed_si"], col["unit"])
+                                             for c in grid["claims"]]).round(col["round"])
+    display(Markdown(_text(seed, spec["text"])))
+    display(HTML(_simple_table(pd.DataFrame(out))))
+
+
+def _grouped_ranges(p, seed, spec):
+    """A table of printed values and ranges (``tables``: ``group`` and ``order``) as bars per
+    panel, with ``rename`` applied to its labels."""
+    table = _table(seed, spec["table"])
+    cells = tables.range_cells(p, table["group"], table["order"])
+    display(Markdown(_text(seed, spec["text"])))
+    display(charts.grouped_ranges(cells.replace(spec.get("rename", {})), title=_text(seed, spec["title"])))
+
+
+def _board_label(spec, r):
+    return spec["board_label"].format(board=r["board"], pci=r["pci"])
+
+
+def _slopes(p, seed, spec):
+    """Latency slopes (``tables``: one mapping per board) measured, expected as printed and
+    expected from the bus and link rates, with the ledger status of the printed ones."""
+    lat = tables.latency_slopes(p, _table(seed, spec["table"]))
+    status = _rows(p, seed).set_index("id")["status"]
+    labels = [_board_label(spec, r) for r in lat.to_dict("records")]
+    kinds = spec["kinds"]
     slopes = pd.concat([
-        pd.DataFrame({"board": labels, "kind": "measured", "slope": lat["measured_us_per_byte"],
+        pd.DataFrame({"board": labels, "kind": kinds["measured"], "slope": lat["measured_us_per_byte"],
                       "status": [status.get(i, "") for i in lat["measured_claim"]]}),
-        pd.DataFrame({"board": labels, "kind": "expected (printed)", "slope": lat["expected_us_per_byte"],
+        pd.DataFrame({"board": labels, "kind": kinds["expected"], "slope": lat["expected_us_per_byte"],
                       "status": [status.get(i, "") for i in lat["expected_claim"]]}),
-        pd.DataFrame({"board": labels, "kind": "expected (PCI + GigE + PCI, derived)",
+        pd.DataFrame({"board": labels, "kind": kinds["theory"],
                       "slope": lat["expected_theory_us_per_byte"], "status": "derived"})], ignore_index=True)
-    display(Markdown(_text("001", "slopes")))
+    display(Markdown(_text(seed, spec["text"])))
     display(charts.slope_dots(slopes))
-    udp = rows[(rows["measures"] == "throughput") & (rows["statistic"] == "max")
-               & rows["config"].str.contains("board=")]
-    cfg = pub.config_frame(udp)
-    spacing = rows[rows["statistic"] == "loss_free_above"]
-    free = pd.Series(spacing["value"].to_numpy(),
-                     index=spacing["id"].str.replace(r"-spacing(-free)?$", "", regex=True))
-    keys = udp["id"].str.replace(r"-max$", "", regex=True)
-    bars = pd.DataFrame({
-        "category": [f"{b} · {n} · {c}" for b, n, c in zip(cfg["board"], cfg.get("nic", ""), cfg.get("pci", ""))],
-        "value": udp["value_si"].values / MBIT, "kind": "UDP, max", "status": udp["status"].values,
-        "quote": udp["quote"].values,
-        "detail": [f"no loss above {free[k]:g} us spacing" if k in free else "" for k in keys]})
-    display(Markdown(_text("001", "udp")))
-    display(charts.category_bars(bars, unit="throughput (Mbit/s)", title=_text("001", "udp_title"),
-                                 hrules=pd.DataFrame({"value": [1000.0], "label": ["Gigabit Ethernet"]})))
-    coal = rows[rows["id"].str.startswith(page["charts"]["coalescence"]["prefix"])]
-    cfg = pub.config_frame(coal)
-    coal = coal.assign(setting=cfg["coalescence"])
-    ends = coal[coal["statistic"].isin(["range_low", "range_high"])]
-    points = pd.DataFrame({"category": ends["setting"], "statistic": ends["statistic"].map(
-        {"range_low": "low end", "range_high": "high end"}), "value": ends["value_si"] / MBIT,
-        "status": ends["status"], "quote": ends["quote"]})
-    pm = coal[coal["statistic"] == "pm"].set_index("setting")["value"]
-    ranges = (ends.pivot_table(index="setting", columns="statistic", values="value_si", sort=False) / MBIT).reset_index()
-    ranges = pd.DataFrame({"category": ranges["setting"], "low": ranges["range_low"], "high": ranges["range_high"],
-                           "what": [f"printed range, ± {pm[c]:g} Mbit/s" for c in ranges["setting"]]})
-    display(Markdown(_text("001", "coalescence")))
-    display(charts.range_dots(points, ranges, unit="TCP throughput (Mbit/s)", zero=False, range_label="bar",
-                              title=_text("001", "coalescence_title")))
-    spec = page["charts"]["tengig"]
-    tbars, _ = _named(rows, spec, 1e9)
-    tbars["kind"] = spec["kinds"]
-    display(Markdown(_text("001", "tengig")))
-    display(charts.category_bars(tbars, unit="UDP throughput (Gbit/s)", title=_text("001", "tengig_title")))
 
 
-def _published_002(p):
-    rows = _rows(p, "002")
-    page = studies.page("002")["charts"]
-    bars, r = _named(rows, page["rates"], MBIT)
-    bars["kind"] = np.where(r["measures"] == "capacity", "link capacity", "measured throughput")
-    display(Markdown(_text("002", "rates")))
-    display(charts.category_bars(bars, unit="Mbit/s", title=_text("002", "rates_title")))
-    wbars, _ = _named(rows, page["windows"], 1024)
-    wbars["kind"] = page["windows"]["kinds"]
-    display(Markdown(_text("002", "windows")))
-    display(charts.category_bars(wbars, unit="window (KiB)", title=_text("002", "windows_title"), scale="log"))
+def _bars(p, seed, spec):
+    """One bar per published figure: named claims (``claims``, ``labels``, ``kinds``), or
+    the rows ``select`` names with a ``category`` formatted from their config, a ``kind`` and
+    a ``detail`` from a companion row; ``rules`` as dashed references."""
+    rows = _rows(p, seed)
+    unit = spec["unit"]
+    if "claims" in spec:
+        bars, _ = _named(rows, spec, unit)
+        bars["kind"] = spec["kinds"]
+    else:
+        sel = _select(rows, spec["select"])
+        cfg = pub.config_frame(sel)
+        bars = pd.DataFrame({"category": [spec["category"].format(**c) for c in cfg.to_dict("records")],
+                             "value": _shown(sel["value_si"].values, unit), "kind": spec["bar_kind"],
+                             "status": sel["status"].values, "quote": sel["quote"].values})
+        if "detail" in spec:
+            d = spec["detail"]
+            of = rows[rows["statistic"] == d["statistic"]]
+            by = pd.Series(of["value"].to_numpy(), index=of["id"].str.replace(d["strip"], "", regex=True))
+            keys = sel["id"].str.replace(d["strip_own"], "", regex=True)
+            bars["detail"] = [d["text"].format(value=by[k]) if k in by else "" for k in keys]
+    hrules = _rules(rows, spec["rules"], unit, "value") if "rules" in spec else None
+    display(Markdown(_text(seed, spec["text"])))
+    display(charts.category_bars(bars, unit=spec["axis"], title=_text(seed, spec["title"]), hrules=hrules,
+                                 scale=spec.get("scale", "linear"), color_title=spec.get("color_title", "kind")))
 
 
-def _published_003(p):
-    rows = _rows(p, "003")
-    page = studies.page("003")["charts"]
-    bars, _ = _named(rows, page["rates"], MBIT)
-    bars["kind"] = page["rates"]["kinds"]
-    ref = _ids(rows, page["rules"]["claims"])
-    hrules = pd.DataFrame({"value": ref["value_si"] / MBIT, "label": page["rules"]["labels"]})
-    display(Markdown(_text("003", "rates")))
-    display(charts.category_bars(bars, unit="throughput (Mbit/s)", title=_text("003", "rates_title"), hrules=hrules,
-                                 color_title="protocol"))
-    spec = page["ping"]
-    rtt = _ids(rows, spec["claims"])
-    points = pd.DataFrame({"category": spec["category"], "statistic": ["minimum", "average", "maximum"],
-                           "value": rtt["value_si"] * 1e3, "status": rtt["status"], "quote": rtt["quote"]})
-    ranges = pd.DataFrame({"category": [spec["category"]], "low": [points["value"].min()],
-                           "high": [points["value"].max()], "what": [spec["what"]]})
-    display(Markdown(_text("003", "ping")))
-    display(charts.range_dots(points, ranges, unit="ping RTT (ms)", title=_text("003", "ping_title"),
-                              range_label="bar"))
-
-
-def _published_004(p):
-    ping = tables.seed_004_ping(p)
-    rows = _rows(p, "004").set_index("id")
-    names = {"min": "minimum", "median": "median", "mean": "average", "max": "maximum"}
-    pts, rng = [], []
-    for r in ping.itertuples():
-        cat = f"{r.month.capitalize()} · {r.packet_size} bytes · {r.n} pings"
-        for s, label in names.items():
-            row = rows.loc[r.claims[s]]
-            pts.append({"category": cat, "statistic": label, "value": getattr(r, f"{s}_ms"),
-                        "status": row["status"], "quote": row["quote"]})
-        rng.append({"category": cat, "low": r.min_ms, "high": r.max_ms, "what": "min to max"})
-    note = "".join(_text("004", "ping_erratum", month=r.month.capitalize(), size=r.packet_size, median=r.median_ms,
-                         low=r.min_ms, high=r.max_ms) for r in ping[ping["median_erratum"]].itertuples())
-    display(Markdown(_text("004", "ping") + note))
-    display(charts.range_dots(pd.DataFrame(pts), pd.DataFrame(rng), unit="ping RTT (ms)", zero=False,
-                              title=_text("004", "ping_title"), range_label="bar"))
-    buf = rows[rows["group"] == studies.page("004")["tables"]["buffers"]["group"]]
-    cfg = pub.config_frame(buf)
-    table = pd.DataFrame({"host": cfg["host"], "kernel parameters": cfg["kernel_params"], "parameter": cfg["param"],
-                          "KiB": buf["value"]})
-    wide = table.pivot_table(index=["kernel parameters", "parameter"], columns="host", values="KiB", aggfunc="first",
-                             sort=False).reset_index()
+def _wide_table(p, seed, spec):
+    """The rows of a ``group`` as printed, one column per value of a config key (``columns``),
+    indexed by other config keys (``index``: key -> heading)."""
+    rows = _rows(p, seed)
+    sel = rows[rows["group"] == spec["group"]]
+    cfg = pub.config_frame(sel)
+    table = pd.DataFrame({spec["columns"]: cfg[spec["columns"]],
+                          **{heading: cfg[key] for key, heading in spec["index"].items()},
+                          spec["values"]: sel["value"]})
+    wide = table.pivot_table(index=list(spec["index"].values()), columns=spec["columns"], values=spec["values"],
+                             aggfunc="first", sort=False).reset_index()
     wide.columns.name = None
-    display(Markdown(_text("004", "buffers")))
+    display(Markdown(_text(seed, spec["text"])))
     display(HTML(_simple_table(wide)))
 
 
-_PUBLISHED = {"000": _published_000, "001": _published_001, "002": _published_002, "003": _published_003,
-              "004": _published_004}
+#: The kinds of section a ``page.yaml`` may declare under ``published`` (schema in
+#: ``src/thruput/studies/README.md``).
+CHART_KINDS = {"statistic_ranges": _statistic_ranges, "grid_ranges": _grid_ranges, "claim_table": _claim_table,
+               "grouped_ranges": _grouped_ranges, "slopes": _slopes, "bars": _bars, "wide_table": _wide_table}
 
 
 def _simple_table(df, classes="thruput-plain"):
@@ -431,14 +487,18 @@ def _simple_table(df, classes="thruput-plain"):
 
 def study_theory(published: str | os.PathLike[str], seed: str,  # type: ignore[return]
                  processed: str | os.PathLike[str] | None = None) -> Markdown | None:
-    """The theory curves of :func:`thruput.tables.theory_curves` for this study, with
-    the published figures they explain drawn on them. Displays; returns None."""
+    """The theory curves of :func:`thruput.studies.tables.theory_curves` for this study, with
+    the published figures they explain drawn on them, as the study's ``page.yaml`` declares
+    them (``theory``: a list of sections of :data:`THEORY_KINDS`). Displays; returns None."""
+    seed = _seed(seed)
+    sections = studies.page(seed)["theory"]
+    if not sections:
+        return Markdown("No theory curves for this study.")
     p = published_frame(published, processed)
     curves = tables.theory_curves(p)
-    fn = _THEORY.get(_seed(seed))
-    if fn is None:
-        return Markdown("No theory curves for this study.")
-    fn(p, curves[curves["seed"] == _seed(seed)])
+    curves = curves[curves["seed"] == seed]
+    for spec in sections:
+        _section(THEORY_KINDS, spec, seed)(p, seed, curves, spec)
 
 
 def _window_points(rows):
@@ -449,98 +509,87 @@ def _window_points(rows):
     return _points(t, t["window_bytes"] / 1024, t["value_si"] / MBIT, what), t
 
 
-def _theory_000(p, curves):
-    points, _ = _window_points(_rows(p, "000"))
-    display(Markdown(_text("000", "theory")))
-    display(charts.theory_points(curves, points, "window (KiB)", "throughput (Mbit/s)", x_scale="log",
-                                 title=_text("000", "theory_title")))
+def _lines(curves, spec):
+    """The declared curves a chart draws: those of the family ``curve`` (``x``, ``y``,
+    ``label``), else every line of the study with all the columns of :func:`tables.theory_curves`;
+    within ``x_min`` and ``y_max``."""
+    lines = curves[curves["curve"] == spec["curve"]][["x", "y", "label"]] if "curve" in spec else curves
+    if "y_max" in spec or "x_min" in spec:
+        lines = lines[(lines["y"] <= spec.get("y_max", np.inf)) & (lines["x"] >= spec.get("x_min", -np.inf))]
+    return lines
 
 
-def _theory_001(p, curves):
-    rows = _rows(p, "001")
-    page = studies.page("001")
-    reno = tables.seed_001_reno(p)
-    display(Markdown(_text("001", "mathis")))
-    spec = page["tables"]["reno"]
-    mathis = pd.concat([curves[curves["curve"] == "mathis"][["x", "y", "label"]], tables.seed_001_reno_line(p)],
-                       ignore_index=True)
-    mathis = mathis[(mathis["y"] <= 1e5) & (mathis["x"] >= 1e-11)]
-    claim = lambda what: [spec["claim"].format(rate=k, what=what) for k in spec["rates"]]  # noqa: E731
-    points = _points(_ids(rows, claim("loss")), reno["loss_rate"], reno["throughput_bps"] / MBIT,
-                     [f"Reno table: {c / MBIT:g} Mbit/s needs loss ≤ {l:.1e}" for c, l in
-                      zip(reno["throughput_bps"], reno["loss_rate"])])
-    drops = page["charts"]["drops"]
-    vrules = pd.DataFrame({"x": _ids(rows, drops["claims"])["value_si"], "label": drops["labels"]})
-    display(charts.theory_points(mathis, points, "loss rate (fraction of packets)", "throughput (Mbit/s)",
-                                 x_scale="log", y_scale="log", vrules=vrules, title=_text("001", "mathis_title")))
-    display(Markdown(_text("001", "recovery")))
-    rec = curves[curves["curve"] == "reno_recovery"][["x", "y", "label"]]
-    display(charts.theory_points(rec, _points(_ids(rows, claim("recovery")), reno["throughput_bps"] / MBIT,
-                                              reno["recovery_s"], [f"{c / MBIT:g} Mbit/s" for c in reno["throughput_bps"]]),
-                                 "capacity (Mbit/s)", "recovery time (s)", x_scale="log", y_scale="log",
-                                 title=_text("001", "recovery_title")))
-    display(Markdown(_text("001", "reno_table")))
+def _theory_chart(p, seed, curves, spec, width=charts.WIDTH, title=""):
+    """The declared curves with published points (``points``: ``windows`` for every
+    throughput statement with a window, or a list of ``{claim, x, label}``) and rules."""
+    rows = _rows(p, seed)
+    points = None
+    if spec.get("points") == "windows":
+        points, _ = _window_points(rows)
+    elif spec.get("points"):
+        points = pd.concat([_points(r, [pt["x"]], _shown(r["value_si"], spec.get("y_unit", "Mbit/s")), [pt["label"]])
+                            for pt in spec["points"] for r in [_ids(rows, [pt["claim"]])]], ignore_index=True)
+    vrules = _rules(rows, spec["vrules"], spec["vrules"].get("unit"), "x") if "vrules" in spec else None
+    hrules = _rules(rows, spec["hrules"], spec["hrules"].get("unit"), "y") if "hrules" in spec else None
+    return charts.theory_points(_lines(curves, spec), points, spec["x_title"], spec["y_title"],
+                                x_scale=spec.get("x_scale", "linear"), y_scale=spec.get("y_scale", "linear"),
+                                vrules=vrules, hrules=hrules, title=title, width=width)
+
+
+def _values(p, seed, curves, spec):
+    """The text's placeholders: ``values`` (name -> ``{formula, inputs}`` over published
+    claims in SI, :func:`thruput.studies.formulas.evaluate`) and, with ``at: n``, the
+    declared lines at x = n (``at``: each line's value and name; ``at_value``: the first)."""
+    rows = _rows(p, seed).set_index("id")["value_si"]
+    values = {name: evaluate(v["formula"], {k: float(rows[c]) for k, c in v.get("inputs", {}).items()})
+              for name, v in spec.get("values", {}).items()}
+    if "at" in spec:
+        lines = _lines(curves, spec)
+        at = lines[lines["x"] == spec["at"]].set_index("label")["y"]
+        values["at"] = " and ".join(f"{y:.0f} Mbit/s ({label.split(' (')[0]})" for label, y in at.items())
+        values["at_value"] = float(at.iloc[0])
+    return values
+
+
+def _theory(p, seed, curves, spec):
+    """Text, then the declared curves with the published figures and rules on them."""
+    display(Markdown(_text(seed, spec["text"], **_values(p, seed, curves, spec))))
+    display(_theory_chart(p, seed, curves, spec, title=_text(seed, spec["title"])))
+
+
+def _reno_response(p, seed, curves, spec):
+    """A capacity table of Reno's needs (``tables``: :func:`thruput.studies.tables.capacity_table`)
+    on its theory: the Mathis lines over loss rate with the table's loss rates (``mathis``),
+    the recovery-time line with the table's recovery times (``recovery``), and the table
+    beside the textbook values."""
+    rows = _rows(p, seed)
+    table = _table(seed, spec["table"])
+    reno = tables.capacity_table(p, table)
+    claim = lambda what: [table["claim"].format(rate=k, what=what) for k in table["rates"]]  # noqa: E731
+    mbps = reno["throughput_bps"] / MBIT
+    m = spec["mathis"]
+    display(Markdown(_text(seed, m["text"])))
+    points = _points(_ids(rows, claim("loss")), reno["loss_rate"], mbps,
+                     [m["what"].format(rate=c, loss=l) for c, l in zip(mbps, reno["loss_rate"])])
+    display(charts.theory_points(_lines(curves, m), points, m["x_title"], m["y_title"], x_scale="log", y_scale="log",
+                                 vrules=_rules(rows, m["vrules"], None, "x"), title=_text(seed, m["title"])))
+    r = spec["recovery"]
+    display(Markdown(_text(seed, r["text"])))
+    display(charts.theory_points(_lines(curves, r), _points(_ids(rows, claim("recovery")), mbps, reno["recovery_s"],
+                                                            [r["what"].format(rate=c) for c in mbps]),
+                                 r["x_title"], r["y_title"], x_scale="log", y_scale="log",
+                                 title=_text(seed, r["title"])))
+    display(Markdown(_text(seed, spec["text"])))
     display(HTML(_simple_table(pd.DataFrame({
-        "throughput (Mbit/s)": reno["throughput_bps"] / MBIT,
+        "throughput (Mbit/s)": mbps,
         "window (packets)": reno["window_pkts"], "C x RTT / MSS": reno["window_pkts_theory"].round(0),
         "recovery (s)": reno["recovery_s"], "C x RTT² / 2 MSS (s)": reno["recovery_s_theory"].round(1),
         "loss rate": [f"{v:.1e}" for v in reno["loss_rate"]],
         "Mathis loss rate": [f"{v:.2e}" for v in reno["loss_rate_theory"]]}))))
 
 
-def _streams_point(rows, seed):
-    """The published (streams, throughput) point a study's streams chart shows (``page.yaml``)."""
-    spec = studies.page(seed)["charts"]["streams_point"]
-    top = _ids(rows, [spec["claim"]])
-    return _points(top, [spec["streams"]], top["value_si"] / MBIT, [spec["label"]])
-
-
-def _theory_002(p, curves):
-    rows = _rows(p, "002")
-    spec = studies.page("002")["charts"]["scaling"]
-    at8 = curves[curves["x"] == 8].set_index("label")["y"]
-    display(Markdown(_text("002", "streams", at8=" and ".join(f"{y:.0f} Mbit/s ({label.split(' (')[0]})"
-                                                                for label, y in at8.items()))))
-    display(charts.theory_points(curves[["x", "y", "label"]], _streams_point(rows, "002"), "parallel streams",
-                                 "throughput (Mbit/s)", title=_text("002", "streams_title")))
-    rtt = float(_ids(rows, [spec["rtt"]])["value_si"].iloc[0])
-    line, limit = tables.seed_002_window_scaling(p)
-    w = _ids(rows, spec["windows"])
-    vrules = pd.DataFrame({"x": w["value_si"] / 1024, "label": spec["window_labels"]})
-    run = _ids(rows, [spec["run"]])
-    pts = _points(run, [spec["run_window_kib"]], run["value_si"] / MBIT, [spec["run_label"]])
-    display(Markdown(_text("002", "scaling", rtt_ms=rtt * 1e3, limit=limit)))
-    links = _ids(rows, spec["links"])
-    hrules = pd.DataFrame({"y": links["value_si"] / MBIT, "label": spec["link_labels"]})
-    display(charts.theory_points(line, pts, "window (KiB)", "throughput (Mbit/s)", x_scale="log", y_scale="log",
-                                 vrules=vrules, hrules=hrules, title=_text("002", "scaling_title")))
-
-
-def _theory_003(p, curves):
-    rows = _rows(p, "003")
-    goal = studies.page("003")["charts"]["goal"]
-    at25 = float(curves.loc[curves["x"] == 25, "y"].iloc[0])
-    display(Markdown(_text("003", "theory", at25=at25)))
-    hrules = pd.DataFrame({"y": _ids(rows, [goal["claim"]])["value_si"] / MBIT, "label": [goal["label"]]})
-    display(charts.theory_points(curves[["x", "y", "label"]], _streams_point(rows, "003"), "parallel streams",
-                                 "throughput (Mbit/s)", hrules=hrules, title=_text("003", "theory_title")))
-
-
-def _rules(rows, spec, scale, axis):
-    return pd.DataFrame({axis: _ids(rows, spec["claims"])["value_si"].to_numpy() / scale, "label": spec["labels"]})
-
-
-def _theory_004(p, curves):
-    rows = _rows(p, "004")
-    page = studies.page("004")["charts"]
-    vr = _rules(rows, page["buffer_rules"], 1024, "x")
-    hr = _rules(rows, page["rate_rules"], MBIT, "y")
-    display(Markdown(_text("004", "theory")))
-    display(charts.theory_points(curves[["x", "y", "label"]], None, "socket buffer (KiB)", "throughput (Mbit/s)",
-                                 x_scale="log", vrules=vr, hrules=hr, title=_text("004", "theory_title")))
-
-
-_THEORY = {"000": _theory_000, "001": _theory_001, "002": _theory_002, "003": _theory_003, "004": _theory_004}
+#: The kinds of section a ``page.yaml`` may declare under ``theory``.
+THEORY_KINDS = {"theory": _theory, "reno_response": _reno_response}
 
 
 # --------------------------------------------------------------------------- ledger tables
@@ -712,8 +761,16 @@ def ledger_reproduced(processed: str | os.PathLike[str]) -> HTML | Markdown:
 
 # --------------------------------------------------------------------------- side by side
 
+def _effect_specs(seed):
+    """The effects a study's page shows beside a bundled campaign (``page.yaml``:
+    ``side_by_side``, each an effect name or a mapping with ``effect`` and how its
+    published panel is drawn), as effect -> mapping."""
+    return {(e if isinstance(e, str) else e["effect"]): ({} if isinstance(e, str) else e)
+            for e in studies.page(seed).get("side_by_side", ())}
+
+
 #: The effects a bundled campaign can show, per study (``page.yaml``: ``side_by_side``).
-EFFECTS = {seed: tuple(studies.page(seed).get("side_by_side", ())) for seed in studies.SEEDS}
+EFFECTS = {seed: tuple(_effect_specs(seed)) for seed in studies.SEEDS}
 
 
 #: The effects, as the page names them.
@@ -817,36 +874,19 @@ def _side_window(p, seed, curves, node):
     display(Markdown("### Window-limited throughput and its plateau"))
     display(_callout(node, "Throughput grows with the window until the window covers the bandwidth-delay "
                          "product, then stays on a plateau."))
-    rows = _rows(p, seed)
-    if seed == "004":
-        left = _left_004(p, curves)
-    else:
-        points, _ = _window_points(rows)
-        left = charts.theory_points(curves[["x", "y", "label"]], points, "window (KiB)", "throughput (Mbit/s)",
-                                    x_scale="log", width=charts.PAIR_WIDTH)
+    left = _theory_chart(p, seed, curves, _effect_specs(seed)["window"], width=charts.PAIR_WIDTH)
     right = charts.throughput_vs_window(cells, bound, capacity)
     display(charts.side_by_side(left, right, f"Study {seed}", f"Campaign {name}"))
     return 1
 
 
-def _left_004(p, curves):
-    rows, spec = _rows(p, "004"), studies.page("004")["charts"]["side_rules"]
-    vr = _rules(rows, spec["buffer"], 1024, "x")
-    hr = _rules(rows, spec["rate"], MBIT, "y")
-    return charts.theory_points(curves[["x", "y", "label"]], None, "socket buffer (KiB)", "throughput (Mbit/s)",
-                                x_scale="log", vrules=vr, hrules=hr, width=charts.PAIR_WIDTH)
-
-
 def _side_streams(p, seed, curves, node):
     cells, bound, _ = _cells(node)
     name = node.attrs["campaign"]
-    rows = _rows(p, seed)
     display(Markdown("### Parallel streams compensate small windows"))
     display(_callout(node, "With a window too small for the path, n streams carry about n times as much, "
                          "until the path is full."))
-    pts = _streams_point(rows, seed)
-    left = charts.theory_points(curves[["x", "y", "label"]], pts, "parallel streams", "throughput (Mbit/s)",
-                                width=charts.PAIR_WIDTH)
+    left = _theory_chart(p, seed, curves, _effect_specs(seed)["streams"], width=charts.PAIR_WIDTH)
     small = sorted(cells["window"].unique())[: max(1, min(4, cells["window"].nunique()))]
     sel = cells[cells["window"].isin(small)]
     right = charts.throughput_vs_streams(sel, None if bound is None else bound[bound["window"].isin(small)],
@@ -856,52 +896,53 @@ def _side_streams(p, seed, curves, node):
 
 
 def _side_rtt(p, seed, curves, node):
+    """The campaign's loaded RTT against its throughput, beside the study's (``points``:
+    the ``y`` statistic of each row label of ``match`` against its ``x`` statistic, with the
+    ``unloaded`` RTT as a rule), or alone with the study's published growth ``factor`` as a
+    rule at that multiple of the campaign's unloaded RTT."""
     cells, _, rtt_s = _cells(node)
     if "rtt_median" not in cells or cells["rtt_median"].isna().all():
         return 0
     name = node.attrs["campaign"]
+    spec = _effect_specs(seed)["rtt"]
+    rows = _rows(p, seed)
     display(Markdown("### RTT grows under load"))
     display(_callout(node, "While the path is busy, queues fill and ping RTT rises above its unloaded value.",
-                     pair=seed != "002"))   # study 002 has no RTT figure to pair with
+                     pair="factor" not in spec))   # a growth factor alone has no chart to pair with
     unloaded = rtt_s * 1e3 if rtt_s else None
     log = float(node.attrs["strength"]) > 10   # loaded RTTs an order of magnitude above the unloaded one
-    if seed == "002":
-        claim = studies.page("002")["charts"]["srtt_factor"]
-        factor = float(_ids(_rows(p, "002"), [claim])["value"].iloc[0])
-        display(Markdown(_text("002", "rtt_side", factor=factor)))
+    if "factor" in spec:
+        factor = float(_ids(rows, [spec["factor"]])["value"].iloc[0])
+        display(Markdown(_text(seed, spec["text"], factor=factor)))
         display(charts.rtt_vs_throughput(cells, unloaded, factor, log=log,
                                          title=f"Campaign {name}: loaded RTT vs throughput (new measurement)"))
         return 1
-    table = _rows(p, "000")
-    side = studies.page("000")
-    table = table[table["group"].str.startswith(side["tables"]["hosts"]["group_prefix"])
-                  & (table["measures"].isin(["rtt", "throughput"]))]
-    cfg = pub.config_frame(table)
-    table = table.assign(column=cfg["column"])
-    avg_rtt = table[(table["measures"] == "rtt") & (table["statistic"] == "mean")]
-    avg_thr = table[(table["measures"] == "throughput") & (table["statistic"] == "mean") & (table["unit"] == "Mbit/s")]
-    merged = avg_rtt.merge(avg_thr[["column", "value_fixed_si"]], on="column", suffixes=("", "_thr"))
-    pts = _points(merged, merged["value_fixed_si_thr"] / MBIT, merged["value_si"] * 1e3, merged["column"])
-    dm = _ids(_rows(p, "000"), [side["rtt_side"]["unloaded"]])
-    hrules = pd.DataFrame({"y": dm["value_si"] * 1e3, "label": [side["rtt_side"]["unloaded_label"]]})
-    left = charts.theory_points(None, pts, "average throughput (Mbit/s)", "average loaded ping RTT (ms)",
-                                hrules=hrules, width=charts.PAIR_WIDTH)
+    pts = spec["points"]
+    x, y = _select(rows, pts["x"]), _select(rows, pts["y"])
+    key = pts["match"]
+    x, y = x.assign(**{key: pub.config_frame(x)[key]}), y.assign(**{key: pub.config_frame(y)[key]})
+    merged = y.merge(x[[key, "value_fixed_si"]], on=key, suffixes=("", "_x"))
+    points = _points(merged, _shown(merged["value_fixed_si_x"], pts["x_unit"]),
+                     _shown(merged["value_si"], pts["y_unit"]), merged[key])
+    hrules = _rules(rows, spec["hrules"], spec["hrules"].get("unit"), "y")
+    left = charts.theory_points(None, points, spec["x_title"], spec["y_title"], hrules=hrules, width=charts.PAIR_WIDTH)
     right = charts.rtt_vs_throughput(cells, unloaded, log=log)
-    display(charts.side_by_side(left, right, "Study 000", f"Campaign {name}"))
+    display(charts.side_by_side(left, right, f"Study {seed}", f"Campaign {name}"))
     return 1
 
 
 def _side_latency(p, seed, curves, node):
     name = node.attrs["campaign"]
+    spec = _effect_specs(seed)["latency"]
     group = _group(node, "latency_fit")
     pts = group[["size", "latency"]].to_dataframe().reset_index()[["size", "latency"]].dropna()
     fit = {k: float(group[k]) for k in ("slope", "slope_se", "intercept")}
-    lat = tables.seed_001_latency(p)
-    labels = [f"{b}, PCI {c}" for b, c in zip(lat["board"], lat["pci"])]
+    lat = tables.latency_slopes(p, _table(seed, spec["table"]))
+    labels = [_board_label(spec, r) for r in lat.to_dict("records")]
     slopes = pd.concat([
-        pd.DataFrame({"board": labels, "kind": "measured (2002–2004)", "slope": lat["measured_us_per_byte"],
+        pd.DataFrame({"board": labels, "kind": spec["kinds"]["measured"], "slope": lat["measured_us_per_byte"],
                       "status": ""}),
-        pd.DataFrame({"board": labels, "kind": "expected (PCI + GigE + PCI)",
+        pd.DataFrame({"board": labels, "kind": spec["kinds"]["theory"],
                       "slope": lat["expected_theory_us_per_byte"], "status": ""})], ignore_index=True)
     low, high = lat["measured_us_per_byte"].min(), lat["measured_us_per_byte"].max()
     se = fit["slope_se"]
@@ -915,7 +956,7 @@ def _side_latency(p, seed, curves, node):
                      "bus and no wire, but memory copies, the kernel stack and a rate shaper."))
     left = charts.slope_dots(slopes, title="Latency slopes (us/byte)").properties(width=charts.PAIR_WIDTH)
     right = charts.latency_vs_size(pts, fit)
-    display(charts.side_by_side(left, right, "Study 001", f"Campaign {name}"))
+    display(charts.side_by_side(left, right, f"Study {seed}", f"Campaign {name}"))
     return 1
 
 

@@ -173,7 +173,7 @@ def page(seed):
     seed = _seed(seed)
     claims = _load(seed, "claims")
     info = {"title": claims.get("title") or f"Study {seed}", "source": claims.get("source", ""),
-            "summary": claims.get("summary", ""), "side_by_side": [], "curves": [], "tables": {}, "charts": {},
+            "summary": claims.get("summary", ""), "side_by_side": [], "curves": [], "tables": {}, "published": [], "theory": [],
             "text": {}}
     info.update(_load(seed, "page"))
     return info

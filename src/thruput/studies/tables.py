@@ -1,107 +1,127 @@
-"""Tidy tables and theory curves of the study pages, from the claims each ``page.yaml`` names.
+"""Tidy tables and theory curves of the study pages, from what each ``page.yaml`` declares.
 
-Each function picks the published rows a study page charts (``tables`` and ``curves`` of
-``studies/seed_<nnn>/page.yaml``) and returns them as a tidy DataFrame, beside the textbook
-values of :mod:`thruput.stats.theory` where the page compares them. Nothing here decides a
-verdict: the ledger (:func:`thruput.reproduce.build_ledger`) does.
+A study's page declares its tables (``tables``) and theory lines (``curves``) as data:
+which published claims fill which cell, and which textbook formula of
+:mod:`thruput.stats.theory` a line draws over which range. The functions here read such a
+declaration and return a tidy DataFrame; none of them knows a study, a claim id or a
+published number. Nothing here decides a verdict: the ledger
+(:func:`thruput.reproduce.build_ledger`) does.
+
+Declarations (``page.yaml``; schema in ``src/thruput/studies/README.md``):
+
+``claim_grid``
+    ``claim`` (a template such as ``004-ping-{month}-{size}-{stat}``), ``axes`` (each
+    placeholder but ``stat`` with its values, in table order) and ``stats``.
+``range_cells``
+    ``group`` and, per config key, its values in table order.
+``capacity_table``
+    ``claim`` (``{rate}`` and ``{what}``), ``rates``, ``rtt`` (a claim), ``mss`` (bytes).
+``latency_slopes``
+    one mapping per board: ``board``, ``pci``, ``measured``, ``expected`` (claims),
+    ``intercept`` (optional), ``width`` (bits) and ``clock`` (a constant of
+    :data:`thruput.studies.formulas.CONSTANTS`).
+a curve
+    ``curve`` (:data:`CURVES`), ``label`` (``{rtt_ms}`` is filled in), ``rtt`` (a claim),
+    ``x`` (the values, or ``{geomspace: [a, b, n]}``, ``{logspace: [a, b, n]}``,
+    ``{arange: [a, b]}``), ``mss`` (bytes) or ``window_bytes``, and ``cap`` (a constant).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
+import itertools
+
 import numpy as np
 import pandas as pd
 
-from .. import units
 from ..published import config_frame
 from ..stats import theory
 from . import StudyError, SEEDS, page
 from .formulas import CONSTANTS
 
-__all__ = ["seed_000_hosts", "seed_001_apps", "seed_001_reno", "seed_001_reno_line", "seed_001_latency",
-           "seed_002_window_scaling", "seed_004_ping", "theory_curves"]
+__all__ = ["axis_values", "claim_grid", "range_cells", "capacity_table", "latency_slopes", "curve",
+           "theory_curves", "CURVES"]
 
 
-def _corrected(published, ledger):
-    """value_si with errata replaced by their derived value where the ledger has one."""
-    si = published.set_index("id")["value_si"].copy()
-    if ledger is None:
-        return si, set()
-    led = ledger.set_index("claim")
-    fixed = set()
-    for claim in led.index[(led["status"] == "erratum") & led["derived_value"].notna()]:
-        if claim in si.index and published.set_index("id").at[claim, "unit"] != "datetime":
-            unit = published.set_index("id").at[claim, "unit"]
-            si[claim] = units.to_base(led.at[claim, "derived_value"], unit)
-            fixed.add(claim)
-    return si, fixed
+def axis_values(spec: Any) -> np.ndarray | list:
+    """The x values a declaration names: a list as is, or ``{geomspace: [a, b, n]}``,
+    ``{logspace: [a, b, n]}`` (exponents of ten) or ``{arange: [a, b]}`` (b excluded)."""
+    if isinstance(spec, dict):
+        (how, args), = spec.items()
+        if how not in ("geomspace", "logspace", "arange"):
+            raise StudyError(f"x values: {how!r} is not geomspace, logspace or arange")
+        return getattr(np, how)(*args)
+    return list(spec)
 
 
-def seed_000_hosts(published, ledger=None):
-    """Seed 000's per-host table, one row per column of the table (``page.yaml``: ``tables.hosts``).
+def claim_grid(published: pd.DataFrame, spec: dict, column: str = "value") -> pd.DataFrame:
+    """The published values of a table whose claim ids follow a template, one row per cell.
 
     Parameters
     ----------
     published : pandas.DataFrame
-        Rows of :func:`thruput.published.load`.
-    ledger : pandas.DataFrame, optional
-        If given, values marked ``erratum`` with a derived value are replaced by it (the
-        345 bit/s median becomes 345 Mbit/s) and listed in ``corrected``.
+        Rows of :func:`thruput.published.load` (or :func:`thruput.report.studies.published_frame`).
+    spec : dict
+        ``claim`` (template with ``{stat}`` and one placeholder per axis), ``axes`` (name ->
+        values, in table order), ``stats`` (the ``{stat}`` values).
+    column : str
+        Which value to take: ``value`` (as printed), ``value_si``, ``value_fixed_si``, ``date``.
 
     Returns
     -------
     pandas.DataFrame
-        ``column`` (table heading), ``host``, ``repeat``, ``mean_mbps``, ``median_mbps``,
-        ``max_mbps``, ``iqr_mbps`` (Mbit/s), ``rtt_min_ms``, ``rtt_mean_ms``,
-        ``rtt_max_ms``, ``loss``, ``pings``, ``start``, ``end`` (as printed, ISO),
-        ``corrected`` (claims replaced from the ledger, comma-separated).
+        One row per combination of the axes (first axis outermost): the axis values, one
+        column per stat, and ``claims`` (stat -> claim id).
     """
-    spec = page("000")["tables"]["hosts"]
-    si, fixed = _corrected(published, ledger)
     pub = published.set_index("id")
+    axes = spec["axes"]
     rows = []
-    for h in spec["hosts"]:
-        key = lambda k: spec["claim"].format(stat=k, host=h)  # noqa: E731
-        cfg = dict(p.split("=", 1) for p in pub.at[key("median"), "config"].split(";"))
-        mine = {key(k) for k in ("avg-mbit", "median", "max", "iqr", "rtt-min", "rtt-avg", "rtt-max")}
-        rows.append({
-            "column": cfg["column"], "host": pub.at[key("median"), "dst"], "repeat": int(cfg["repeat"]),
-            "mean_mbps": si[key("avg-mbit")] / 1e6, "median_mbps": si[key("median")] / 1e6,
-            "max_mbps": si[key("max")] / 1e6, "iqr_mbps": si[key("iqr")] / 1e6,
-            "rtt_min_ms": si[key("rtt-min")] * 1e3, "rtt_mean_ms": si[key("rtt-avg")] * 1e3,
-            "rtt_max_ms": si[key("rtt-max")] * 1e3, "loss": int(pub.at[key("loss"), "value"]),
-            "pings": int(pub.at[key("pings"), "value"]), "start": pub.at[key("start"), "date"],
-            "end": pub.at[key("end"), "date"],
-            "corrected": ",".join(sorted(fixed & mine)),
-        })
+    for combo in itertools.product(*axes.values()):
+        where = dict(zip(axes, combo))
+        claims = {s: spec["claim"].format(stat=s, **where) for s in spec["stats"]}
+        rows.append({**where, **{s: pub.at[c, column] for s, c in claims.items()}, "claims": claims})
     return pd.DataFrame(rows)
 
 
-def seed_001_apps(published):
-    """Seed 001's application x TCP stack table (Mbit/s), one row per printed cell.
+def range_cells(published: pd.DataFrame, group: str, order: dict) -> pd.DataFrame:
+    """A table of printed values and ranges (``mean``, or ``range_low`` to ``range_high``), Mbit/s.
+
+    Parameters
+    ----------
+    group : str
+        The published rows' ``group``.
+    order : dict
+        Config key -> its values in the table's order; the keys index the cells.
 
     Returns
     -------
     pandas.DataFrame
-        ``app``, ``stack``, ``network``, ``low``, ``high`` (equal unless a range was
-        printed), ``mid`` (their mean), all Mbit/s; in the table's row and column order
-        (``page.yaml``: ``tables.apps``).
+        The keys of ``order``, ``low``, ``high`` (equal unless a range was printed) and
+        ``mid`` (their mean), Mbit/s, in the table's order.
     """
-    spec = page("001")["tables"]["apps"]
-    df = published[published["group"] == spec["group"]]
+    keys = list(order)
+    df = published[published["group"] == group]
     cfg = config_frame(df)
-    df = df.assign(app=cfg["app"], stack=cfg["stack"], network=cfg["network"], mbps=df["value_si"] / 1e6)
-    out = df.pivot_table(index=["app", "stack", "network"], columns="statistic", values="mbps", aggfunc="first")
+    df = df.assign(**{k: cfg[k] for k in keys}, mbps=df["value_si"] / 1e6)
+    out = df.pivot_table(index=keys, columns="statistic", values="mbps", aggfunc="first")
     low = out.get("range_low", pd.Series(np.nan, index=out.index)).fillna(out.get("mean"))
     high = out.get("range_high", pd.Series(np.nan, index=out.index)).fillna(out.get("mean"))
     res = pd.DataFrame({"low": low, "high": high}).reset_index()
     res["mid"] = (res["low"] + res["high"]) / 2
-    res = res.sort_values(["app", "stack", "network"],
-                          key=lambda col: col.map({v: i for i, v in enumerate(spec[col.name])}))
+    res = res.sort_values(keys, key=lambda col: col.map({v: i for i, v in enumerate(order[col.name])}))
     return res.reset_index(drop=True)
 
 
-def seed_001_reno(published):
-    """Seed 001's Reno table beside :mod:`thruput.stats.theory` (RTT 200 ms, MSS 1500).
+def capacity_table(published: pd.DataFrame, spec: dict) -> pd.DataFrame:
+    """A table of capacities with the window, recovery time and loss rate a Reno stream
+    needs, beside :mod:`thruput.stats.theory` at the table's RTT and MSS.
+
+    Parameters
+    ----------
+    spec : dict
+        ``claim`` (template with ``{rate}`` and ``{what}``: ``rate``, ``window``,
+        ``recovery``, ``loss``), ``rates``, ``rtt`` (claim), ``mss`` (bytes).
 
     Returns
     -------
@@ -109,7 +129,6 @@ def seed_001_reno(published):
         ``throughput_bps``; ``window_pkts`` (published) and ``window_pkts_theory``;
         ``recovery_s`` and ``recovery_s_theory``; ``loss_rate`` and ``loss_rate_theory``.
     """
-    spec = page("001")["tables"]["reno"]
     pub = published.set_index("id")
     rtt, mss = pub.at[spec["rtt"], "value_si"], spec["mss"]
     rows = []
@@ -126,127 +145,80 @@ def seed_001_reno(published):
     return pd.DataFrame(rows)
 
 
-def seed_001_reno_line(published):
-    """The Mathis line at the Reno table's RTT and MSS, over the table's loss rates.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``x`` (loss rate, 1, 10^-11 to 10^-3), ``y`` (Mbit/s, :func:`thruput.stats.theory.mathis_throughput`)
-        and ``label`` (``page.yaml``: ``text.mathis_label`` with the RTT it uses).
-    """
-    spec = page("001")["tables"]["reno"]
-    rtt = float(published.set_index("id").at[spec["rtt"], "value_si"])
-    loss = np.logspace(-11, -3, 81)
-    return pd.DataFrame({"x": loss, "y": theory.mathis_throughput(spec["mss"], rtt, loss) / 1e6,
-                         "label": page("001")["text"]["mathis_label"].format(rtt_ms=rtt * 1e3)})
-
-
-def seed_001_latency(published):
-    """Seed 001's UDPmon latency slopes: measured, published expectation, and theory.
+def latency_slopes(published: pd.DataFrame, boards: list[dict]) -> pd.DataFrame:
+    """UDPmon latency slopes: measured, the published expectation, and the theory
+    (send bus + link + receive bus, :func:`thruput.stats.theory.expected_latency_slope`).
 
     Returns
     -------
     pandas.DataFrame
         ``board``, ``pci``, ``measured_us_per_byte``, ``expected_us_per_byte`` (as
-        printed), ``expected_theory_us_per_byte`` (PCI + GigE + PCI from
-        :func:`thruput.stats.theory.expected_latency_slope`), ``intercept_us``, and the
-        claims ``measured_claim`` and ``expected_claim``.
+        printed), ``expected_theory_us_per_byte``, ``intercept_us``, and the claims
+        ``measured_claim`` and ``expected_claim``.
     """
     pub = published.set_index("id")
     rows = []
-    for r in page("001")["tables"]["latency"]:
+    for r in boards:
         bus = (r["width"], CONSTANTS[r["clock"]])
+        link = CONSTANTS[r.get("link", "GIGE_BPS")] / theory.BITS_PER_BYTE
         rows.append({"board": r["board"], "pci": r["pci"], "measured_us_per_byte": pub.at[r["measured"], "value"],
                      "expected_us_per_byte": pub.at[r["expected"], "value"],
-                     "expected_theory_us_per_byte": theory.expected_latency_slope(
-                         [bus, CONSTANTS["GIGE_BPS"] / 8, bus]),
+                     "expected_theory_us_per_byte": theory.expected_latency_slope([bus, link, bus]),
                      "intercept_us": pub.at[r["intercept"], "value"] if r.get("intercept") else np.nan,
                      "measured_claim": r["measured"], "expected_claim": r["expected"]})
     return pd.DataFrame(rows)
 
 
-def seed_002_window_scaling(published):
-    """Seed 002's one-stream window limit over the handshake RTT (``page.yaml``: ``charts.scaling``).
-
-    Returns
-    -------
-    line : pandas.DataFrame
-        ``x`` (window, KiB, 8 to 1024), ``y`` (window / RTT, Mbit/s, one stream) and ``label``
-        (``text.scaling_label``).
-    limit : float
-        The same limit at the second published window of ``windows`` (wscale 1), Mbit/s.
-    """
-    spec = page("002")["charts"]["scaling"]
-    pub = published.set_index("id")
-    rtt = float(pub.at[spec["rtt"], "value_si"])
-    windows = np.geomspace(8, 1024, 29)
-    line = pd.DataFrame({"x": windows, "y": theory.window_limited_throughput(windows * 1024, rtt, 1) / 1e6,
-                         "label": page("002")["text"]["scaling_label"].format(rtt_ms=rtt * 1e3)})
-    limit = float(theory.window_limited_throughput(pub.at[spec["windows"][1], "value_si"], rtt, 1)) / 1e6
-    return line, limit
+def _window_limit(c, x, rtt):
+    return x, "KiB", theory.window_limited_throughput(np.asarray(x, float) * 1024, rtt, c.get("streams", 1))
 
 
-def seed_004_ping(published):
-    """Seed 004's ping table: RTT by packet size and month (ms), as printed.
+def _streams_x_window(c, x, rtt):
+    return x, "streams", theory.window_limited_throughput(c["window_bytes"], rtt, x)
+
+
+def _mathis(c, x, rtt):
+    return x, "1", theory.mathis_throughput(c["mss"], rtt, x)
+
+
+def _reno_recovery(c, x, rtt):
+    return x / 1e6, "Mbit/s", theory.reno_recovery_time(x, rtt, c["mss"])
+
+
+#: Curve families: x (as declared) -> (x shown, its unit, y in SI) from :mod:`thruput.stats.theory`.
+#: ``window_limit``: window (KiB) -> window / RTT (bit/s); ``streams_x_window``: streams ->
+#: n x window / RTT; ``mathis``: loss rate -> Mathis throughput at ``mss``; ``reno_recovery``:
+#: capacity (bit/s, shown in Mbit/s) -> C x RTT^2 / (2 MSS) (s).
+CURVES = {"window_limit": _window_limit, "streams_x_window": _streams_x_window, "mathis": _mathis,
+          "reno_recovery": _reno_recovery}
+_Y_UNIT = {"reno_recovery": "s"}
+
+
+def curve(seed: str, c: dict, rtt_s: float) -> pd.DataFrame:
+    """One declared theory line (``page.yaml``: ``curves``) at the RTT ``rtt_s`` (s).
 
     Returns
     -------
     pandas.DataFrame
-        ``month``, ``packet_size`` (bytes), ``n``, ``min_ms``, ``median_ms``, ``mean_ms``,
-        ``max_ms``, ``median_erratum`` (True where the median contradicts the row), and
-        ``claims`` (statistic -> claim id).
+        ``seed``, ``curve``, ``label`` (``{rtt_ms}`` filled in), ``x``, ``x_unit``, ``y``,
+        ``y_unit`` (Mbit/s, or s for a recovery time); capped at ``cap`` where declared.
     """
-    spec = page("004")["tables"]["ping"]
-    rows = []
-    pub = published.set_index("id")
-    for month in spec["months"]:
-        for size in spec["sizes"]:
-            key = lambda stat: spec["claim"].format(month=month, size=size, stat=stat)  # noqa: E731
-            r = {"month": month, "packet_size": size, "n": int(pub.at[key("n"), "value"])}
-            for stat in ("min", "median", "mean", "max"):
-                r[f"{stat}_ms"] = pub.at[key(stat), "value"]
-            r["median_erratum"] = not (r["min_ms"] <= r["median_ms"] <= r["max_ms"])
-            r["claims"] = {stat: key(stat) for stat in ("min", "median", "mean", "max")}
-            rows.append(r)
-    return pd.DataFrame(rows)
+    if c["curve"] not in CURVES:
+        raise StudyError(f"study {seed}: unknown curve {c['curve']!r} (known: {', '.join(CURVES)})")
+    x, x_unit, y = CURVES[c["curve"]](c, axis_values(c["x"]), rtt_s)
+    if c.get("cap"):
+        y = np.minimum(y, CONSTANTS[c["cap"]])
+    y_unit = _Y_UNIT.get(c["curve"], "Mbit/s")
+    return pd.DataFrame({"seed": seed, "curve": c["curve"], "label": c["label"].format(rtt_ms=rtt_s * 1e3),
+                         "x": x, "x_unit": x_unit, "y": y / 1e6 if y_unit == "Mbit/s" else y, "y_unit": y_unit})
 
 
-def _window_curve(seed, label, windows_kib, rtt_s, streams=1, cap_bps=None):
-    y = theory.window_limited_throughput(np.asarray(windows_kib, float) * 1024, rtt_s, streams)
-    if cap_bps is not None:
-        y = np.minimum(y, cap_bps)
-    return pd.DataFrame({"seed": seed, "curve": "window_limit", "label": label, "x": windows_kib,
-                         "x_unit": "KiB", "y": y / 1e6, "y_unit": "Mbit/s"})
-
-
-def _streams_curve(seed, label, window_bytes, rtt_s, cap_bps=None):
-    n = np.arange(1, 41)
-    y = theory.window_limited_throughput(window_bytes, rtt_s, n)
-    if cap_bps is not None:
-        y = np.minimum(y, cap_bps)
-    return pd.DataFrame({"seed": seed, "curve": "streams_x_window", "label": label, "x": n,
-                         "x_unit": "streams", "y": y / 1e6, "y_unit": "Mbit/s"})
-
-
-def _mathis_curve(seed, label, rtt_s):
-    loss = np.logspace(-8, -2, 61)
-    return pd.DataFrame({"seed": seed, "curve": "mathis", "label": label, "x": loss,
-                         "x_unit": "1", "y": theory.mathis_throughput(1500, rtt_s, loss) / 1e6, "y_unit": "Mbit/s"})
-
-
-def _recovery_curve(seed, label, rtt_s):
-    cap = np.logspace(7, 10, 31)
-    return pd.DataFrame({"seed": seed, "curve": "reno_recovery", "label": label, "x": cap / 1e6, "x_unit": "Mbit/s",
-                         "y": theory.reno_recovery_time(cap, rtt_s, 1500), "y_unit": "s"})
-
-
-def theory_curves(published):
+def theory_curves(published: pd.DataFrame) -> pd.DataFrame:
     """Theory lines for each study's page, from the studies' own published inputs.
 
-    The curves are declared in each study's ``page.yaml`` (``curves``): the curve family,
-    its legend label (``{rtt_ms}`` is filled with the RTT used), the published RTT claim,
-    the windows and the cap.
+    The curves are declared in each study's ``page.yaml`` (``curves``): the family, its
+    legend label (``{rtt_ms}`` is filled with the RTT used), the published RTT claim, the
+    x values, the window or MSS and the cap.
 
     Parameters
     ----------
@@ -256,10 +228,8 @@ def theory_curves(published):
     Returns
     -------
     pandas.DataFrame
-        Long format: ``seed``, ``curve`` (``window_limit``, ``streams_x_window``,
-        ``mathis``, ``reno_recovery``), ``label`` (legend text naming the inputs), ``x``,
-        ``x_unit``, ``y``, ``y_unit``. Window-limited lines are capped at the path's
-        capacity where the page declares one.
+        Long format: ``seed``, ``curve`` (a family of :data:`CURVES`), ``label``, ``x``,
+        ``x_unit``, ``y``, ``y_unit``.
     """
     v = published.set_index("id")["value_si"]
     parts = []
@@ -267,20 +237,7 @@ def theory_curves(published):
     for seed in SEEDS:
         if seed not in present:   # a page built from one study's rows draws that study's curves only
             continue
-        for c in page(seed).get("curves", []):
-            rtt = v[c["rtt"]]
-            cap = CONSTANTS[c["cap"]] if c.get("cap") else None
-            c = dict(c, label=c["label"].format(rtt_ms=rtt * 1e3))   # labels name the RTT they use
-            if c["curve"] == "window_limit":
-                parts.append(_window_curve(seed, c["label"], c["windows_kib"], rtt, cap_bps=cap))
-            elif c["curve"] == "streams_x_window":
-                parts.append(_streams_curve(seed, c["label"], c["window_bytes"], rtt, cap_bps=cap))
-            elif c["curve"] == "mathis":
-                parts.append(_mathis_curve(seed, c["label"], rtt))
-            elif c["curve"] == "reno_recovery":
-                parts.append(_recovery_curve(seed, c["label"], rtt))
-            else:
-                raise StudyError(f"study {seed}: unknown curve {c['curve']!r}")
+        parts += [curve(seed, c, v[c["rtt"]]) for c in page(seed).get("curves", [])]
     if not parts:
         return pd.DataFrame(columns=["seed", "curve", "label", "x", "x_unit", "y", "y_unit"])
     return pd.concat(parts, ignore_index=True)
