@@ -431,3 +431,83 @@ def test_a_study_by_yaml_alone_gets_a_page(sixth_study):
     assert sum("005-runs: published vs derived (Mbit/s)" in h for h in charts_html) == 1
     assert sum("Tuning: published vs derived (KiB)" in h for h in charts_html) == 1
     assert sum("005-rate \\u00b7 derived" in h for h in charts_html) == 1   # the bound beside the printed 52
+
+
+#: The same study with a page of its own, still without code: the sections, curves and text
+#: are declared in page.yaml and drawn by the generic chart kinds of thruput.report.studies.
+_STUDY_PAGE = {
+    "title": "A made-up study with a page of its own",
+    "summary": "Two hosts, one window, a few iperf runs.",
+    "curves": [{"curve": "window_limit", "label": "1 stream, RTT {rtt_ms:g} ms", "rtt": "005-rtt",
+                "x": {"geomspace": [8, 1024, 8]}, "cap": "GIGE_BPS"}],
+    "published": [
+        {"kind": "bars", "claims": ["005-rate", "005-link"], "labels": ["best run", "the link"],
+         "kinds": ["measured", "capacity"], "unit": "Mbit/s", "axis": "throughput (Mbit/s)",
+         "text": "rates", "title": "rates_title"},
+        {"kind": "statistic_ranges", "group": "005-runs", "category": "the runs", "unit": "Mbit/s",
+         "statistics": {"min": "minimum", "mean": "average", "max": "maximum"},
+         "range": {"low": "min", "high": "max", "what": "min to max"}, "axis": "throughput (Mbit/s)",
+         "text": "runs", "title": "runs_title"}],
+    "theory": [
+        {"kind": "theory", "curve": "window_limit", "points": "windows", "x_scale": "log",
+         "values": {"limit": {"formula": "window_limited_throughput(w, rtt) / 1e6",
+                              "inputs": {"w": "005-window", "rtt": "005-rtt"}}},
+         "x_title": "window (KiB)", "y_title": "throughput (Mbit/s)", "text": "theory", "title": "theory_title"}],
+    "text": {"rates": "### The rates\n\nThe best run beside the link.", "rates_title": "Study 005: rates",
+             "runs": "### The runs\n\nWorst, average and best run.", "runs_title": "Study 005: runs",
+             "theory": "### One window per RTT\n\n64 KiB over 10 ms carry at most {limit:.1f} Mbit/s.",
+             "theory_title": "Study 005: window / RTT"},
+}
+
+
+def _page_outputs(nb):
+    outputs = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])]
+    assert not [o for o in outputs if o.get("output_type") == "error"]
+    text = "\n".join(str(o.get("data", {}).get("text/html", "")) + str(o.get("data", {}).get("text/markdown", ""))
+                     + str(o.get("text", "")) for o in outputs)
+    charts_html = [o["data"]["text/html"] for o in outputs if "vegaEmbed(" in o.get("data", {}).get("text/html", "")]
+    return text, charts_html
+
+
+def test_a_study_with_a_page_of_its_own_needs_no_code(sixth_study):
+    """A study folder holding only data (claims.yaml, page.yaml, its CSV) gets the page its
+    page.yaml declares: its sections, its theory line and the text computed from its claims."""
+    import yaml
+
+    from thruput.site.execute import execute
+    from thruput import studies as study_data
+
+    (sixth_study / "studies" / "seed_005" / "page.yaml").write_text(
+        yaml.safe_dump(_STUDY_PAGE, sort_keys=False, allow_unicode=True))
+    study_data._load.cache_clear()
+    processed = sixth_study / "processed"
+    processed.mkdir()
+    reproduce.build_ledger(published.load(path=sixth_study / "published")).to_csv(
+        processed / "reproduction.csv", index=False)
+    nb = execute(ROOT / "notebooks" / "study.ipynb", sixth_study / "study-005.ipynb",
+                 {"seed": "005", "published": str(sixth_study / "published"), "processed": str(processed),
+                  "reports": str(sixth_study / "reports")}, cwd=ROOT, timeout=300)
+    text, charts_html = _page_outputs(nb)
+    assert "Study 005: A made-up study with a page of its own" in text
+    assert "Two hosts, one window, a few iperf runs." in text
+    assert "### The rates" in text and "### The runs" in text
+    assert "64 KiB over 10 ms carry at most 52.4 Mbit/s." in text     # 65536 x 8 / 0.01 s
+    assert "No theory curves for this study." not in text
+    assert "8 published figures</b> in the reproduction ledger" in text
+    assert len(charts_html) == 3                                       # two sections, one theory chart
+    for title in ("Study 005: rates", "Study 005: runs", "Study 005: window / RTT"):
+        assert sum(title in h for h in charts_html) == 1
+    assert "1 stream, RTT 10 ms" in charts_html[2]                     # the declared curve's label
+
+
+def test_an_unknown_section_kind_names_the_study_and_the_kinds(sixth_study, shown):
+    import yaml
+
+    from thruput import studies as study_data
+
+    (sixth_study / "studies" / "seed_005" / "page.yaml").write_text(
+        yaml.safe_dump({"published": [{"kind": "pie"}]}))
+    study_data._load.cache_clear()
+    with pytest.raises(study_data.StudyError, match=r"study 005: page.yaml: section kind 'pie' is not one of "
+                                                    r"statistic_ranges, .*bars"):
+        studies.study_charts(sixth_study / "published", "005")
