@@ -1,14 +1,15 @@
 """Study pages (one per source document) and the reproduction summary of the site.
 
 What each page shows is declared beside the study's checks, in
-``src/thruput/studies/seed_<nnn>/page.yaml`` (title, summary, the claims each chart shows and
-their labels, the theory curves, the effects a campaign is shown beside, the section text);
-this module only arranges it. Each study page shows, from top to bottom: what the document
-measured (:data:`STUDIES`),
-its published tables as charts (:func:`study_charts`; a study with no charts of its own,
-one added by YAML alone, gets generic ones: its verdict counts and, per table, each
-published figure beside its derived value), the theory that explains them with
-the published figures on it (:func:`study_theory`), the reproduction ledger of the study
+``src/thruput/studies/seed_<nnn>/page.yaml`` (title, summary, the sections of its published
+tables and of its theory, each a chart kind with the claims and labels it draws, the theory
+curves, the effects a campaign is shown beside, the section text); this module holds no
+study of its own, only the chart kinds (:data:`CHART_KINDS`, :data:`THEORY_KINDS`) that
+draw what a page.yaml declares. Each study page shows, from top to bottom: what the
+document measured (:data:`STUDIES`), its published tables as charts (:func:`study_charts`;
+a study without a page.yaml gets generic ones: its verdict counts and, per table, each
+published figure beside its derived value), the theory that explains them with the
+published figures on it (:func:`study_theory`), the reproduction ledger of the study
 (:func:`study_ledger`) and, where a bundled campaign shows the same effect, the two side
 by side, marked as a new measurement (:func:`study_side_by_side`): which campaign shows
 each effect best, and every number of its panel, is the ``study-effects`` stage's product
@@ -18,10 +19,11 @@ differing figure is from its derivation (:func:`ledger_differences_chart`) and e
 ``differs`` and ``erratum`` with its reasoning (:func:`ledger_problems`), after what each
 status means (:func:`status_table`).
 
-Nothing here derives a number: values come from :mod:`thruput.published`, the tidy
-per-seed tables and theory curves from :mod:`thruput.studies.tables`, the ledger from
-:mod:`thruput.reproduce`, and the campaigns' statistics from the pipeline's products
-(read as the campaign pages read them, :mod:`.campaigns`). This module picks rows,
+Nothing here derives a number: values come from :mod:`thruput.published`, the tidy tables
+and theory curves from :mod:`thruput.studies.tables` (formulas of
+:mod:`thruput.stats.theory`), text values from :func:`thruput.studies.formulas.evaluate`, the
+ledger from :mod:`thruput.reproduce`, and the campaigns' statistics from the pipeline's
+products (read as the campaign pages read them, :mod:`.campaigns`). This module picks rows,
 converts them to display units and arranges them.
 """
 

@@ -8,14 +8,14 @@
     person's judgement with its reasoning (schema in ``studies/README.md``);
     :func:`thruput.reproduce.build_ledger` interprets them.
 ``page.yaml`` (optional)
-    what the study's page shows: title, source, summary, which published tables are
-    charted, the theory curves and which effects a bundled campaign is shown beside.
-    Without it the page has a default title (``title`` of ``claims.yaml`` if it has one)
-    and generic charts drawn from the claims.
+    what the study's page shows: title, source, summary, the sections of its published
+    tables and of its theory (chart kinds with the claims they draw), the theory curves and
+    which effects a bundled campaign is shown beside. Without it the page has a default
+    title (``title`` of ``claims.yaml`` if it has one) and generic charts drawn from the claims.
 
 Study folders outside the package are found through the ``THRUPUT_STUDIES`` environment
 variable (folders holding ``seed_<nnn>/``, separated by ``os.pathsep``): a new study is a
-``claims.yaml`` and its ``seed_<nnn>.csv``, with no code.
+``claims.yaml`` (and a ``page.yaml``) beside its ``seed_<nnn>.csv``, with no code.
 
 :func:`page_link` gives other pages a stable title and relative link for a study.
 """
@@ -168,7 +168,8 @@ def page(seed):
     """What one study's page shows: its ``page.yaml`` over the defaults of a study without one.
 
     The defaults: ``title`` and ``source`` and ``summary`` from ``claims.yaml`` (or
-    ``"Study <nnn>"`` and empty), no tables, curves, charts or side-by-side effects.
+    ``"Study <nnn>"`` and empty), no tables, curves, published or theory sections, or
+    side-by-side effects.
     """
     seed = _seed(seed)
     claims = _load(seed, "claims")
