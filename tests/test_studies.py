@@ -70,6 +70,21 @@ def test_no_claim_id_literal_in_library_code(pub):
     assert found == []
 
 
+def test_no_study_has_code_of_its_own():
+    """The study pages and their tables hold no seed: no "000".."004" string, no function or
+    name per study (seed_000_hosts, _published_001, ...). Each study is its folder's data."""
+    found = []
+    for rel in ("report/studies.py", "studies/tables.py"):
+        tree = ast.parse((SRC / rel).read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and re.fullmatch(r"00\d", node.value):
+                found.append(f"{rel}:{node.lineno}: {node.value!r}")
+            name = getattr(node, "name", None) or getattr(node, "id", None)
+            if isinstance(name, str) and re.search(r"(^|_)00\d(_|$)", name):
+                found.append(f"{rel}:{node.lineno}: {name}")
+    assert found == []
+
+
 def test_page_link():
     assert studies.page_link("0") == ("Study 000: Throughput between Tersk03 and Kangadata02 (SLAC, 2001)",
                                       "study-000.html")

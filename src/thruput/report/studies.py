@@ -451,7 +451,7 @@ def _bars(p, seed, spec):
             of = rows[rows["statistic"] == d["statistic"]]
             by = pd.Series(of["value"].to_numpy(), index=of["id"].str.replace(d["strip"], "", regex=True))
             keys = sel["id"].str.replace(d["strip_own"], "", regex=True)
-            bars["detail"] = [d["text"].format(value=by[k]) if k in by else "" for k in keys]
+            bars["detail"] = [d["what"].format(value=by[k]) if k in by else "" for k in keys]
     hrules = _rules(rows, spec["rules"], unit, "value") if "rules" in spec else None
     display(Markdown(_text(seed, spec["text"])))
     display(charts.category_bars(bars, unit=spec["axis"], title=_text(seed, spec["title"]), hrules=hrules,
