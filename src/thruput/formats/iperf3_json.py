@@ -662,8 +662,9 @@ class _Tables(NamedTuple):
     #: ``_RUN_FIELDS`` / ``_RUN_STR_FIELDS`` -> array over the runs.
     col: dict
     scol: dict
-    #: (run, SUM_KEYS): ``end.sum_sent`` / ``end.sum_received`` (0-byte sides never
-    #: exchanged made NaN) and their --bidir reverse.
+    #: (run, SUM_KEYS): ``end.sum_sent`` / ``end.sum_received`` as read for the run
+    #: variables (a side never exchanged NaN; old UDP logs' ``end.sum`` as the sender's),
+    #: and the --bidir reverse direction's.
     sent: np.ndarray
     received: np.ndarray
     sent_rev: np.ndarray
