@@ -9,6 +9,12 @@
 ``iso_ns("2026-11-22T20:25:00.123Z")``
     Naive UTC ``datetime64[ns]`` (``NaT`` for ``""``): runs.csv's ``started``;
     :func:`iso_ns_many` for a column of them at once.
+``as_utc("2026-11-22T21:25:00+01:00")``
+    Naive UTC ``datetime64[ns]`` of any time pandas reads (a zone converted, none: UTC):
+    the periods and events a user writes in params.yaml and campaign.yaml.
+``utc_iso(seconds)``
+    The other way: ISO 8601 UTC text, to the millisecond (runs.csv) or the second
+    (``decimals=0``: campaign.yaml's dates).
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ import time
 import numpy as np
 
 __all__ = ["SIZE_SUFFIXES", "DURATION_UNITS", "ISO_UTC", "ISO_8601", "NS_YEARS", "ISO_TIME_TEXT", "parse_size",
-           "parse_duration", "parse_time", "iso_ns", "iso_ns_many", "local_ns"]
+           "parse_duration", "parse_time", "iso_ns", "iso_ns_many", "local_ns", "as_utc", "utc_iso"]
 
 #: Size suffixes (case-insensitive), 1024-based.
 SIZE_SUFFIXES = {"": 1, "b": 1, "k": 1024, "m": 1024 ** 2, "g": 1024 ** 3}
@@ -62,11 +68,13 @@ def parse_duration(text):
     return float(m.group(1)) * DURATION_UNITS[m.group(2)]
 
 
-def utc_iso(seconds=None):
-    """Unix seconds (default: now) as ISO 8601 UTC with milliseconds:
-    ``2026-11-22T18:00:00.123Z``, as runs.csv's ``started`` is written."""
+def utc_iso(seconds=None, decimals=3):
+    """Unix seconds (default: now) as ISO 8601 UTC with ``decimals`` (0 to 6, cut, not
+    rounded) of the second: ``2026-11-22T18:00:00.123Z``, as runs.csv's ``started`` is
+    written; ``decimals=0``: ``2026-11-22T18:00:00Z``, as campaign.yaml's dates are."""
     seconds = time.time() if seconds is None else seconds
-    return dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    text = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")
+    return (text[:20 + decimals] if decimals else text[:19]) + "Z"
 
 
 def parse_time(value):
@@ -100,6 +108,14 @@ def iso_ns(text):
     if ts.tzinfo is not None:
         ts = ts.tz_convert("UTC").tz_localize(None)
     return ts.as_unit("ns").to_datetime64()      # (OutOfBoundsDatetime, a ValueError, beyond)
+
+
+def as_utc(x):
+    """``x`` (ISO string, with or without a zone, or datetime64) as naive UTC datetime64[ns]."""
+    import pandas as pd
+
+    stamp = pd.Timestamp(x)
+    return np.datetime64(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp, "ns")
 
 
 def iso_ns_many(texts):

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import ParseError
 from . import runs
-from .layout import MANIFEST_FILE, path_problem
+from .layout import MANIFEST_FILE, ROLE_KINDS, path_problem
 
 __all__ = [
     "DESIGN_COLUMNS",
@@ -54,8 +54,9 @@ __all__ = [
 
 #: The fixed columns of a design's runs.csv, in order; one column per factor follows.
 DESIGN_COLUMNS = ("run", "role", "path", "sha256", "started", "repeat", "outcome", "reason")
-#: Roles of a design's files: the contract kind its reader returns (throughput or rtt).
-DESIGN_ROLES = {"iperf": "throughput", "ping": "rtt"}
+#: Roles of a design's files: the contract kind its reader returns (throughput or rtt), as
+#: for every campaign (:data:`~thruput.campaign.layout.ROLE_KINDS`).
+DESIGN_ROLES = {role: ROLE_KINDS[role] for role in ("iperf", "ping")}
 #: Where a factor's value comes from when a pile is imported.
 FACTOR_SOURCES = ("pattern", "log", "fixed")
 #: A factor name: an identifier (it becomes a Dataset coordinate and a runs.csv column).

@@ -21,7 +21,6 @@ campaign passes its own ``thruput campaign check``.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import io
 import math
 import re
@@ -34,7 +33,7 @@ from ruamel.yaml import YAML
 from . import dataset as cp
 from . import runs
 from .layout import sha256_of
-from ..quantities import parse_size
+from ..quantities import parse_size, utc_iso
 from ..errors import ThruputError
 from ..reader import read
 from ..record.hostinfo import _UNAME
@@ -91,7 +90,7 @@ def template(name, kind="tcp_sweep", plan=None, start=None):
                     {"tool": "iperf3", "windows": [65536], "streams": [1], "repeats": 3,
                      "duration_s": 10, "pause_s": 10, "order": "sequential",
                      "ping": {"interval_s": 0.2, "size_bytes": 56}})
-    start = start or dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    start = start or utc_iso(decimals=0)
     lines = [f"  {key}: {_flow(value)}" for key, value in plan.items()]
     return TEMPLATE.format(name=name, kind=kind, start=start, plan="\n".join(lines))
 
@@ -123,7 +122,7 @@ def new_campaign(name, root=cp.DEFAULT_ROOT, kind="tcp_sweep"):
         from .metadata import load_yaml
 
         (directory / cp.CAMPAIGN_FILE).write_text(DESIGN_TEMPLATE.format(
-            name=name, start=dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")),
+            name=name, start=utc_iso(decimals=0)),
             encoding="utf-8")
         metadata, _ = load_yaml(directory / cp.CAMPAIGN_FILE)
         runs.write_rows(directory, [], design_columns(design_of(metadata)))
@@ -332,8 +331,7 @@ def _started(ds):
             values = np.asarray(ds[name].values, dtype=float).ravel()
             values = values[np.isfinite(values)]
             if values.size:
-                when = dt.datetime.fromtimestamp(float(values[0]), dt.timezone.utc)
-                return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+                return utc_iso(float(values[0]), decimals=0)
     return ""
 
 

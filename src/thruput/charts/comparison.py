@@ -6,7 +6,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
-from . import HEIGHT, WIDTH, streams_color
+from .style import HEIGHT, WIDTH, streams_color
 
 __all__ = ["difference_intervals", "levels_differ", "RATIO_ORDERS"]
 

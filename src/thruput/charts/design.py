@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import altair as alt
 import pandas as pd
 
-from . import WIDTH
+from .style import WIDTH
 from .monitor import CATEGORY_RANGE, NO_LIMIT, UTC_SCALE, _utc
 
 __all__ = ["small_multiples", "level_ratios", "level_series", "FACET_HEIGHT"]

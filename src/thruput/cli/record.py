@@ -140,11 +140,16 @@ def run(args):
         print(f"thruput record: interrupted; re-run the same command to resume "
               f"({args.campaign})", file=sys.stderr)
         return 130
-    print(f"{args.campaign}: {len(summary.recorded)} runs recorded, {summary.skipped} already "
+    _print_summary(args.campaign, summary)
+    return 0 if not summary.failed else 1
+
+
+def _print_summary(campaign, summary):
+    """What a recording did (stdout) and each run that failed (stderr)."""
+    print(f"{campaign}: {len(summary.recorded)} runs recorded, {summary.skipped} already "
           f"there, {len(summary.failed)} failed, of {summary.planned} planned")
     for run_id, reason in summary.failed.items():
         print(f"thruput record: {run_id}: {reason}", file=sys.stderr)
-    return 0 if not summary.failed else 1
 
 
 def run_design(args):
@@ -178,10 +183,7 @@ def run_design(args):
         print(f"thruput record: interrupted (host settings restored); re-run the same command to "
               f"resume ({args.campaign})", file=sys.stderr)
         return 130
-    print(f"{args.campaign}: {len(summary.recorded)} runs recorded, {summary.skipped} already "
-          f"there, {len(summary.failed)} failed, of {summary.planned} planned")
-    for run_id, reason in summary.failed.items():
-        print(f"thruput record: {run_id}: {reason}", file=sys.stderr)
+    _print_summary(args.campaign, summary)
     for error in summary.restore_errors:
         print(f"thruput record: NOT restored: {error}", file=sys.stderr)
     return 0 if not summary.failed and not summary.restore_errors else 1

@@ -4,7 +4,7 @@ One JSON document is one run; several documents one after another in a file (wha
 ``--logfile`` leaves when a script appends runs) are several runs. Parsing is split in two,
 so that many files cost little more than decoding their JSON: a fast extraction of each
 document into plain rows (:class:`_Rows`), then one vectorised assembly of the Dataset
-(:func:`_assemble`). :func:`parse_many` runs the extraction over many texts and assembles
+(:func:`_tables`, then :func:`_dataset`). :func:`parse_many` runs the extraction over many texts and assembles
 once, concatenating every run along ``run``.
 
 Schema (kind ``throughput``; dims ``run``, ``stream``, ``interval``)
@@ -259,12 +259,14 @@ def totals_many(texts: Iterable[str | bytes], names: Sequence[str] | None = None
     stores each run's count), in the same order.
     """
     rows, ledger, served = _extract_many(texts, names)
-    variables, file, checks, closed, received, sent = _assemble(rows, ledger, tool_summary={}, names=names,
-                                                                runs_only=True, failed_only=failed_only)
+    t = _tables(rows, ledger, names, failed_only=failed_only)
+    file = t.col["file"].astype(np.int64)
+    checks = t.checks
     if served:
-        _, more = _iperf3_server.extras_and_checks(_server_views(served, file), received, sent)
+        b = SUM_KEYS.index("bytes")
+        _, more = _iperf3_server.extras_and_checks(_server_views(served, file), t.received[:, b], t.sent[:, b])
         checks = _in_run_order(checks + [c for c in more if not (failed_only and c["ok"])])
-    return RunTotals(variables, file, checks, closed)
+    return RunTotals({name: values for name, (_, values) in t.variables.items()}, file, checks, t.ledger.close())
 
 
 def _extract_many(texts, names):
@@ -641,14 +643,55 @@ def _is_numeric(row):
     return True
 
 
-def _assemble(rows, ledger, tool_summary, names=None, runs_only=False, failed_only=False):
-    """Turn the rows of every run into one contract Dataset (vectorised; no per-run loop).
+def _assemble(rows, ledger, tool_summary, names=None):
+    """Turn the rows of every run into one contract Dataset (vectorised; no per-run loop):
+    :func:`_dataset` of :func:`_tables`."""
+    return _dataset(_tables(rows, ledger, names), tool_summary)
 
-    ``names`` (one per text, for :func:`parse_many`) name the file in a ParseError.
-    ``runs_only`` (:func:`totals_many`): every table is converted (the same errors) and
-    the same checks made, but only ``(run variables, each run's text, checks, closed
-    ledger, bytes received, bytes sent)`` are returned, without the Dataset; with
-    ``failed_only`` only the checks that fail.
+
+class _Tables(NamedTuple):
+    """Every run's rows converted to arrays and checked (:func:`_tables`): what
+    :func:`totals_many` keeps, and what :func:`_dataset` builds the Dataset from."""
+
+    rows: _Rows
+    ledger: Ledger
+    #: The contract's run variables: name -> (dims, values).
+    variables: dict
+    #: The consistency records, in key order.
+    checks: list
+    #: ``_RUN_FIELDS`` / ``_RUN_STR_FIELDS`` -> array over the runs.
+    col: dict
+    scol: dict
+    #: (run, SUM_KEYS): ``end.sum_sent`` / ``end.sum_received`` as read for the run
+    #: variables (a side never exchanged NaN; old UDP logs' ``end.sum`` as the sender's),
+    #: and the --bidir reverse direction's.
+    sent: np.ndarray
+    received: np.ndarray
+    sent_rev: np.ndarray
+    received_rev: np.ndarray
+    #: (run-stream, 2 x END_STREAM_KEYS + 1): the chosen side's columns, then the sender's.
+    st: np.ndarray
+    #: (run-interval, INTERVAL_SUM_KEYS) and (run-stream-interval, INTERVAL_KEYS).
+    ivs: np.ndarray
+    ivr: np.ndarray
+    #: Each run's streams and intervals.
+    n_str: np.ndarray
+    n_int: np.ndarray
+
+    def per_stream(self, values, fill=_NAN, dtype=float):
+        """``values`` (one per run-stream) as a (run, stream) array padded with ``fill``."""
+        return _ragged(values, self.n_str, fill, dtype)
+
+    def per_interval(self, values):
+        """``values`` (one per run-interval) as a (run, interval) array padded with NaN."""
+        return _ragged(values, self.n_int)
+
+
+def _tables(rows, ledger, names=None, failed_only=False):
+    """Convert the rows of every run to arrays and make every check (:class:`_Tables`).
+
+    ``names`` (one per text, for :func:`parse_many`) name the file in a ParseError;
+    ``failed_only`` (:func:`totals_many`): of the checks, only those that fail.
     """
     n_runs = len(rows.run)
     source = (rows, names)
@@ -659,8 +702,6 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False, failed_on
     sums = _floats([v for r in rows.sums for v in r], len(SUM_KEYS), "sums", source).reshape(n_runs, 5, len(SUM_KEYS))
     shape = np.array(rows.shape, dtype=np.int64).reshape(n_runs, 2)
     n_str, n_int = shape[:, 0], shape[:, 1]
-    S = int(n_str.max()) if n_runs else 0
-    I = int(n_int.max()) if n_runs else 0
 
     # --- run-level sums: sender, receiver, the fallback "sum" ------------------------------------
     k = {key: i for i, key in enumerate(SUM_KEYS)}
@@ -693,27 +734,14 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False, failed_on
                     _NAN)
 
     # --- per stream ----------------------------------------------------------------------------
-    sidx_run, sidx_stream = _grid(n_str)
     ew = len(END_STREAM_KEYS)
     st = _floats(rows.stream, 2 * ew + 1, "stream", source)   # + the receiver's bytes
     e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
 
-    def per_stream(values, fill=_NAN, dtype=float):
-        out = np.full((n_runs, S), fill, dtype=dtype)
-        out[sidx_run, sidx_stream] = values
-        return out
-
-    out_of_order = np.where(udp, _nansum_rows(per_stream(st[:, e["out_of_order"]]), n_str), _NAN)
+    out_of_order = np.where(udp, _nansum_rows(_ragged(st[:, e["out_of_order"]], n_str), n_str), _NAN)
 
     # --- per interval ------------------------------------------------------------------------------
-    ir, ii = _grid(n_int)
     ivs = _floats(rows.iv_sum, len(INTERVAL_SUM_KEYS), "iv_sum", source)
-
-    def per_interval(values):
-        out = np.full((n_runs, I), _NAN)
-        out[ir, ii] = values
-        return out
-
     ivr = _floats(rows.iv, len(INTERVAL_KEYS), "iv", source)     # (converted, so checked, either way)
 
     # --- the forward-direction data path decides which buffer is "the window" ---------------------
@@ -742,23 +770,34 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False, failed_on
     }
     if rows.truncation:
         ledger.truncated("; ".join(rows.truncation))
-    iv_bytes = per_interval(ivs[:, 2])
-    iv_kept = per_interval(ivs[:, 4]) != 1          # "omitted": false, or not printed
+    iv_bytes = _ragged(ivs[:, 2], n_int)
+    iv_kept = _ragged(ivs[:, 4], n_int) != 1          # "omitted": false, or not printed
     checks = _in_key_order(
         _consistency(sums[:, 0, k["bytes"]], sums[:, 1, k["bytes"]],
                      np.where(iv_kept, iv_bytes, _NAN), sends_forward,
-                     _nansum_rows(per_stream(st[:, ew + e["bytes"]]), n_str),
-                     _all_streams_printed(per_stream(st[:, ew + e["bytes"]]), n_str)
+                     _nansum_rows(_ragged(st[:, ew + e["bytes"]], n_str), n_str),
+                     _all_streams_printed(_ragged(st[:, ew + e["bytes"]], n_str), n_str)
                      & ~(col["bidir"] > 0) & (scol["protocol"] == "TCP"),
                      col["truncated"] > 0, n_int)
         + _end_checks(sums, st, n_str, n_int, col, scol, ivr[:, INTERVAL_KEYS.index("bytes")],
                       iv_kept, np.asarray(rows.direction, dtype=bool)),
         failed_only=failed_only)
-    if runs_only:
-        return ({name: values for name, (_, values) in variables.items()}, col["file"].astype(np.int64),
-                checks, ledger.close(), received[:, k["bytes"]], sent[:, k["bytes"]])
+    return _Tables(rows, ledger, variables, checks, col, scol, sent, received, sent_rev, received_rev,
+                   st, ivs, ivr, n_str, n_int)
 
-    # --- the Dataset: per stream, per interval, per interval and stream -----------------------
+
+def _dataset(t, tool_summary):
+    """The contract Dataset of the tables ``t`` (:func:`_tables`): the run variables, then
+    per stream, per interval, per interval and stream, and the iperf3 extras."""
+    rows, col, scol, st, ivs, ivr = t.rows, t.col, t.scol, t.st, t.ivs, t.ivr
+    sent, received, sent_rev, received_rev = t.sent, t.received, t.sent_rev, t.received_rev
+    n_str, n_int = t.n_str, t.n_int
+    n_runs, S, I = len(n_str), int(n_str.max(initial=0)), int(n_int.max(initial=0))
+    per_stream, per_interval = t.per_stream, t.per_interval
+    k = {key: i for i, key in enumerate(SUM_KEYS)}
+    e = {key: i for i, key in enumerate(END_STREAM_KEYS)}
+    ew = len(END_STREAM_KEYS)
+    variables = dict(t.variables)
     direction = per_stream(np.where(np.array(rows.direction, dtype=bool), "send", "receive"), "", "<U7")
     counts = n_str * n_int
     r3 = np.repeat(np.arange(n_runs), counts)
@@ -837,7 +876,7 @@ def _assemble(rows, ledger, tool_summary, names=None, runs_only=False, failed_on
     }
     versions = [s for s in scol["version"] if s] if n_runs else []
     return build(KIND, variables, fmt=NAME, tool=TOOL, tool_version=versions[0] if versions else "",
-                 ledger=ledger, extras=extras, tool_summary=tool_summary, consistency=checks)
+                 ledger=t.ledger, extras=extras, tool_summary=tool_summary, consistency=t.checks)
 
 
 #: JSON prints byte counts as integers, and iperf3's end sums are the sums of its intervals
@@ -1063,6 +1102,14 @@ def _grid(counts):
     outer = np.repeat(np.arange(len(counts)), counts)
     inner = np.arange(int(np.sum(counts))) - np.repeat(np.cumsum(counts) - counts, counts)
     return outer, inner
+
+
+def _ragged(values, counts, fill=_NAN, dtype=float):
+    """``values`` (one per item of the ragged grid of ``counts``, :func:`_grid`) as an
+    (outer, largest count) array padded with ``fill``."""
+    out = np.full((len(counts), int(counts.max(initial=0))), fill, dtype=dtype)
+    out[_grid(counts)] = values
+    return out
 
 
 def _not_exchanged(side, other, b):

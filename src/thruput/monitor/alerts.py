@@ -35,7 +35,7 @@ import pandas as pd
 import xarray as xr
 
 from ..formatting import value
-from ..quantities import parse_duration
+from ..quantities import as_utc, parse_duration
 
 __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
            "VERDICTS", "report_json", "format_report", "series_changes", "health_tables",
@@ -456,12 +456,6 @@ def sla(alert, freq, rules=None):
     return out
 
 
-def _utc(t):
-    """``t`` (ISO text, with or without a zone, or datetime64) as naive UTC datetime64[ns]."""
-    stamp = pd.Timestamp(t)
-    return np.datetime64(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp, "ns")
-
-
 def _overlaps(period, freq, since):
     """True if the SLA period starting at ``period`` ends after ``since``."""
     length = pd.Timedelta(7, "D") if freq.upper().endswith("W") else pd.Timedelta(pd.tseries.frequencies.to_offset(freq))
@@ -481,7 +475,7 @@ def report_json(tables, since=None):
     it the last day and week: the whole history is in the health product)."""
     alert = tables["alert_state"]
     verdict = tables["verdict"]
-    since = None if since is None else _utc(since)
+    since = None if since is None else as_utc(since)
     rules = json.loads(alert.attrs["rules"])
     breaches = {}
     br = tables["breaches"]

@@ -288,7 +288,7 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
         raise RecordError(f"far end {far}: {exc}") from None
     hosts = {"near": {**far_mod.describe(near, host), "address": near_address},
              "far": {**far_mod.describe(far, near_address), "address": host}}
-    start = (existing or {}).get("dates", {}).get("start") or utc_iso()[:-5] + "Z"
+    start = (existing or {}).get("dates", {}).get("start") or utc_iso(decimals=0)
     ancillary = list((existing or {}).get("ancillary") or [])
     tools = _tool_versions()
     settings = Settings({"near": (near, host), "far": (far, near_address)})
@@ -317,7 +317,7 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
 
     write_yaml(None)
     if not todo:
-        write_yaml(existing.get("dates", {}).get("end") or utc_iso()[:-5] + "Z")
+        write_yaml(existing.get("dates", {}).get("end") or utc_iso(decimals=0))
         return summary
     near_dir, far_dir = near.mkdtemp(), far.mkdtemp()
     http = None
@@ -376,7 +376,7 @@ def record_design(campaign_dir, plan: DesignPlan, host: str, *, near=None, far=N
         summary.restore_errors = restore_errors
         near.rmtree(near_dir)
         far.rmtree(far_dir)
-        write_yaml(utc_iso()[:-5] + "Z" if finished else None)
+        write_yaml(utc_iso(decimals=0) if finished else None)
     return summary
 
 

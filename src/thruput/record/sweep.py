@@ -279,14 +279,14 @@ def _record(campaign_dir, name, plan, target, source_name, destination_name, abo
             about=about)
         metadata.write(campaign_dir, data)
 
-    start = utc_iso()[:-5] + "Z"
+    start = utc_iso(decimals=0)
     tools = {**(existing.get("tools") or {}), **hostinfo.tool_versions(plan.tool)}
     hosts = {source: hostinfo.local_host(target.host, target.netns)}
     if not todo:
         hosts[destination] = hostinfo.far_host_unknown(plan.tool)
         if existing:
             hosts[destination] = (existing.get("hosts") or {}).get(destination, hosts[destination])
-        write_yaml((existing.get("dates") or {}).get("end") or utc_iso()[:-5] + "Z")
+        write_yaml((existing.get("dates") or {}).get("end") or utc_iso(decimals=0))
         return summary
     far, server_version = probe_server(plan, target)
     hosts[destination] = far
@@ -314,5 +314,5 @@ def _record(campaign_dir, name, plan, target, source_name, destination_name, abo
         finished = True
     finally:
         bar.close()
-        write_yaml(utc_iso()[:-5] + "Z" if finished else None)
+        write_yaml(utc_iso(decimals=0) if finished else None)
     return summary

@@ -30,21 +30,7 @@ from ..formatting import duration
 from ..formatting import value as _value
 from ..monitor.alerts import STATES, open_health, report_json
 from ..project import project_path
-
-#: Resolutions of the rollups product, finest first (params.yaml ``rollups: freqs``).
-FREQS = ("5min", "1h", "1D")
-
-
-def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any = None,
-                end: Any = None) -> xr.Dataset:
-    """One group (``<freq>/<kind>``) of the rollups product, the bins of ``[start, end)``."""
-    import xarray as xr
-    with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
-        if start is not None or end is not None:
-            ds = ds.sel(time=slice(start, end))
-        if end is not None:
-            ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
-        return ds.load()
+from ..stats.rollups import FREQS, open_rollup
 
 __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
            "health_breaches", "health_states", "health_all_states", "health_events", "auto_freq", "open_rollup", "health_sla", "health_smokeping",

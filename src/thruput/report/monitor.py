@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
+from ..campaign.store import STATS_SUFFIX
 from ..project import project_path
 from ..charts import monitor as mcharts
 from ..formatting import duration, number, rate
@@ -66,7 +67,7 @@ CANNOT_SAY = ("The monitoring data cannot say: no kernel, sysctl or host setting
 
 def product_path(processed: str | os.PathLike[str], name: str) -> Path:
     """Where the pipeline keeps a campaign's statistics product."""
-    return project_path(processed) / f"{name}.stats.nc"
+    return project_path(processed) / f"{name}{STATS_SUFFIX}"
 
 
 def load_product(processed: str | os.PathLike[str], name: str) -> dict[str, xr.Dataset]:

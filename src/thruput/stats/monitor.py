@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..quantities import as_utc
 from ._util import units_of
 from .compare import compare
 from .grouped import aligned_chunks, grouped_summary, is_lazy
@@ -133,12 +134,6 @@ def period_labels(times: ArrayLike, periods: Mapping[str, tuple[Any, Any]]) -> n
         inside = (times >= as_utc(start)) & (times < as_utc(end))
         out[inside & (out == None)] = name  # noqa: E711  (elementwise)
     return out
-
-
-def as_utc(x: str | np.datetime64) -> np.datetime64:
-    """``x`` (ISO string, with or without a zone, or datetime64) as naive UTC datetime64[ns]."""
-    stamp = pd.Timestamp(x)
-    return np.datetime64(stamp.tz_convert("UTC").tz_localize(None) if stamp.tzinfo else stamp, "ns")
 
 
 def buffer_curves(da: xr.DataArray, periods: Mapping[str, tuple[Any, Any]],
