@@ -44,7 +44,7 @@ def processed(tmp_path, ds):
     """``ds`` and its product as the pipeline leaves them, read back as the page does."""
     name = ds.attrs["campaign"]
     write_netcdf(ds, tmp_path / "processed" / f"{name}.nc")
-    write_product(campaign_product(ds, PARAMS), tmp_path / "processed" / f"{name}.stats.nc")
+    write_product(campaign_product(ds, PARAMS, PARAMS), tmp_path / "processed" / f"{name}.stats.nc")
     return report.read_processed(tmp_path / "processed", name)
 
 

@@ -36,6 +36,7 @@ import xarray as xr
 from ._util import percentile_name, units_of
 from .compare import compare
 from .defaults import CONFIDENCE, DEFAULTS, N_BOOT, PLATEAU_TOLERANCE, SEED
+from .design_series import MAX_SERIES, change_settings, series_cells, series_changes, series_factors
 from .grouped import grouped_summary
 from .plateau import plateau
 
@@ -589,7 +590,30 @@ def _design_table(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Map
         "n_runs": int(ds.sizes["run"]), "n_ok": int(ok.sum()), "n_failed": int((~ok).sum())})
 
 
-def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
+def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mapping[str, Any],
+               metrics: Sequence[str], monitor: Mapping[str, Any] | None,
+               percentiles: Sequence[float]) -> dict[str, xr.Dataset]:
+    """The groups of a time design's series (:mod:`thruput.stats.design_series`): per
+    metric, each series' change points, its daily cycle and its time bins."""
+    settings = change_settings(monitor)
+    by = series_factors(factors, _priority(layout))
+    by_factors = [_factor(ds, b) for b in by]
+    cells, runs, n_cells = series_cells(_codes(ds, by_factors), _ok(ds))
+    attrs = {"by": json.dumps(by), "pooled": json.dumps([f["name"] for f in factors if f["name"] not in by
+                                                         and len(f["levels"]) > 1]),
+             "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
+             "change_params": json.dumps(settings, sort_keys=True)}
+    groups = {}
+    for m in metrics:
+        changes, series = series_changes(ds, m, by_factors, cells, runs, settings)
+        groups[f"changes/{m}"] = changes.assign_attrs(attrs)
+        groups[f"series/{m}"] = series.assign_attrs(attrs)
+        groups[f"series_bins/{m}"] = design_time_bins(ds, m, by, percentiles=percentiles).assign_attrs(attrs)
+    return groups
+
+
+def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
+                   monitor: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
     """Every table a design campaign's page shows, computed once (the ``stats`` stage).
 
     Parameters
@@ -600,6 +624,10 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         The ``stats`` section of params.yaml (complete, or missing keys take
         :data:`~thruput.stats.DEFAULTS`): ``percentiles``, ``plateau_tolerance``,
         ``confidence``, ``bootstrap``, ``seed``.
+    monitor : dict, optional
+        The ``monitor`` section of params.yaml: the change points of a time design use
+        its ``penalty``, ``min_size``, ``bootstrap``, ``confidence``, ``seed`` and
+        ``period_s``, as the monitor's do (:func:`~thruput.stats.design_series.change_settings`).
 
     Returns
     -------
@@ -629,6 +657,13 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
             Runs that did not complete, by reason.
         ``time/<metric>``
             :func:`design_time_bins` per level of the colour factor (time designs only).
+        ``changes/<metric>``, ``series/<metric>``, ``series_bins/<metric>``
+            Time designs only: each series' (a cell of up to
+            :data:`~thruput.stats.design_series.MAX_SERIES` cells of the factors the page
+            shows first, :func:`~thruput.stats.design_series.series_factors`) change points
+            with the ratio after / before, its daily cycle and the reason where either is
+            missing (:func:`~thruput.stats.design_series.series_changes`), and its
+            :func:`design_time_bins`; attrs ``by``, ``pooled``, ``n_cells``, ``n_series``.
     """
     p = {**DEFAULTS, **dict(params or {})}
     boot = {"n_boot": int(p["bootstrap"]), "seed": int(p["seed"]), "confidence": float(p["confidence"])}
@@ -661,6 +696,7 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         by = [layout["color"]] if layout["color"] else []
         for m in metrics:
             groups[f"time/{m}"] = design_time_bins(ds, m, by, percentiles=percentiles)
+        groups.update(_over_time(ds, factors, layout, metrics, monitor, percentiles))
     for g in groups.values():
         g.attrs.update({"params": json.dumps({k: p[k] for k in ("confidence", "bootstrap", "seed",
                                                                   "plateau_tolerance")}, sort_keys=True)})
