@@ -103,7 +103,7 @@ def test_the_page_shows_the_change(tmp_path, monkeypatch):
     tables = [text_of(i) for i in items if isinstance(i, HTML) and "after / before" in i.data]
     assert len(tables) == 1 and label in tables[0] and "2026-11-22 17:" in tables[0]
     assert "No change found" in text           # the rtt: no change, in one line
-    assert "less than 2 days" in text          # no daily cycle, in one line
+    assert "No daily cycle measured: the longest series spans 6.5 h, less than 2 d." in text
 
 
 def test_a_design_without_time_has_no_changes_or_cycles(tmp_path, monkeypatch):

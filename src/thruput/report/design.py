@@ -14,7 +14,7 @@ text. A section the design cannot have says why in one line.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,6 +23,7 @@ import xarray as xr
 from IPython.display import HTML, Markdown, display
 
 from ..charts import design as charts_design
+from ..formatting import duration
 
 __all__ = ["design_title", "design_factors", "design_levels", "design_small_multiples",
            "design_comparisons", "design_plateaus", "design_failures", "design_time", "design_changes",
@@ -570,7 +571,7 @@ def _change_section(heading, what, unit, k, confidence, table, ch, bins, levels,
         yield HTML(rows.head(MAX_TABLE_ROWS).to_html(index=False))
     measured = table[np.isfinite(table["cycle_power"].astype(float))]
     if measured.empty:
-        yield Markdown(f"### Daily cycle: {what}\n\nNot measured: {_common_reason(table['cycle_reason'])}.")
+        yield Markdown(f"### Daily cycle: {what}\n\n{_no_cycle(table, attrs)}")
         return
     yield Markdown(f"### Daily cycle: {what}\n\nThe share of each series' variance a 24 h sinusoid explains "
                    "(levels between change points removed), its false-alarm probability, and the daily "
@@ -589,13 +590,15 @@ def _signed(value: float) -> str:
     return f"+{text}" if text != DASH and float(value) > 0 else text
 
 
-def _common_reason(reasons: pd.Series) -> str:
-    """The reason most series give (a cycle not measured), as one line."""
-    counts = reasons.astype(str).value_counts()
-    if counts.empty:
-        return "no series"
-    top = str(counts.index[0])
-    return top if len(counts) == 1 else f"{top} (and {len(reasons) - int(counts.iloc[0])} series for other reasons)"
+def _no_cycle(table: pd.DataFrame, attrs: Mapping[str, Any]) -> str:
+    """Why no series has a daily cycle measured, in one line."""
+    span, runs = float(attrs.get("cycle_min_span_s", 172800)), int(attrs.get("cycle_min_runs", 10))
+    longest = float(table["span_s"].astype(float).max())
+    if longest < span:
+        return (f"No daily cycle measured: the longest series spans {duration(longest)}, "
+                f"less than {duration(span)}.")
+    return (f"No daily cycle measured: no series that spans {duration(span)} has the {runs} runs "
+            "a periodogram needs.")
 
 
 def _duration_text(seconds: float) -> str:

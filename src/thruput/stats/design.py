@@ -38,6 +38,7 @@ from .compare import compare
 from .defaults import CONFIDENCE, DEFAULTS, N_BOOT, PLATEAU_TOLERANCE, SEED
 from .design_series import MAX_SERIES, change_settings, series_cells, series_changes, series_factors
 from .grouped import grouped_summary
+from .periodic import DAY_S, MIN_CYCLES, MIN_FOR_PERIOD
 from .plateau import plateau
 
 __all__ = ["factors_of", "design_grid", "design_summary", "design_plateau", "level_comparison",
@@ -602,13 +603,16 @@ def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mappin
     attrs = {"by": json.dumps(by), "pooled": json.dumps([f["name"] for f in factors if f["name"] not in by
                                                          and len(f["levels"]) > 1]),
              "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
-             "change_params": json.dumps(settings, sort_keys=True)}
+             "change_params": json.dumps(settings, sort_keys=True),
+             "cycle_min_span_s": MIN_CYCLES * DAY_S, "cycle_min_runs": MIN_FOR_PERIOD}
+    # (bins of about two runs of a series each: finer ones would be mostly empty)
+    bins = int(np.clip(np.median([len(r) for r in runs]) // 2, 2, TIME_BINS)) if runs else TIME_BINS
     groups = {}
     for m in metrics:
         changes, series = series_changes(ds, m, by_factors, cells, runs, settings)
         groups[f"changes/{m}"] = changes.assign_attrs(attrs)
         groups[f"series/{m}"] = series.assign_attrs(attrs)
-        groups[f"series_bins/{m}"] = design_time_bins(ds, m, by, percentiles=percentiles).assign_attrs(attrs)
+        groups[f"series_bins/{m}"] = design_time_bins(ds, m, by, bins=bins, percentiles=percentiles).assign_attrs(attrs)
     return groups
 
 
@@ -663,7 +667,8 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
             shows first, :func:`~thruput.stats.design_series.series_factors`) change points
             with the ratio after / before, its daily cycle and the reason where either is
             missing (:func:`~thruput.stats.design_series.series_changes`), and its
-            :func:`design_time_bins`; attrs ``by``, ``pooled``, ``n_cells``, ``n_series``.
+            :func:`design_time_bins` (about two runs of a series a bin); attrs ``by``,
+            ``pooled``, ``n_cells``, ``n_series``, ``change_params``.
     """
     p = {**DEFAULTS, **dict(params or {})}
     boot = {"n_boot": int(p["bootstrap"]), "seed": int(p["seed"]), "confidence": float(p["confidence"])}
