@@ -550,7 +550,8 @@ def _change_section(heading, what, unit, k, confidence, table, ch, bins, levels,
                        f"needs (the most: {int(table['n'].max())}): no change to find.")
         return
     if ch.empty:
-        yield Markdown(f"{heading}\n\nNo change found in {int(enough.sum())} series ({cells}; {rule}).")
+        yield Markdown(f"{heading}\n\nNo change found in {int(enough.sum())} series ({cells}; {rule}"
+                       + (f"; pooled over {', '.join(pooled)}" if pooled else "") + ").")
     else:
         yield Markdown(f"{heading}\n\nThe level of {cells} over time; a change point is where it shifts "
                        f"(PELT with the monitor's settings: {rule}; a shift whose {confidence:.0%} interval "

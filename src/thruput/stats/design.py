@@ -598,8 +598,13 @@ def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mappin
     metric, each series' change points, its daily cycle and its time bins."""
     settings = change_settings(monitor)
     by = series_factors(factors, _priority(layout))
-    by_factors = [_factor(ds, b) for b in by]
-    cells, runs, n_cells = series_cells(_codes(ds, by_factors), _ok(ds))
+    while True:
+        by_factors = [_factor(ds, b) for b in by]
+        cells, runs, n_cells = series_cells(_codes(ds, by_factors), _ok(ds))
+        # (a series needs two segments of runs: pool the last factor while most cells are shorter)
+        if len(by) <= 1 or not runs or np.median([len(r) for r in runs]) >= 2 * int(settings["min_size"]):
+            break
+        by = by[:-1]
     attrs = {"by": json.dumps(by), "pooled": json.dumps([f["name"] for f in factors if f["name"] not in by
                                                          and len(f["levels"]) > 1]),
              "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
@@ -664,7 +669,9 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
         ``changes/<metric>``, ``series/<metric>``, ``series_bins/<metric>``
             Time designs only: each series' (a cell of up to
             :data:`~thruput.stats.design_series.MAX_SERIES` cells of the factors the page
-            shows first, :func:`~thruput.stats.design_series.series_factors`) change points
+            shows first, :func:`~thruput.stats.design_series.series_factors`, the last of
+            them pooled while the median cell has fewer than ``2 x min_size`` completed
+            runs, down to one factor) change points
             with the ratio after / before, its daily cycle and the reason where either is
             missing (:func:`~thruput.stats.design_series.series_changes`), and its
             :func:`design_time_bins` (about two runs of a series a bin); attrs ``by``,
