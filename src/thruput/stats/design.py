@@ -597,24 +597,23 @@ def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mappin
     """The groups of a time design's series (:mod:`thruput.stats.design_series`): per
     metric, each series' change points, its daily cycle and its time bins."""
     settings = change_settings(monitor)
-    by = series_factors(factors, _priority(layout))
-    while True:
-        by_factors = [_factor(ds, b) for b in by]
-        cells, runs, n_cells = series_cells(_codes(ds, by_factors), _ok(ds))
-        # (a series needs two segments of runs: pool the last factor while most cells are shorter)
-        if len(by) <= 1 or not runs or np.median([len(r) for r in runs]) >= 2 * int(settings["min_size"]):
-            break
-        by = by[:-1]
-    attrs = {"by": json.dumps(by), "pooled": json.dumps([f["name"] for f in factors if f["name"] not in by
-                                                         and len(f["levels"]) > 1]),
-             "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
-             "change_params": json.dumps(settings, sort_keys=True),
-             "cycle_min_span_s": MIN_CYCLES * DAY_S, "cycle_min_runs": MIN_FOR_PERIOD}
-    # (bins of about two runs of a series each: finer ones would be mostly empty)
-    bins = int(np.clip(np.median([len(r) for r in runs]) // 2, 2, TIME_BINS)) if runs else TIME_BINS
+    shown = series_factors(factors, _priority(layout))
+    codes = _codes(ds, [_factor(ds, b) for b in shown])
+    varied = [f["name"] for f in factors if len(f["levels"]) > 1]
     groups = {}
     for m in metrics:
-        changes, series = series_changes(ds, m, by_factors, cells, runs, settings)
+        usable = _ok(ds) & np.isfinite(np.asarray(ds[m].values, dtype=float))
+        # (a factor that does not apply to the metric's runs, a ping's direction, splits nothing)
+        keep = [j for j in range(len(shown)) if (codes[usable, j] >= 0).any()]
+        by = [shown[j] for j in keep]
+        cells, runs, n_cells = series_cells(codes[:, keep], usable)
+        attrs = {"by": json.dumps(by), "pooled": json.dumps([n for n in varied if n not in shown]),
+                 "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
+                 "change_params": json.dumps(settings, sort_keys=True),
+                 "cycle_min_span_s": MIN_CYCLES * DAY_S, "cycle_min_runs": MIN_FOR_PERIOD}
+        # (bins of about two runs of a series each: finer ones would be mostly empty)
+        bins = int(np.clip(np.median([len(r) for r in runs]) // 2, 2, TIME_BINS)) if runs else TIME_BINS
+        changes, series = series_changes(ds, m, [_factor(ds, b) for b in by], cells, runs, settings)
         groups[f"changes/{m}"] = changes.assign_attrs(attrs)
         groups[f"series/{m}"] = series.assign_attrs(attrs)
         groups[f"series_bins/{m}"] = design_time_bins(ds, m, by, bins=bins, percentiles=percentiles).assign_attrs(attrs)
@@ -669,9 +668,7 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
         ``changes/<metric>``, ``series/<metric>``, ``series_bins/<metric>``
             Time designs only: each series' (a cell of up to
             :data:`~thruput.stats.design_series.MAX_SERIES` cells of the factors the page
-            shows first, :func:`~thruput.stats.design_series.series_factors`, the last of
-            them pooled while the median cell has fewer than ``2 x min_size`` completed
-            runs, down to one factor) change points
+            shows first, :func:`~thruput.stats.design_series.series_factors`) change points
             with the ratio after / before, its daily cycle and the reason where either is
             missing (:func:`~thruput.stats.design_series.series_changes`), and its
             :func:`design_time_bins` (about two runs of a series a bin); attrs ``by``,
