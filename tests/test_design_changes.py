@@ -141,3 +141,19 @@ def test_monitor_report_and_metrics_refuse_a_design_in_one_line(tmp_path, capsys
         assert len(err.splitlines()) == 1, err
         assert "a campaign of kind 'design' over time, not a monitor" in err
         assert f"thruput monitor {action} evaluates the alert rules" in err
+
+
+def test_a_factor_that_does_not_apply_to_a_metric_does_not_split_it():
+    """Pings have no direction: their rtt series are per level of the other factors."""
+    ds, factors = timed_design()
+    first, second = (f["name"] for f in factors)
+    ping = np.asarray(ds[first].values).astype(str) == str(factors[0]["levels"][0])
+    ds = ds.assign_coords({second: ("run", np.where(ping, "", ds[second].values.astype(str)))})
+    ds["rtt_median"] = ds["rtt_median"].where(ping)
+    ds["throughput"] = ds["throughput"].where(~ping)
+    g = design_product(ds, {"bootstrap": 20}, MONITOR)
+    shown = json.loads(g["series/throughput"].attrs["by"])
+    assert set(shown) == {first, second}
+    assert json.loads(g["series/rtt_median"].attrs["by"]) == [n for n in shown if n != second]
+    assert int(g["series/rtt_median"]["n"].sum()) == int(ping.sum())
+    assert int(g["series/throughput"]["n"].sum()) == int((~ping).sum())
