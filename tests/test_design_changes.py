@@ -92,6 +92,7 @@ def test_a_daily_cycle_is_measured_where_the_span_allows():
     assert s["n_changes"].values.sum() == 0
 
 
+@pytest.mark.slow
 def test_the_page_shows_the_change(tmp_path, monkeypatch):
     ds, factors = timed_design()
     ds = processed_stats(tmp_path, ds)

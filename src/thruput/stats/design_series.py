@@ -150,8 +150,8 @@ def _ratios(values: xr.DataArray, found: xr.Dataset, s: Mapping[str, Any]) -> di
         b = xr.DataArray(v[k:edges[j + 2]], dims="sample")
         c = compare(a, b, dim="sample", n_boot=int(s["n_boot"]), confidence=float(s["confidence"]),
                     seed=int(s["seed"]))
-        for key in out:
-            out[key][j] = float(c[key])
+        for key, column in out.items():
+            column[j] = float(c[key])
     return out
 
 
@@ -161,6 +161,7 @@ def _one_series(values: xr.DataArray, s: Mapping[str, Any]) -> tuple[dict[str, A
     span_s = float((t.max() - t.min()) / np.timedelta64(1, "s")) if n else 0.0
     row: dict[str, Any] = {"n": n, "span_s": span_s, **_cycle(values, span_s, s)}
     given = s["period_s"]
+    period: float | None
     if given is not None and given != "auto":
         period = float(given)
     else:          # (the daily cycle, where this series has a significant one)

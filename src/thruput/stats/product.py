@@ -234,7 +234,7 @@ def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
     if kind not in PRODUCTS:
         raise ValueError(f"campaign {ds.attrs.get('campaign')!r}: no statistics product for kind "
                          f"{kind!r}; known: {sorted(PRODUCTS)}")
-    groups = PRODUCTS[kind](ds, params, monitor) if kind == "design" else PRODUCTS[kind](ds, params)
+    groups = design_sweep_product(ds, params, monitor) if kind == "design" else PRODUCTS[kind](ds, params)
     root = xr.Dataset(attrs={"campaign": ds.attrs.get("campaign", ""), "campaign_kind": kind,
                              "title": ds.attrs.get("title", ds.attrs.get("campaign", "")),
                              "metadata": _metadata_text(ds), "params": json.dumps(params, sort_keys=True)})
