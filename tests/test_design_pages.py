@@ -44,7 +44,7 @@ def processed(tmp_path, ds):
     """``ds`` and its product as the pipeline leaves them, read back as the page does."""
     name = ds.attrs["campaign"]
     write_netcdf(ds, tmp_path / "processed" / f"{name}.nc")
-    write_product(campaign_product(ds, PARAMS), tmp_path / "processed" / f"{name}.stats.nc")
+    write_product(campaign_product(ds, PARAMS, PARAMS), tmp_path / "processed" / f"{name}.stats.nc")
     return report.read_processed(tmp_path / "processed", name)
 
 
@@ -104,6 +104,9 @@ def test_a_random_design_builds_its_page(seed, tmp_path, monkeypatch):
     timed = [h for h in headings if h.startswith("## Over time:")]
     has_values = any(np.isfinite(ds[m]).any() for m in page.METRICS if m in ds)
     assert bool(timed) == bool(ds.attrs["design_time"] and has_values), headings
+    # a design over time is watched per cell for changes; one without time has no period
+    changes = [h for h in headings if h.startswith("## Changes over time")]
+    assert bool(changes) == bool(ds.attrs["design_time"]), headings
     one_liners = [i.data.split("\n\n") for i in items if isinstance(i, Markdown) and i.data.startswith("## ")]
     assert all(len(parts) <= 2 for parts in one_liners)
 

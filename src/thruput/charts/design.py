@@ -18,10 +18,15 @@ import pandas as pd
 from .style import WIDTH
 from .monitor import CATEGORY_RANGE, NO_LIMIT, UTC_SCALE, _utc
 
-__all__ = ["small_multiples", "level_ratios", "level_series", "FACET_HEIGHT"]
+__all__ = ["small_multiples", "level_ratios", "level_series", "series_changes", "FACET_HEIGHT",
+           "SERIES_COLUMNS"]
 
 #: Height of one panel of small multiples (px).
 FACET_HEIGHT = 200
+#: Panels per row of the series with their change points.
+SERIES_COLUMNS = 3
+#: Colour of change points and of the levels between them.
+CHANGE_COLOR = "#D55E00"
 #: Axis labels of levels: slanted, whole.
 LEVEL_AXIS = alt.Axis(labelAngle=-40, labelLimit=160)
 
@@ -165,4 +170,57 @@ def level_series(bins: pd.DataFrame, unit: str, quantity: str, *, series: str | 
                  alt.Tooltip("p90:Q", format=".4~g", title=f"p90 ({unit})"),
                  alt.Tooltip("n:Q", title="runs"), alt.Tooltip("series:N", title=series or "runs")])
     chart = alt.layer(band, line).properties(width=WIDTH, height=FACET_HEIGHT + 60)
+    return chart.properties(title=title) if title else chart
+
+
+def series_changes(bins: pd.DataFrame, changes: pd.DataFrame, levels: pd.DataFrame, unit: str, quantity: str,
+                   *, order: Sequence[str], title: str = "") -> alt.TopLevelMixin:
+    """One panel per series: its median per time bin with the p10-p90 band, each change
+    point as a rule over the shaded interval of its time, and the level (median) of each
+    segment between change points.
+
+    Parameters
+    ----------
+    bins : pandas.DataFrame
+        Non-empty bins: ``time``, ``median``, ``p10``, ``p90`` (``unit``), ``n``,
+        ``series`` (label) and ``segment`` (changes across an empty bin).
+    changes : pandas.DataFrame
+        ``time``, ``time_lower``, ``time_upper``, ``before``, ``after`` (``unit``),
+        ``ratio`` (1), ``series``.
+    levels : pandas.DataFrame
+        ``time``, ``end``, ``level`` (``unit``), ``series``: a series' segments.
+    order : sequence of str
+        The series drawn, in panel order.
+    """
+    frames = [_utc(bins.assign(layer="bin"), "time"),
+              _utc(levels.assign(layer="level"), "time", "end"),
+              _utc(changes[["time", "time_lower", "time_upper", "before", "after", "ratio", "series"]]
+                   .assign(layer="change"), "time", "time_lower", "time_upper")]
+    data = pd.concat([f for f in frames if len(f)], ignore_index=True)
+    x = alt.X("time:T", scale=UTC_SCALE, axis=alt.Axis(title="time (UTC)"))
+    y_title = f"{quantity} ({unit})"
+    base = alt.Chart()
+    band = base.transform_filter(alt.datum.layer == "bin").mark_area(opacity=0.2, color=CATEGORY_RANGE[0]).encode(
+        x=x, y=alt.Y("p10:Q", title=y_title, scale=alt.Scale(zero=False)), y2="p90:Q", detail="segment:N")
+    line = base.transform_filter(alt.datum.layer == "bin").mark_line(
+        strokeWidth=1.5, color=CATEGORY_RANGE[0], point=alt.OverlayMarkDef(size=10)).encode(
+        x=x, y=alt.Y("median:Q", title=y_title), detail="segment:N",
+        tooltip=[alt.Tooltip("utcyearmonthdatehoursminutes(time):T", title="bin (UTC)"),
+                 alt.Tooltip("median:Q", format=".4~g", title=f"median ({unit})"), alt.Tooltip("n:Q", title="runs")])
+    level = base.transform_filter(alt.datum.layer == "level").mark_rule(
+        strokeWidth=2.5, color=CHANGE_COLOR, opacity=0.8).encode(
+        x=x, x2="end:T", y=alt.Y("level:Q", title=y_title),
+        tooltip=[alt.Tooltip("level:Q", format=".4~g", title=f"segment median ({unit})")])
+    interval = base.transform_filter(alt.datum.layer == "change").mark_rect(opacity=0.15, color="#555555").encode(
+        x=alt.X("time_lower:T", scale=UTC_SCALE), x2="time_upper:T")
+    rule = base.transform_filter(alt.datum.layer == "change").mark_rule(
+        strokeWidth=1.5, strokeDash=[6, 3], color=CHANGE_COLOR).encode(
+        x=x, tooltip=[alt.Tooltip("utcyearmonthdatehoursminutesseconds(time):T", title="change (UTC)"),
+                      alt.Tooltip("before:Q", format=".4~g", title=f"before ({unit})"),
+                      alt.Tooltip("after:Q", format=".4~g", title=f"after ({unit})"),
+                      alt.Tooltip("ratio:Q", format=".3~g", title="after / before")])
+    layer = alt.layer(band, line, level, interval, rule).properties(width=_width(SERIES_COLUMNS), height=FACET_HEIGHT)
+    chart = layer.properties(data=data).facet(
+        facet=alt.Facet("series:N", title=None, sort=list(order), header=alt.Header(labelLimit=NO_LIMIT)),
+        columns=min(SERIES_COLUMNS, max(len(order), 1))).resolve_scale(y="independent")
     return chart.properties(title=title) if title else chart

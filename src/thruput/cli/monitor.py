@@ -162,7 +162,7 @@ def _report(args, directory):
     """``thruput monitor report``: exit 0 ok, 1 breach open, 2 input error, 3 no data."""
     from ..monitor.alerts import EXIT, evaluate, format_report, report_json, series_changes
     from ..monitor.metrics import perfdata, with_perfdata
-    from .pipeline_health import HEALTH_SECTION, open_monitor, project_params
+    from .pipeline_health import HEALTH_SECTION, monitor_only, open_monitor, project_params
 
     since = None
     if args.since is not None:
@@ -170,8 +170,7 @@ def _report(args, directory):
         since = dt.datetime.fromtimestamp(args.since, dt.timezone.utc).isoformat()
     try:
         ds = open_monitor(directory)
-        if ds.attrs.get("campaign_kind") != "monitor":
-            raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
+        monitor_only(ds, directory, "thruput monitor report")
         # the pipeline's parameters (params.yaml of the project, or --params): the same
         # rules' settings and the same change points as the health stage and the page
         params = project_params(args.params, directory)

@@ -24,11 +24,10 @@ def _address(text):
 def _exposition(directory):
     from ..monitor.alerts import evaluate
     from ..monitor.metrics import exposition
-    from .pipeline_health import HEALTH_SECTION, open_monitor, project_params
+    from .pipeline_health import HEALTH_SECTION, monitor_only, open_monitor, project_params
 
     ds = open_monitor(directory)
-    if ds.attrs.get("campaign_kind") != "monitor":
-        raise ValueError(f"{directory}: not a monitor campaign (kind: monitor)")
+    monitor_only(ds, directory, "thruput monitor metrics")
     # the rules' settings of the pipeline and of `thruput monitor report` (params.yaml health)
     return exposition(ds, evaluate(ds, project_params(None, directory).get(HEALTH_SECTION)))
 

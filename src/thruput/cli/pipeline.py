@@ -223,7 +223,8 @@ def run_stats(args):
 
             tree["route_changes"] = route_changes_table(args.routes)
     else:
-        tree = campaign_product(ds, params)
+        # (a design over time takes its change points' settings from the monitor's section)
+        tree = campaign_product(ds, params, _params_file(args.params).get("monitor"))
     write_product(tree, args.out)
     print(f"{args.out}: statistics of {ds.attrs['campaign']} ({', '.join(tree.children)})")
     return 0

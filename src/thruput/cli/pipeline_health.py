@@ -46,6 +46,23 @@ def open_monitor(path):
     return open_campaign(path, chunks={})
 
 
+def monitor_only(ds, directory, command):
+    """Refuse a campaign that is not a monitor with a one-line :class:`ThruputError`
+    naming its kind: alert rules are evaluated on a monitor's schedule slots, which a
+    design (even over time) does not have."""
+    from ..errors import ThruputError
+
+    kind = ds.attrs.get("campaign_kind") or "unknown"
+    if kind == "monitor":
+        return
+    timed = kind == "design" and int(ds.attrs.get("design_time", 0) or 0)
+    hint = ("; its change points per cell are in its statistics product and page (thruput pipeline stats)"
+            if timed else "")
+    raise ThruputError(f"{directory}: a campaign of kind {kind!r}{' over time' if timed else ''}, not a monitor: "
+                       f"{command} evaluates the alert rules of a monitor (kind: monitor) on its schedule's "
+                       f"slots{hint}")
+
+
 def project_params(path, start):
     """params.yaml as a dict: ``path``, else the one of the project ``start`` is in (found by
     its dvc.yaml), else empty."""

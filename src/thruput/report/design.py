@@ -6,7 +6,7 @@ here for a design: what was varied (:func:`design_factors`), each factor's level
 (:func:`design_levels`), small multiples over the factors (:func:`design_small_multiples`),
 the levels compared (:func:`design_comparisons`), plateaus (:func:`design_plateaus`),
 failures (:func:`design_failures`) and, for a design over time, its series
-(:func:`design_time`). Every number is read from the product that
+(:func:`design_time`) and each cell's change points and daily cycle (:func:`design_changes`). Every number is read from the product that
 :func:`thruput.stats.design.design_product` wrote; nothing is computed here but units and
 text. A section the design cannot have says why in one line.
 """
@@ -14,7 +14,7 @@ text. A section the design cannot have says why in one line.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,9 +23,10 @@ import xarray as xr
 from IPython.display import HTML, Markdown, display
 
 from ..charts import design as charts_design
+from ..formatting import duration
 
 __all__ = ["design_title", "design_factors", "design_levels", "design_small_multiples",
-           "design_comparisons", "design_plateaus", "design_failures", "design_time",
+           "design_comparisons", "design_plateaus", "design_failures", "design_time", "design_changes",
            "design_statistics", "design_charts", "number_text", "level_label", "METRICS"]
 
 #: How a page shows each metric: name, unit shown, factor from the stored unit.
@@ -37,6 +38,8 @@ LISTED_LEVELS = 12
 MAX_X_LEVELS = 40
 #: Most rows of a comparison table (the chart shows every cell).
 MAX_TABLE_ROWS = 60
+#: Most series drawn with their change points (those with changes first; the table lists all).
+MAX_SERIES_PANELS = 12
 #: Medians spanning more than this factor are drawn on a log axis.
 LOG_SPAN = 100.0
 #: What each role of a factor means on the page.
@@ -455,6 +458,150 @@ def design_time(product: xr.DataTree) -> Any:
     return result
 
 
+def _series_labels(frame: pd.DataFrame, by: Sequence[str], factors: dict[str, dict[str, Any]]) -> list[str]:
+    """Each row's series as text: ``"cc bbr, socket_buffer 64 KiB"`` ("all runs" without factors)."""
+    if not by:
+        return ["all runs"] * len(frame)
+    parts = [[f"{b} {v}" for v in _label_column(frame[b].values, factors[b])] for b in by]
+    return [", ".join(p) for p in zip(*parts)]
+
+
+def _time_text(t: Any) -> str:
+    return str(np.datetime64(t, "s")).replace("T", " ")
+
+
+def _series_frames(product: xr.DataTree, m: str, factors: dict[str, dict[str, Any]], k: float):
+    """The bins, change points and segment levels of metric ``m``'s series, in display units."""
+    series = _group(product, f"series/{m}")
+    changes = _group(product, f"changes/{m}")
+    s = _group(product, f"series_bins/{m}")
+    by = json.loads(series.attrs.get("by", "[]"))
+    table = series.to_dataframe().reset_index() if series.sizes.get("series") else pd.DataFrame(
+        columns=[*by, *series.data_vars])
+    table["series"] = _series_labels(table, by, factors)
+    ch = changes.to_dataframe().reset_index() if changes.sizes.get("change") else pd.DataFrame(
+        columns=[*by, *changes.data_vars])
+    ch["series"] = _series_labels(ch, by, factors)
+    bins = s[["median", "p10", "p90", "n"]].to_dataframe().reset_index()
+    bins["series"] = _series_labels(bins, by, factors)
+    bins = bins[bins["series"].isin(set(table["series"]))]
+    frames = []
+    for label, part in bins.groupby("series", sort=False):
+        part = part.sort_values("time")
+        has = part["n"].to_numpy() > 0
+        frames.append(part.assign(segment=[f"{label} {i}" for i in np.cumsum(~has)])[has])
+    bins = pd.concat(frames) if frames else bins.assign(segment=[])
+    for key in ("median", "p10", "p90"):
+        bins[key] = bins[key] * k
+    for key in ("before", "after", "shift", "shift_lower", "shift_upper"):
+        ch[key] = ch[key].astype(float) * k
+    levels = []
+    step = np.timedelta64(int(s.attrs.get("bin_s", 1)), "s")
+    for label, part in ch.sort_values("time").groupby("series", sort=False):
+        own = bins[bins["series"] == label]
+        if own.empty:
+            continue
+        edges = [own["time"].min(), *part["time"], own["time"].max() + step]
+        values = [part["before"].iloc[0], *part["after"]]
+        levels += [{"series": label, "time": a, "end": b, "level": v} for a, b, v in zip(edges[:-1], edges[1:], values)]
+    return table, ch, bins, pd.DataFrame(levels, columns=["series", "time", "end", "level"]), by, series.attrs
+
+
+def design_changes(product: xr.DataTree) -> Any:
+    """For a design over time: each series' (cell's) change points, found as the monitor
+    finds them, marked on its series, with a table of the changes (before -> after, shift
+    and ratio with their intervals) and each series' daily cycle; nothing for a design
+    without time (it has no period)."""
+    d = _design(product)
+    if not d.attrs.get("time"):
+        return None
+    factors = _factors(product)
+    names = [m for m in _metrics(product) if _group(product, f"series/{m}") is not None]
+    if not names:
+        return Markdown("## Changes over time\n\nNo run reported a throughput, RTT, loss or jitter: no series to search.")
+    result: Any = None
+    for m in names:
+        what, unit, k = METRICS[m]
+        table, ch, bins, levels, by, attrs = _series_frames(product, m, factors, k)
+        settings = json.loads(attrs.get("change_params", "{}"))
+        confidence = float(settings.get("confidence", 0.95))
+        heading = f"## Changes over time: {what}"
+        for part in _change_section(heading, what, unit, k, confidence, table, ch, bins, levels, by, attrs, settings):
+            if result is not None:
+                display(result)
+            result = part
+    return result
+
+
+def _change_section(heading, what, unit, k, confidence, table, ch, bins, levels, by, attrs, settings):
+    """The items of one metric's changes section, in order."""
+    if table.empty:
+        yield Markdown(f"{heading}\n\nNo run reported a {what}: no series to search.")
+        return
+    n_series, n_cells = int(attrs.get("n_series", len(table))), int(attrs.get("n_cells", len(table)))
+    pooled = json.loads(attrs.get("pooled", "[]"))
+    cells = (f"each cell of {', '.join(by)}" if by else "all runs as one series") + (
+        f" ({n_series} of {n_cells} cells, those with most runs)" if n_series < n_cells else "")
+    rule = (f"segments of at least {int(settings.get('min_size', 5))} runs, a change costs "
+            f"{number_text(settings.get('penalty', 3))} x log(n)")
+    enough = table["n"].astype(int) >= 2 * int(settings.get("min_size", 5))
+    if not enough.any():
+        yield Markdown(f"{heading}\n\nNo series has the {2 * int(settings.get('min_size', 5))} runs a change point "
+                       f"needs (the most: {int(table['n'].max())}): no change to find.")
+        return
+    if ch.empty:
+        yield Markdown(f"{heading}\n\nNo change found in {int(enough.sum())} series ({cells}; {rule}"
+                       + (f"; pooled over {', '.join(pooled)}" if pooled else "") + ").")
+    else:
+        yield Markdown(f"{heading}\n\nThe level of {cells} over time; a change point is where it shifts "
+                       f"(PELT with the monitor's settings: {rule}; a shift whose {confidence:.0%} interval "
+                       "holds 0 is dropped)." + (f" Pooled over {', '.join(pooled)}." if pooled else ""))
+        order = list(dict.fromkeys([*ch["series"], *table["series"]]))[:MAX_SERIES_PANELS]
+        if len(table) > MAX_SERIES_PANELS:
+            yield Markdown(f"The {len(order)} of {len(table)} series drawn are those with changes first.")
+        yield charts_design.series_changes(bins[bins["series"].isin(order)], ch[ch["series"].isin(order)],
+                                           levels[levels["series"].isin(order)], unit, what, order=order)
+        rows = pd.DataFrame({
+            "series": ch["series"], "change (UTC)": [_time_text(t) for t in ch["time"]],
+            f"{confidence:.0%} bounds (UTC)": [f"{_time_text(a)} – {_time_text(b)}" for a, b in zip(ch["time_lower"], ch["time_upper"])],
+            f"before → after ({unit})": [f"{number_text(a)} → {number_text(b)}" for a, b in zip(ch["before"], ch["after"])],
+            f"shift ({unit}, {confidence:.0%} CI)": [f"{_signed(v)} ({_signed(a)} … {_signed(b)})"
+                                                    for v, a, b in zip(ch["shift"], ch["shift_lower"], ch["shift_upper"])],
+            f"after / before ({confidence:.0%} CI)": [f"{number_text(v)} ({_range(a, b)})"
+                                                     for v, a, b in zip(ch["ratio"], ch["ratio_low"], ch["ratio_high"])]})
+        yield HTML(rows.head(MAX_TABLE_ROWS).to_html(index=False))
+    measured = table[np.isfinite(table["cycle_power"].astype(float))]
+    if measured.empty:
+        yield Markdown(f"### Daily cycle: {what}\n\n{_no_cycle(table, attrs)}")
+        return
+    yield Markdown(f"### Daily cycle: {what}\n\nThe share of each series' variance a 24 h sinusoid explains "
+                   "(levels between change points removed), its false-alarm probability, and the daily "
+                   "profile's range; a cycle where that probability is at most 0.01 is removed before the search.")
+    yield HTML(pd.DataFrame({
+        "series": measured["series"], "runs": measured["n"].astype(int),
+        "power at 24 h": [f"{v:.0%}" for v in measured["cycle_power"]],
+        "false-alarm probability": [number_text(v, 2) for v in measured["cycle_false_alarm"]],
+        f"amplitude ({unit})": [number_text(v * k) for v in measured["cycle_amplitude"].astype(float)],
+        "relative amplitude": [f"{v:.0%}" if np.isfinite(v) else DASH for v in measured["cycle_relative_amplitude"]],
+    }).head(MAX_TABLE_ROWS).to_html(index=False))
+
+
+def _signed(value: float) -> str:
+    text = number_text(value)
+    return f"+{text}" if text != DASH and float(value) > 0 else text
+
+
+def _no_cycle(table: pd.DataFrame, attrs: Mapping[str, Any]) -> str:
+    """Why no series has a daily cycle measured, in one line."""
+    span, runs = float(attrs.get("cycle_min_span_s", 172800)), int(attrs.get("cycle_min_runs", 10))
+    longest = float(table["span_s"].astype(float).max())
+    if longest < span:
+        return (f"No daily cycle measured: the longest series spans {duration(longest)}, "
+                f"less than {duration(span)}.")
+    return (f"No daily cycle measured: no series that spans {duration(span)} has the {runs} runs "
+            "a periodogram needs.")
+
+
 def _duration_text(seconds: float) -> str:
     s = float(seconds)
     for unit, size in (("day", 86400), ("h", 3600), ("min", 60)):
@@ -470,7 +617,11 @@ def design_statistics(product: xr.DataTree) -> Any:
 
 
 def design_charts(product: xr.DataTree) -> Any:
-    """Every chart section of a design page, displayed in order."""
+    """Every chart section of a design page, displayed in order (a design over time ends
+    with its changes)."""
     for part in (design_small_multiples, design_comparisons, design_plateaus, design_failures):
         display(part(product))
-    return design_time(product)
+    if not _design(product).attrs.get("time"):
+        return design_time(product)
+    display(design_time(product))
+    return design_changes(product)

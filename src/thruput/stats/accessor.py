@@ -328,9 +328,9 @@ class DatasetAccessor:
         ``other`` (``b``)."""
         return _design.compare_designs(self._ds, other, var, by, **kwargs)
 
-    def design_product(self, params=None):
+    def design_product(self, params=None, monitor=None):
         """:func:`thruput.stats.design.design_product` of this design campaign."""
-        return _design.design_product(self._ds, params)
+        return _design.design_product(self._ds, params, monitor)
 
     # --- monitor campaigns (thruput.stats.monitor, thruput.stats.monitor_tables) ---
     def change_points(self, **kwargs):

@@ -36,7 +36,9 @@ import xarray as xr
 from ._util import percentile_name, units_of
 from .compare import compare
 from .defaults import CONFIDENCE, DEFAULTS, N_BOOT, PLATEAU_TOLERANCE, SEED
+from .design_series import MAX_SERIES, change_settings, series_cells, series_changes, series_factors
 from .grouped import grouped_summary
+from .periodic import DAY_S, MIN_CYCLES, MIN_FOR_PERIOD
 from .plateau import plateau
 
 __all__ = ["factors_of", "design_grid", "design_summary", "design_plateau", "level_comparison",
@@ -589,7 +591,37 @@ def _design_table(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Map
         "n_runs": int(ds.sizes["run"]), "n_ok": int(ok.sum()), "n_failed": int((~ok).sum())})
 
 
-def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
+def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mapping[str, Any],
+               metrics: Sequence[str], monitor: Mapping[str, Any] | None,
+               percentiles: Sequence[float]) -> dict[str, xr.Dataset]:
+    """The groups of a time design's series (:mod:`thruput.stats.design_series`): per
+    metric, each series' change points, its daily cycle and its time bins."""
+    settings = change_settings(monitor)
+    shown = series_factors(factors, _priority(layout))
+    codes = _codes(ds, [_factor(ds, b) for b in shown])
+    varied = [f["name"] for f in factors if len(f["levels"]) > 1]
+    groups = {}
+    for m in metrics:
+        usable = _ok(ds) & np.isfinite(np.asarray(ds[m].values, dtype=float))
+        # (a factor that does not apply to the metric's runs, a ping's direction, splits nothing)
+        keep = [j for j in range(len(shown)) if (codes[usable, j] >= 0).any()]
+        by = [shown[j] for j in keep]
+        cells, runs, n_cells = series_cells(codes[:, keep], usable)
+        attrs = {"by": json.dumps(by), "pooled": json.dumps([n for n in varied if n not in shown]),
+                 "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
+                 "change_params": json.dumps(settings, sort_keys=True),
+                 "cycle_min_span_s": MIN_CYCLES * DAY_S, "cycle_min_runs": MIN_FOR_PERIOD}
+        # (bins of about two runs of a series each: finer ones would be mostly empty)
+        bins = int(np.clip(np.median([len(r) for r in runs]) // 2, 2, TIME_BINS)) if runs else TIME_BINS
+        changes, series = series_changes(ds, m, [_factor(ds, b) for b in by], cells, runs, settings)
+        groups[f"changes/{m}"] = changes.assign_attrs(attrs)
+        groups[f"series/{m}"] = series.assign_attrs(attrs)
+        groups[f"series_bins/{m}"] = design_time_bins(ds, m, by, bins=bins, percentiles=percentiles).assign_attrs(attrs)
+    return groups
+
+
+def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
+                   monitor: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
     """Every table a design campaign's page shows, computed once (the ``stats`` stage).
 
     Parameters
@@ -600,6 +632,10 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         The ``stats`` section of params.yaml (complete, or missing keys take
         :data:`~thruput.stats.DEFAULTS`): ``percentiles``, ``plateau_tolerance``,
         ``confidence``, ``bootstrap``, ``seed``.
+    monitor : dict, optional
+        The ``monitor`` section of params.yaml: the change points of a time design use
+        its ``penalty``, ``min_size``, ``bootstrap``, ``confidence``, ``seed`` and
+        ``period_s``, as the monitor's do (:func:`~thruput.stats.design_series.change_settings`).
 
     Returns
     -------
@@ -629,6 +665,14 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
             Runs that did not complete, by reason.
         ``time/<metric>``
             :func:`design_time_bins` per level of the colour factor (time designs only).
+        ``changes/<metric>``, ``series/<metric>``, ``series_bins/<metric>``
+            Time designs only: each series' (a cell of up to
+            :data:`~thruput.stats.design_series.MAX_SERIES` cells of the factors the page
+            shows first, :func:`~thruput.stats.design_series.series_factors`) change points
+            with the ratio after / before, its daily cycle and the reason where either is
+            missing (:func:`~thruput.stats.design_series.series_changes`), and its
+            :func:`design_time_bins` (about two runs of a series a bin); attrs ``by``,
+            ``pooled``, ``n_cells``, ``n_series``, ``change_params``.
     """
     p = {**DEFAULTS, **dict(params or {})}
     boot = {"n_boot": int(p["bootstrap"]), "seed": int(p["seed"]), "confidence": float(p["confidence"])}
@@ -661,6 +705,7 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         by = [layout["color"]] if layout["color"] else []
         for m in metrics:
             groups[f"time/{m}"] = design_time_bins(ds, m, by, percentiles=percentiles)
+        groups.update(_over_time(ds, factors, layout, metrics, monitor, percentiles))
     for g in groups.values():
         g.attrs.update({"params": json.dumps({k: p[k] for k in ("confidence", "bootstrap", "seed",
                                                                   "plateau_tolerance")}, sort_keys=True)})

@@ -29,7 +29,7 @@ from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direc
 from ._portable import geomspace
 from .periodic import FALSE_ALARM, MIN_FOR_PERIOD, daily_cycle, false_alarm, periodogram
 
-__all__ = ["monitor_product", "monitor_tree", "product_changes", "monitor_params", "series_change_points", "SERIES", "DEFAULT_PARAMS", "TABLES"]
+__all__ = ["monitor_product", "monitor_tree", "product_changes", "monitor_params", "monitor_settings", "series_change_points", "SERIES", "DEFAULT_PARAMS", "TABLES"]
 
 #: The series of a monitor campaign: per test, the variable watched and what splits runs
 #: into series (docs/design.md names).
@@ -86,16 +86,28 @@ def _metadata(ds):
     return json.loads(raw) if isinstance(raw, str) else dict(raw)
 
 
-def monitor_params(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The product's parameters: ``params`` over :data:`DEFAULT_PARAMS`, ``None``
-    values derived from the campaign's ``campaign.yaml`` (schedule, events)."""
+def monitor_settings(params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``params`` (params.yaml's ``monitor`` section) over :data:`DEFAULT_PARAMS`, its
+    ``bootstrap`` read as ``n_boot``; nothing derived from a campaign yet (``None`` stays).
+
+    Raises
+    ------
+    ValueError
+        For a key :data:`DEFAULT_PARAMS` does not know.
+    """
     params = dict(params or {})
     if "bootstrap" in params:  # params.yaml's name (as in its stats section)
         params["n_boot"] = params.pop("bootstrap")
     unknown = set(params) - set(DEFAULT_PARAMS)
     if unknown:
         raise ValueError(f"unknown monitor parameters {sorted(unknown)}; known: {sorted(DEFAULT_PARAMS)}")
-    p = {**DEFAULT_PARAMS, **params}
+    return {**DEFAULT_PARAMS, **params}
+
+
+def monitor_params(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The product's parameters: ``params`` over :data:`DEFAULT_PARAMS`, ``None``
+    values derived from the campaign's ``campaign.yaml`` (schedule, events)."""
+    p = monitor_settings(params)
     meta = _metadata(ds)
     schedule = meta.get("schedule", {}) or {}
     interval = float(schedule.get("interval_s") or 3600)

@@ -28,7 +28,8 @@ Groups of a ``design`` product
 (``design``), summaries per cell and per level (``cells/<metric>``, ``shown/<metric>``,
 ``levels/<metric>/<factor>``), level comparisons (``compare/<factor>``), plateaus along
 ordered numeric factors (``plateau/<factor>``), ``failures`` and, for a design over time,
-``time/<metric>``.
+``time/<metric>`` and each series' change points and daily cycle (``changes/<metric>``,
+``series/<metric>``, ``series_bins/<metric>``).
 
 Groups of a ``udp_sweep`` product
 ---------------------------------
@@ -189,17 +190,19 @@ def _main_scan(ds):
     return files[np.argmax(counts)]
 
 
-def design_sweep_product(ds, params):
+def design_sweep_product(ds, params, monitor=None):
     """The groups of a design campaign's product: :func:`thruput.stats.design.design_product`
-    (nested groups such as ``compare/cc``; see its docstring)."""
-    return design_product(ds, params)
+    (nested groups such as ``compare/cc``; see its docstring); ``monitor`` (params.yaml's
+    section) sets a time design's change points."""
+    return design_product(ds, params, monitor)
 
 
 #: Campaign kind (``attrs["campaign_kind"]``) -> function ``(ds, params) -> {group: Dataset}``.
 PRODUCTS = {"tcp_sweep": tcp_sweep_product, "udp_sweep": udp_sweep_product, "design": design_sweep_product}
 
 
-def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> xr.DataTree:
+def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
+                     monitor: Mapping[str, Any] | None = None) -> xr.DataTree:
     """The complete statistics product of one normalized campaign.
 
     Parameters
@@ -210,6 +213,9 @@ def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) ->
     params : dict, optional
         The ``stats`` section of ``params.yaml``; missing keys take
         :data:`~thruput.stats.DEFAULTS`.
+    monitor : dict, optional
+        The ``monitor`` section of ``params.yaml``: the change-point settings of a design
+        over time (the monitor's own; other kinds ignore it).
 
     Returns
     -------
@@ -228,7 +234,7 @@ def campaign_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) ->
     if kind not in PRODUCTS:
         raise ValueError(f"campaign {ds.attrs.get('campaign')!r}: no statistics product for kind "
                          f"{kind!r}; known: {sorted(PRODUCTS)}")
-    groups = PRODUCTS[kind](ds, params)
+    groups = design_sweep_product(ds, params, monitor) if kind == "design" else PRODUCTS[kind](ds, params)
     root = xr.Dataset(attrs={"campaign": ds.attrs.get("campaign", ""), "campaign_kind": kind,
                              "title": ds.attrs.get("title", ds.attrs.get("campaign", "")),
                              "metadata": _metadata_text(ds), "params": json.dumps(params, sort_keys=True)})
