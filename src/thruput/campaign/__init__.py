@@ -5,6 +5,9 @@
     with :mod:`thruput.record`.
 ``metadata``
     ``campaign.yaml``: read with its lines, checked against its JSON Schema.
+``outcome``
+    The outcomes of a run in ``runs.csv`` (``ok``, ``timeout``...) and the tools' messages
+    mapped to them, shared by :mod:`thruput.record` and :mod:`thruput.monitor`.
 ``dataset``
     Reading the on-disk layout (``runs.csv``, the raw files) and :func:`open_campaign`.
 ``store``

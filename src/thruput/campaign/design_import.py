@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AmbiguousFormatError, ThruputError, UnknownFormatError
-from ..monitor.outcome import cut_outcome
+from .outcome import cut_outcome
 from ..quantities import parse_size
 from ..reader import read
 from . import runs

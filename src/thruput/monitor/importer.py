@@ -84,7 +84,7 @@ from ..formats._prefix import WRAPPER_LINES
 from ..formats._pscheduler_archive import split as archive_split
 from ..reader import read
 from . import pile, reader as mon
-from .outcome import cut_outcome
+from ..campaign.outcome import cut_outcome
 from ..campaign.dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
 from .gaps import gaps
 

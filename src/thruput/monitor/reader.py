@@ -39,7 +39,7 @@ from ..errors import ContractError, ParseError, ThruputError
 from ..hashing import sha256_bytes, sha256_file, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
-from .outcome import CUT_KEPT
+from ..campaign.outcome import CUT_KEPT
 from ..formats.ping import paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import ISO_TIME_TEXT, iso_ns as _timestamp, iso_ns_many
