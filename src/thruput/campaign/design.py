@@ -347,7 +347,7 @@ def parse_design_manifest(directory, design: Design):
         If runs.csv is missing, or its header is not :func:`design_columns` (no row can
         then be read).
     """
-    from ..monitor.manifest import OUTCOMES
+    from .outcome import OUTCOMES
     from ..quantities import ISO_TIME_TEXT, iso_ns
     path = Path(directory) / MANIFEST_FILE
     if not path.is_file():

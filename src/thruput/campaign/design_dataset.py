@@ -21,7 +21,7 @@ import xarray as xr
 
 from ..errors import ContractError
 from ..monitor import reader as mon
-from ..monitor.manifest import OUTCOMES
+from .outcome import OUTCOMES
 from ..quantities import iso_ns
 from .design import Design, DesignRow, design_of, read_design_manifest, with_levels
 
