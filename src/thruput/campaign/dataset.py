@@ -296,7 +296,7 @@ def open_campaign(name_or_path: str | os.PathLike[str], root: str | os.PathLike[
     xarray.Dataset
         For ``kind: monitor``: one ``run`` dimension in time order, see docs/design.md and
         :mod:`thruput.monitor.reader`. For ``kind: design``: one ``run`` dimension with a
-        coordinate per factor (:func:`thruput.campaign.design_dataset.open_design`). For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
+        coordinate per factor (:func:`thruput.design.dataset.open_design`). For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
         ``window_actual`` (byte), ``retransmits`` (count), ``start_time`` on
         (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams),
         ``interval_cwnd`` (byte, summed over streams) and ``interval_rtt`` (ms, the
@@ -336,7 +336,7 @@ def open_campaign(name_or_path: str | os.PathLike[str], root: str | os.PathLike[
         ds = open_monitor(directory, metadata)
         return ds if chunks is None else ds.chunk(chunks)
     if metadata["kind"] == "design":
-        from .design_dataset import open_design
+        from ..design.dataset import open_design
 
         ds = open_design(directory, metadata)
         return ds if chunks is None else ds.chunk(chunks)

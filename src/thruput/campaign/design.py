@@ -61,7 +61,7 @@ FACTOR_SOURCES = ("pattern", "log", "fixed")
 #: A factor name: an identifier (it becomes a Dataset coordinate and a runs.csv column).
 FACTOR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Names a factor may not take: the fixed columns and every name of the design Dataset
-#: (:data:`thruput.campaign.design_dataset.DESIGN_VARIABLES` lists the variables).
+#: (:data:`thruput.design.dataset.DESIGN_VARIABLES` lists the variables).
 RESERVED_NAMES = frozenset(DESIGN_COLUMNS + (
     "time", "source", "source_sha256", "throughput", "throughput_sender", "retransmits",
     "window_actual", "duration", "loss_fraction", "jitter", "tool", "tool_checks_failed",
