@@ -39,6 +39,7 @@ from .layout import LedgerTotals as _LedgerTotals
 from .metadata import (CampaignError, _Loader, _schema_message, load_metadata,  # noqa: F401
                        load_yaml, node_line, schema, schema_validator)
 from . import runs
+from .kinds import OPENERS, by_name
 from .layout import ROLE_KINDS, escapes, path_problem
 from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
                      parse_run_id, run_id)
@@ -330,17 +331,10 @@ def open_campaign(name_or_path: str | os.PathLike[str], root: str | os.PathLike[
         return open_stored(stored, chunks)
     directory = resolve(name_or_path, root)
     metadata = load_metadata(directory)
-    if metadata["kind"] == "monitor":
-        from ..monitor.reader import open_monitor
-
-        ds = open_monitor(directory, metadata)
-        return ds if chunks is None else ds.chunk(chunks)
-    if metadata["kind"] == "design":
-        from ..design.dataset import open_design
-
-        ds = open_design(directory, metadata)
-        return ds if chunks is None else ds.chunk(chunks)
-    ds = _open_sweep(directory, metadata)
+    if metadata["kind"] in OPENERS:      # monitor, design: their packages build on this one
+        ds = by_name(OPENERS[metadata["kind"]])(directory, metadata)
+    else:
+        ds = _open_sweep(directory, metadata)
     return ds if chunks is None else ds.chunk(chunks)
 
 
