@@ -104,7 +104,7 @@ def status_flags(names=STATUS_CODES):
 #: ``flag_values``/``flag_meanings`` (CF; ``none`` for ``""``, the padding past a ping
 #: run's last probe) and decoded by :func:`open_store`: ten million probe statuses as
 #: variable-length strings would take most of a normalize's writing time. A monitor
-#: batch gives them as codes already (:data:`thruput.monitor.reader.STATUS_CODES`).
+#: batch gives them as codes already (:func:`thruput.monitor.reader.status_codes`).
 CODED = {"rtt_status": STATUS_CODES}
 _NONE = NO_STATUS
 
