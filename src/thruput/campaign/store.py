@@ -39,7 +39,9 @@ from ..hashing import sha256_file
 __all__ = ["StoreError", "write_store", "open_store",
            "write_netcdf", "open_product", "write_product", "product_tables", "NETCDF_ENGINE", "STATS_SUFFIX",
            "verify_sources", "record_path", "load_record", "save_record", "stat_files",
-           "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store"]
+           "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store",
+           "create_part", "decode_codes", "resize_runs", "write_region", "put_attrs", "refuse_older",
+           "refuse_stored_runs", "stat_each", "STATUS_CODES", "NO_STATUS", "status_flags"]
 
 ZARR_FORMAT = 2
 #: Engine of the netCDF files the pipeline writes: netCDF-C writes no timestamps, so the
@@ -126,7 +128,7 @@ def _encode_codes(var, names):
     return xr.Variable(var.dims, codes, var.attrs | status_flags(names))
 
 
-def _decode_codes(ds):
+def decode_codes(ds):
     """The :data:`CODED` variables of ``ds`` back to strings: lazily (object arrays) if
     they are dask arrays, else as ``<U`` strings."""
     for name in CODED:
@@ -184,14 +186,14 @@ def write_store(ds, path):
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _create(ds, path)
+    tmp = create_part(ds, path)
     if path.exists():
         shutil.rmtree(path)
     os.replace(tmp, path)
     return path
 
 
-def _create(ds, path):
+def create_part(ds, path):
     """Write ``ds`` as a new store at ``<path>.part`` (replacing one there); returns it."""
     tmp = path.with_name(path.name + ".part")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -210,7 +212,7 @@ def open_store(path, chunks=None):
     ds = xr.open_zarr(path, consolidated=True, chunks=chunks if chunks is not None else None)
     if chunks is None:
         ds = ds.load()
-    ds = _decode_codes(ds)
+    ds = decode_codes(ds)
     if chunks is None:
         ds = ds.assign({n: v.astype(object).astype(str) for n, v in ds.data_vars.items() if v.dtype.kind == "T"})
     else:  # lazy: object strings per chunk (NumPy's StringDType does not cast to "<U" in place)
@@ -298,7 +300,7 @@ def write_region(ds, path, start, consolidated=False):
         path, region={"run": slice(start, end)}, consolidated=consolidated, zarr_format=ZARR_FORMAT)
 
 
-def _refuse_older(path, stored, names):
+def refuse_older(path, stored, names):
     """StoreError if any of the variables ``names`` is not among ``stored`` (the names the
     store at ``path`` holds): a store written by an older thruput, whose runs lack it."""
     missing = sorted(name for name in names if name not in stored)
@@ -316,7 +318,7 @@ def put_attrs(path, attrs):
     zarr.consolidate_metadata(str(path))
 
 
-def _refuse_stored_runs(path, stored, runs):
+def refuse_stored_runs(path, stored, runs):
     """StoreError if any of ``runs`` is among ``stored`` (the run ids of the store at ``path``)."""
     again = sorted(set(map(str, runs)).intersection(map(str, np.asarray(stored, dtype=object).tolist())))
     if again:
@@ -395,24 +397,24 @@ def stat_files(directory, sources, threads=None):
     sources = list(sources)
     if threads is None:
         t0 = time.perf_counter()
-        found = _stat_each(directory, sources[:STAT_PROBE])
+        found = stat_each(directory, sources[:STAT_PROBE])
         slow = time.perf_counter() - t0 > SLOW_STAT * len(found)
         sources, threads = sources[STAT_PROBE:], STAT_THREADS if slow else 1
     else:
         found = []
     n = max(1, threads)
     if n == 1:
-        found += _stat_each(directory, sources)
+        found += stat_each(directory, sources)
     else:
         cuts = [len(sources) * k // n for k in range(n + 1)]
         with ThreadPoolExecutor(n, thread_name_prefix="thruput-stat") as pool:
-            found += [x for got in pool.map(_stat_each, [directory] * n,
+            found += [x for got in pool.map(stat_each, [directory] * n,
                                             [sources[a:b] for a, b in zip(cuts, cuts[1:])]) for x in got]
     numbers = np.array(found, dtype=np.int64).reshape(-1, 2)
     return numbers[:, 0], numbers[:, 1]
 
 
-def _stat_each(directory, names):
+def stat_each(directory, names):
     """``[(size, mtime_ns)]`` of each file ``names`` (relative to ``directory``), one after
     the other; ``(-1, -1)`` for none. Each name is looked up from the folder's descriptor
     (``dir_fd``) where the system has it: no path is joined per file."""

@@ -29,17 +29,17 @@ import xarray as xr
 from ..campaign import store
 from ..campaign.store import (
     StoreError,
-    _create,
-    _decode_codes,
-    _refuse_older,
-    _refuse_stored_runs,
-    _stat_each,
+    create_part,
+    decode_codes,
     is_store,
     load_record,
     open_store,
     put_attrs,
+    refuse_older,
+    refuse_stored_runs,
     resize_runs,
     save_record,
+    stat_each,
     verify_sources,
     write_region,
     write_store,
@@ -82,12 +82,12 @@ def append_store(ds, path, *, checked=False):
 
     group = zarr.open_consolidated(str(path), mode="r")
     if not checked:
-        _refuse_stored_runs(path, group["run"][:], ds["run"].values)
-    _refuse_older(path, group, ds.data_vars)
+        refuse_stored_runs(path, group["run"][:], ds["run"].values)
+    refuse_older(path, group, ds.data_vars)
     n_runs, width = group["rtt"].shape
     last = np.datetime64(int(group["time"][n_runs - 1]), "ns") if n_runs else None
     if ds.sizes["probe"] > width or (last is not None and ds["time"].values[0] < last):
-        whole = mon.combine([open_store(path), _decode_codes(ds.copy())])
+        whole = mon.combine([open_store(path), decode_codes(ds.copy())])
         whole = whole.assign_coords(probe=np.arange(whole.sizes["probe"]))
         for name in ds.variables:
             whole[name].attrs = ds[name].attrs
@@ -106,7 +106,7 @@ def read_stat_batch(directory, rows):
     and each row's file's ``(size, mtime_ns)`` (an int64 array, ``-1`` for none) taken
     just before the batch is read, by the worker that reads it."""
     rows = list(map(tuple.__new__, itertools.repeat(mon.MonitorRow), rows))
-    stats = np.array(_stat_each(directory, [r.path for r in rows]), dtype=np.int64).reshape(-1, 2)
+    stats = np.array(stat_each(directory, [r.path for r in rows]), dtype=np.int64).reshape(-1, 2)
     return mon.read_batch(directory, rows), stats
 
 
@@ -217,7 +217,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     if base is not None:
         _check_prefix(directory, out, base, text, digest)
         if rows:
-            _refuse_stored_runs(out, base["run"].values, [r.run for r in rows])
+            refuse_stored_runs(out, base["run"].values, [r.run for r in rows])
     sources = [r.path for r in rows]
     pieces = mon.batches(rows)
     if client is None and len(pieces) < MIN_BATCHES_FOR_CLUSTER:
@@ -383,7 +383,7 @@ def _write_units(client, directory, out, metadata, text, rows, pieces, stats):
         head = mon.finish(mon.combine([first], n_probe=width), metadata, text, len(rows),
                           mon.ManifestDigest(text), fixed_width=False)
         del first
-        part = _create(mon.validate_monitor(head), Path(out))
+        part = create_part(mon.validate_monitor(head), Path(out))
         resize_runs(part, head, len(rows))
         zarr.consolidate_metadata(str(part))    # (the lengths the workers' writes open)
         start = 0
