@@ -161,7 +161,7 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     verify : {True, "all", False}
         Check that the raw files the store already holds are unchanged (a file changed in
         place is an error): by default those whose size or modification time differ from
-        :func:`record_path`'s are hashed again; ``"all"`` hashes every one; False none.
+        :func:`~thruput.campaign.store.record_path`'s are hashed again; ``"all"`` hashes every one; False none.
         The rows themselves are always checked against ``manifest_sha256``.
 
     Returns
@@ -183,79 +183,32 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
         For a bad campaign.yaml, runs.csv or raw file, naming file and line.
     """
     from ..campaign.metadata import load_metadata
-    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster, iter_batches
+    from ..parallel import MIN_BATCHES_FOR_CLUSTER, cluster
 
     out = Path(out)
     metadata = load_metadata(directory)
-    start, base, rebuilt = 0, None, ""
-    if is_store(out):      # (no index of the run ids: only some arrays are read, lazily)
-        base = xr.open_zarr(out, consolidated=True, chunks=None, create_default_indexes=False)
-        if base.attrs.get("campaign") != metadata["name"]:
-            raise StoreError(f"{out}: holds campaign {base.attrs.get('campaign')!r}, not {metadata['name']!r}")
-        if base.sizes.get("run", 0) != int(base.attrs.get("manifest_rows", -1)):
-            raise StoreError(f"{out}: holds {base.sizes.get('run', 0)} runs but records "
-                             f"{base.attrs.get('manifest_rows')} rows of runs.csv: an append was "
-                             f"cut short after its attrs were written. Delete {out} to normalize anew")
-        version = base.attrs.get("monitor_version", 1)
-        if version != mon.MONITOR_VERSION:      # read by another reader: read all anew
-            rebuilt = (f"the store was written by monitor reader version {version}, this is "
-                       f"version {mon.MONITOR_VERSION}: every run read again")
-            base = None
-    record = load_record(out)
+    base, rebuilt = _stored(out, metadata)
+    start = int(base.attrs["manifest_rows"]) if base is not None else 0
     text = mon.read_manifest_text(directory)
     digest = mon.ManifestDigest(text)
-    if base is not None:
-        start = int(base.attrs["manifest_rows"])
-    try:
-        rows, _, times = mon.read_monitor_manifest(directory, start, text=text, times=True)
-    except ThruputError:
-        if base is not None:                # a stored row's change is said first
-            _check_prefix(directory, out, base, text, digest)
-        raise
-    rows, times = mon.in_time_order(rows, times)
-    checked = record.iloc[:0]
-    if base is not None:
-        _check_prefix(directory, out, base, text, digest)
-        if rows:
-            refuse_stored_runs(out, base["run"].values, [r.run for r in rows])
-    sources = [r.path for r in rows]
+    rows = _rows_to_add(directory, out, base, start, text, digest)
+    record = load_record(out)
     pieces = mon.batches(rows)
     if client is None and len(pieces) < MIN_BATCHES_FOR_CLUSTER:
         workers = scheduler = None          # a cluster would take longer to start
     stats = []                              # (each batch's files' size and time, in order)
     with cluster(workers, scheduler, client) as c:
-        where = {"client": c} if c is not None else {}
-        found = None
+        written, checked = None, record.iloc[:0]
         if c is not None and base is None and rows and _in_units():
-            try:
-                found = _write_units(c, directory, out, metadata, text, rows, pieces, stats)
-            except _Wider:                      # (read again below, written by this process)
-                stats.clear()
-        # (two waves ahead: the workers go on reading while this process writes a wave)
-        read = None if found is not None else iter_batches(
-            read_stat_batch, str(directory), map(_plain_rows, pieces), client=c, ahead=2 * WAVE_BATCHES)
-        try:
-            if found is not None:
-                attrs, disagreeing = found
-            elif base is not None and verify:   # (while the workers read the first batches)
-                problems, checked = verify_sources(directory, base,
-                                                   record=None if verify == "all" else record, **where)
-                if problems:
-                    raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
-                                     f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
-            elif base is not None:
-                checked = record
-            if found is None:
-                attrs, disagreeing = _write_waves(out, metadata, text, digest, base, start, rows,
-                                                  _fragments(read, stats))
-        finally:
-            close = getattr(read, "close", None)
-            if close is not None:
-                close()
+            written = _write_units(c, directory, out, metadata, text, rows, pieces, stats)
+        if written is None:                 # (also where a unit held a wider ping run)
+            stats.clear()
+            written, checked = _write_here(c, directory, out, metadata, text, digest, base, start,
+                                           rows, pieces, stats, record, verify)
+    attrs, disagreeing = written
     found = np.concatenate(stats) if stats else np.empty((0, 2), dtype=np.int64)
-    size, mtime = found[:, 0], found[:, 1]
-    new = pd.DataFrame({"size": size, "mtime_ns": mtime, "sha256": [r.sha256 for r in rows]},
-                       index=pd.Index(sources, name="path", dtype=object))
+    new = pd.DataFrame({"size": found[:, 0], "mtime_ns": found[:, 1], "sha256": [r.sha256 for r in rows]},
+                       index=pd.Index([r.path for r in rows], name="path", dtype=object))
     new = new[new.index != ""]
     save_record(out, pd.concat([checked, new]) if len(checked) else new)
     stored = int(base.sizes.get("run", 0)) if base is not None else 0
@@ -263,6 +216,74 @@ def normalize_monitor(directory, out, *, workers=None, scheduler=None, client=No
     return {"runs_added": len(rows), "runs": stored + len(rows), "appended": base is not None,
             "files_read": int(attrs["files_read"]), "runs_added_disagreeing": disagreeing,
             "rebuilt": rebuilt, "metadata_updated": metadata_updated}
+
+
+def _stored(out, metadata):
+    """``(the store at out as it is, lazily, or None; why it is written anew or "")``:
+    None where there is none, or one read by another monitor reader version (every run
+    read again). StoreError for another campaign's store, or one whose append was cut
+    short after its attrs were written."""
+    if not is_store(out):
+        return None, ""
+    # (no index of the run ids: only some arrays are read, lazily)
+    base = xr.open_zarr(out, consolidated=True, chunks=None, create_default_indexes=False)
+    if base.attrs.get("campaign") != metadata["name"]:
+        raise StoreError(f"{out}: holds campaign {base.attrs.get('campaign')!r}, not {metadata['name']!r}")
+    if base.sizes.get("run", 0) != int(base.attrs.get("manifest_rows", -1)):
+        raise StoreError(f"{out}: holds {base.sizes.get('run', 0)} runs but records "
+                         f"{base.attrs.get('manifest_rows')} rows of runs.csv: an append was "
+                         f"cut short after its attrs were written. Delete {out} to normalize anew")
+    version = base.attrs.get("monitor_version", 1)
+    if version != mon.MONITOR_VERSION:
+        return None, (f"the store was written by monitor reader version {version}, this is "
+                      f"version {mon.MONITOR_VERSION}: every run read again")
+    return base, ""
+
+
+def _rows_to_add(directory, out, base, start, text, digest):
+    """The rows of runs.csv (``text``) from row ``start`` on, in time order; the rows the
+    store ``base`` holds must be unchanged (:func:`_check_prefix`, said before a later
+    row's own error) and none of the new runs stored already."""
+    try:
+        rows, _, times = mon.read_monitor_manifest(directory, start, text=text, times=True)
+    except ThruputError:
+        if base is not None:
+            _check_prefix(directory, out, base, text, digest)
+        raise
+    rows, _ = mon.in_time_order(rows, times)
+    if base is not None:
+        _check_prefix(directory, out, base, text, digest)
+        if rows:
+            refuse_stored_runs(out, base["run"].values, [r.run for r in rows])
+    return rows
+
+
+def _write_here(c, directory, out, metadata, text, digest, base, start, rows, pieces, stats, record,
+                verify):
+    """Read the batches ``pieces`` (on the cluster of ``c``, or here if None; two waves
+    ahead, so the workers go on reading while this process writes a wave) and write them
+    wave by wave here (:func:`_write_waves`), the stored files checked meanwhile
+    (:func:`~thruput.campaign.store.verify_sources`). Returns ``((attrs, runs with a
+    failed check of their tool's totals), the stored files found right)``."""
+    from ..parallel import iter_batches
+
+    read = iter_batches(read_stat_batch, str(directory), map(_plain_rows, pieces), client=c,
+                        ahead=2 * WAVE_BATCHES)
+    try:
+        checked = record.iloc[:0]
+        if base is not None and verify:     # (while the workers read the first batches)
+            problems, checked = verify_sources(directory, base, record=None if verify == "all" else record,
+                                               **({"client": c} if c is not None else {}))
+            if problems:
+                raise StoreError(f"{out}: {len(problems)} raw files changed since they were "
+                                 f"stored: {'; '.join(problems[:5])}. Delete {out} to normalize anew")
+        elif base is not None:
+            checked = record
+        return _write_waves(out, metadata, text, digest, base, start, rows, _fragments(read, stats)), checked
+    finally:
+        close = getattr(read, "close", None)
+        if close is not None:
+            close()
 
 
 def _changed_keys(old, new):
@@ -324,10 +345,6 @@ def _write_waves(out, metadata, text, digest, base, start, rows, fragments):
 
 # -- a new store written by the workers ------------------------------------------------------
 
-class _Wider(Exception):
-    """A unit holds a ping run longer than the store's ``probe`` dimension."""
-
-
 def _in_units():
     """Whether a unit (:data:`WAVE_BATCHES` batches) fills whole chunks of every run
     array, so that workers can write units at once (:func:`_write_units`)."""
@@ -347,12 +364,9 @@ def _write_units(client, directory, out, metadata, text, rows, pieces, stats):
     as every row; the attrs come last (the units' line accounting added up, the
     campaign's, runs.csv's), then the rename. Returns ``(attrs, runs with a failed check of their tool's totals)``;
     each unit's files' ``(size, mtime_ns)`` (:func:`read_stat_batch`) are appended to ``stats``.
-
-    Raises
-    ------
-    _Wider
-        A later unit holds a longer ping run (nothing is left: the caller writes the store
-        itself); any reader's error as it raised it (nothing is left either).
+    Returns None where a later unit holds a longer ping run than the first batch's (nothing
+    is left: the caller writes the store itself). A reader's error is raised as it was
+    raised (nothing is left either).
     """
     from collections import deque
 
@@ -395,7 +409,8 @@ def _write_units(client, directory, out, metadata, text, rows, pieces, stats):
             done = writes[0][0].result()
             _let_go([writes.popleft()])
             if done["wider"]:
-                raise _Wider(done["wider"])
+                _abandon(reads, writes, part)
+                return None
             outcomes.append(done)
             stats.append(done["stats"])
             read_next()
@@ -407,12 +422,18 @@ def _write_units(client, directory, out, metadata, text, rows, pieces, stats):
         os.replace(part, out)
         return attrs, sum(o["disagreeing"] for o in outcomes)
     except BaseException:
-        _let_go(list(writes) + [(None, unit) for unit in reads], cancel=True)
-        reads.clear()
-        writes.clear()
-        if part is not None:
-            shutil.rmtree(part, ignore_errors=True)
+        _abandon(reads, writes, part)
         raise
+
+
+def _abandon(reads, writes, part):
+    """Cancel and let go of the units still being read or written and remove the store
+    being made (``part``, if made)."""
+    _let_go(list(writes) + [(None, unit) for unit in reads], cancel=True)
+    reads.clear()
+    writes.clear()
+    if part is not None:
+        shutil.rmtree(part, ignore_errors=True)
 
 
 def _let_go(sent, cancel=False):
