@@ -400,7 +400,7 @@ def missing_slots(slot: Any, time: Any, path: Any = None) -> xr.Dataset:
             first, last = int(slots[i] + 1), int(slots[i + 1] - 1)
             due = [int(times[i] + step * (k - slots[i])) for k in (first, last)]
             rows.append((name, first, last - first + 1, *due, int(times[i + 1])))
-    cols = list(zip(*rows)) if rows else [[]] * 6
+    cols: list[Any] = list(zip(*rows)) if rows else [[]] * 6
     when = [np.array(c, dtype=np.int64).astype("datetime64[ns]") for c in cols[3:]]
     return xr.Dataset({
         "gap_path": ("gap", np.array(cols[0], dtype=str), {"units": "1", "long_name": "path"}),
@@ -422,7 +422,7 @@ def slot_steps(gaps: xr.Dataset) -> np.ndarray:
                      for s, n in zip(span.tolist(), np.asarray(gaps["slots"].values).tolist())], dtype=np.int64)
 
 
-def uncovered_slots(n: int, start: int, step: float, spans: Sequence[tuple[int, int]]) -> tuple:
+def uncovered_slots(n: int, start: int, step: int, spans: Sequence[tuple[int, int]]) -> tuple:
     """``(count, first, last)`` of the slots ``0..n-1`` (due at ``start + step * k``, ns)
     that no span ``(from, to)`` (ns, inclusive) covers; count 0 when all are. Each span
     covers one run of slots, found by division: no walk over the slots (a gap of 10^9
