@@ -294,7 +294,7 @@ def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
 
 
 def normalize_on_two_workers(campaign, out):
-    """:func:`store.normalize_monitor` of ``campaign`` into ``out`` on a 2-worker
+    """:func:`normalize_monitor` of ``campaign`` into ``out`` on a 2-worker
     LocalCluster; the tasks it ran (dask's task stream)."""
     from distributed import Client, LocalCluster, get_task_stream
 
