@@ -13,7 +13,7 @@ of ``--workers`` single-threaded workers, started as ``thruput pipeline normaliz
 --workers N`` starts it (:func:`thruput.parallel.local_cluster` of that checkout):
 
 normalize
-    ``thruput.campaign.store.normalize_monitor`` of the whole archive into a new store.
+    ``thruput.monitor.normalize.normalize_monitor`` of the whole archive into a new store.
 append
     runs.csv cut to its first 99 % of rows, normalized, then the whole runs.csv again:
     only the last 1 % is read and appended, the stored raw files checked as by default.
@@ -121,7 +121,7 @@ def _warm():
     """Import what normalize uses (not timed)."""
     import importlib
 
-    for name in ("thruput.campaign.store", "thruput.formats.iperf3_json", "thruput.formats.ping",
+    for name in ("thruput.monitor.normalize", "thruput.formats.iperf3_json", "thruput.formats.ping",
                  "dask.array", "zarr", "thruput.stats"):
         importlib.import_module(name)
 
@@ -158,7 +158,7 @@ def run_once(directory, target, workers):
     """One round in this process (the child): normalize, 1 % append, percentiles."""
     from distributed import Client
 
-    from thruput.campaign import store
+    from thruput.monitor.normalize import normalize_monitor
     from thruput.parallel import local_cluster
 
     _warm()
@@ -172,14 +172,14 @@ def run_once(directory, target, workers):
         out = {}
         full = target / "full.zarr"
         os.sync()
-        out["normalize"], done = measure(lambda: store.normalize_monitor(directory, full, client=client), pids)
+        out["normalize"], done = measure(lambda: normalize_monitor(directory, full, client=client), pids)
         out["runs"] = done["runs"]
         copy, whole, first = _cut_campaign(directory, target)
         part = target / "append.zarr"
-        out["normalize_99"], _ = measure(lambda: store.normalize_monitor(copy, part, client=client), pids)
+        out["normalize_99"], _ = measure(lambda: normalize_monitor(copy, part, client=client), pids)
         (copy / "runs.csv").write_text(whole)
         os.sync()
-        out["append"], done = measure(lambda: store.normalize_monitor(copy, part, client=client), pids)
+        out["append"], done = measure(lambda: normalize_monitor(copy, part, client=client), pids)
         out["rows_first"], out["rows_appended"] = first, done["runs_added"]
         out["percentiles"], out["percentile_result"] = measure(lambda: hourly_percentiles(full), pids)
     return out

@@ -9,10 +9,10 @@ import shutil
 import pytest
 
 import thruput
-from thruput.campaign import store
 from thruput.campaign.layout import escapes, path_problem
 from thruput.cli import main
 from thruput.errors import ThruputError
+from thruput.monitor.normalize import normalize_monitor
 
 from .conftest import DATA, copy_campaign
 
@@ -61,7 +61,7 @@ def test_a_monitor_campaign_path_out_of_its_folder_is_refused(tmp_path, capsys, 
     assert "runs.csv:2:" in out and ("leads out of the campaign folder" in out or "goes up" in out
                                      or "is absolute" in out)
     with pytest.raises(ThruputError, match=r"runs.csv:?.*2.*(leads out|goes up|is absolute)"):
-        store.normalize_monitor(target, tmp_path / "m.zarr")
+        normalize_monitor(target, tmp_path / "m.zarr")
     assert not (tmp_path / "m.zarr").exists()
 
 
@@ -89,4 +89,4 @@ def test_a_symlink_inside_the_campaign_folder_is_read(tmp_path):
     moved = target / "elsewhere.json"
     (target / rel).rename(moved)
     (target / rel).symlink_to(moved)
-    assert store.normalize_monitor(target, tmp_path / "m.zarr")["runs"] == 20
+    assert normalize_monitor(target, tmp_path / "m.zarr")["runs"] == 20

@@ -21,6 +21,8 @@ import xarray as xr
 import thruput
 from thruput.monitor import reader as mon
 from thruput.campaign import store
+from thruput.monitor import normalize
+from thruput.monitor.normalize import normalize_monitor
 from thruput.cli import main
 from thruput.errors import ThruputError
 
@@ -125,7 +127,7 @@ def test_an_append_cut_short_is_done_again_or_refused(full, tmp_path, monkeypatc
 
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     before = store.open_store(out)
     shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
 
@@ -137,15 +139,15 @@ def test_an_append_cut_short_is_done_again_or_refused(full, tmp_path, monkeypatc
             m.setattr(Attributes, "put", killed)
         m.setattr(zarr, "consolidate_metadata", killed)
         with pytest.raises(KeyboardInterrupt):
-            store.normalize_monitor(target, out)
+            normalize_monitor(target, out)
     assert zarr.open_group(str(out), mode="r", use_consolidated=False)["rtt"].shape[0] == 20
     if step == "consolidation":
         with pytest.raises(store.StoreError, match="holds 12 runs but records 20 rows of runs.csv: "
                                                    "an append was cut short"):
-            store.normalize_monitor(target, out)
+            normalize_monitor(target, out)
         return
     xr.testing.assert_identical(store.open_store(out), before)
-    assert store.normalize_monitor(target, out)["runs_added"] == 8
+    assert normalize_monitor(target, out)["runs_added"] == 8
     assert files(out) == files(full)
 
 
@@ -153,19 +155,19 @@ def test_append_with_more_probes_or_earlier_runs_rewrites_the_store(full, tmp_pa
     # rows 0-3 are TCP/UDP only (no probes): the ping rows that follow widen `probe`
     target = copy(tmp_path, rows=range(4))
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     assert xr.open_zarr(out).sizes["probe"] == 0
     shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
-    assert store.normalize_monitor(target, out)["runs_added"] == 16
+    assert normalize_monitor(target, out)["runs_added"] == 16
     xr.testing.assert_identical(store.open_store(out), store.open_store(full))
     # slot 3 listed first (as an import of an archive may do): slots 0-1 come later but ran earlier
     order = list(range(12, 20)) + list(range(12))
     target = copy(tmp_path, rows=order[:8], name="late")
     out = tmp_path / "late.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
     (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in order]))
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     late = store.open_store(out)
     assert (np.diff(late["time"].values.astype(np.int64)) >= 0).all()
     xr.testing.assert_identical(late.drop_attrs(), store.open_store(full).drop_attrs())
@@ -192,16 +194,16 @@ def test_unverified_out_of_order_append_without_a_record_records_the_files_read(
     order = list(range(12, 20)) + list(range(12))        # slots 0-1 listed after slot 3
     target = copy(tmp_path, rows=order[:8])
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     assert_record_is_the_stores(out, target)
     store.record_path(out).unlink()                      # no record: the files read now only
     lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
     (target / "runs.csv").write_text("".join([lines[0]] + [lines[1 + i] for i in order]))
-    store.normalize_monitor(target, out, verify=False)    # rewrites the store in time order
+    normalize_monitor(target, out, verify=False)    # rewrites the store in time order
     record = store.load_record(out)
     new = [r.path for r in mon.read_monitor_manifest(target, 8)[0] if r.path]
     assert sorted(record.index) == sorted(new)
-    store.normalize_monitor(target, out)                  # checked: every file recorded
+    normalize_monitor(target, out)                  # checked: every file recorded
     assert_record_is_the_stores(out, target)
 
 
@@ -222,13 +224,13 @@ def test_a_stored_file_changed_in_place_is_an_error(full, tmp_path, capsys):
 def test_an_append_hashes_only_the_files_whose_size_or_time_changed(tmp_path, monkeypatch, capsys):
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     assert store.record_path(out).is_file() and not (out / store.record_path(out).name).exists()
     hashed = []
     real = store._hash_batch
     monkeypatch.setattr(store, "_hash_batch", lambda d, paths: hashed.extend(paths) or real(d, paths))
     shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
-    assert store.normalize_monitor(target, out)["runs_added"] == 8
+    assert normalize_monitor(target, out)["runs_added"] == 8
     assert hashed == []                         # nothing stored changed: stat only
     assert_record_is_the_stores(out, target)
     # the stat in threads gives what os.stat gives, -1 for a missing file or none
@@ -270,19 +272,19 @@ def test_a_stored_row_changed_is_an_error(full, tmp_path):
     row = mon.read_monitor_manifest(target)[0][2]
     (target / "runs.csv").write_text(text.replace(row.sha256, "0" * 64))
     with pytest.raises(store.StoreError, match=rf"runs.csv line 4: {row.run}: sha256 000000000000..., stored "):
-        store.normalize_monitor(target, out)
+        normalize_monitor(target, out)
 
 
 def test_a_new_row_with_a_stored_run_id_is_refused(tmp_path):
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     before = files(out)
     lines = (CAMPAIGN / "runs.csv").read_text().splitlines(keepends=True)
     stored, new = lines[1].split(",", 1)[0], lines[13].split(",", 1)[0]
     (target / "runs.csv").write_text("".join(lines[:13]) + lines[13].replace(new, stored, 1))
     with pytest.raises(store.StoreError, match=f"runs already stored: {stored}$"):
-        store.normalize_monitor(target, out)
+        normalize_monitor(target, out)
     assert files(out) == before
 
 
@@ -292,14 +294,14 @@ def test_a_monitor_campaign_needs_a_zarr_output(tmp_path, capsys):
 
 
 def normalize_on_two_workers(campaign, out):
-    """:func:`store.normalize_monitor` of ``campaign`` into ``out`` on a 2-worker
+    """:func:`normalize_monitor` of ``campaign`` into ``out`` on a 2-worker
     LocalCluster; the tasks it ran (dask's task stream)."""
     from distributed import Client, LocalCluster, get_task_stream
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=40) as cluster, Client(cluster) as client:
         with get_task_stream(client) as tasks:
-            store.normalize_monitor(campaign, out, client=client)
+            normalize_monitor(campaign, out, client=client)
     return tasks.data
 
 
@@ -309,10 +311,10 @@ def test_two_local_workers_write_the_same_store(full, tmp_path, monkeypatch, chu
     chunks) they write them too, each its own region, else this process writes them wave
     by wave; the store is the one this process writes alone, file for file."""
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches of the 20 rows
-    monkeypatch.setattr(store, "WAVE_BATCHES", 2)   # waves of 8 runs: two appends, or 3 units
+    monkeypatch.setattr(normalize, "WAVE_BATCHES", 2)   # waves of 8 runs: two appends, or 3 units
     monkeypatch.setattr(store, "MAX_RUN_CHUNK", chunk)
     here = tmp_path / "here.zarr"
-    store.normalize_monitor(CAMPAIGN, here)
+    normalize_monitor(CAMPAIGN, here)
     there = tmp_path / "there.zarr"
     tasks = normalize_on_two_workers(CAMPAIGN, there)
     reads = [t for t in tasks if "read_stat_batch" in str(t["key"])]
@@ -349,10 +351,10 @@ def test_a_unit_with_a_longer_ping_run_than_the_first_gives_the_same_store(full,
     text[last] = ",".join(cells)
     (target / "runs.csv").write_text("".join(text))
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)
-    monkeypatch.setattr(store, "WAVE_BATCHES", 2)
+    monkeypatch.setattr(normalize, "WAVE_BATCHES", 2)
     monkeypatch.setattr(store, "MAX_RUN_CHUNK", 8)
     here = tmp_path / "here.zarr"
-    store.normalize_monitor(target, here)
+    normalize_monitor(target, here)
     there = tmp_path / "there.zarr"
     tasks = normalize_on_two_workers(target, there)
     assert any("write_unit" in str(t["key"]) for t in tasks)
@@ -370,7 +372,7 @@ def test_a_bad_row_on_a_cluster_is_an_error_by_its_line_that_leaves_no_store(tmp
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=40) as cluster, Client(cluster) as client:
         with pytest.raises(ThruputError, match="runs.csv:20: outcome .refuted."):
-            store.normalize_monitor(bad, tmp_path / "bad.zarr", client=client)
+            normalize_monitor(bad, tmp_path / "bad.zarr", client=client)
     assert not list(tmp_path.glob("bad.zarr*"))
 
 
@@ -384,18 +386,18 @@ def test_an_append_gives_the_store_written_whole(tmp_path, monkeypatch, on_clust
     monkeypatch.setattr(mon, "BATCH_ROWS", 2)       # 5 batches of the 10 new rows
     monkeypatch.setattr(store, "MAX_RUN_CHUNK", 4)  # 4-run chunks: 10 rows end mid-chunk
     whole = tmp_path / "whole.zarr"
-    store.normalize_monitor(CAMPAIGN, whole)
+    normalize_monitor(CAMPAIGN, whole)
     target = copy(tmp_path, rows=range(10))
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")     # 10 more: units of 2, 4 and 4
     if not on_cluster:
-        assert store.normalize_monitor(target, out)["runs_added"] == 10
+        assert normalize_monitor(target, out)["runs_added"] == 10
     else:
         with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                           silence_logs=40) as cluster, Client(cluster) as client:
             with get_task_stream(client) as tasks:
-                assert store.normalize_monitor(target, out, client=client)["runs_added"] == 10
+                assert normalize_monitor(target, out, client=client)["runs_added"] == 10
         reads = [t for t in tasks.data if "read_stat_batch" in str(t["key"])]
         assert len(reads) == 5 and len({t["worker"] for t in reads}) == 2
     assert files(out) == files(whole)
@@ -409,7 +411,7 @@ def test_on_a_cluster_a_changed_stored_file_stops_the_append_before_any_write(tm
     monkeypatch.setattr(mon, "BATCH_ROWS", 2)       # 4 batches to read: sent before the check
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     before = files(out)
     shutil.copy(CAMPAIGN / "runs.csv", target / "runs.csv")
     raw = target / "runs/2026-11-22/000001-lo-forward-udp.json"
@@ -417,7 +419,7 @@ def test_on_a_cluster_a_changed_stored_file_stops_the_append_before_any_write(tm
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=40) as cluster, Client(cluster) as client:
         with pytest.raises(store.StoreError, match="000001-lo-forward-udp.json: changed since it was stored"):
-            store.normalize_monitor(target, out, client=client)
+            normalize_monitor(target, out, client=client)
         assert files(out) == before
         # the batches sent ahead are let go of (the scheduler hears of it a moment later)
         deadline = time.monotonic() + 30
@@ -449,7 +451,7 @@ def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_pat
 
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches: the bad file is in the last
     # (units of 8 runs written by the workers; else one wave of them all, written here)
-    monkeypatch.setattr(store, "WAVE_BATCHES", 2 if chunk == 8 else 8)
+    monkeypatch.setattr(normalize, "WAVE_BATCHES", 2 if chunk == 8 else 8)
     monkeypatch.setattr(store, "MAX_RUN_CHUNK", chunk)
     target = copy(tmp_path)
     raw = target / "runs/2026-11-22/000003-lo-forward-tcp-b1048576.json"
@@ -458,7 +460,7 @@ def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_pat
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0",
                       silence_logs=40) as cluster, Client(cluster) as client:
         with pytest.raises(ThruputError, match="000003-lo-forward-tcp-b1048576.json.*runs.csv line 20"):
-            store.normalize_monitor(target, out, client=client)
+            normalize_monitor(target, out, client=client)
         deadline = time.monotonic() + 30
         while client.who_has() and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -469,7 +471,7 @@ def test_on_a_cluster_a_bad_file_in_a_later_unit_stops_the_store_by_name(tmp_pat
 def test_cli_workers_start_a_local_cluster(full, tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(mon, "BATCH_ROWS", 4)       # 5 batches: enough to start the cluster
     here = tmp_path / "here.zarr"
-    store.normalize_monitor(CAMPAIGN, here)
+    normalize_monitor(CAMPAIGN, here)
     out = tmp_path / "w.zarr"
     assert main(["pipeline", "normalize", str(CAMPAIGN), str(out), "--workers", "2"]) == 0
     assert "wrote 20 runs; 20 runs, 19 files in the store" in capsys.readouterr().out
@@ -556,13 +558,13 @@ def test_a_changed_stored_row_is_found_by_the_stored_bytes_too(full, tmp_path):
     place, even to the same length, is refused before anything is written, naming it."""
     target = copy(tmp_path, rows=range(12))
     out = tmp_path / "m.zarr"
-    store.normalize_monitor(target, out)
+    normalize_monitor(target, out)
     before = files(out)
     text = (CAMPAIGN / "runs.csv").read_text()
     row = mon.read_monitor_manifest(target)[0][5]
     (target / "runs.csv").write_text(text.replace(row.sha256, "f" * 64))
     with pytest.raises(store.StoreError, match=rf"runs.csv line 7: {row.run}: sha256 ffffffffffff..."):
-        store.normalize_monitor(target, out)
+        normalize_monitor(target, out)
     assert files(out) == before
 
 

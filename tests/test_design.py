@@ -151,7 +151,7 @@ def test_validate_finds_the_design_check_in_a_fresh_process(tmp_path):
     assert main(["pipeline", "normalize", str(directory), str(out)]) == 0
     code = ("import sys, xarray as xr, thruput\n"
             "ds = xr.open_dataset(sys.argv[1]).load()\n"
-            "assert 'thruput.campaign.design_dataset' not in sys.modules\n"
+            "assert 'thruput.design.dataset' not in sys.modules\n"
             "ds = ds.assign(throughput=ds.throughput.assign_attrs(units='Mbit/s'))\n"
             "try:\n    thruput.validate(ds)\nexcept thruput.ThruputError as e:\n    print(e)\n")
     result = subprocess.run([sys.executable, "-c", code, str(out)], capture_output=True, text=True)
@@ -214,7 +214,7 @@ def test_a_design_without_runs_and_a_bad_header(tmp_path):
 
 
 def test_validate_design_lists_what_is_wrong(tmp_path):
-    from thruput.campaign.design_dataset import validate_design
+    from thruput.design.dataset import validate_design
 
     ds = thruput.open_campaign(_import(tmp_path))
     bad = ds.drop_vars("cc").assign(outcome=("run", np.array(["ok"] * 7 + ["lost"])))

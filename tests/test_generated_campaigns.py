@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 
+import pandas as pd
 import pytest
 
 from . import generated as gen
@@ -106,3 +107,62 @@ def test_page_problems_sees_what_a_reader_would():
         "text/markdown": "No test failed; median 8.37 Mbit/s (run 000050-a-b, sha 8471cf72e1439)"})]
     nb.cells = [good]
     assert gen.page_problems(nb) == []
+
+
+def test_campaign_check_and_the_page_report_the_same_gaps(tmp_path):
+    """One definition of a gap (:func:`thruput.stats.monitor.missing_slots`): on a generated
+    campaign with gaps of every path, and one of a single path (its tests of one slot
+    removed), ``thruput campaign check`` warns of exactly the gaps the page's table lists
+    (unexplained), and of none once the page gives each a reason."""
+    import csv
+    import re
+
+    import yaml
+
+    import thruput
+    from thruput.campaign.check import check_campaign
+    from thruput.stats.monitor import UNEXPLAINED, gap_report
+
+    fixed = {"tests": ("tcp",), "n_paths": 3, "slots": 24, "fail": 0.0, "cut": 0.0}
+    seed = next(s for s in range(200) if gen.draw(s, max_rows=300, **fixed).gaps)
+    directory, spec = gen.generate(tmp_path, seed, max_rows=300, **fixed)
+    with open(directory / "runs.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    missed = {s for a, b in spec.gaps for s in range(a, b + 1)}
+    alone = next(s for s in range(2, spec.slots - 2) if not {s - 1, s, s + 1} & missed)
+    lost = spec.paths[1]
+    for r in rows:
+        if int(r["slot"]) == alone and r["path_name"] == lost:
+            (directory / r["path"]).unlink()
+    with open(directory / "runs.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(r for r in rows if not (int(r["slot"]) == alone and r["path_name"] == lost))
+    meta = yaml.safe_load((directory / "campaign.yaml").read_text())
+    explained = meta["explained"]
+    meta["explained"] = []
+    (directory / "campaign.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+
+    warned = set()
+    for p in check_campaign(directory):
+        assert p.severity == "warning", p
+        m = re.match(r"path (\S+): (\d+) slots \((\d+)-(\d+), due", p.message)
+        if m:
+            assert int(m[2]) == int(m[4]) - int(m[3]) + 1
+            warned.add((m[1], int(m[3]), int(m[4])))
+    report = gap_report(thruput.open_campaign(directory), spec.interval_s)
+    listed = {(str(p), int(a), int(a) + int(n) - 1)
+              for p, a, n in zip(report["gap_path"].values, report["first_slot"].values, report["slots"].values)}
+    every_path = {(p, a, b) for p in spec.paths for a, b in sorted(spec.gaps)}
+    assert {(p, a, b) for p, a, b in every_path} <= listed       # (generated gaps may touch)
+    assert (lost, alone, alone) in listed and warned == listed
+    assert set(report["gap_reason"].values.tolist()) == {UNEXPLAINED}
+
+    down = report["gap_start"].values[(report["gap_path"].values == lost) & (report["slots"].values == 1)]
+    meta["explained"] = explained + [{"from": pd.Timestamp(t).floor("s").strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                      "to": pd.Timestamp(t).ceil("s").strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                      "path": lost, "reason": "one path down"} for t in down]
+    (directory / "campaign.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    assert [p for p in check_campaign(directory) if "not explained" in p.message] == []
+    report = gap_report(thruput.open_campaign(directory), spec.interval_s, meta["explained"])
+    assert UNEXPLAINED not in report["gap_reason"].values.tolist()

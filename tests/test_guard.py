@@ -187,17 +187,18 @@ def test_bounded_int():
 
 
 def test_a_gap_to_slot_999999999_is_arithmetic():
-    from thruput.monitor.gaps import _uncovered
-    from thruput.stats.monitor import gap_report
+    from thruput.stats.monitor import gap_report, uncovered_slots
 
     start = time.perf_counter()
-    assert _uncovered(999_999_999, 0, 300, [(0, 300 * 10)]) == (999_999_988, 11, 999_999_998)
+    assert uncovered_slots(999_999_999, 0, 300, [(0, 300 * 10)]) == (999_999_988, 11, 999_999_998)
     ds = xr.Dataset({"outcome": ("run", np.array(["ok", "ok", "error"]))},
                     coords={"slot": ("run", np.array([0, 1, 99_999_999])),
                             "time": ("run", np.array(["2026-01-01T00:00:00", "2026-01-01T00:05:00",
                                                       "2026-01-02T00:00:00"], "datetime64[ns]"))})
+    # (the missing slots are due between the two tests either side: 00:05 to 24:00)
     report = gap_report(ds, 1.0, explained=[{"from": "2026-01-01T00:00:00Z", "to": "2026-01-01T00:00:05Z",
-                                             "reason": "r"}] * 3000)
+                                             "reason": "before"}] * 3000
+                        + [{"from": "2026-01-01T12:00:00Z", "to": "2026-01-01T12:00:05Z", "reason": "r"}])
     assert report.slots.values.tolist() == [99_999_997] and report.gap_reason.values.tolist() == ["r"]
     assert time.perf_counter() - start < 5
 

@@ -1,5 +1,6 @@
 """Import hygiene of the library, read from the source with ``ast`` (every import counts,
-those inside functions too): the graph of thruput's modules has no cycle; nothing outside
+those inside functions too): the graph of thruput's modules has no cycle, nor the graph of
+its packages (``thruput.<package>``: docs/design.md, "Layers"); nothing outside
 ``thruput.cli`` imports ``thruput.cli``; ``thruput.contract`` imports no campaign code."""
 
 from __future__ import annotations
@@ -101,6 +102,51 @@ def test_the_library_has_no_import_cycle():
     # modules' own imports count (a module's parent packages are imported before it)
     plain = {name: {t for t in targets if t not in parents(name)} for name, targets in edges.items()}
     assert cycles(plain) == []
+
+
+def package(name):
+    """The package a module belongs to: ``thruput.<package>`` (a top-level module is its own)."""
+    return ".".join(name.split(".")[:2])
+
+
+def package_edges(edges):
+    """``{package: {package it imports: [(module, module it imports), ...]}}`` from the
+    modules' own imports (their parent packages left out, as for the module graph)."""
+    out = {}
+    for name, targets in edges.items():
+        for target in targets:
+            if target not in parents(name) and package(target) != package(name):
+                out.setdefault(package(name), {}).setdefault(package(target), []).append((name, target))
+    return out
+
+
+def test_the_library_has_no_package_cycle():
+    """A package may import another only if that one imports it back by no path (campaign
+    below record below monitor below design, docs/design.md "Layers"); a failure names every
+    module import between the packages of each cycle."""
+    between = package_edges(graph())
+    found = cycles({a: set(b) for a, b in between.items()})
+    assert [(comp, sorted(pair for a in comp for b in comp for pair in between.get(a, {}).get(b, [])))
+            for comp in found] == []
+
+
+def test_package_cycles_are_found():
+    edges = {"thruput.a.x": {"thruput.b.y"}, "thruput.b.y": set(), "thruput.b.z": {"thruput.a"},
+             "thruput.a": set(), "thruput.c.w": {"thruput.c"}, "thruput.c": {"thruput.c.w"}}
+    between = package_edges(edges)
+    assert between == {"thruput.a": {"thruput.b": [("thruput.a.x", "thruput.b.y")]},
+                       "thruput.b": {"thruput.a": [("thruput.b.z", "thruput.a")]}}
+    assert cycles({a: set(b) for a, b in between.items()}) == [["thruput.a", "thruput.b"]]
+
+
+def test_kinds_named_by_campaign_exist():
+    """The kinds' functions :mod:`thruput.campaign.kinds` and the contract name as strings
+    (so that ``thruput.campaign`` imports no package above it) are there."""
+    from thruput.campaign import kinds
+    from thruput.contract import CAMPAIGN_CHECKS
+
+    for target in [*kinds.OPENERS.values(), *kinds.CHECKS.values(), *CAMPAIGN_CHECKS.values()]:
+        assert callable(kinds.by_name(target)), target
 
 
 def test_nothing_outside_cli_imports_cli():

@@ -20,7 +20,7 @@ from thruput.cli import main
 from thruput.monitor.lock import CampaignLock, CampaignLocked
 from thruput.monitor.manifest import MONITOR_MANIFEST_COLUMNS, append_row, read_rows
 from thruput.monitor.new import new_campaign
-from thruput.monitor.outcome import classify, judge_ping
+from thruput.campaign.outcome import classify, judge_ping
 from thruput.monitor.runner import test_argv as argv_of
 from thruput.monitor.schedule import Path, TestSpec, parse_time
 from thruput.monitor.status import format_status, status

@@ -602,7 +602,7 @@ def consistency_checks(checks, tool, data, *, rtol=0.01, atol=0.0, note="", at_m
 #: that builds them, imported when such a Dataset is first validated (the contract imports
 #: no campaign code, and needs no import to have happened before).
 CAMPAIGN_CHECKS = {"monitor": "thruput.monitor.reader:validate_monitor",
-                   "design": "thruput.campaign.design_dataset:validate_design"}
+                   "design": "thruput.design.dataset:validate_design"}
 
 
 def campaign_check(campaign_kind):
@@ -622,7 +622,7 @@ def validate(ds: xr.Dataset) -> xr.Dataset:
     A campaign Dataset of a kind in :data:`CAMPAIGN_CHECKS` (``kind="campaign"``,
     ``campaign_kind="monitor"``) is checked by the function registered there
     (:func:`thruput.monitor.reader.validate_monitor`,
-    :func:`thruput.campaign.design_dataset.validate_design`, found by :func:`campaign_check`).
+    :func:`thruput.design.dataset.validate_design`, found by :func:`campaign_check`).
 
     Raises
     ------

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import dataset as cp
 from .. import guard
+from .kinds import CHECKS, by_name
 from .layout import escapes, sha256_of
 from ..errors import ParseError, ThruputError
 from ..hashing import sha256_file
@@ -57,8 +58,8 @@ def check_campaign(directory):
     imported is an error, even when it still parses), is read by :func:`thruput.read` without error, is the kind its role says, is complete, and
     (for iperf) says the streams and window the manifest says; and that every run the plan
     asks for is present or explained in ``explained``. A monitor campaign is checked by
-    :func:`thruput.monitor.check.check_monitor` (its records) and
-    :func:`thruput.monitor.gaps.check_gaps` (its schedule).
+    :func:`thruput.monitor.check.check_campaign` (its records, then its schedule's gaps),
+    named in :data:`thruput.campaign.kinds.CHECKS`.
 
     Parameters
     ----------
@@ -82,14 +83,9 @@ def check_campaign(directory):
         problems += [Problem(meta_path, line, msg) for line, msg in exc.errors]
     except ThruputError as exc:
         problems.append(Problem(meta_path, None, str(exc).removeprefix(meta_path + ": ")))
-    if metadata is not None and metadata["kind"] == "monitor":
-        from ..monitor.check import check_monitor
-        from ..monitor.gaps import check_gaps
-
-        # the records (manifest rows, every file and its sha256), then the schedule's gaps
+    if metadata is not None and metadata["kind"] in CHECKS:     # monitor: its package's check
         return (problems + placeholders(directory)
-                + check_monitor(directory, metadata, node, Problem, _unlisted)
-                + check_gaps(directory, metadata, node, Problem))
+                + by_name(CHECKS[metadata["kind"]])(directory, metadata, node, Problem, _unlisted))
     if metadata is not None and metadata["kind"] == "design":
         return problems + placeholders(directory) + _check_design(directory, metadata, node, meta_path)
     if metadata is not None:

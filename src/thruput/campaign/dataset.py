@@ -39,6 +39,7 @@ from .layout import LedgerTotals as _LedgerTotals
 from .metadata import (CampaignError, _Loader, _schema_message, load_metadata,  # noqa: F401
                        load_yaml, node_line, schema, schema_validator)
 from . import runs
+from .kinds import OPENERS, by_name
 from .layout import ROLE_KINDS, escapes, path_problem
 from .layout import (CAMPAIGN_FILE, LEGACY_MANIFEST_COLUMNS, MANIFEST_COLUMNS, MANIFEST_FILE,
                      parse_run_id, run_id)
@@ -296,7 +297,7 @@ def open_campaign(name_or_path: str | os.PathLike[str], root: str | os.PathLike[
     xarray.Dataset
         For ``kind: monitor``: one ``run`` dimension in time order, see docs/design.md and
         :mod:`thruput.monitor.reader`. For ``kind: design``: one ``run`` dimension with a
-        coordinate per factor (:func:`thruput.campaign.design_dataset.open_design`). For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
+        coordinate per factor (:func:`thruput.design.dataset.open_design`). For ``kind: tcp_sweep``: ``throughput``, ``throughput_sender`` (bit/s),
         ``window_actual`` (byte), ``retransmits`` (count), ``start_time`` on
         (window, streams, repeat); ``interval_throughput`` (bit/s, summed over streams),
         ``interval_cwnd`` (byte, summed over streams) and ``interval_rtt`` (ms, the
@@ -330,17 +331,10 @@ def open_campaign(name_or_path: str | os.PathLike[str], root: str | os.PathLike[
         return open_stored(stored, chunks)
     directory = resolve(name_or_path, root)
     metadata = load_metadata(directory)
-    if metadata["kind"] == "monitor":
-        from ..monitor.reader import open_monitor
-
-        ds = open_monitor(directory, metadata)
-        return ds if chunks is None else ds.chunk(chunks)
-    if metadata["kind"] == "design":
-        from .design_dataset import open_design
-
-        ds = open_design(directory, metadata)
-        return ds if chunks is None else ds.chunk(chunks)
-    ds = _open_sweep(directory, metadata)
+    if metadata["kind"] in OPENERS:      # monitor, design: their packages build on this one
+        ds = by_name(OPENERS[metadata["kind"]])(directory, metadata)
+    else:
+        ds = _open_sweep(directory, metadata)
     return ds if chunks is None else ds.chunk(chunks)
 
 

@@ -62,7 +62,7 @@ FACTOR_SOURCES = ("pattern", "log", "fixed")
 #: A factor name: an identifier (it becomes a Dataset coordinate and a runs.csv column).
 FACTOR_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 #: Names a factor may not take: the fixed columns and every name of the design Dataset
-#: (:data:`thruput.campaign.design_dataset.DESIGN_VARIABLES` lists the variables).
+#: (:data:`thruput.design.dataset.DESIGN_VARIABLES` lists the variables).
 RESERVED_NAMES = frozenset(DESIGN_COLUMNS + (
     "time", "source", "source_sha256", "throughput", "throughput_sender", "retransmits",
     "window_actual", "duration", "loss_fraction", "jitter", "tool", "tool_checks_failed",
@@ -348,7 +348,7 @@ def parse_design_manifest(directory, design: Design):
         If runs.csv is missing, or its header is not :func:`design_columns` (no row can
         then be read).
     """
-    from ..monitor.manifest import OUTCOMES
+    from .outcome import OUTCOMES
     from ..quantities import ISO_TIME_TEXT, iso_ns
     path = Path(directory) / MANIFEST_FILE
     if not path.is_file():

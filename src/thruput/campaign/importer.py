@@ -36,7 +36,7 @@ from .layout import sha256_of
 from ..quantities import parse_size, utc_iso
 from ..errors import ThruputError
 from ..reader import read
-from ..record.hostinfo import _UNAME
+from .metadata import UNAME
 
 __all__ = ["new_campaign", "import_campaign", "template", "parse_size"]
 
@@ -247,7 +247,7 @@ def _fill(text, entries, plan, kind, starts, description):
     if uname:
         # copies: host-b is an alias of host-a's map in the template
         source = copy.deepcopy(dict(doc["hosts"]["host-a"]))
-        m = _UNAME.match(uname)
+        m = UNAME.match(uname)
         source.update(os=m["sysname"] if m else None, kernel=m["release"] if m else None,
                       description=f"as iperf3 reported it (system_info: {uname})")
         doc["hosts"]["host-a"] = source

@@ -9,6 +9,7 @@ if TYPE_CHECKING:
 
 import itertools
 import json
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -24,6 +25,9 @@ __all__ = ["CampaignError", "schema", "schema_validator", "load_yaml", "node_lin
 #: Schema errors collected from one file (each is located by a walk of the node tree: a
 #: file of 50,000 wrong keys is not worth 50,000 walks), and the characters of each
 #: message (jsonschema quotes the offending value whole).
+#: ``uname -a`` as iperf3 prints it in ``system_info``: sysname nodename release version...
+#: (a host's ``os`` and ``kernel`` in campaign.yaml, recorded or imported).
+UNAME = re.compile(r"^(?P<sysname>\S+)\s+(?P<nodename>\S+)\s+(?P<release>\S+)")
 MAX_SCHEMA_ERRORS = 100
 MESSAGE_CHARS = 300
 

@@ -185,7 +185,7 @@ def run_import(args):
 
 
 def _is_design(args):
-    from ..campaign.design_import import pattern_makes_design
+    from ..design.importer import pattern_makes_design
 
     if args.kind is not None:
         return args.kind == "design"
@@ -197,7 +197,7 @@ def _is_design(args):
 
 
 def _import_design(args):
-    from ..campaign.design_import import import_design
+    from ..design.importer import import_design
 
     fixed = {}
     for text in args.factor:

@@ -5,7 +5,7 @@
     errors, write :func:`thruput.open_campaign` of it as netCDF. A monitor campaign goes
     to a Zarr store (``OUT.zarr``, chunked along ``run``) which later calls bring up to
     date by appending only the runs.csv rows it does not hold yet (see
-    :mod:`thruput.campaign.store`); its files are read on a dask cluster with
+    :mod:`thruput.monitor.normalize`); its files are read on a dask cluster with
     ``--workers``/``--scheduler`` (:mod:`thruput.parallel`).
 ``stats IN OUT.stats.nc --params params.yaml``
     The statistics product of one normalized campaign (every table its page shows, one
@@ -153,7 +153,7 @@ def run_normalize(args):
 
 
 def _normalize_monitor(args):
-    from ..campaign.store import normalize_monitor
+    from ..monitor.normalize import normalize_monitor
 
     if Path(args.out).suffix != ".zarr":
         print(f"thruput: {args.out}: a monitor campaign is stored as Zarr (OUT.zarr), "

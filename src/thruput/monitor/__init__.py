@@ -2,7 +2,7 @@
 
 Modules: :mod:`.schedule` (pure: slots, jitter, order, buffer plans), :mod:`.runner`
 (one test: run, classify, write), :mod:`.campaign` (campaign.yaml and the loop),
-:mod:`.lock`, :mod:`.manifest` (runs.csv), :mod:`.outcome`, :mod:`.status`, :mod:`.new`;
+:mod:`.lock`, :mod:`.manifest` (runs.csv), :mod:`.status`, :mod:`.new`;
 :mod:`.reader` (the raw files of a campaign into one Dataset), :mod:`.importer` (an archive
 of logs into a campaign), :mod:`.check` and :mod:`.gaps` (``thruput campaign check``).
 Layout of a monitor campaign: docs/design.md, "Monitor campaigns".

@@ -21,7 +21,7 @@ from ..quantities import ISO_TIME_TEXT, iso_ns
 from .manifest import MANIFEST, MONITOR_MANIFEST_COLUMNS, OUTCOMES, read_rows_lenient
 from .schedule import DIRECTIONS, RECORDED_TOOLS, TESTS
 
-__all__ = ["check_monitor"]
+__all__ = ["check_campaign", "check_monitor"]
 
 #: Manifest role of each test (``ping`` logs are RTT, the others throughput).
 ROLES = {"tcp": "iperf", "udp": "iperf", "ping": "ping"}
@@ -76,6 +76,17 @@ def _row_problems(row, paths):
     if bool(row.path) != bool(row.sha256):
         wrong.append("path and sha256 must both be given or both empty")
     return wrong
+
+
+def check_campaign(directory, metadata, node, problem, unlisted):
+    """The monitor's part of ``thruput campaign check``
+    (:data:`thruput.campaign.kinds.CHECKS`): its records (:func:`check_monitor`: the
+    manifest's rows, every file and its sha256), then its schedule's gaps
+    (:func:`thruput.monitor.gaps.check_gaps`); arguments as :func:`check_monitor`'s."""
+    from .gaps import check_gaps
+
+    return (check_monitor(directory, metadata, node, problem, unlisted)
+            + check_gaps(directory, metadata, node, problem))
 
 
 def check_monitor(directory, metadata, node, problem, unlisted):

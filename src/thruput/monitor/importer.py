@@ -84,9 +84,9 @@ from ..formats._prefix import WRAPPER_LINES
 from ..formats._pscheduler_archive import split as archive_split
 from ..reader import read
 from . import pile, reader as mon
-from .outcome import cut_outcome
+from ..campaign.outcome import cut_outcome
 from ..campaign.dataset import CAMPAIGN_FILE, DEFAULT_ROOT, MANIFEST_FILE
-from .gaps import gaps
+from ..stats.monitor import missing_slots
 
 __all__ = ["import_monitor", "import_pile", "PileImport", "GAP_REASON", "FORMAT_TOOLS", "time_from_pattern"]
 
@@ -654,8 +654,8 @@ def _write_campaign(directory, name, entries, interval, sources, extra=(), skipp
         run = f"{e['slot']:06d}-{e['path_name']}-{e['direction']}-{e['test']}"
         e["run"] = run + (f"-b{e['socket_buffer']}" if e["socket_buffer"] else "") \
             + (f"-z{e['size']}" if e["size"] else "")
-    missing = gaps({p: [(e["slot"], e["time"]) for e in entries if e["path_name"] == p]
-                    for p in {e["path_name"] for e in entries}})
+    missing = missing_slots([e["slot"] for e in entries], [e["time"] for e in entries],
+                            [e["path_name"] for e in entries])
     (directory / "runs").mkdir(parents=True, exist_ok=True)
     for e in entries:
         target = directory / "runs" / e["rel"]
@@ -666,8 +666,9 @@ def _write_campaign(directory, name, entries, interval, sources, extra=(), skipp
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(e["source"], target)
     _write_manifest(directory, entries)
-    explained = [{"from": first.floor("s").strftime(SECOND), "to": last.ceil("s").strftime(SECOND),
-                  "path": p, "reason": GAP_REASON} for p, _, _, first, last in missing]
+    explained = [{"from": pd.Timestamp(first).floor("s").strftime(SECOND),
+                  "to": pd.Timestamp(last).ceil("s").strftime(SECOND), "path": str(p), "reason": GAP_REASON}
+                 for p, first, last in zip(*(missing[v].values for v in ("gap_path", "gap_start", "gap_last")))]
     (directory / CAMPAIGN_FILE).write_text(
         _yaml(name, entries, interval, explained, sources, extra, skipped or {}, notes, description or {}),
         encoding="utf-8")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, fields
 
+from ..campaign.outcome import OUTCOMES
 from ..campaign.runs import manifest_path, read_text, records, split_header
 from ..record.manifest import MANIFEST, append_rows
 
@@ -21,8 +22,6 @@ __all__ = ["MONITOR_MANIFEST_COLUMNS", "MANIFEST", "MonitorRow", "read_rows", "a
 MONITOR_MANIFEST_COLUMNS = ("run", "role", "path", "sha256", "slot", "started", "path_name",
                             "direction", "test", "tool", "socket_buffer", "size", "rate",
                             "outcome", "reason")
-#: ``ok`` and the ways a test fails (docs/design.md).
-OUTCOMES = ("ok", "timeout", "refused", "busy", "unreachable", "error")
 
 
 @dataclass(frozen=True)

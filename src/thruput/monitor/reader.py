@@ -16,7 +16,7 @@ The runs are read in batches of :data:`BATCH_ROWS` manifest rows, each batch int
 Dataset fragment (:func:`read_batch`), and the fragments are joined by :func:`combine`.
 The batches are the same whether they run one after the other here or on the workers of
 a ``dask.distributed`` cluster (:mod:`thruput.parallel`), so both give the same Dataset,
-bit for bit. :func:`thruput.campaign.store.normalize_monitor` writes them to a Zarr
+bit for bit. :func:`thruput.monitor.normalize.normalize_monitor` writes them to a Zarr
 store, and appends new batches to one. runs.csv is read by pandas (pyarrow's CSV reader)
 column by column, or row by row where a row has something to say by its line.
 """
@@ -34,16 +34,19 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..contract import PROBE_STATUSES, failed_checks_per_run
+from ..contract import failed_checks_per_run
 from ..errors import ContractError, ParseError, ThruputError
 from ..hashing import sha256_bytes, sha256_file, sha256_hasher
 # the columns and outcomes are the recorder's (thruput monitor writes them): one definition
 from .manifest import MONITOR_MANIFEST_COLUMNS, OUTCOMES
-from .outcome import CUT_KEPT
+from ..campaign.outcome import CUT_KEPT
 from ..formats.ping import paused_gc
 from ..reader import LEDGER_TOTALS, read
 from ..quantities import ISO_TIME_TEXT, iso_ns as _timestamp, iso_ns_many
 from ..campaign.layout import LedgerTotals as _LedgerTotals
+# ``rtt_status`` is kept as int8 codes into STATUS_CODES from the batch to the store;
+# :func:`finish` gives the strings to an in-memory Dataset
+from ..campaign.store import NO_STATUS, STATUS_CODES, status_flags  # noqa: F401
 from ..campaign.runs import OTHER_BREAKS, bulk_table, read_text, records as manifest_records, split_header
 from ..campaign.layout import ROLE_KINDS, escapes, path_problem
 
@@ -130,13 +133,6 @@ MONITOR_VERSION = 5
 RUN_NUMBERS = THROUGHPUT_FIELDS + RTT_FIELDS + ("tool_checks_failed",)
 STRING_NAMES = ("run", "path", "direction", "test", "tool", "outcome", "reason", "source",
                 "source_sha256")
-#: ``rtt_status`` is kept as int8 codes into these names from the batch to the store
-#: (CF ``flag_values``/``flag_meanings``, ``none`` for ``""``: the padding past a run's
-#: last probe); :func:`finish` gives the strings to an in-memory Dataset. Code ``k + 1``
-#: is :data:`thruput.formats.ping.STATUS_NAMES` ``[k]``.
-STATUS_CODES = ("",) + PROBE_STATUSES
-#: ``flag_meanings`` word for the empty string.
-NO_STATUS = "none"
 NAT = np.datetime64("NaT", "ns")
 #: The line accounting attrs that add up over files.
 LEDGER_KEYS = LEDGER_TOTALS
@@ -926,12 +922,6 @@ def status_codes(states):
         raise ContractError(f"probe statuses outside {STATUS_CODES}: "
                             f"{sorted(set(np.asarray(states)[codes < 0].tolist()))[:5]}")
     return codes.astype(np.int8)
-
-
-def status_flags(names=STATUS_CODES):
-    """The CF attrs that name the codes of ``names``: ``flag_values``, ``flag_meanings``."""
-    return {"flag_values": list(range(len(names))),
-            "flag_meanings": " ".join(n or NO_STATUS for n in names)}
 
 
 def pad_probes(ds, width):

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..hashing import sha256_bytes
 from ..quantities import utc_iso
 from ..record.runner import held_signals
-from . import outcome as oc
+from ..campaign import outcome as oc
 from .lock import not_writable
 from .manifest import MANIFEST, append_row
 from .routes import ROUTES_DIR, ROUTES_MANIFEST, append_route_row

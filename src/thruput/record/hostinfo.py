@@ -20,6 +20,8 @@ import socket
 import subprocess
 from pathlib import Path
 
+from ..campaign.metadata import UNAME
+
 __all__ = ["local_host", "far_host_from_iperf3", "far_host_unknown", "server_version",
            "tool_versions", "read_sysctl", "interface_towards", "describe_interface",
            "TCP_SYSCTLS"]
@@ -43,8 +45,6 @@ TCP_SYSCTLS = {
 #: number and not a link rate (veth says 10000 Mb/s, tun 10 Mb/s): reported as unknown.
 VIRTUAL_KINDS = frozenset({"veth", "tun", "tap", "bridge", "dummy", "macvlan", "ipvlan", "vxlan"})
 
-#: ``uname -a`` as iperf3 prints it in ``system_info``: sysname nodename release version...
-_UNAME = re.compile(r"^(?P<sysname>\S+)\s+(?P<nodename>\S+)\s+(?P<release>\S+)")
 
 #: How each tool prints its version: (argv, regex with a ``v`` group, label prefix).
 VERSION_PROBES = {
@@ -226,7 +226,7 @@ def far_host_from_iperf3(result):
     """
     server = result.get("server_output_json") or {}
     info = (server.get("start") or {}).get("system_info")
-    m = _UNAME.match(info or "")
+    m = UNAME.match(info or "")
     congestion = (result.get("end") or {}).get("receiver_tcp_congestion")
     if m:
         description = f"far end as iperf3 reported it (server system_info: {info.strip()})"

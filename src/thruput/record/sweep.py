@@ -21,7 +21,7 @@ from .plan import Plan
 from .runner import CONNECT_TIMEOUT_MS, PART, RUNS_DIR, run_cell
 from ..errors import ThruputError
 from ..quantities import utc_iso
-from ..monitor.outcome import classify
+from ..campaign.outcome import classify
 
 __all__ = ["record", "RecordError", "RecordSummary", "probe_server"]
 

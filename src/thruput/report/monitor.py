@@ -322,7 +322,8 @@ def monitor_buffer_curves(product: Mapping[str, xr.Dataset]) -> Markdown | alt.T
 def monitor_gaps(product: Mapping[str, xr.Dataset]) -> HTML:
     """Missed slots (gaps, with the reason from campaign.yaml) and failed tests."""
     g = product["gaps"]
-    gaps = pd.DataFrame({"from (UTC)": [str(t)[:19] for t in g["gap_start"].values],
+    gaps = pd.DataFrame({**({"path": g["gap_path"].values} if "gap_path" in g else {}),
+                         "from (UTC)": [str(t)[:19] for t in g["gap_start"].values],
                          "to (UTC)": [str(t)[:19] for t in g["gap_end"].values],
                          "first slot": g["first_slot"].values, "slots missed": g["slots"].values,
                          "reason": g["gap_reason"].values})

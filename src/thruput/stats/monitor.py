@@ -51,7 +51,7 @@ from .compare import compare
 from .grouped import aligned_chunks, grouped_summary, is_lazy
 
 __all__ = ["rolling_summary", "compare_periods", "direction_asymmetry", "udp_tcp_ratio",
-           "buffer_curves", "gap_report", "period_labels", "as_utc", "udp_loss_offered",
+           "buffer_curves", "gap_report", "missing_slots", "uncovered_slots", "period_labels", "as_utc", "udp_loss_offered",
            "ROLLING_PERCENTILES", "FAILED_OUTCOMES"]
 
 #: Percentiles of the rolling summaries: seed 004's 10th-90th range and the median.
@@ -348,8 +348,114 @@ def direction_asymmetry(da: xr.DataArray, by: Sequence[str] = ("path",), directi
     return out
 
 
+def missing_slots(slot: Any, time: Any, path: Any = None) -> xr.Dataset:
+    """The slots of a schedule that did not run, per path: the definition of a gap.
+
+    Parameters
+    ----------
+    slot : array of int
+        Each test's slot number (negative slots are ignored).
+    time : array of datetime64
+        Each test's start, UTC.
+    path : array of str, optional
+        Each test's path (``None``: one path, named ``""``).
+
+    Returns
+    -------
+    xarray.Dataset
+        On ``gap``, in path then slot order: ``gap_path``, ``first_slot``, ``slots``
+        (count), ``gap_start`` and ``gap_last`` (datetime64, UTC: when the first and the
+        last missing slot were due) and ``gap_end`` (when the next slot that ran was due:
+        the start of its first test).
+
+    Notes
+    -----
+    On each path, a slot is missing when no test of that path has it, between the path's
+    first and last slot; a gap is a run of consecutive missing slots. A slot that ran is
+    placed at the start of its first test, and a missing slot ``k`` between the slots
+    ``i`` and ``j`` that ran either side was due at
+    ``t_i + (k - i) (t_j - t_i) / (j - i)``: interpolated, so that a schedule that
+    drifted, or one inferred from an archive, still places it right. ``thruput campaign
+    check`` (:mod:`thruput.monitor.gaps`) and the monitor page (:func:`gap_report`) both
+    report these gaps. Only the gaps are walked, never every slot (a slot number is the
+    file's, up to 18 digits).
+    """
+    slot = np.asarray(slot, dtype=np.int64).ravel()
+    time = np.asarray(time, "datetime64[ns]").ravel().astype(np.int64)
+    names = np.full(slot.size, "", dtype=object) if path is None else np.asarray(path).ravel().astype(str)
+    rows = []
+    for name in sorted(set(names.tolist())):
+        pick = np.flatnonzero((names == name) & (slot >= 0))
+        order = pick[np.lexsort((time[pick], slot[pick]))]
+        s, t = slot[order], time[order]
+        first_of = np.r_[True, s[1:] != s[:-1]]         # each slot's first test
+        slots, times = s[first_of], t[first_of]
+        for i in np.flatnonzero(np.diff(slots) > 1):
+            step = (times[i + 1] - times[i]) / (slots[i + 1] - slots[i])
+            first, last = int(slots[i] + 1), int(slots[i + 1] - 1)
+            due = [int(times[i] + step * (k - slots[i])) for k in (first, last)]
+            rows.append((name, first, last - first + 1, *due, int(times[i + 1])))
+    cols: list[Any] = list(zip(*rows)) if rows else [[]] * 6
+    when = [np.array(c, dtype=np.int64).astype("datetime64[ns]") for c in cols[3:]]
+    return xr.Dataset({
+        "gap_path": ("gap", np.array(cols[0], dtype=str), {"units": "1", "long_name": "path"}),
+        "first_slot": ("gap", np.array(cols[1], int), {"units": "1", "long_name": "first missing slot"}),
+        "slots": ("gap", np.array(cols[2], int), {"units": "count", "long_name": "slots missing"}),
+        "gap_start": ("gap", when[0], {"long_name": "first missing slot due (UTC)"}),
+        "gap_last": ("gap", when[1], {"long_name": "last missing slot due (UTC)"}),
+        "gap_end": ("gap", when[2], {"long_name": "next slot due (UTC)"}),
+    })
+
+
+def slot_steps(gaps: xr.Dataset) -> np.ndarray:
+    """Nanoseconds between the due times of consecutive missing slots of each gap of
+    :func:`missing_slots` (int64; 0 for a gap of one slot)."""
+    span = (np.asarray(gaps["gap_last"].values, "datetime64[ns]")
+            - np.asarray(gaps["gap_start"].values, "datetime64[ns]")).astype(np.int64)
+    # (as pandas divides a Timedelta: whole nanoseconds)
+    return np.array([(pd.Timedelta(int(s), "ns") / max(int(n) - 1, 1)).value
+                     for s, n in zip(span.tolist(), np.asarray(gaps["slots"].values).tolist())], dtype=np.int64)
+
+
+def uncovered_slots(n: int, start: int, step: int, spans: Sequence[tuple[int, int]]) -> tuple:
+    """``(count, first, last)`` of the slots ``0..n-1`` (due at ``start + step * k``, ns)
+    that no span ``(from, to)`` (ns, inclusive) covers; count 0 when all are. Each span
+    covers one run of slots, found by division: no walk over the slots (a gap of 10^9
+    missing slots costs what a gap of one does); the runs are sorted and merged."""
+    runs = []
+    for lo, hi in spans:
+        if step == 0:
+            a, b = (0, n - 1) if lo <= start <= hi else (1, 0)
+        elif step > 0:      # lo <= start + step * k <= hi, k whole
+            a, b = -((start - lo) // step), (hi - start) // step
+        else:
+            a, b = -((start - hi) // step), (lo - start) // step
+        a, b = max(a, 0), min(b, n - 1)
+        if a <= b:
+            runs.append((a, b))
+    merged: list[list[Any]] = []
+    for a, b in sorted(runs):
+        if merged and a <= merged[-1][1] + 1:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    covered = sum(b - a + 1 for a, b in merged)
+    if covered == n:
+        return 0, None, None
+    first = 0 if not merged or merged[0][0] > 0 else merged[0][1] + 1
+    last = n - 1 if not merged or merged[-1][1] < n - 1 else merged[-1][0] - 1
+    return n - covered, first, last
+
+
+def explained_spans(explained: Sequence[Mapping[str, Any]], path: str) -> list[tuple[int, int]]:
+    """``(from, to)`` (ns since 1970, UTC) of the ``explained`` entries that apply to
+    ``path``: those naming it and those naming no path."""
+    return [(int(as_utc(e["from"]).astype(np.int64)), int(as_utc(e["to"]).astype(np.int64)))
+            for e in explained if "from" in e and e.get("path") in (None, path)]
+
+
 def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[str, Any]] = (),
-               start: str | np.datetime64 | None = None, outcome: str = "outcome", reason: str = "reason",
+               outcome: str = "outcome", reason: str = "reason",
                slot: str = "slot", time: str = "time") -> xr.Dataset:
     """Slots that did not run, and tests that failed with their reason.
 
@@ -358,18 +464,18 @@ def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[st
     ds : xarray.Dataset
         A monitor campaign (only its coordinates and ``outcome``/``reason`` are read).
     interval_s : float
-        The schedule's interval between slots, s.
+        The schedule's interval between slots, s (kept in the attrs).
     explained : sequence of dict, default ()
-        ``campaign.yaml``'s ``explained`` entries: ``{"from", "to", "reason"}``.
-    start : str or datetime64, optional
-        When slot 0 was due; default: the earliest ``time - slot x interval_s``.
+        ``campaign.yaml``'s ``explained`` entries: ``{"from", "to", "reason"}``, and
+        optionally ``path`` (else every path).
 
     Returns
     -------
     xarray.Dataset
-        On ``gap`` (runs of consecutive slots without any test): ``gap_start``,
-        ``gap_end`` (datetime64, UTC: when the first missing slot was due and when the
-        next slot that ran was due), ``first_slot``, ``slots`` (count), ``gap_reason``.
+        On ``gap`` (:func:`missing_slots`: runs of consecutive slots without a test of a
+        path): ``gap_path``, ``gap_start``, ``gap_end`` (datetime64, UTC: when the first
+        missing slot was due and when the next slot that ran was due), ``first_slot``,
+        ``slots`` (count), ``gap_reason``.
         On ``failure`` (every test that ran but failed): ``failure_time``,
         ``failure_run``, ``failure_path``, ``failure_direction``, ``failure_test``,
         ``failure_outcome``, ``failure_reason``, ``failure_source``. Attrs: ``slots_expected``
@@ -380,44 +486,35 @@ def gap_report(ds: xr.Dataset, interval_s: float, explained: Sequence[Mapping[st
 
     Notes
     -----
-    A slot is missing when no test of it is in the Dataset, between the first and the
-    last slot seen (an archive whose slots are numbered from a ``dates.start`` before
-    its first log has no gap before that log); a slot that started but whose every test failed is not a gap but
-    a list of failures. The reason of a gap is the first ``explained`` range that
-    overlaps it.
+    Gaps are those of :func:`missing_slots` (per path; an archive whose slots are
+    numbered from a ``dates.start`` before its first log has no gap before that log); a
+    slot that started but whose every test failed is not a gap but a list of failures.
+    The reason of a gap is that of the first ``explained`` entry (of its path, or of no
+    path) whose range holds the due time of one of its slots; where none does it is
+    :data:`UNEXPLAINED` (``thruput campaign check`` warns of every slot no entry covers).
     """
     slots = np.asarray(ds[slot].values, dtype=int)
     times = np.asarray(ds[time].values, "datetime64[ns]")
-    step = np.timedelta64(int(round(interval_s * 1e9)), "ns")
-    t0 = as_utc(start) if start is not None else (np.min(times - slots * step) if slots.size else np.datetime64("NaT"))
     seen = np.unique(slots)
     lo, last = (int(seen.min()), int(seen.max())) if seen.size else (0, -1)
-    # runs of missing slots between the first and the last slot seen, by arithmetic: no
-    # array of every slot (a slot number is the file's, up to 18 digits)
-    bounds = np.concatenate([[lo - 1], seen[seen >= lo]])
-    at = np.flatnonzero(np.diff(bounds) > 1)
-    firsts, sizes = bounds[at] + 1, bounds[at + 1] - bounds[at] - 1
-    froms = np.array([as_utc(e["from"]) for e in explained], "datetime64[ns]")
-    tos = np.array([as_utc(e["to"]) for e in explained], "datetime64[ns]")
-    gaps = []
-    for first, size in zip(firsts.tolist(), sizes.tolist()):
-        g0, g1 = t0 + first * step, t0 + (first + size) * step
-        hit = np.flatnonzero((froms < g1) & (tos > g0))    # the first explained range that overlaps
-        why = explained[int(hit[0])].get("reason", "") if hit.size else UNEXPLAINED
-        gaps.append((g0, g1, first, size, why))
+    gaps = missing_slots(slots, times, ds["path"].values if "path" in ds.variables else None)
+    steps = slot_steps(gaps)
+    why = []
+    for k, name in enumerate(gaps["gap_path"].values.tolist()):
+        n, start = int(gaps["slots"].values[k]), int(gaps["gap_start"].values[k].astype(np.int64))
+        hit = [e for e in explained if "from" in e and e.get("path") in (None, name)
+               and uncovered_slots(n, start, int(steps[k]), explained_spans([e], name))[0] < n]
+        why.append(hit[0].get("reason", "") if hit else UNEXPLAINED)
     out = np.asarray(ds[outcome].values).astype(str)
     failed = np.flatnonzero(out != "ok")
 
     def col(name):
         return np.asarray(ds[name].values)[failed].astype(str) if name in ds.variables else np.full(failed.size, "")
 
-    cols = list(zip(*gaps)) if gaps else [[], [], [], [], []]  # type: ignore[list-item]
     return xr.Dataset({
-        "gap_start": ("gap", np.array(cols[0], "datetime64[ns]"), {"long_name": "first missing slot due (UTC)"}),
-        "gap_end": ("gap", np.array(cols[1], "datetime64[ns]"), {"long_name": "next slot due (UTC)"}),
-        "first_slot": ("gap", np.array(cols[2], int), {"units": "1", "long_name": "first missing slot"}),
-        "slots": ("gap", np.array(cols[3], int), {"units": "count", "long_name": "slots missing"}),
-        "gap_reason": ("gap", np.array(cols[4], str), {"units": "1", "long_name": "why (campaign.yaml explained)"}),
+        **{name: gaps[name].variable for name in ("gap_start", "gap_end", "first_slot", "slots")},
+        "gap_reason": ("gap", np.array(why, str), {"units": "1", "long_name": "why (campaign.yaml explained)"}),
+        "gap_path": gaps["gap_path"].variable,
         "failure_time": ("failure", times[failed], {"long_name": "test start (UTC)"}),
         "failure_run": ("failure", col("run"), {"units": "1", "long_name": "run id"}),
         "failure_path": ("failure", col("path"), {"units": "1", "long_name": "path"}),

@@ -39,11 +39,11 @@ import numpy as np
 import pandas as pd
 
 from ..errors import AmbiguousFormatError, ThruputError, UnknownFormatError
-from ..monitor.outcome import cut_outcome
+from ..campaign.outcome import cut_outcome
 from ..quantities import parse_size
 from ..reader import read
-from . import runs
-from .design import (
+from ..campaign import runs
+from ..campaign.design import (
     DESIGN_ROLES,
     Design,
     Factor,
@@ -51,7 +51,7 @@ from .design import (
     design_run_id,
     factor_name_problem,
 )
-from .layout import CAMPAIGN_FILE, sha256_of
+from ..campaign.layout import CAMPAIGN_FILE, sha256_of
 
 __all__ = [
     "LOG_FACTORS",

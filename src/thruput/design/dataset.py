@@ -21,9 +21,9 @@ import xarray as xr
 
 from ..errors import ContractError
 from ..monitor import reader as mon
-from ..monitor.manifest import OUTCOMES
+from ..campaign.outcome import OUTCOMES
 from ..quantities import iso_ns
-from .design import Design, DesignRow, design_of, read_design_manifest, with_levels
+from ..campaign.design import Design, DesignRow, design_of, read_design_manifest, with_levels
 
 __all__ = ["DESIGN_COORDS", "DESIGN_VARIABLES", "design_rows_dataset", "open_design", "validate_design"]
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["classify", "iperf3_error", "judge_ping", "cut_outcome", "CUT_KEPT", "PATTERNS", "PING_SHORT",
+__all__ = ["OUTCOMES", "classify", "iperf3_error", "judge_ping", "cut_outcome", "CUT_KEPT", "PATTERNS", "PING_SHORT",
            "PING_SUMMARY"]
 
+#: ``ok`` and the ways a test fails: the ``outcome`` column of runs.csv (docs/design.md).
+OUTCOMES = ("ok", "timeout", "refused", "busy", "unreachable", "error")
 #: (outcome, regex on the tool's error text), most specific first.
 PATTERNS = (
     ("busy", re.compile(r"server is busy", re.I)),
