@@ -235,7 +235,8 @@ def _cells_frame(summary: xr.Dataset, factors: dict[str, dict[str, Any]], roles:
                  k: float) -> pd.DataFrame:
     """A summary's cells with runs as rows: role columns (levels as text) and the numbers in
     the shown unit."""
-    df = summary[["median", "p10", "p90", "n"]].to_dataframe().reset_index()
+    numbers = summary[["median", "p10", "p90", "n"]]
+    df = (numbers.to_dataframe() if numbers["n"].dims else numbers.expand_dims("_all").to_dataframe()).reset_index()
     df = df[df["n"] > 0].copy()
     for key in ("median", "p10", "p90"):
         df[key] = df[key] * k
@@ -244,6 +245,18 @@ def _cells_frame(summary: xr.Dataset, factors: dict[str, dict[str, Any]], roles:
         if name:
             out[role] = _label_column(df[name].values, factors[name])
     return out.reset_index(drop=True)
+
+
+def _roles_of(layout: dict[str, Any], summary: xr.Dataset) -> dict[str, str | None]:
+    """The layout's x, colour, column and row among the factors of ``summary`` (a factor
+    that does not apply to a metric, as a ping's direction, is not among them): when x is
+    not, the next role's factor takes its place."""
+    names = [layout.get(r) if layout.get(r) in summary.dims else None for r in ("x", "color", "column", "row")]
+    if names[0] is None:
+        moved = next((i for i, n in enumerate(names) if n), None)
+        if moved is not None:
+            names[0], names[moved] = names[moved], None
+    return dict(zip(("x", "color", "column", "row"), names))
 
 
 def design_small_multiples(product: xr.DataTree) -> Any:
@@ -257,13 +270,19 @@ def design_small_multiples(product: xr.DataTree) -> Any:
     if not layout.get("x"):
         return Markdown("## Across the factors\n\nNo factor has more than one level: there is nothing to draw across "
                         "(the per-level table gives the numbers).")
-    roles = {k: layout.get(k) for k in ("x", "color", "column", "row")}
     result: Any = None
     for m in metrics:
         what, unit, k = METRICS[m]
         summary = _group(product, f"shown/{m}")
+        roles = _roles_of(layout, summary)
         frame = _cells_frame(summary, factors, roles, k)
         heading = f"## {what[0].upper()}{what[1:]} across the factors"
+        if not roles["x"] and not frame.empty:
+            result = Markdown(f"{heading}\n\nNo factor drawn varies among the runs that report a {what} "
+                              f"(median {number_text(frame['median'].iloc[0])} {unit} over {int(frame['n'].iloc[0])} runs).")
+            if m != metrics[-1]:
+                display(result)
+            continue
         if frame.empty:
             result = Markdown(f"{heading}\n\nNo run reported a {what}: there is nothing to draw.")
             if m != metrics[-1]:          # (the last is returned, and shown once)
@@ -321,7 +340,11 @@ def design_comparisons(product: xr.DataTree) -> Any:
         for i, b in enumerate(by):
             df[["x", "column"][i]] = _label_column(df[b].values, factors[b])
         intro = f"### {name}: each level over {reference}" + (f", per {' and '.join(by)}" if by else "")
-        note = f"Pooled over {', '.join(pooled)}." if pooled else ""
+        nested = [n for n in json.loads(c.attrs.get("nested", "[]")) if n in pooled]
+        rest = [n for n in pooled if n not in nested]
+        note = " ".join([f"Pooled over {', '.join(rest)}." if rest else "",
+                         f"Pooled over {', '.join(nested)}: each of {'its' if len(nested) == 1 else 'their'} "
+                         f"levels has runs of one {name} only." if nested else ""]).strip()
         shown = df[(df["ratio"] > 0) & (df["ratio_low"] > 0) & np.isfinite(df["ratio_high"])]
         if shown.empty:
             result = Markdown(f"{intro}\n\nNo cell has completed runs of both {reference} and another level.")

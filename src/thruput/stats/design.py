@@ -523,12 +523,13 @@ def _priority(layout: Mapping[str, Any]) -> list[str]:
     return [layout[k] for k in ("x", "color", "column", "row") if layout[k]] + list(layout["pooled"])
 
 
-def _cells_of(layout: Mapping[str, Any], factors: Sequence[Mapping[str, Any]], skip: str) -> list[str]:
+def _cells_of(layout: Mapping[str, Any], factors: Sequence[Mapping[str, Any]], skip: str,
+              among: Sequence[str] | None = None) -> list[str]:
     """The factors a comparison or plateau along ``skip`` is given per cell of: the first
-    other factor the page shows, and the next if it has at most :data:`MAX_FACET_LEVELS`
-    levels (a chart's columns); runs are pooled over the rest."""
+    other factor the page shows (of ``among``, default all), and the next if it has at most
+    :data:`MAX_FACET_LEVELS` levels (a chart's columns); runs are pooled over the rest."""
     size = {f["name"]: len(f["levels"]) for f in factors}
-    names = [n for n in _priority(layout) if n != skip]
+    names = [n for n in _priority(layout) if n != skip and (among is None or n in among)]
     out = names[:1]
     out += [n for n in names[1:] if size[n] <= MAX_FACET_LEVELS][:MAX_CELL_FACTORS - 1]
     return out
@@ -540,6 +541,30 @@ def _first_measured(ds: xr.Dataset, factor: Mapping[str, Any], var: str) -> Any:
     n = design_summary(ds, var, [factor["name"]], percentiles=())["n"].values
     measured = np.flatnonzero(n > 0)
     return factor["levels"][int(measured[0]) if measured.size else 0]
+
+
+def _applicable(ds: xr.Dataset, factors: Sequence[dict[str, Any]], var: str) -> list[dict[str, Any]]:
+    """The factors that apply to ``var``: those of which some completed run with a finite
+    ``var`` has a level (a ping's ``direction`` is empty: no RTT is given per direction).
+    Every factor when no completed run has a ``var``."""
+    has = _ok(ds) & np.isfinite(np.asarray(ds[var].values, dtype=float))
+    if not has.any():
+        return list(factors)
+    codes = _codes(ds, factors)
+    return [f for j, f in enumerate(factors) if (codes[has, j] >= 0).any()]
+
+
+def _nested(ds: xr.Dataset, factor: Mapping[str, Any], var: str, others: Sequence[str]) -> list[str]:
+    """The factors of ``others`` nested in ``factor``: each of their levels has completed
+    runs (with a ``var``) of one level of ``factor`` only, while two levels of ``factor``
+    have runs (a client network measured at one server site). Per cell of such a factor no
+    two levels of ``factor`` meet, so a comparison pools it."""
+    out = []
+    for b in others:
+        n = design_summary(ds, var, [factor["name"], b], percentiles=())["n"].values > 0
+        if n.any(axis=1).sum() >= 2 and (n.sum(axis=0) <= 1).all():
+            out.append(b)
+    return out
 
 
 def _metrics(ds: xr.Dataset) -> list[str]:
@@ -639,27 +664,30 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
                                      "failures": _failures(ds)}
     shown = [n for n in _priority(layout) if n not in layout["pooled"]]
     percentiles = sorted(set(DESIGN_PERCENTILES))
+    applies = {m: [f["name"] for f in _applicable(ds, factors, m)] for m in metrics}
     for m in metrics:
-        groups[f"cells/{m}"] = design_summary(ds, m, [f["name"] for f in factors], percentiles)
-        groups[f"shown/{m}"] = design_summary(ds, m, shown, percentiles)
+        groups[f"cells/{m}"] = design_summary(ds, m, applies[m], percentiles)
+        groups[f"shown/{m}"] = design_summary(ds, m, [n for n in shown if n in applies[m]], percentiles)
         for f in factors:
             groups[f"levels/{m}/{f['name']}"] = design_summary(ds, m, [f["name"]], percentiles)
     main = metrics[0] if metrics else None
     if main is not None:
         for f in factors:
             if 2 <= len(f["levels"]) <= MAX_COMPARED_LEVELS:
+                reference = _first_measured(ds, f, main)
+                nested = _nested(ds, f, main, [n for n in applies[main] if n != f["name"]])
+                by = _cells_of(layout, factors, f["name"], [n for n in applies[main] if n not in nested])
                 groups[f"compare/{f['name']}"] = level_comparison(
-                    ds, f["name"], main, by=_cells_of(layout, factors, f["name"]),
-                    reference=_first_measured(ds, f, main), **boot)
+                    ds, f["name"], main, by=by, reference=reference, **boot).assign_attrs(nested=json.dumps(nested))
     if "throughput" in metrics:
         tol = float(p["plateau_tolerance"])
         for f in factors:
             if f["ordered"] and f["numeric"] and len(f["levels"]) >= 2:
-                groups[f"plateau/{f['name']}"] = design_plateau(
-                    ds, f["name"], by=_cells_of(layout, factors, f["name"]), tolerance=tol, **boot)
+                by = _cells_of(layout, factors, f["name"], applies["throughput"])
+                groups[f"plateau/{f['name']}"] = design_plateau(ds, f["name"], by=by, tolerance=tol, **boot)
     if groups["design"].attrs["time"]:
-        by = [layout["color"]] if layout["color"] else []
         for m in metrics:
+            by = [layout["color"]] if layout["color"] in applies[m] else []
             groups[f"time/{m}"] = design_time_bins(ds, m, by, percentiles=percentiles)
     for g in groups.values():
         g.attrs.update({"params": json.dumps({k: p[k] for k in ("confidence", "bootstrap", "seed",
