@@ -318,6 +318,10 @@ def design_comparisons(product: xr.DataTree) -> Any:
     factors = _factors(product)
     metrics = _metrics(product)
     compared = _children(product, "compare")
+    # (the first metric's comparisons, then those of a metric other runs measure: a ping's RTT)
+    entries = [(f"compare/{n}", n) for n in compared] + [
+        (f"compare_{m}/{n}", n) for m in METRICS if f"compare_{m}" in product.children
+        for n in _children(product, f"compare_{m}")]
     heading = "## Levels compared"
     if not metrics:
         return Markdown(f"{heading}\n\nNo run reported a throughput, RTT, loss or jitter: there is nothing to compare.")
@@ -328,8 +332,9 @@ def design_comparisons(product: xr.DataTree) -> Any:
                      "is a percentile bootstrap of the ratio, and an interval that crosses 1 shows no difference at that "
                      "coverage. No correction for the many cells is applied."))
     result: Any = None
-    for name in compared:
-        c = _group(product, f"compare/{name}")
+    for i_entry, (path, name) in enumerate(entries):
+        last = i_entry == len(entries) - 1
+        c = _group(product, path)
         what, unit, k = METRICS.get(c.attrs.get("var", "throughput"), METRICS["throughput"])
         by = json.loads(c.attrs.get("by", "[]"))
         pooled = json.loads(c.attrs.get("pooled", "[]"))
@@ -339,7 +344,9 @@ def design_comparisons(product: xr.DataTree) -> Any:
         df["level"] = _label_column(df[name].values, factors[name])
         for i, b in enumerate(by):
             df[["x", "column"][i]] = _label_column(df[b].values, factors[b])
-        intro = f"### {name}: each level over {reference}" + (f", per {' and '.join(by)}" if by else "")
+        main = path.startswith("compare/")
+        intro = (f"### {name}: {'each level' if main else what + ' of each level'} over {reference}"
+                 + (f", per {' and '.join(by)}" if by else ""))
         nested = [n for n in json.loads(c.attrs.get("nested", "[]")) if n in pooled]
         rest = [n for n in pooled if n not in nested]
         note = " ".join([f"Pooled over {', '.join(rest)}." if rest else "",
@@ -348,7 +355,7 @@ def design_comparisons(product: xr.DataTree) -> Any:
         shown = df[(df["ratio"] > 0) & (df["ratio_low"] > 0) & np.isfinite(df["ratio_high"])]
         if shown.empty:
             result = Markdown(f"{intro}\n\nNo cell has completed runs of both {reference} and another level.")
-            if name != compared[-1]:          # (the last is returned, and shown once)
+            if not last:          # (the last is returned, and shown once)
                 display(result)
             continue
         display(Markdown(intro + ("\n\n" + note if note else "")))
@@ -374,7 +381,7 @@ def design_comparisons(product: xr.DataTree) -> Any:
             display(Markdown(f"The first {MAX_TABLE_ROWS} of {len(table)} rows (the chart shows every cell)."))
             table = table.head(MAX_TABLE_ROWS)
         result = HTML(table.to_html(index=False))
-        if name != compared[-1]:
+        if not last:
             display(result)
     return result
 

@@ -567,6 +567,27 @@ def _nested(ds: xr.Dataset, factor: Mapping[str, Any], var: str, others: Sequenc
     return out
 
 
+def _compared(ds: xr.Dataset, f: Mapping[str, Any], var: str, layout: Mapping[str, Any],
+              factors: Sequence[dict[str, Any]], applies: Sequence[str], boot: Mapping[str, Any]) -> xr.Dataset:
+    """:func:`level_comparison` of ``f`` on ``var`` as a page gives it: over its first level
+    with a value, per cell of the factors :func:`_cells_of` picks among those that apply to
+    ``var`` and are not nested in ``f`` (attr ``nested``); ``pooled`` names the others that
+    apply."""
+    nested = _nested(ds, f, var, [n for n in applies if n != f["name"]])
+    by = _cells_of(layout, factors, f["name"], [n for n in applies if n not in nested])
+    out = level_comparison(ds, f["name"], var, by=by, reference=_first_measured(ds, f, var), **boot)
+    return out.assign_attrs(nested=json.dumps(nested), pooled=json.dumps(
+        [n for n in json.loads(out.attrs["pooled"]) if n in applies]))
+
+
+def _own_runs_metrics(ds: xr.Dataset, metrics: Sequence[str]) -> list[str]:
+    """The metrics after the first that completed runs without a value of the first give
+    (a ping's RTT beside iperf3's throughput): their levels are compared too."""
+    ok = _ok(ds)
+    first = np.isfinite(np.asarray(ds[metrics[0]].values, dtype=float))
+    return [m for m in metrics[1:] if (ok & ~first & np.isfinite(np.asarray(ds[m].values, dtype=float))).any()]
+
+
 def _metrics(ds: xr.Dataset) -> list[str]:
     return [m for m in DESIGN_METRICS if m in ds.variables and "run" in ds[m].dims
             and np.isfinite(np.asarray(ds[m].values, dtype=float)).any()]
@@ -677,8 +698,12 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
                 reference = _first_measured(ds, f, main)
                 nested = _nested(ds, f, main, [n for n in applies[main] if n != f["name"]])
                 by = _cells_of(layout, factors, f["name"], [n for n in applies[main] if n not in nested])
-                groups[f"compare/{f['name']}"] = level_comparison(
-                    ds, f["name"], main, by=by, reference=reference, **boot).assign_attrs(nested=json.dumps(nested))
+                groups[f"compare/{f['name']}"] = _compared(ds, f, main, layout, factors, applies[main], boot)
+        for m in _own_runs_metrics(ds, metrics):
+            for f in factors:
+                measured = design_summary(ds, m, [f["name"]], percentiles=())["n"].values > 0
+                if 2 <= len(f["levels"]) <= MAX_COMPARED_LEVELS and measured.sum() >= 2:
+                    groups[f"compare_{m}/{f['name']}"] = _compared(ds, f, m, layout, factors, applies[m], boot)
     if "throughput" in metrics:
         tol = float(p["plateau_tolerance"])
         for f in factors:
