@@ -151,7 +151,7 @@ def test_mlab_archives_page_compares_the_sites(corpus, tmp_path):
     assert row("syd02 reverse 1 / 1", number_text(download["lga03"]), number_text(download["syd02"]),
                number_text(ratio), number_text(ratio), "–", number_text(ratio)) in words
     compared = product["compare/site"].to_dataset()
-    assert json.loads(compared.attrs["by"]) == ["direction"] and json.loads(compared.attrs["nested"]) == ["client_network"]
+    assert json.loads(compared.attrs["by"]) == ["direction"] and json.loads(compared.attrs["nested"]) == {"client_network": "site"}
     assert float(compared.sel(site="syd02", direction="reverse")["ratio"]) == pytest.approx(ratio, rel=1e-12)
     assert "Not a design over time" in words and charts
 
@@ -179,6 +179,7 @@ def test_57_client_networks_at_three_sites_make_a_readable_page(corpus, tmp_path
     # client networks along x (40 of 57 drawn), sites as colour, directions as columns
     assert "x: client_network, colour: site, columns: direction" in words
     assert "The 40 client_network levels with the most runs of 57 are drawn." in words
+    assert "client_network: the 12 levels with the most runs of 57 are listed." in words
     for chart in charts:
         for domain in re.findall(r'"domain": \[(.*?)\]', chart):
             assert domain.count(",") < 8, domain[:200]
@@ -192,3 +193,11 @@ def test_57_client_networks_at_three_sites_make_a_readable_page(corpus, tmp_path
             b = np.median([own[r] for r, s, d in zip(ds.run.values, ds.site.values, ds.direction.values)
                            if s == site and d == way]) / 1e6
             assert row(site, way, "19 / 19", number_text(a), number_text(b), number_text(b / a)) in words
+    # the directions compared per site (each client network is at one site: pooled)
+    assert "### direction: each level over forward, per site" in words
+    assert words.count("Pooled over client_network: each of its levels has runs of one site only.") == 2
+    for site in sites:
+        way = {d: np.median([own[r] for r, s, d2 in zip(ds.run.values, ds.site.values, ds.direction.values)
+                             if s == site and d2 == d]) / 1e6 for d in ("forward", "reverse")}
+        assert row("reverse", site, "19 / 19", number_text(way["forward"]), number_text(way["reverse"]),
+                   number_text(way["reverse"] / way["forward"])) in words

@@ -25,7 +25,7 @@ from IPython.display import HTML, Markdown, display
 from ..charts import design as charts_design
 
 __all__ = ["design_title", "design_factors", "design_levels", "design_small_multiples",
-           "design_comparisons", "design_plateaus", "design_failures", "design_time",
+           "design_comparisons", "design_comparison", "design_plateaus", "design_failures", "design_time",
            "design_statistics", "design_charts", "number_text", "level_label", "METRICS"]
 
 #: How a page shows each metric: name, unit shown, factor from the stored unit.
@@ -209,11 +209,17 @@ def design_levels(product: xr.DataTree) -> HTML | Markdown:
         return Markdown("## Per level\n\nThe campaign declares no factor: there are no levels to summarise.")
     display(Markdown("## Per level\n\nEach factor's levels, pooled over the other factors "
                      "(runs that completed; a failed run counts in *failed* only)."))
-    rows = []
+    rows, cut = [], []
     for name, f in factors.items():
         first = _group(product, f"levels/{metrics[0]}/{name}")
         labels = _label_column(first[name].values, f)
-        for i, label in enumerate(labels):
+        listed = range(len(labels))
+        if len(labels) > LISTED_LEVELS:       # (the levels with the most runs, in their order)
+            runs = sum(_group(product, f"levels/{m}/{name}")["n"].values for m in metrics)
+            listed = sorted(np.argsort(-runs, kind="stable")[:LISTED_LEVELS])
+            cut.append(f"{name}: the {LISTED_LEVELS} levels with the most runs of {len(labels)} are listed.")
+        for i in listed:
+            label = labels[i]
             row = {"factor": name, "level": label, "failed": int(first["n_failed"].values[i])}
             for m in metrics:
                 s = _group(product, f"levels/{m}/{name}")
@@ -222,6 +228,9 @@ def design_levels(product: xr.DataTree) -> HTML | Markdown:
                 row[f"{what}: median ({unit})"] = number_text(s["median"].values[i] * k)
                 row[f"{what}: p10 – p90 ({unit})"] = _range(s["p10"].values[i] * k, s["p90"].values[i] * k)
             rows.append(row)
+    if cut:
+        display(HTML(pd.DataFrame(rows).to_html(index=False)))
+        return Markdown(" ".join(cut))
     return HTML(pd.DataFrame(rows).to_html(index=False))
 
 
@@ -347,11 +356,11 @@ def design_comparisons(product: xr.DataTree) -> Any:
         main = path.startswith("compare/")
         intro = (f"### {name}: {'each level' if main else what + ' of each level'} over {reference}"
                  + (f", per {' and '.join(by)}" if by else ""))
-        nested = [n for n in json.loads(c.attrs.get("nested", "[]")) if n in pooled]
+        nested = {n: outer for n, outer in json.loads(c.attrs.get("nested", "{}")).items() if n in pooled}
         rest = [n for n in pooled if n not in nested]
         note = " ".join([f"Pooled over {', '.join(rest)}." if rest else "",
-                         f"Pooled over {', '.join(nested)}: each of {'its' if len(nested) == 1 else 'their'} "
-                         f"levels has runs of one {name} only." if nested else ""]).strip()
+                         *[f"Pooled over {n}: each of its levels has runs of one {outer} only."
+                           for n, outer in nested.items()]]).strip()
         shown = df[(df["ratio"] > 0) & (df["ratio_low"] > 0) & np.isfinite(df["ratio_high"])]
         if shown.empty:
             result = Markdown(f"{intro}\n\nNo cell has completed runs of both {reference} and another level.")
@@ -384,6 +393,61 @@ def design_comparisons(product: xr.DataTree) -> Any:
         if not last:
             display(result)
     return result
+
+
+def design_comparison(product: xr.DataTree) -> Any:
+    """Two designs compared (a ``compare@<name>`` product of two design campaigns): the
+    median of ``b`` over that of ``a`` per cell of the factors both have, with its bootstrap
+    interval (chart and table)."""
+    a, b = str(product.attrs["a"]), str(product.attrs["b"])
+    c = _group(product, "cells")
+    by = json.loads(product.attrs.get("by", "[]"))
+    what, unit, k = METRICS.get(str(product.attrs.get("var")), METRICS["throughput"])
+    confidence = _confidence(c)
+    heading = f"## {a} → {b}"
+    numbers = c[["ratio", "ratio_low", "ratio_high", "median_a", "median_b", "n_a", "n_b"]]
+    df = (numbers.to_dataframe() if by else numbers.expand_dims("_all").to_dataframe()).reset_index()
+    labels = {f: [level_label(v, str(c[f].attrs.get("units", ""))) for v in df[f].values] for f in by}
+    both = ((df["n_a"] > 0) & (df["n_b"] > 0)).to_numpy()
+    if not both.any():
+        return Markdown(f"{heading}\n\nNo cell of {', '.join(by) or 'the campaigns'} has completed runs with a "
+                        f"{what} in both campaigns: nothing to compare.")
+    display(Markdown(f"{heading}\n\nThe median {what} of {b} over that of {a}"
+                     + (f", per {' and '.join(by)} (the levels both campaigns have; each pooled over its other "
+                        "factors)" if by else " (each pooled over all its runs)")
+                     + "; the interval is a percentile bootstrap of the ratio, and an interval that crosses 1 shows "
+                       "no difference at that coverage. No correction for the many cells is applied."))
+    frame = pd.DataFrame({"level": b, "ratio": df["ratio"], "ratio_low": df["ratio_low"],
+                          "ratio_high": df["ratio_high"]})
+    orders: dict[str, list[str]] = {"level": [b]}
+    x = column = None
+    if by:
+        x = by[0] if len(by) <= 2 else " / ".join(by)
+        frame["x"] = labels[by[0]] if len(by) <= 2 else [" / ".join(t) for t in zip(*(labels[f] for f in by))]
+        if len(by) <= 2:
+            orders["x"] = [level_label(v, str(c[by[0]].attrs.get("units", ""))) for v in c[by[0]].values]
+    if len(by) == 2:
+        column = by[1]
+        frame["column"] = labels[by[1]]
+        orders["column"] = [level_label(v, str(c[by[1]].attrs.get("units", ""))) for v in c[by[1]].values]
+    shown = frame[both & (frame["ratio"] > 0).to_numpy() & (frame["ratio_low"] > 0).to_numpy()
+                  & np.isfinite(frame["ratio_high"]).to_numpy()]
+    if len(shown):
+        display(charts_design.level_ratios(shown, "campaign", a, confidence, x=x, column=column, orders=orders,
+                                           quantity=what))
+    table = pd.DataFrame({**{f: labels[f] for f in by},
+                          f"runs ({a} / {b})": [f"{int(p)} / {int(q)}" for p, q in zip(df["n_a"], df["n_b"])],
+                          f"median {a} ({unit})": [number_text(v * k) for v in df["median_a"]],
+                          f"median {b} ({unit})": [number_text(v * k) for v in df["median_b"]],
+                          "ratio": [number_text(v) for v in df["ratio"]],
+                          f"{confidence:.0%} CI": [_range(p, q) for p, q in zip(df["ratio_low"], df["ratio_high"])]})
+    if not both.all():
+        display(Markdown(f"{int((~both).sum())} of {len(table)} cells without runs in both campaigns are left out."))
+    table = table[both]
+    if len(table) > MAX_TABLE_ROWS:
+        display(Markdown(f"The first {MAX_TABLE_ROWS} of {len(table)} rows (the chart shows every cell)."))
+        table = table.head(MAX_TABLE_ROWS)
+    return HTML(table.to_html(index=False))
 
 
 def design_plateaus(product: xr.DataTree) -> Any:

@@ -554,27 +554,30 @@ def _applicable(ds: xr.Dataset, factors: Sequence[dict[str, Any]], var: str) -> 
     return [f for j, f in enumerate(factors) if (codes[has, j] >= 0).any()]
 
 
-def _nested(ds: xr.Dataset, factor: Mapping[str, Any], var: str, others: Sequence[str]) -> list[str]:
-    """The factors of ``others`` nested in ``factor``: each of their levels has completed
-    runs (with a ``var``) of one level of ``factor`` only, while two levels of ``factor``
-    have runs (a client network measured at one server site). Per cell of such a factor no
-    two levels of ``factor`` meet, so a comparison pools it."""
-    out = []
-    for b in others:
-        n = design_summary(ds, var, [factor["name"], b], percentiles=())["n"].values > 0
-        if n.any(axis=1).sum() >= 2 and (n.sum(axis=0) <= 1).all():
-            out.append(b)
-    return out
+def _nested_in(ds: xr.Dataset, outer: str, inner: str, var: str) -> bool:
+    """Whether factor ``inner`` is nested in ``outer``: each of its levels has completed runs
+    (with a ``var``) of one level of ``outer`` only, while two levels of ``outer`` have runs
+    (a client network measured at one server site)."""
+    n = design_summary(ds, var, [outer, inner], percentiles=())["n"].values > 0
+    return bool(n.any(axis=1).sum() >= 2 and (n.sum(axis=0) <= 1).all())
 
 
 def _compared(ds: xr.Dataset, f: Mapping[str, Any], var: str, layout: Mapping[str, Any],
               factors: Sequence[dict[str, Any]], applies: Sequence[str], boot: Mapping[str, Any]) -> xr.Dataset:
     """:func:`level_comparison` of ``f`` on ``var`` as a page gives it: over its first level
     with a value, per cell of the factors :func:`_cells_of` picks among those that apply to
-    ``var`` and are not nested in ``f`` (attr ``nested``); ``pooled`` names the others that
-    apply."""
-    nested = _nested(ds, f, var, [n for n in applies if n != f["name"]])
-    by = _cells_of(layout, factors, f["name"], [n for n in applies if n not in nested])
+    ``var``, pooling a factor nested in ``f`` (no cell of it holds two levels of ``f``) or
+    in another such factor (its cells would be those of the coarser one, mostly empty).
+    Attrs ``nested`` (JSON: each pooled nested factor -> the factor it is nested in) and
+    ``pooled`` (the factors that apply and are not compared per cell of)."""
+    others = [n for n in applies if n != f["name"]]
+    nested = {n: f["name"] for n in others if _nested_in(ds, f["name"], n, var)}
+    size = {g["name"]: len(g["levels"]) for g in factors}
+    for n in others:
+        outer = [o for o in others if o != n and o not in nested and size[o] < size[n] and _nested_in(ds, o, n, var)]
+        if n not in nested and outer:
+            nested[n] = outer[0]
+    by = _cells_of(layout, factors, f["name"], [n for n in others if n not in nested])
     out = level_comparison(ds, f["name"], var, by=by, reference=_first_measured(ds, f, var), **boot)
     return out.assign_attrs(nested=json.dumps(nested), pooled=json.dumps(
         [n for n in json.loads(out.attrs["pooled"]) if n in applies]))
@@ -695,9 +698,6 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
     if main is not None:
         for f in factors:
             if 2 <= len(f["levels"]) <= MAX_COMPARED_LEVELS:
-                reference = _first_measured(ds, f, main)
-                nested = _nested(ds, f, main, [n for n in applies[main] if n != f["name"]])
-                by = _cells_of(layout, factors, f["name"], [n for n in applies[main] if n not in nested])
                 groups[f"compare/{f['name']}"] = _compared(ds, f, main, layout, factors, applies[main], boot)
         for m in _own_runs_metrics(ds, metrics):
             for f in factors:
