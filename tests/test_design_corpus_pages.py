@@ -43,7 +43,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.kernel]
 NOTEBOOK = ROOT / "notebooks" / "campaign.ipynb"
 NDT7_PATTERN = r"mlab\d-(?P<site>[a-z0-9]+)-ndt/"
 #: What a page of a design without periods must not say.
-PERIODS = re.compile(r"\b(before|after|change points?|cycles?|days?|period [ab])\b", re.I)
+PERIODS = re.compile(r"\b(before|after|change points?|cycles?|days?|period [ab])\b", re.IGNORECASE)
 
 
 def page(tmp_path: Path, name: str, *import_args: str):
@@ -116,7 +116,9 @@ def test_the_drive_page_compares_the_operators_each_way(corpus, tmp_path):
     span_s = float((ds.time.values.max() - ds.time.values.min()) / np.timedelta64(1, "s"))
     bins = product["time/throughput"].to_dataset()
     assert 1 <= int(bins.attrs["bin_s"]) <= span_s / 30
-    assert f"per {int(bins.attrs['bin_s'])} s bin" in words
+    assert f"per {int(bins.attrs['bin_s'])} s bin, one line per test, one row per direction" in words
+    assert json.loads(bins.attrs["by"]) == ["test", "direction"]
+    assert any('"format": "%H:%M"' in c for c in charts)          # 24-hour times of one afternoon
     assert not any(name.startswith(("period", "change", "cycle")) for name in product.children)
     assert len(charts) >= 8
 
@@ -172,7 +174,7 @@ def test_57_client_networks_at_three_sites_make_a_readable_page(corpus, tmp_path
                 result = dict(files[kind], ClientIP=f"10.20.{i}.7")
                 members[f"2024/01/02/ndt7-{kind[:-4]}-{i:02d}.json.gz"] = gzip.compress(json.dumps(result).encode())
         _tgz(pile / f"20240102T000000.000000Z-ndt7-mlab1-{site}-ndt.tgz", members)
-    ds, product, words, charts = page(tmp_path, "mlab57", str(pile), f"--pattern={NDT7_PATTERN}",
+    ds, _, words, charts = page(tmp_path, "mlab57", str(pile), f"--pattern={NDT7_PATTERN}",
                                       "--factor-from-log", "client_network,direction")
     assert ds.sizes["run"] == 114 and len(set(ds.client_network.values)) == 57
     assert not BAD.findall(words)

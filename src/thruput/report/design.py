@@ -509,7 +509,8 @@ def design_failures(product: xr.DataTree) -> Any:
 
 def design_time(product: xr.DataTree) -> Any:
     """For a design over time: each metric's median and p10-p90 per time bin, one series per
-    level of the colour factor; no before/after periods."""
+    level of the colour factor and one row of charts per level of the column factor (a
+    drive's directions); no before/after periods."""
     d = _design(product)
     heading = "## Over time"
     if not d.attrs.get("time"):
@@ -525,11 +526,12 @@ def design_time(product: xr.DataTree) -> Any:
         by = json.loads(s.attrs.get("by", "[]"))
         df = s[["median", "p10", "p90", "n"]].to_dataframe().reset_index()
         df["series"] = _label_column(df[by[0]].values, factors[by[0]]) if by else "all runs"
+        df["row"] = _label_column(df[by[1]].values, factors[by[1]]) if len(by) > 1 else ""
         frames = []
-        for series, part in df.groupby("series", sort=False):
+        for (series, row), part in df.groupby(["series", "row"], sort=False):
             part = part.sort_values("time")
             has = part["n"].to_numpy() > 0
-            part = part.assign(segment=[f"{series} {i}" for i in np.cumsum(~has)])[has]
+            part = part.assign(segment=[f"{series} {row} {i}" for i in np.cumsum(~has)])[has]
             frames.append(part)
         bins = pd.concat(frames) if frames else df.iloc[:0]
         for key in ("median", "p10", "p90"):
@@ -540,10 +542,13 @@ def design_time(product: xr.DataTree) -> Any:
                 display(result)
             continue
         display(Markdown(f"{heading}: {what}\n\nMedian and p10-p90 per {_duration_text(s.attrs['bin_s'])} bin"
-                         + (f", one line per {by[0]}" if by else "") + "; a gap in the line is a bin without runs."))
-        result = charts_design.level_series(bins[["time", "median", "p10", "p90", "n", "segment", "series"]],
+                         + (f", one line per {by[0]}" if by else "") + (f", one row per {by[1]}" if len(by) > 1 else "")
+                         + "; a gap in the line is a bin without runs."))
+        result = charts_design.level_series(bins[["time", "median", "p10", "p90", "n", "segment", "series", "row"]],
                                             unit, what, series=by[0] if by else None,
-                                            order=_labels(factors, by[0]) if by else ["all runs"])
+                                            order=_labels(factors, by[0]) if by else ["all runs"],
+                                            row=by[1] if len(by) > 1 else None,
+                                            row_order=_labels(factors, by[1]) if len(by) > 1 else None)
         if m != names[-1]:
             display(result)
     return result

@@ -677,7 +677,8 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
         ``failures``
             Runs that did not complete, by reason.
         ``time/<metric>``
-            :func:`design_time_bins` per level of the colour factor (time designs only).
+            :func:`design_time_bins` per level of the colour factor and of the column
+            factor, those that apply to the metric (time designs only).
     """
     p = {**DEFAULTS, **dict(params or {})}
     boot = {"n_boot": int(p["bootstrap"]), "seed": int(p["seed"]), "confidence": float(p["confidence"])}
@@ -711,8 +712,8 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> d
                 by = _cells_of(layout, factors, f["name"], applies["throughput"])
                 groups[f"plateau/{f['name']}"] = design_plateau(ds, f["name"], by=by, tolerance=tol, **boot)
     if groups["design"].attrs["time"]:
-        for m in metrics:
-            by = [layout["color"]] if layout["color"] in applies[m] else []
+        for m in metrics:      # (a line per colour level, a row per column level: a drive's directions)
+            by = [n for n in (layout["color"], layout["column"]) if n and n in applies[m]]
             groups[f"time/{m}"] = design_time_bins(ds, m, by, percentiles=percentiles)
     for g in groups.values():
         g.attrs.update({"params": json.dumps({k: p[k] for k in ("confidence", "bootstrap", "seed",
