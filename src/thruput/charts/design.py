@@ -138,9 +138,10 @@ def level_ratios(frame: pd.DataFrame, factor: str, reference: str, confidence: f
 
 
 def level_series(bins: pd.DataFrame, unit: str, quantity: str, *, series: str | None = None,
-                 order: Sequence[str] | None = None, title: str = "") -> alt.TopLevelMixin:
-    """Median per time bin with its p10-p90 band, one line per level of ``series``; a line
-    breaks where a bin has no runs.
+                 order: Sequence[str] | None = None, row: str | None = None,
+                 row_order: Sequence[str] | None = None, title: str = "") -> alt.TopLevelMixin:
+    """Median per time bin with its p10-p90 band, one line per level of ``series`` and one
+    chart per level of ``row``; a line breaks where a bin has no runs.
 
     Parameters
     ----------
@@ -152,14 +153,19 @@ def level_series(bins: pd.DataFrame, unit: str, quantity: str, *, series: str | 
         The factor whose levels are the lines (the legend's title).
     order : sequence of str, optional
         The levels in declared order (their colours).
+    row, row_order : str and sequence of str, optional
+        The factor whose levels (``bins["row"]``, text) are the rows, and their order.
     """
     bins = _utc(bins, "time")
     color = alt.Color("series:N", title=series or "runs", scale=alt.Scale(domain=list(order or bins["series"].unique()),
                                                                          range=CATEGORY_RANGE),
                       legend=alt.Legend(labelLimit=NO_LIMIT, symbolType="stroke", symbolStrokeWidth=3,
                                         symbolOpacity=1))
-    x = alt.X("time:T", scale=UTC_SCALE, axis=alt.Axis(title="time (UTC)"))
-    base = alt.Chart(bins)
+    # (24-hour labels: Vega's default writes 15:14 as "03:14"; dates when the span is longer)
+    span = bins["time"].max() - bins["time"].min() if len(bins) else pd.Timedelta(0)
+    x = alt.X("time:T", scale=UTC_SCALE, axis=alt.Axis(
+        title="time (UTC)", format="%H:%M" if span < pd.Timedelta(days=1) else "%Y-%m-%d %H:%M"))
+    base = alt.Chart() if row else alt.Chart(bins)
     band = base.mark_area(opacity=0.2).encode(x=x, y=alt.Y("p10:Q", title=f"{quantity} ({unit})"), y2="p90:Q",
                                               color=color, detail="segment:N")
     line = base.mark_line(strokeWidth=2, point=alt.OverlayMarkDef(size=12)).encode(
@@ -169,7 +175,8 @@ def level_series(bins: pd.DataFrame, unit: str, quantity: str, *, series: str | 
                  alt.Tooltip("p10:Q", format=".4~g", title=f"p10 ({unit})"),
                  alt.Tooltip("p90:Q", format=".4~g", title=f"p90 ({unit})"),
                  alt.Tooltip("n:Q", title="runs"), alt.Tooltip("series:N", title=series or "runs")])
-    chart = alt.layer(band, line).properties(width=WIDTH, height=FACET_HEIGHT + 60)
+    chart = alt.layer(band, line).properties(width=WIDTH, height=FACET_HEIGHT + (0 if row else 60))
+    chart = _facet(chart, bins, None, row, [], list(row_order or bins["row"].unique())) if row else chart
     return chart.properties(title=title) if title else chart
 
 

@@ -15,7 +15,9 @@
 ``catalogue DIR OUT.nc --params params.yaml``
     The catalogue: one row per campaign of ``campaigns:``, from ``DIR/<c>.stats.nc``.
 ``compare A.nc B.nc OUT.nc --name NAME --params params.yaml``
-    One comparison of ``comparisons:`` (cells and set-up).
+    One comparison of ``comparisons:`` (cells and set-up): two TCP sweeps per (window,
+    streams) cell, or two designs per cell of the factors both have (the entry's ``by``
+    and ``var`` choose which and what).
 ``study-effects DIR OUT.nc --scores SCORES.nc --params params.yaml``
     For each effect a study page shows beside a new measurement, the campaign of
     ``campaigns:`` that shows it best and what its panel draws (from ``DIR/<c>.stats.nc``,
@@ -74,7 +76,7 @@ def add_parser(sub):
     cat.add_argument("out", metavar="OUT.nc", help="the catalogue to write")
     _params_option(cat, "its `campaigns` list gives the rows and their order")
     cat.set_defaults(func=run_catalogue)
-    cmp = verbs.add_parser("compare", help="two normalized TCP sweeps -> their comparison")
+    cmp = verbs.add_parser("compare", help="two normalized TCP sweeps or designs -> their comparison")
     cmp.add_argument("a", metavar="A.nc", help="the reference campaign")
     cmp.add_argument("b", metavar="B.nc", help="the campaign compared with it (differences are B - A)")
     cmp.add_argument("out", metavar="OUT.nc", help="the comparison to write")
@@ -262,16 +264,29 @@ def run_metrics(args):
 
 
 def run_compare(args):
+    import json
+
     from ..stats.product import comparison_product
 
     try:
         params = load_stats_params(args.params)
+        entry = (_params_file(args.params).get("comparisons") or {}).get(args.name) or {} if args.params else {}
+        if not isinstance(entry, dict):
+            raise ValueError(f"{args.params}: comparisons: {args.name}: not a mapping of a, b (by, var)")
+        by = entry.get("by")
         tree = comparison_product(_open_campaign_nc(args.a), _open_campaign_nc(args.b), params,
-                                  name=args.name)
+                                  name=args.name, by=[by] if isinstance(by, str) else by, var=entry.get("var"))
     except ValueError as exc:
         print(f"thruput: {exc}", file=sys.stderr)
         return 1
     write_product(tree, args.out)
+    if tree.attrs.get("kind") == "design":
+        cells = tree["cells"].to_dataset()
+        both = int(((cells["n_a"] > 0) & (cells["n_b"] > 0)).sum())
+        print(f"{args.out}: {tree.attrs['b']} / {tree.attrs['a']} ({tree.attrs['var']}) per "
+              f"{', '.join(json.loads(tree.attrs['by'])) or 'campaign'}, {both} cells in both, "
+              f"{tree['metadata'].sizes.get('entry', 0)} set-up differences")
+        return 0
     print(f"{args.out}: {tree.attrs['b']} - {tree.attrs['a']}, {tree['cells'].sizes.get('window', 0)} windows, "
           f"{tree['metadata'].sizes.get('entry', 0)} set-up differences")
     return 0

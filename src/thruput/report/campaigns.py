@@ -470,6 +470,9 @@ def comparison(reports: str | os.PathLike[str], name: str) -> HTML:
     """
     product = open_product(project_path(reports) / COMPARISON.format(name=name))
     a, b = product.attrs["a"], product.attrs["b"]
+    if product.attrs.get("kind") == "design":
+        display(design.design_comparison(product))
+        return _setup_table(product, a, b)
     cells = _group(product, "cells")
     confidence = float(cells.attrs["confidence"])
     display(Markdown(f"## {a} → {b}\n\nPer cell present in both; differences are "
@@ -499,6 +502,11 @@ def comparison(reports: str | os.PathLike[str], name: str) -> HTML:
         "Hodges-Lehmann (Mbit/s)": [_mbit_text(v) for v in df["hodges_lehmann"]],
         "Mann-Whitney p": df["p_value"].round(3),
     }).to_html(index=False)))
+    return _setup_table(product, a, b)
+
+
+def _setup_table(product, a, b):
+    """What differs between the two campaigns' set-ups (the comparison's ``metadata``)."""
     display(Markdown("## What differs in the set-up\n\nEvery entry of the two `campaign.yaml` files "
                      "that differs (hosts matched by their role on the path)."))
     meta = _group(product, "metadata").to_dataframe().reset_index(drop=True)

@@ -26,7 +26,8 @@ from ..charts import design as charts_design
 from ..formatting import duration
 
 __all__ = ["design_title", "design_factors", "design_levels", "design_small_multiples",
-           "design_comparisons", "design_plateaus", "design_failures", "design_time", "design_changes",
+           "design_comparisons", "design_comparison", "design_plateaus", "design_failures", "design_time",
+           "design_changes",
            "design_statistics", "design_charts", "number_text", "level_label", "METRICS"]
 
 #: How a page shows each metric: name, unit shown, factor from the stored unit.
@@ -212,11 +213,17 @@ def design_levels(product: xr.DataTree) -> HTML | Markdown:
         return Markdown("## Per level\n\nThe campaign declares no factor: there are no levels to summarise.")
     display(Markdown("## Per level\n\nEach factor's levels, pooled over the other factors "
                      "(runs that completed; a failed run counts in *failed* only)."))
-    rows = []
+    rows, cut = [], []
     for name, f in factors.items():
         first = _group(product, f"levels/{metrics[0]}/{name}")
         labels = _label_column(first[name].values, f)
-        for i, label in enumerate(labels):
+        listed = range(len(labels))
+        if len(labels) > LISTED_LEVELS:       # (the levels with the most runs, in their order)
+            runs = sum(_group(product, f"levels/{m}/{name}")["n"].values for m in metrics)
+            listed = sorted(np.argsort(-runs, kind="stable")[:LISTED_LEVELS])
+            cut.append(f"{name}: the {LISTED_LEVELS} levels with the most runs of {len(labels)} are listed.")
+        for i in listed:
+            label = labels[i]
             row = {"factor": name, "level": label, "failed": int(first["n_failed"].values[i])}
             for m in metrics:
                 s = _group(product, f"levels/{m}/{name}")
@@ -225,6 +232,9 @@ def design_levels(product: xr.DataTree) -> HTML | Markdown:
                 row[f"{what}: median ({unit})"] = number_text(s["median"].values[i] * k)
                 row[f"{what}: p10 – p90 ({unit})"] = _range(s["p10"].values[i] * k, s["p90"].values[i] * k)
             rows.append(row)
+    if cut:
+        display(HTML(pd.DataFrame(rows).to_html(index=False)))
+        return Markdown(" ".join(cut))
     return HTML(pd.DataFrame(rows).to_html(index=False))
 
 
@@ -238,7 +248,8 @@ def _cells_frame(summary: xr.Dataset, factors: dict[str, dict[str, Any]], roles:
                  k: float) -> pd.DataFrame:
     """A summary's cells with runs as rows: role columns (levels as text) and the numbers in
     the shown unit."""
-    df = summary[["median", "p10", "p90", "n"]].to_dataframe().reset_index()
+    numbers = summary[["median", "p10", "p90", "n"]]
+    df = (numbers.to_dataframe() if numbers["n"].dims else numbers.expand_dims("_all").to_dataframe()).reset_index()
     df = df[df["n"] > 0].copy()
     for key in ("median", "p10", "p90"):
         df[key] = df[key] * k
@@ -247,6 +258,18 @@ def _cells_frame(summary: xr.Dataset, factors: dict[str, dict[str, Any]], roles:
         if name:
             out[role] = _label_column(df[name].values, factors[name])
     return out.reset_index(drop=True)
+
+
+def _roles_of(layout: dict[str, Any], summary: xr.Dataset) -> dict[str, str | None]:
+    """The layout's x, colour, column and row among the factors of ``summary`` (a factor
+    that does not apply to a metric, as a ping's direction, is not among them): when x is
+    not, the next role's factor takes its place."""
+    names = [layout.get(r) if layout.get(r) in summary.dims else None for r in ("x", "color", "column", "row")]
+    if names[0] is None:
+        moved = next((i for i, n in enumerate(names) if n), None)
+        if moved is not None:
+            names[0], names[moved] = names[moved], None
+    return dict(zip(("x", "color", "column", "row"), names))
 
 
 def design_small_multiples(product: xr.DataTree) -> Any:
@@ -260,13 +283,19 @@ def design_small_multiples(product: xr.DataTree) -> Any:
     if not layout.get("x"):
         return Markdown("## Across the factors\n\nNo factor has more than one level: there is nothing to draw across "
                         "(the per-level table gives the numbers).")
-    roles = {k: layout.get(k) for k in ("x", "color", "column", "row")}
     result: Any = None
     for m in metrics:
         what, unit, k = METRICS[m]
         summary = _group(product, f"shown/{m}")
+        roles = _roles_of(layout, summary)
         frame = _cells_frame(summary, factors, roles, k)
         heading = f"## {what[0].upper()}{what[1:]} across the factors"
+        if not roles["x"] and not frame.empty:
+            result = Markdown(f"{heading}\n\nNo factor drawn varies among the runs that report a {what} "
+                              f"(median {number_text(frame['median'].iloc[0])} {unit} over {int(frame['n'].iloc[0])} runs).")
+            if m != metrics[-1]:
+                display(result)
+            continue
         if frame.empty:
             result = Markdown(f"{heading}\n\nNo run reported a {what}: there is nothing to draw.")
             if m != metrics[-1]:          # (the last is returned, and shown once)
@@ -302,6 +331,10 @@ def design_comparisons(product: xr.DataTree) -> Any:
     factors = _factors(product)
     metrics = _metrics(product)
     compared = _children(product, "compare")
+    # (the first metric's comparisons, then those of a metric other runs measure: a ping's RTT)
+    entries = [(f"compare/{n}", n) for n in compared] + [
+        (f"compare_{m}/{n}", n) for m in METRICS if f"compare_{m}" in product.children
+        for n in _children(product, f"compare_{m}")]
     heading = "## Levels compared"
     if not metrics:
         return Markdown(f"{heading}\n\nNo run reported a throughput, RTT, loss or jitter: there is nothing to compare.")
@@ -312,8 +345,9 @@ def design_comparisons(product: xr.DataTree) -> Any:
                      "is a percentile bootstrap of the ratio, and an interval that crosses 1 shows no difference at that "
                      "coverage. No correction for the many cells is applied."))
     result: Any = None
-    for name in compared:
-        c = _group(product, f"compare/{name}")
+    for i_entry, (path, name) in enumerate(entries):
+        last = i_entry == len(entries) - 1
+        c = _group(product, path)
         what, unit, k = METRICS.get(c.attrs.get("var", "throughput"), METRICS["throughput"])
         by = json.loads(c.attrs.get("by", "[]"))
         pooled = json.loads(c.attrs.get("pooled", "[]"))
@@ -323,12 +357,18 @@ def design_comparisons(product: xr.DataTree) -> Any:
         df["level"] = _label_column(df[name].values, factors[name])
         for i, b in enumerate(by):
             df[["x", "column"][i]] = _label_column(df[b].values, factors[b])
-        intro = f"### {name}: each level over {reference}" + (f", per {' and '.join(by)}" if by else "")
-        note = f"Pooled over {', '.join(pooled)}." if pooled else ""
+        main = path.startswith("compare/")
+        intro = (f"### {name}: {'each level' if main else what + ' of each level'} over {reference}"
+                 + (f", per {' and '.join(by)}" if by else ""))
+        nested = {n: outer for n, outer in json.loads(c.attrs.get("nested", "{}")).items() if n in pooled}
+        rest = [n for n in pooled if n not in nested]
+        note = " ".join([f"Pooled over {', '.join(rest)}." if rest else "",
+                         *[f"Pooled over {n}: each of its levels has runs of one {outer} only."
+                           for n, outer in nested.items()]]).strip()
         shown = df[(df["ratio"] > 0) & (df["ratio_low"] > 0) & np.isfinite(df["ratio_high"])]
         if shown.empty:
             result = Markdown(f"{intro}\n\nNo cell has completed runs of both {reference} and another level.")
-            if name != compared[-1]:          # (the last is returned, and shown once)
+            if not last:          # (the last is returned, and shown once)
                 display(result)
             continue
         display(Markdown(intro + ("\n\n" + note if note else "")))
@@ -354,9 +394,64 @@ def design_comparisons(product: xr.DataTree) -> Any:
             display(Markdown(f"The first {MAX_TABLE_ROWS} of {len(table)} rows (the chart shows every cell)."))
             table = table.head(MAX_TABLE_ROWS)
         result = HTML(table.to_html(index=False))
-        if name != compared[-1]:
+        if not last:
             display(result)
     return result
+
+
+def design_comparison(product: xr.DataTree) -> Any:
+    """Two designs compared (a ``compare@<name>`` product of two design campaigns): the
+    median of ``b`` over that of ``a`` per cell of the factors both have, with its bootstrap
+    interval (chart and table)."""
+    a, b = str(product.attrs["a"]), str(product.attrs["b"])
+    c = _group(product, "cells")
+    by = json.loads(product.attrs.get("by", "[]"))
+    what, unit, k = METRICS.get(str(product.attrs.get("var")), METRICS["throughput"])
+    confidence = _confidence(c)
+    heading = f"## {a} → {b}"
+    numbers = c[["ratio", "ratio_low", "ratio_high", "median_a", "median_b", "n_a", "n_b"]]
+    df = (numbers.to_dataframe() if by else numbers.expand_dims("_all").to_dataframe()).reset_index()
+    labels = {f: [level_label(v, str(c[f].attrs.get("units", ""))) for v in df[f].values] for f in by}
+    both = ((df["n_a"] > 0) & (df["n_b"] > 0)).to_numpy()
+    if not both.any():
+        return Markdown(f"{heading}\n\nNo cell of {', '.join(by) or 'the campaigns'} has completed runs with a "
+                        f"{what} in both campaigns: nothing to compare.")
+    display(Markdown(f"{heading}\n\nThe median {what} of {b} over that of {a}"
+                     + (f", per {' and '.join(by)} (the levels both campaigns have; each pooled over its other "
+                        "factors)" if by else " (each pooled over all its runs)")
+                     + "; the interval is a percentile bootstrap of the ratio, and an interval that crosses 1 shows "
+                       "no difference at that coverage. No correction for the many cells is applied."))
+    frame = pd.DataFrame({"level": b, "ratio": df["ratio"], "ratio_low": df["ratio_low"],
+                          "ratio_high": df["ratio_high"]})
+    orders: dict[str, list[str]] = {"level": [b]}
+    x = column = None
+    if by:
+        x = by[0] if len(by) <= 2 else " / ".join(by)
+        frame["x"] = labels[by[0]] if len(by) <= 2 else [" / ".join(t) for t in zip(*(labels[f] for f in by))]
+        if len(by) <= 2:
+            orders["x"] = [level_label(v, str(c[by[0]].attrs.get("units", ""))) for v in c[by[0]].values]
+    if len(by) == 2:
+        column = by[1]
+        frame["column"] = labels[by[1]]
+        orders["column"] = [level_label(v, str(c[by[1]].attrs.get("units", ""))) for v in c[by[1]].values]
+    shown = frame[both & (frame["ratio"] > 0).to_numpy() & (frame["ratio_low"] > 0).to_numpy()
+                  & np.isfinite(frame["ratio_high"]).to_numpy()]
+    if len(shown):
+        display(charts_design.level_ratios(shown, "campaign", a, confidence, x=x, column=column, orders=orders,
+                                           quantity=what))
+    table = pd.DataFrame({**{f: labels[f] for f in by},
+                          f"runs ({a} / {b})": [f"{int(p)} / {int(q)}" for p, q in zip(df["n_a"], df["n_b"])],
+                          f"median {a} ({unit})": [number_text(v * k) for v in df["median_a"]],
+                          f"median {b} ({unit})": [number_text(v * k) for v in df["median_b"]],
+                          "ratio": [number_text(v) for v in df["ratio"]],
+                          f"{confidence:.0%} CI": [_range(p, q) for p, q in zip(df["ratio_low"], df["ratio_high"])]})
+    if not both.all():
+        display(Markdown(f"{int((~both).sum())} of {len(table)} cells without runs in both campaigns are left out."))
+    table = table[both]
+    if len(table) > MAX_TABLE_ROWS:
+        display(Markdown(f"The first {MAX_TABLE_ROWS} of {len(table)} rows (the chart shows every cell)."))
+        table = table.head(MAX_TABLE_ROWS)
+    return HTML(table.to_html(index=False))
 
 
 def design_plateaus(product: xr.DataTree) -> Any:
@@ -418,7 +513,8 @@ def design_failures(product: xr.DataTree) -> Any:
 
 def design_time(product: xr.DataTree) -> Any:
     """For a design over time: each metric's median and p10-p90 per time bin, one series per
-    level of the colour factor; no before/after periods."""
+    level of the colour factor and one row of charts per level of the column factor (a
+    drive's directions); no before/after periods."""
     d = _design(product)
     heading = "## Over time"
     if not d.attrs.get("time"):
@@ -434,11 +530,12 @@ def design_time(product: xr.DataTree) -> Any:
         by = json.loads(s.attrs.get("by", "[]"))
         df = s[["median", "p10", "p90", "n"]].to_dataframe().reset_index()
         df["series"] = _label_column(df[by[0]].values, factors[by[0]]) if by else "all runs"
+        df["row"] = _label_column(df[by[1]].values, factors[by[1]]) if len(by) > 1 else ""
         frames = []
-        for series, part in df.groupby("series", sort=False):
+        for (series, row), part in df.groupby(["series", "row"], sort=False):
             part = part.sort_values("time")
             has = part["n"].to_numpy() > 0
-            part = part.assign(segment=[f"{series} {i}" for i in np.cumsum(~has)])[has]
+            part = part.assign(segment=[f"{series} {row} {i}" for i in np.cumsum(~has)])[has]
             frames.append(part)
         bins = pd.concat(frames) if frames else df.iloc[:0]
         for key in ("median", "p10", "p90"):
@@ -449,10 +546,13 @@ def design_time(product: xr.DataTree) -> Any:
                 display(result)
             continue
         display(Markdown(f"{heading}: {what}\n\nMedian and p10-p90 per {_duration_text(s.attrs['bin_s'])} bin"
-                         + (f", one line per {by[0]}" if by else "") + "; a gap in the line is a bin without runs."))
-        result = charts_design.level_series(bins[["time", "median", "p10", "p90", "n", "segment", "series"]],
+                         + (f", one line per {by[0]}" if by else "") + (f", one row per {by[1]}" if len(by) > 1 else "")
+                         + "; a gap in the line is a bin without runs."))
+        result = charts_design.level_series(bins[["time", "median", "p10", "p90", "n", "segment", "series", "row"]],
                                             unit, what, series=by[0] if by else None,
-                                            order=_labels(factors, by[0]) if by else ["all runs"])
+                                            order=_labels(factors, by[0]) if by else ["all runs"],
+                                            row=by[1] if len(by) > 1 else None,
+                                            row_order=_labels(factors, by[1]) if len(by) > 1 else None)
         if m != names[-1]:
             display(result)
     return result

@@ -525,12 +525,13 @@ def _priority(layout: Mapping[str, Any]) -> list[str]:
     return [layout[k] for k in ("x", "color", "column", "row") if layout[k]] + list(layout["pooled"])
 
 
-def _cells_of(layout: Mapping[str, Any], factors: Sequence[Mapping[str, Any]], skip: str) -> list[str]:
+def _cells_of(layout: Mapping[str, Any], factors: Sequence[Mapping[str, Any]], skip: str,
+              among: Sequence[str] | None = None) -> list[str]:
     """The factors a comparison or plateau along ``skip`` is given per cell of: the first
-    other factor the page shows, and the next if it has at most :data:`MAX_FACET_LEVELS`
-    levels (a chart's columns); runs are pooled over the rest."""
+    other factor the page shows (of ``among``, default all), and the next if it has at most
+    :data:`MAX_FACET_LEVELS` levels (a chart's columns); runs are pooled over the rest."""
     size = {f["name"]: len(f["levels"]) for f in factors}
-    names = [n for n in _priority(layout) if n != skip]
+    names = [n for n in _priority(layout) if n != skip and (among is None or n in among)]
     out = names[:1]
     out += [n for n in names[1:] if size[n] <= MAX_FACET_LEVELS][:MAX_CELL_FACTORS - 1]
     return out
@@ -542,6 +543,54 @@ def _first_measured(ds: xr.Dataset, factor: Mapping[str, Any], var: str) -> Any:
     n = design_summary(ds, var, [factor["name"]], percentiles=())["n"].values
     measured = np.flatnonzero(n > 0)
     return factor["levels"][int(measured[0]) if measured.size else 0]
+
+
+def _applicable(ds: xr.Dataset, factors: Sequence[dict[str, Any]], var: str) -> list[dict[str, Any]]:
+    """The factors that apply to ``var``: those of which some completed run with a finite
+    ``var`` has a level (a ping's ``direction`` is empty: no RTT is given per direction).
+    Every factor when no completed run has a ``var``."""
+    has = _ok(ds) & np.isfinite(np.asarray(ds[var].values, dtype=float))
+    if not has.any():
+        return list(factors)
+    codes = _codes(ds, factors)
+    return [f for j, f in enumerate(factors) if (codes[has, j] >= 0).any()]
+
+
+def _nested_in(ds: xr.Dataset, outer: str, inner: str, var: str) -> bool:
+    """Whether factor ``inner`` is nested in ``outer``: each of its levels has completed runs
+    (with a ``var``) of one level of ``outer`` only, while two levels of ``outer`` have runs
+    (a client network measured at one server site)."""
+    n = design_summary(ds, var, [outer, inner], percentiles=())["n"].values > 0
+    return bool(n.any(axis=1).sum() >= 2 and (n.sum(axis=0) <= 1).all())
+
+
+def _compared(ds: xr.Dataset, f: Mapping[str, Any], var: str, layout: Mapping[str, Any],
+              factors: Sequence[dict[str, Any]], applies: Sequence[str], boot: Mapping[str, Any]) -> xr.Dataset:
+    """:func:`level_comparison` of ``f`` on ``var`` as a page gives it: over its first level
+    with a value, per cell of the factors :func:`_cells_of` picks among those that apply to
+    ``var``, pooling a factor nested in ``f`` (no cell of it holds two levels of ``f``) or
+    in another such factor (its cells would be those of the coarser one, mostly empty).
+    Attrs ``nested`` (JSON: each pooled nested factor -> the factor it is nested in) and
+    ``pooled`` (the factors that apply and are not compared per cell of)."""
+    others = [n for n in applies if n != f["name"]]
+    nested = {n: f["name"] for n in others if _nested_in(ds, f["name"], n, var)}
+    size = {g["name"]: len(g["levels"]) for g in factors}
+    for n in others:
+        outer = [o for o in others if o != n and o not in nested and size[o] < size[n] and _nested_in(ds, o, n, var)]
+        if n not in nested and outer:
+            nested[n] = outer[0]
+    by = _cells_of(layout, factors, f["name"], [n for n in others if n not in nested])
+    out = level_comparison(ds, f["name"], var, by=by, reference=_first_measured(ds, f, var), **boot)
+    return out.assign_attrs(nested=json.dumps(nested), pooled=json.dumps(
+        [n for n in json.loads(out.attrs["pooled"]) if n in applies]))
+
+
+def _own_runs_metrics(ds: xr.Dataset, metrics: Sequence[str]) -> list[str]:
+    """The metrics after the first that completed runs without a value of the first give
+    (a ping's RTT beside iperf3's throughput): their levels are compared too."""
+    ok = _ok(ds)
+    first = np.isfinite(np.asarray(ds[metrics[0]].values, dtype=float))
+    return [m for m in metrics[1:] if (ok & ~first & np.isfinite(np.asarray(ds[m].values, dtype=float))).any()]
 
 
 def _metrics(ds: xr.Dataset) -> list[str]:
@@ -664,7 +713,8 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
         ``failures``
             Runs that did not complete, by reason.
         ``time/<metric>``
-            :func:`design_time_bins` per level of the colour factor (time designs only).
+            :func:`design_time_bins` per level of the colour factor and of the column
+            factor, those that apply to the metric (time designs only).
         ``changes/<metric>``, ``series/<metric>``, ``series_bins/<metric>``
             Time designs only: each series' (a cell of up to
             :data:`~thruput.stats.design_series.MAX_SERIES` cells of the factors the page
@@ -683,27 +733,31 @@ def design_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
                                      "failures": _failures(ds)}
     shown = [n for n in _priority(layout) if n not in layout["pooled"]]
     percentiles = sorted(set(DESIGN_PERCENTILES))
+    applies = {m: [f["name"] for f in _applicable(ds, factors, m)] for m in metrics}
     for m in metrics:
-        groups[f"cells/{m}"] = design_summary(ds, m, [f["name"] for f in factors], percentiles)
-        groups[f"shown/{m}"] = design_summary(ds, m, shown, percentiles)
+        groups[f"cells/{m}"] = design_summary(ds, m, applies[m], percentiles)
+        groups[f"shown/{m}"] = design_summary(ds, m, [n for n in shown if n in applies[m]], percentiles)
         for f in factors:
             groups[f"levels/{m}/{f['name']}"] = design_summary(ds, m, [f["name"]], percentiles)
     main = metrics[0] if metrics else None
     if main is not None:
         for f in factors:
             if 2 <= len(f["levels"]) <= MAX_COMPARED_LEVELS:
-                groups[f"compare/{f['name']}"] = level_comparison(
-                    ds, f["name"], main, by=_cells_of(layout, factors, f["name"]),
-                    reference=_first_measured(ds, f, main), **boot)
+                groups[f"compare/{f['name']}"] = _compared(ds, f, main, layout, factors, applies[main], boot)
+        for m in _own_runs_metrics(ds, metrics):
+            for f in factors:
+                measured = design_summary(ds, m, [f["name"]], percentiles=())["n"].values > 0
+                if 2 <= len(f["levels"]) <= MAX_COMPARED_LEVELS and measured.sum() >= 2:
+                    groups[f"compare_{m}/{f['name']}"] = _compared(ds, f, m, layout, factors, applies[m], boot)
     if "throughput" in metrics:
         tol = float(p["plateau_tolerance"])
         for f in factors:
             if f["ordered"] and f["numeric"] and len(f["levels"]) >= 2:
-                groups[f"plateau/{f['name']}"] = design_plateau(
-                    ds, f["name"], by=_cells_of(layout, factors, f["name"]), tolerance=tol, **boot)
+                by = _cells_of(layout, factors, f["name"], applies["throughput"])
+                groups[f"plateau/{f['name']}"] = design_plateau(ds, f["name"], by=by, tolerance=tol, **boot)
     if groups["design"].attrs["time"]:
-        by = [layout["color"]] if layout["color"] else []
-        for m in metrics:
+        for m in metrics:      # (a line per colour level, a row per column level: a drive's directions)
+            by = [n for n in (layout["color"], layout["column"]) if n and n in applies[m]]
             groups[f"time/{m}"] = design_time_bins(ds, m, by, percentiles=percentiles)
         groups.update(_over_time(ds, factors, layout, metrics, monitor, percentiles))
     for g in groups.values():

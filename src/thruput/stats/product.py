@@ -45,7 +45,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
 import json
 
@@ -55,7 +55,7 @@ import xarray as xr
 from ..product_groups import COMPARISON_GROUP_FUNCTIONS, GROUP_FUNCTIONS, PRODUCT_FUNCTIONS
 from .compare import compare, metadata_diff
 from .defaults import DEFAULTS
-from .design import design_product
+from .design import DESIGN_METRICS, compare_designs, design_product
 from .latency import latency_fit
 from .load import rtt_load
 from .plateau import best_cells, plateau, smallest_product
@@ -321,44 +321,85 @@ def _catalogue_row(product):
 
 
 def comparison_product(a: xr.Dataset, b: xr.Dataset, params: Mapping[str, Any] | None = None,
-                       name: str | None = None) -> xr.DataTree:
-    """Two TCP sweeps compared cell by cell, and their set-ups.
+                       name: str | None = None, by: Sequence[str] | None = None,
+                       var: str | None = None) -> xr.DataTree:
+    """Two TCP sweeps compared cell by cell, or two designs per cell of the factors both
+    have, and their set-ups.
 
     Parameters
     ----------
     a, b : xarray.Dataset
-        Normalized ``tcp_sweep`` campaigns; differences are ``b - a``.
+        Normalized ``tcp_sweep`` campaigns, or two ``design`` campaigns; differences are
+        ``b - a``, ratios ``b / a``.
     params : dict, optional
         The ``stats`` section of ``params.yaml`` (bootstrap size, confidence, seed).
     name : str, optional
         The comparison's name in ``params.yaml``.
+    by : sequence of str, optional
+        Designs only: the factors to compare per cell of (default every factor both
+        declare; :func:`~thruput.stats.design.compare_designs`).
+    var : str, optional
+        Designs only: the quantity compared (default the first of
+        :data:`~thruput.stats.design.DESIGN_METRICS` both campaigns measured).
 
     Returns
     -------
     xarray.DataTree
         ``cells``: :func:`~thruput.stats.compare` of the throughputs, on the cells both
-        measured; ``metadata``: :func:`~thruput.stats.metadata_diff` of the two
-        ``campaign.yaml`` (without :data:`COMPARISON_IGNORED`), one ``entry`` per
+        measured (designs: :func:`~thruput.stats.design.compare_designs` of ``var``, on the
+        levels of ``by`` both have); ``metadata``: :func:`~thruput.stats.metadata_diff` of
+        the two ``campaign.yaml`` (without :data:`COMPARISON_IGNORED`), one ``entry`` per
         differing key with ``key``, ``a``, ``b`` (values as text, empty where absent) and
-        ``change``. Root attrs: ``name``, ``a``, ``b``, ``repeats_a``, ``repeats_b`` and
-        ``params``.
+        ``change``. Root attrs: ``name``, ``a``, ``b``, ``repeats_a``, ``repeats_b``
+        (sweeps) or ``kind`` ("design"), ``by`` (JSON) and ``var`` (designs), and ``params``.
     """
     params = params_with_defaults(params)
     names = [x.attrs.get("campaign", "") for x in (a, b)]
-    for ds, label in zip((a, b), names):
-        if ds.attrs.get("campaign_kind") != "tcp_sweep":
-            raise ValueError(f"comparison {name!r}: {label} is a {ds.attrs.get('campaign_kind')} "
-                             "campaign; only TCP sweeps are compared cell by cell")
+    kinds = [ds.attrs.get("campaign_kind") for ds in (a, b)]
     boot = _boot(params)
-    cells = _used(compare(a["throughput"], b["throughput"], **boot), **boot)
+    if "design" in kinds:
+        other = [(label, k) for label, k in zip(names, kinds) if k != "design"]
+        if other:
+            raise ValueError(f"comparison {name!r}: {other[0][0]} is a {other[0][1]} campaign; a design is "
+                             "compared only with a design")
+        var = _shared_metric(a, b, name, var)
+        cells = compare_designs(a, b, var, by, **boot)
+        extra = {"kind": "design", "by": cells.attrs["by"], "var": var}
+    else:
+        if by is not None or var is not None:
+            raise ValueError(f"comparison {name!r}: `by` and `var` are for designs; TCP sweeps are compared "
+                             "per (window, streams) cell")
+        for ds, label in zip((a, b), names):
+            if ds.attrs.get("campaign_kind") != "tcp_sweep":
+                raise ValueError(f"comparison {name!r}: {label} is a {ds.attrs.get('campaign_kind')} "
+                                 "campaign; only TCP sweeps are compared cell by cell")
+        cells = _used(compare(a["throughput"], b["throughput"], **boot), **boot)
+        extra = {"repeats_a": int(a.sizes.get("repeat", 0)), "repeats_b": int(b.sizes.get("repeat", 0))}
     rows = metadata_diff(a, b, ignore=COMPARISON_IGNORED)
     entry = {k: xr.DataArray(np.asarray([_text(r[k]) for r in rows], dtype=str), dims="entry")
              for k in ("key", "a", "b", "change")}
     meta = xr.Dataset(entry, attrs={"ignored": json.dumps(list(COMPARISON_IGNORED))})
     root = xr.Dataset(attrs={"name": name or f"{names[0]}-vs-{names[1]}", "a": names[0], "b": names[1],
-                             "repeats_a": int(a.sizes.get("repeat", 0)), "repeats_b": int(b.sizes.get("repeat", 0)),
+                             **extra,
                              "params": json.dumps(params, sort_keys=True)})
     return xr.DataTree.from_dict({"/": root, "/cells": cells, "/metadata": meta})
+
+
+def _shared_metric(a: xr.Dataset, b: xr.Dataset, name: str | None, var: str | None = None) -> str:
+    """``var``, or the first of :data:`~thruput.stats.design.DESIGN_METRICS` both designs
+    measured; an error when they did not both measure it."""
+    def measured(ds):
+        return {m for m in DESIGN_METRICS if m in ds.variables and np.isfinite(np.asarray(ds[m].values, float)).any()}
+    shared = [m for m in DESIGN_METRICS if m in measured(a) & measured(b)]
+    if var is not None:
+        if var not in shared:
+            raise ValueError(f"comparison {name!r}: var {var!r} is not measured by both {a.attrs.get('campaign')} "
+                             f"and {b.attrs.get('campaign')} (both measured: {', '.join(shared) or 'nothing'})")
+        return var
+    if not shared:
+        raise ValueError(f"comparison {name!r}: {a.attrs.get('campaign')} and {b.attrs.get('campaign')} measured "
+                         f"no quantity in common (of {', '.join(DESIGN_METRICS)})")
+    return shared[0]
 
 
 def _text(value):
