@@ -698,16 +698,26 @@ def _numbers_by_position(replies, pattern):
     bounds = np.frombuffer(offsets, dtype=np.int64 if large else np.int32)
     bounds = bounds[replies.offset: replies.offset + n + 1].astype(np.int64, copy=False)
     raw = np.frombuffer(data, dtype=np.uint8)
-    spaces = np.flatnonzero(raw[bounds[0]: bounds[-1]] == ord(" ")) + bounds[0]
+    spaces = np.flatnonzero(raw[bounds[0]: bounds[-1]] == ord(" "))
     if spaces.size != n * (k - 1):
         return None                                 # (a reply with another number of words)
+    spaces += bounds[0]
     spaces = spaces.reshape(n, k - 1)               # (in order: each reply's, if inside it)
-    if not ((spaces[:, 0] >= bounds[:-1]).all() and (spaces[:, -1] < bounds[1:]).all()):
+    # (scratch arrays of the replies' length, written again by every check: in a dask
+    # worker, whose glibc malloc maps every block above 128 KiB afresh, each new array
+    # is paid page by page)
+    ok, where = np.empty(n, dtype=bool), np.empty(n, dtype=np.int64)
+    if not (np.greater_equal(spaces[:, 0], bounds[:-1], out=ok).all()
+            and np.less(spaces[:, -1], bounds[1:], out=ok).all()):
         return None
+    after_space = spaces + 1
 
-    def word(j):                                    # (the bytes of word j of each reply)
-        return (bounds[:-1] if j == 0 else spaces[:, j - 1] + 1,
+    def word(j):                                    # (where word j of each reply starts and ends)
+        return (bounds[:-1] if j == 0 else after_space[:, j - 1],
                 bounds[1:] if j == k - 1 else spaces[:, j])
+
+    def width(start, end, compare, size):           # (whether each word's width compares to size)
+        return compare(np.subtract(end, start, out=where), size, out=ok).all()
 
     def at(offset, text):
         """Whether the bytes from each ``offset`` on are ``text`` (no NUL in it: NumPy's
@@ -715,32 +725,34 @@ def _numbers_by_position(replies, pattern):
         if not text:
             return True
         view = np.ndarray(shape=(raw.size - len(text) + 1,), dtype=f"S{len(text)}", buffer=raw, strides=(1,))
-        return bool((view[offset] == text).all())
+        return np.equal(view[offset], text, out=ok).all()
 
     cut = {}
     for j, literal, name, before, after in _layout(first, m):
         start, end = word(j)
         if name is None:                            # a literal word: bytes, from, ms
-            if not ((end - start == len(literal)).all() and at(start, literal.encode())):
+            if not (width(start, end, np.equal, len(literal)) and at(start, literal.encode())):
                 return None
             continue
         before, after = before.encode(), after.encode()
-        if not ((end - start > len(before) + len(after)).all() and at(start, before)
-                and at(end - len(after), after)):
+        if not (width(start, end, np.greater, len(before) + len(after)) and at(start, before)
+                and at(np.subtract(end, len(after), out=where), after)):
             return None
-        cut[name] = (start + len(before), end - len(after))
+        cut[name] = (start, len(before), end, len(after))
     columns = dict.fromkeys(FAST_FIELDS)
-    for name, (start, end) in cut.items():
+    edges, numbers = np.empty(2 * n, dtype=np.int64), np.arange(0, 2 * n, 2)
+    for name, (start, before, end, after) in cut.items():
         # (Arrow strings over the bytes: the numbers and the text between them; the numbers taken)
-        edges = np.empty(2 * n, dtype=np.int64)
-        edges[0::2], edges[1::2] = start - start[0], end - start[0]
+        head = int(start[0]) + before
+        np.add(start, before - head, out=edges[0::2])
+        np.subtract(end, after + head, out=edges[1::2])
         pieces = pa.Array.from_buffers(pa.large_string(), 2 * n - 1,
-                                       [None, pa.py_buffer(edges), data.slice(int(start[0]))])
+                                       [None, pa.py_buffer(edges), data.slice(head)])
         try:
-            columns[name] = pc.cast(pieces.take(np.arange(0, 2 * n, 2)),
-                                    pa.float64()).to_numpy(zero_copy_only=False)
+            columns[name] = pc.cast(pieces.take(numbers), pa.float64()).to_numpy(zero_copy_only=False)
         except pa.ArrowInvalid:                     # (beyond float64: the general path says so)
             return None
+        del pieces                                  # (edges is written again for the next field)
     return columns
 
 
