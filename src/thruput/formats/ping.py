@@ -719,13 +719,8 @@ def _numbers_by_position(replies, pattern):
     def width(start, end, compare, size):           # (whether each word's width compares to size)
         return compare(np.subtract(end, start, out=where), size, out=ok).all()
 
-    def at(offset, text):
-        """Whether the bytes from each ``offset`` on are ``text`` (no NUL in it: NumPy's
-        bytes compare as if cut at a trailing NUL), read as one fixed-width bytes value."""
-        if not text:
-            return True
-        view = np.ndarray(shape=(raw.size - len(text) + 1,), dtype=f"S{len(text)}", buffer=raw, strides=(1,))
-        return np.equal(view[offset], text, out=ok).all()
+    def at(offset, text):                           # (whether the bytes from each offset are text)
+        return all(np.equal(raw[i:][offset], byte, out=ok).all() for i, byte in enumerate(text))
 
     cut = {}
     for j, literal, name, before, after in _layout(first, m):
