@@ -117,7 +117,8 @@ import gc
 import re
 from contextlib import contextmanager
 
-from typing import Iterable, NamedTuple
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import numpy as np
 
