@@ -20,9 +20,10 @@ Measured side by side, each from the files on disk (reading included), best of
 
 ping
     (a) ``thruput.read(path)`` (sniffing, sha256, decoding, parsing, ``validate``) and
-    ``thruput.formats.ping.parse(text)`` alone (the bulk fast path: its lines matched and
-    their numbers read by ``pyarrow.compute``), and ``parse`` once more by the line-by-line reader (what logs
-    with ``(DUP!)`` lines or mixed reply shapes get);
+    ``thruput.formats.ping.parse(text)`` alone (the vectorised path: its lines matched by
+    ``pyarrow.compute``, the replies' numbers cut from their bytes by NumPy and cast by
+    Arrow), and ``parse`` once more by the general path alone (what logs with ``(DUP!)``
+    lines or mixed reply layouts get);
     (b) ``jc.parsers.ping.parse(text)``;
     (c) a bare scan: ``re.findall(r"time=([\\d.]+) ms", text)`` into a float array.
     The targets are checked for ``thruput.read`` (the whole job, file to Dataset); the

@@ -1,6 +1,6 @@
-"""Ping's two pure-Python readers of Unix logs against each other: the bulk fast path
+"""Ping's two paths for Unix logs against each other: the vectorised path
 (:func:`thruput.formats.ping._replies_fast`: Arrow's match of every line, the replies'
-numbers taken by position or by ``extract_regex``) and the line-by-line reference
+numbers taken by position) and the general path, the reference
 (:func:`~thruput.formats.ping._replies_general`).
 
 Whole logs: the same Dataset (or the same error at the same line) by both on every sample
@@ -177,9 +177,9 @@ _VARIANTS = st.lists(st.tuples(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_VARIANTS)
 def test_replies_of_differing_layouts_read_alike(replies):
-    """Replies taken by position (:func:`ping._fields_by_position`: the layout of the
-    first) or, where any reply's words differ from it, by ``extract_regex``: the same as
-    the line-by-line reader whatever mixture of forms a log holds."""
+    """Replies taken by position (:func:`ping._numbers_by_position`: the layout of the
+    first) or, where any reply's words differ from it, by the general path: the same
+    Dataset whatever mixture of forms a log holds."""
     lines = [f"{ts}64 bytes from {where} {seq}{n}{dot}{ttl}{time}"
              for ts, where, seq, n, dot, ttl, time in replies]
     text = ("PING 127.0.0.1 (127.0.0.1) 56(84) bytes of data.\n" + "\n".join(lines) + "\n\n"
@@ -193,11 +193,12 @@ def test_replies_of_differing_layouts_read_alike(replies):
        st.sampled_from(["", "x", " ", "0", ".", "é", "ms", "1e5", "\u0663"]))
 @example([("", "127.0.0.1:", "icmp_seq=", 1, "", " ttl=64", " time=0.045 ms")] * 2, 1, 999, "x")
 @example([("[1594978465.914536] ", "127.0.0.1:", "icmp_seq=", 1, "", "", " time=0.045 ms")] * 3, 2, 999, "s")
-def test_numbers_by_position_are_the_cast_fields_or_none(replies, which, at, junk):
-    """The replies' numbers read from their bytes by NumPy (:func:`ping._numbers_by_position`)
-    are, bit for bit, those Arrow's split and cast give (:func:`ping._cast_fields`), or
-    None (then those decide): for every mixture of layouts and one reply damaged anywhere,
-    its end (the last bytes of the buffer, read shifted) included."""
+def test_numbers_by_position_are_the_general_paths_or_none(replies, which, at, junk):
+    """The replies' numbers read from their bytes by position
+    (:func:`ping._numbers_by_position`) are, bit for bit, those of the general path
+    (:func:`ping._replies_general`) on the same lines, or None (then the general path reads
+    them): for every mixture of layouts and one reply damaged anywhere, its end (the last
+    bytes of the buffer) included."""
     import pyarrow as pa
 
     lines = [f"{ts}64 bytes from {where} {seq}{n}{dot}{ttl}{time}"
@@ -208,6 +209,8 @@ def test_numbers_by_position_are_the_cast_fields_or_none(replies, which, at, jun
     matched = [line for line in lines if ping._FAST_PATTERNS[pattern].match(line)]
     if not matched:
         return
+    general, _ = ping._replies_general("\n".join(matched))
+    assert len(general.line) == len(matched)
     kinds = (pa.large_string(), pa.string())
     arrays = [pa.array(matched, kind) for kind in kinds]
     # (and slices: their offsets start inside the buffer, after another string)
@@ -216,10 +219,10 @@ def test_numbers_by_position_are_the_cast_fields_or_none(replies, which, at, jun
         fast = ping._numbers_by_position(array, ping._FAST_PATTERNS[pattern])
         if fast is None:
             continue
-        cast = ping._cast_fields(array, pattern)
-        assert cast is not None and fast.keys() == cast.keys()
-        for name in ping.FAST_FIELDS:
-            if fast[name] is None or cast[name] is None:
-                assert fast[name] is None and cast[name] is None, name
-            else:
-                assert fast[name].tobytes() == cast[name].tobytes(), name
+        for name in ("timestamp", "rtt"):
+            want = getattr(general, name)
+            got = np.full(len(matched), np.nan) if fast[name] is None else fast[name]
+            assert got.tobytes() == want.tobytes(), name
+        for name in ("size", "seq", "ttl"):
+            got = np.full(len(matched), -1.0) if fast[name] is None else fast[name]
+            assert ping._as_int(got, name).tolist() == getattr(general, name).tolist(), name

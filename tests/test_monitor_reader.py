@@ -139,11 +139,27 @@ from hypothesis import given, settings, strategies as st  # noqa: E402
 from thruput.campaign.dataset import _LedgerTotals  # noqa: E402
 
 
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), min_size=1, max_size=300))
-def test_percentiles_are_numpys_bit_for_bit(values):
-    values = np.array(values)
-    assert mon.percentiles(values, (10, 50, 90)) == [float(v) for v in np.percentile(values, [10, 50, 90])]
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 120).flatmap(lambda k: st.lists(
+    st.lists(st.floats(min_value=0, max_value=1e6, allow_nan=False), min_size=k, max_size=k),
+    min_size=1, max_size=6)))
+def test_a_batch_of_ping_runs_is_summarised_as_each_run_alone_bit_for_bit(rows):
+    """The plain logs' summary over the batch (a matrix row per run, NumPy along an axis)
+    is each run's own (:func:`mon._ping_summary`), bit for bit."""
+    from thruput.formats._ping_many import Many
+
+    n, k = len(rows), len(rows[0])
+    rtt = np.array(rows, dtype=float).ravel()
+    many = Many(np.arange(n), np.arange(0, n * k + 1, k), np.full(n, k), np.zeros(n * k, np.int8),
+                rtt, np.full(n * k, np.nan), np.tile(np.arange(k, dtype=np.int32), n),
+                [{"transmitted": k}] * n, {})
+    got = mon._ping_summaries(many)
+    for i, row in enumerate(rows):
+        probes = {"status": np.array(["reply"] * k, dtype=object), "rtt": np.array(row),
+                  "timestamp": np.full(k, np.nan), "seq": np.arange(k)}
+        want, _ = mon._ping_summary(probes, {"transmitted": k})
+        for name, value in want.items():
+            assert np.float64(got[name][i]).tobytes() == np.float64(value).tobytes(), name
 
 
 def _ping_logs(corpus):

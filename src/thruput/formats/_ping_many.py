@@ -2,13 +2,14 @@
 
 :func:`thruput.formats.ping.scan` costs about half a millisecond of Python per log
 whatever its length (ledger, sequence-number checks, consistency records), against some
-some tens of us for the fast path's pass over a 100-probe log. :func:`scan_many` takes the logs
-that hold nothing but a header, replies in sequence and the summary, with ping's totals
-agreeing with the replies (the monitor's usual log), and decides all of them with NumPy
-over the whole batch. Every other log (a loss or error line, a duplicate, a wrapped or
-repeated sequence number, a cut-off or damaged log, a disagreement with ping's totals,
-Windows, replies the fast path does not take) is left to :func:`~thruput.formats.ping.scan`: the caller reads
-it one by one, so its numbers, its records and its errors are exactly that reader's.
+tens of us for reading the replies of a 100-probe log. :func:`scan_many` reads the replies
+of a whole batch the way ping reads them (:func:`~thruput.formats.ping.read_replies`), takes
+the logs that hold nothing but a header, replies in sequence and the summary, with ping's
+totals agreeing with the replies (the monitor's usual log), and decides all of them with
+NumPy over the whole batch. Every other log (a loss or error line, a flagged reply, a
+wrapped or repeated sequence number, a cut-off or damaged log, a disagreement with ping's
+totals, Windows) is left to :func:`~thruput.formats.ping.scan`: the caller reads it one by
+one, so its numbers, its records and its errors are exactly that reader's.
 
 For the logs it takes, the probes, ping's summary and the line accounting are those of
 :func:`~thruput.formats.ping.scan`, bit for bit (tests/test_format_ping_many.py compares both
@@ -23,12 +24,15 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..contract import PROBE_STATUSES
 from . import ping
 
 __all__ = ["Many", "scan_many"]
 
-#: Columns of :func:`_scan_text`'s numbers.
+#: Columns of :func:`_numbers`.
 _TIMESTAMP, _SIZE, _SEQ, _TTL, _RTT = range(5)
+#: Probe status codes (index into :data:`ping.STATUS_NAMES`).
+_REPLY, _LOST = PROBE_STATUSES.index("reply"), PROBE_STATUSES.index("lost")
 
 
 class Many(NamedTuple):
@@ -72,9 +76,8 @@ def scan_many(texts):
     origin = np.array([p.origin for p in parts], dtype=np.int64)
     transmitted = np.array([p.summary["transmitted"] for p in parts], dtype=np.int64)
     n_lines = np.array([p.n_lines for p in parts], dtype=np.int64)
-    seq = ping._as_int(numbers[:, _SEQ], "seq").astype(np.int64)
-    size = ping._as_int(numbers[:, _SIZE], "size")
-    ttl = ping._as_int(numbers[:, _TTL], "ttl")
+    # (integers already, as ping.read_replies gives them: OUT_OF_RANGE where beyond the field)
+    seq, size, ttl = (numbers[:, k].astype(np.int64) for k in (_SEQ, _SIZE, _TTL))
     rtt = numbers[:, _RTT].copy()
     end = origin + transmitted
     # a log is plain when its sequence numbers climb by less than half a period (no wrap,
@@ -116,17 +119,17 @@ class _Plain(NamedTuple):
 
 def _scan_batch(texts):
     """:func:`_scan_one` of every text, the replies of all of them read by one pass of ping's
-    fast path (:func:`ping._replies_fast`) over their joined text: one Arrow pass for the
-    batch instead of one per log, which was most of a 100-probe log's cost. None (read them one by one) where that pass does not apply to the batch as a
-    whole: logs whose replies have different fields (``-D`` in some only), a flag, a name
-    appearing later."""
+    vectorised path (:func:`ping.read_replies`) over their joined text: one Arrow pass for
+    the batch instead of one per log, which was most of a 100-probe log's cost. None (read
+    them one by one) where that path does not apply to the batch as a whole: logs whose
+    replies have different layouts (``-D`` in some only), a flag, a name appearing later."""
     candidates = [k for k, t in enumerate(texts) if t.endswith("\n") and not ping.BLANK_TEXT.match(t)]
     if len(candidates) < 2:
         return None
     pieces = [texts[k] for k in candidates]
     n_lines = np.fromiter(map(str.count, pieces, itertools.repeat("\n")), dtype=np.int64, count=len(pieces))
     before = np.r_[0, np.cumsum(n_lines)[:-1]]           # lines of the logs before each
-    found = ping._replies_fast("".join(pieces))
+    found = ping.read_replies("".join(pieces), general=False)
     if found is None:
         return None
     replies, others = found
@@ -147,17 +150,16 @@ def _scan_batch(texts):
 
 
 def _scan_one(text):
-    """The replies of ``text`` (ping's fast path, else its line-by-line reader) and its few
-    other lines read, or None when the log is not plain (see :func:`scan_many`)."""
+    """The replies of ``text`` (:func:`ping.read_replies`) and its few other lines read, or
+    None when the log is not plain (see :func:`scan_many`)."""
     if not text.endswith("\n") or ping.BLANK_TEXT.match(text):
         return None
     try:
-        variant, header_line = ping._variant(text, text[-ping.TAIL_CHARS:])
-        origin = ping.SEQ_ORIGIN.get(variant)
-        if origin is None:
+        variant, header_line = ping.variant_of(text, text[-ping.TAIL_CHARS:])
+        if ping.SEQ_ORIGIN.get(variant) is None:       # (Windows: no sequence numbers)
             return None
         n_lines = text.count("\n")
-        found = ping._replies_fast(text) or ping._replies_general(text, variant, n_lines)
+        found = ping.read_replies(text)
     except ping.ParseError:
         return None
     replies, others = found
@@ -177,7 +179,7 @@ def _plain(text, lines, numbers, others, n_lines, variant=None, header_line=None
     other lines (``others``: (line, text)), or None when it is not plain."""
     if variant is None:
         try:
-            variant, header_line = ping._variant(text, text[-ping.TAIL_CHARS:])
+            variant, header_line = ping.variant_of(text, text[-ping.TAIL_CHARS:])
         except ping.ParseError:
             return None
     origin = ping.SEQ_ORIGIN.get(variant)
@@ -217,7 +219,7 @@ def _plain(text, lines, numbers, others, n_lines, variant=None, header_line=None
 
 
 def _agrees(parts, counts, rtt, owner):
-    """Per log, whether every check :func:`ping._consistency` makes passes: ``received``
+    """Per log, whether every check ping's consistency records make passes: ``received``
     and ``duplicates`` exact, the replies' min and max RTT within ping's rounding."""
     ok = np.array([p.summary["received"] == c and p.summary.get("duplicates", 0) == 0
                    for p, c in zip(parts, counts)], dtype=bool)
@@ -231,7 +233,7 @@ def _agrees(parts, counts, rtt, owner):
         if ok[k] and timed[k] and "rtt_min" in p.summary:
             for key, value in (("rtt_min", low[k]), ("rtt_max", high[k])):
                 tool = p.summary[key]
-                if not abs(tool - float(value)) <= ping._rounding(tool, p.variant):
+                if not abs(tool - float(value)) <= ping.rtt_rounding(tool, p.variant):
                     ok[k] = False
     return ok
 
@@ -257,8 +259,8 @@ def _assemble(taken, parts, counts, owner, seq, rtt, timestamp, origin, end, mis
     at_gap = offsets[gap_owner] + counts[gap_owner] + (
         np.arange(total) - np.r_[0, np.cumsum(missing)[:-1]][gap_owner])
     n = int(offsets[-1])
-    status = np.full(n, ping._LOST, dtype=np.int8)
-    status[at_reply] = ping._REPLY
+    status = np.full(n, _LOST, dtype=np.int8)
+    status[at_reply] = _REPLY
     values = {"rtt": np.full(n, np.nan), "timestamp": np.full(n, np.nan),
               "seq": np.empty(n, dtype=ping.INT)}
     values["rtt"][at_reply] = rtt

@@ -87,16 +87,19 @@ Several runs in one file
     :class:`~thruput.errors.ParseError` naming its line (split the file, one run each).
 
 Speed
-    No per-line Python for replies. :func:`_replies_fast` cuts the text into lines and
-    matches all of them at once with Arrow's compiled kernels (``pyarrow.compute``:
-    ``split_pattern``, ``extract_regex`` with RE2, linear in time), which validate every
-    reply and give its numbers, cast to float64 one field at a time. Logs it cannot
-    take (``(DUP!)`` flags, replies with differing fields) and Windows logs are read by
-    :func:`_replies_general`: one ``findall`` with one match per line (the match index is
-    the line number) and NumPy conversions; it is the reference the fast path is tested
-    against (same Datasets on every sample, corpus file and damaged log). Only the few
-    other lines (header, summary, losses, errors) go through per-line Python. ``python -m
-    benchmarks ingest`` measures it.
+    No per-line Python for replies. :func:`read_replies` is the one way replies are read,
+    for a piece of one log (:func:`scan_chunks`) and for a batch of many
+    (:mod:`._ping_many`), by one of two paths. The vectorised path
+    (:func:`_replies_fast`) cuts the text into lines and checks all of them at once with
+    Arrow's compiled kernels (``pyarrow.compute.match_substring_regex``, RE2, linear in
+    time); where every reply has the layout of the first, their numbers are cut out of
+    their bytes by position with NumPy and cast to float64 by Arrow, one field at a time.
+    Logs it cannot take (``(DUP!)`` flags, replies of differing layouts) and Windows logs
+    take the general path (:func:`_replies_general`): one ``findall`` with one match per
+    line (the match index is the line number) and NumPy conversions; it is the reference
+    the vectorised path is tested against (same Datasets on every sample, corpus file and
+    damaged log). Only the few other lines (header, summary, losses, errors) go through
+    per-line Python. ``python -m benchmarks ingest`` measures it.
 
 References
     iputils ``ping/ping_common.c`` (statistics, ``pr_echo_reply``), FreeBSD ``sbin/ping``,
@@ -114,6 +117,7 @@ import gc
 import re
 from contextlib import contextmanager
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import numpy as np
@@ -154,23 +158,23 @@ UNIX_LINES = _ascii(
     r"(?: (?:ttl|hlim)=(\d+))?(?: time=(\d+(?:\.\d*)?) ?ms)?"
     r"(?: \((DUP!|BAD CHECKSUM!)\))?|([^\n]*))$")
 
-#: The fast path (:func:`_replies_fast`): a whole reply line of UNIX_LINES' shape, its
-#: numbers in named groups, for ``pyarrow.compute.extract_regex`` (RE2: linear time; its
-#: ``\s`` lacks ``\v``, so "not blank" is spelt out). Two forms, as the address is printed:
-#: a bare address (``from 127.0.0.1:``), or a name and the address (``from host
-#: (10.0.0.1):``), used only where the log has it. A ``(DUP!)``/``(BAD CHECKSUM!)`` line does
-#: not match: it is left to :func:`_replies_general`.
+#: The vectorised path (:func:`_replies_fast`): a whole reply line of UNIX_LINES' shape,
+#: for ``pyarrow.compute.match_substring_regex`` (RE2: linear time; its ``\s`` lacks
+#: ``\v``, so "not blank" is spelt out); its named groups tell the first reply's layout.
+#: Two forms, as the address is printed: a bare address (``from 127.0.0.1:``), or a name
+#: and the address (``from host (10.0.0.1):``), used only where the log has it. A
+#: ``(DUP!)``/``(BAD CHECKSUM!)`` line does not match: it is left to :func:`_replies_general`.
 _NOT_BLANK = r"[^ \t\n\r\f\v]"
 _FAST_HEAD = r"^(?:\[(?P<timestamp>[0-9]+\.[0-9]+)\] )?(?P<size>[0-9]+) bytes from " + _NOT_BLANK + "+"
 _FAST_TAIL = (r"[:,] (?:icmp_)?seq=(?P<seq>[0-9]+)\.?(?: (?:ttl|hlim)=(?P<ttl>[0-9]+))?"
               r"(?: time=(?P<rtt>[0-9]+(?:\.[0-9]*)?) ?ms)?$")
 FAST_REPLY = _FAST_HEAD + _FAST_TAIL
 FAST_REPLY_NAMED = _FAST_HEAD + r"(?: \([^)\n]*\))?" + _FAST_TAIL
-#: The fields of a fast-path reply; a field is printed on every reply or on none.
+#: The fields of a vectorised-path reply; a field is printed on every reply or on none.
 FAST_FIELDS = ("timestamp", "size", "seq", "ttl", "rtt")
 #: A reply with a name before the address, among the first lines (picks FAST_REPLY_NAMED).
 NAMED_REPLY = _ascii(r"\n(?:\[\d+\.\d+\] )?\d+ bytes from \S+ \(")
-#: A reply line of any Unix form (to check that the fast path left none among the others).
+#: A reply line of any Unix form (to check that the vectorised path left none among the others).
 UNIX_REPLY = _ascii(r"(?:\[\d+\.\d+\] )?\d+ bytes from (?:(?! bytes from )[^\n])*?[:,] (?:icmp_)?seq=\d")
 #: Two replies on one line: the newline between them was lost (``... time=0.045 ms64 bytes
 #: from ...``). Not one reply with a long address (UNIX_LINES' address may not hold
@@ -300,7 +304,7 @@ def scan(text):
 #: How much of the end of a log :func:`_variant` looks at (BusyBox and Solaris summaries).
 TAIL_CHARS = 2048
 #: A long text is scanned in pieces of about this many characters (cut after a newline),
-#: as :func:`thruput.read` streams a large file: the fast path's temporaries (the lines
+#: as :func:`thruput.read` streams a large file: the vectorised path's temporaries (the lines
 #: of a piece, their joined copy) are some 6 times the text they come from.
 PIECE_CHARS = 4 * 2**20
 
@@ -378,7 +382,7 @@ def scan_chunks(chunks, *, head, tail, n_lines):
     """Scan one ping run given as consecutive pieces of its text (bounded memory).
 
     What :func:`parse` does with the whole text, piece by piece: each piece is scanned
-    (fast path or line by line) on its own and only the replies' numbers are kept, so
+    (:func:`read_replies`) on its own and only the replies' numbers are kept, so
     that memory holds one piece of text and the growing output, never the whole log
     (:func:`thruput.read` streams large files through here). ``dataset()`` of the result
     is the Dataset :func:`parse` gives for the joined text.
@@ -394,7 +398,7 @@ def scan_chunks(chunks, *, head, tail, n_lines):
     n_lines : int
         Lines of the whole text (``count("\n")``, plus one if it does not end with one).
     """
-    variant, header_line = _variant(head, tail)
+    variant, header_line = variant_of(head, tail)
     quotes = _Quotes(n_lines)
     ledger = Ledger(n_lines, lines=quotes)
     others = _OtherLines(variant, header_line, ledger, quotes)
@@ -406,8 +410,7 @@ def scan_chunks(chunks, *, head, tail, n_lines):
             offset += k
             ends_with_newline = chunk.endswith("\n")
             continue
-        found = _replies_bulk(chunk) if variant != "windows" else None
-        replies, other_lines = found or _replies_general(chunk, variant, k)
+        replies, other_lines = read_replies(chunk, windows=variant == "windows")
         blanks = []         # a run of blank lines, skipped at once (30 M of them: not 30 M calls)
         for line, content in other_lines:
             if not content.strip(" \t"):
@@ -498,7 +501,7 @@ class _Store:
         self.n = part.stop
 
     def replies(self):
-        out = _Replies()
+        out = Replies()
         for name, array in self.arrays.items():
             setattr(out, name, array[: self.n])
         out.flag = None
@@ -539,8 +542,8 @@ def _in_range(replies, ledger):
 
 
 def _select(replies, keep):
-    out = _Replies()
-    for name in _Replies.__slots__:
+    out = Replies()
+    for name in Replies.__slots__:
         value = getattr(replies, name, None)
         setattr(out, name, value[keep] if value is not None else None)
     return out
@@ -575,7 +578,7 @@ def _truncation(others, variant, ledger):
 # Reading
 
 
-def _variant(text, tail):
+def variant_of(text: str, tail: str) -> tuple[str, int]:
     """The variant and the 1-based line of the first run header (``text``: the head of the
     log, ``tail``: its end)."""
     match = SNIFF.search(text)
@@ -600,30 +603,42 @@ def _variant(text, tail):
     return "bsd", line
 
 
-class _Replies:
-    """The reply lines as arrays, and the indices of every other line."""
+class Replies:
+    """Probe events as arrays, one field each: the reply lines of a text
+    (:func:`read_replies`), then every event of a log (:class:`_Store`)."""
 
     __slots__ = ("line", "timestamp", "size", "seq", "ttl", "rtt", "flag", "status")
 
 
-def _replies_bulk(text):
-    """The reply lines of a Unix log by the fast path (None when the log needs
-    :func:`_replies_general`)."""
-    return _replies_fast(text)
+def read_replies(text: str, *, windows: bool = False,
+                 general: bool = True) -> tuple[Replies, Iterable[tuple[int, str]]] | None:
+    """The reply lines of ``text`` as arrays (:class:`Replies`: ``line`` counted from 1 at
+    the start of ``text``, ``timestamp``, ``size``, ``seq``, ``ttl``, ``rtt``, ``flag``)
+    and its other lines as ``(line, text)`` pairs: what :func:`scan_chunks` reads of each
+    piece and :mod:`._ping_many` of a batch of logs.
+
+    The vectorised path (:func:`_replies_fast`) reads a Unix log where every reply has
+    one layout; any other text (and every Windows log) is read by the general path
+    (:func:`_replies_general`), which gives the same numbers, bit for bit, wherever both
+    apply. ``general=False``: None instead of the general path.
+    """
+    found = None if windows else _replies_fast(text)
+    if found is None and general:
+        found = _replies_general(text, windows)
+    return found
 
 
 def _replies_fast(text):
-    """The reply lines of a Unix ping log by Arrow's compiled kernels, or None.
+    """The reply lines of a Unix ping log read at once by Arrow and NumPy, or None.
 
     The text is cut into lines and every line checked against :data:`FAST_REPLY` at once
-    (``pyarrow.compute.match_substring_regex``, RE2's DFA). The replies' numbers are then
-    taken by position where every reply has the layout of the first (found on their bytes,
-    :func:`_numbers_by_position`, or in their words, :func:`_fields_by_position`), else by
-    ``extract_regex``; each field is converted to float64 by one cast (correctly rounded,
-    as Python's ``float``). This needs every reply to print the same
-    fields (with or without ``-D`` timestamp, TTL and time) and no other line to be a
-    reply of another form (a flag, a name appearing later); otherwise None, and
-    :func:`_replies_general` reads the log line by line in a single regex pass.
+    (``pyarrow.compute.match_substring_regex``, RE2's DFA, linear in time). Where every
+    reply has the layout of the first, their numbers are cut out of the replies' bytes by
+    position (:func:`_numbers_by_position`) and each field cast to float64 by Arrow
+    (correctly rounded, as Python's ``float``). None where the replies' layouts differ
+    (``-D``, TTL or time on some only), another line is a reply of another form (a flag, a
+    name appearing later) or a number is beyond float64: :func:`_replies_general` reads
+    such a log.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -642,14 +657,11 @@ def _replies_fast(text):
     others = list(zip((other_at + 1).tolist(), lines.take(other_at).to_pylist()))
     if any(UNIX_REPLY.match(content) for _, content in others):
         return None  # replies of another form (a flag, a name appearing later): line by line
-    replies = lines.take(at)
-    columns = _numbers_by_position(replies, _FAST_PATTERNS[pattern])
+    columns = _numbers_by_position(lines.take(at), _FAST_PATTERNS[pattern])
     if columns is None:
-        columns = _cast_fields(replies, pattern)
-        if columns is None:
-            return None
+        return None
     absent = np.full(n, np.nan)
-    out = _Replies()
+    out = Replies()
     out.line = at.astype(np.int64) + 1
     out.timestamp = absent if columns["timestamp"] is None else columns["timestamp"]
     out.size = _as_int(columns["size"], "size")
@@ -660,52 +672,19 @@ def _replies_fast(text):
     return out, others
 
 
-def _cast_fields(replies, pattern):
-    """``{field: float64 array, or None where no reply prints it}`` of ``replies`` (Arrow
-    strings, every one matching ``pattern``): each field's text taken by position
-    (:func:`_fields_by_position`) or by ``extract_regex``, then cast by Arrow (correctly
-    rounded, as Python's ``float``); None where some replies print a field and others do
-    not, or a number is beyond float64 (the general reader says so)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    fields = _fields_by_position(replies, _FAST_PATTERNS[pattern])
-    if fields is None:
-        found = pc.extract_regex(replies, pattern)
-        fields = {name: found.field(name) for name in FAST_FIELDS}
-    columns = {}
-    for name in FAST_FIELDS:
-        field = fields[name]
-        if field is None:
-            columns[name] = None                    # (a field none of the replies prints)
-            continue
-        empty = int(pc.sum(pc.equal(pc.utf8_length(field), 0)).as_py() or 0)
-        if empty == len(replies):
-            columns[name] = None
-            continue
-        if empty:
-            return None                             # some replies print it, some do not
-        try:
-            columns[name] = pc.cast(field, pa.float64()).to_numpy(zero_copy_only=False)
-        except pa.ArrowInvalid:                     # (beyond float64: the general reader says so)
-            return None
-    return columns
-
-
 def _numbers_by_position(replies, pattern):
-    """:func:`_cast_fields`' columns, bit for bit, where every reply has the first one's
-    layout, found on the replies' UTF-8 bytes by NumPy instead of Arrow's split of every
-    reply into words (for the 10^5 replies of 1024 100-probe logs, 30 ms against 47 in one
-    process, 36 against 47 in a dask worker); None for anything else (then
-    :func:`_cast_fields` decides).
+    """``{field: float64 array, or None where the replies do not print it}`` of
+    ``replies`` (Arrow strings, each matching ``pattern``), or None where their layouts
+    differ or a number is beyond float64.
 
-    The words and checks are those of :func:`_fields_by_position`: the spaces of every
-    reply found at once (as many in each), each literal word compared, each field's text
-    around its number; each field's numbers are then cut out of the same bytes (Arrow
-    strings over them, no copy but the field's) and cast by Arrow, as there. The checks
-    reuse a few arrays of the replies' length (:class:`_AtOffsets`) rather than making new
-    ones: in a dask worker, whose glibc malloc maps every block above 128 KiB afresh, each
-    new array is paid page by page.
+    The first reply's words (the text between spaces, :func:`_layout`) tell in which word
+    each field is and which text surrounds its number (``icmp_seq=`` before, ``.``
+    after). Every reply must have as many words, and in each one the words that tell the
+    layout must be those of the first: the same literal word (``bytes``, ``from``,
+    ``ms``), or a field's word with the same text around a number; a line that matched
+    ``pattern`` cannot then hold its numbers elsewhere. This is checked, and each number
+    cut out, for all replies at once on their UTF-8 bytes (NumPy), and each field cast by
+    Arrow.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -715,100 +694,66 @@ def _numbers_by_position(replies, pattern):
     if m is None or not first.isascii() or replies.null_count:
         return None
     n, k = len(replies), first.count(" ") + 1
-    large = pa.types.is_large_string(replies.type)
     _, offsets, data = replies.buffers()
-    ends = np.frombuffer(offsets, dtype=np.int64 if large else np.int32)[replies.offset: replies.offset + n + 1]
-    ends = ends if large else ends.astype(np.int64)
-    raw = np.frombuffer(data, dtype=np.uint8)[: ends[-1]]
-    if raw.size < 8:
-        return None
-    spaces = np.flatnonzero(raw[ends[0]:] == 32)
+    large = pa.types.is_large_string(replies.type)
+    bounds = np.frombuffer(offsets, dtype=np.int64 if large else np.int32)
+    bounds = bounds[replies.offset: replies.offset + n + 1].astype(np.int64, copy=False)
+    raw = np.frombuffer(data, dtype=np.uint8)
+    spaces = np.flatnonzero(raw[bounds[0]: bounds[-1]] == ord(" "))
     if spaces.size != n * (k - 1):
         return None                                 # (a reply with another number of words)
-    spaces += ends[0]
+    spaces += bounds[0]
     spaces = spaces.reshape(n, k - 1)               # (in order: each reply's, if inside it)
-    at = _AtOffsets(raw, n)
-    if not (at.every(np.greater_equal, spaces[:, 0], ends[:-1])
-            and at.every(np.less, spaces[:, -1], ends[1:])):
+    # (scratch arrays of the replies' length, written again by every check: in a dask
+    # worker, whose glibc malloc maps every block above 128 KiB afresh, each new array
+    # is paid page by page)
+    ok, where = np.empty(n, dtype=bool), np.empty(n, dtype=np.int64)
+    if not (np.greater_equal(spaces[:, 0], bounds[:-1], out=ok).all()
+            and np.less(spaces[:, -1], bounds[1:], out=ok).all()):
         return None
-    columns = dict.fromkeys(FAST_FIELDS)
-    cuts = take = None
-    for j, word, name, before, after in _layout(first, m):
-        # (word j is the bytes start + shift .. end: ``start`` a view of ends or spaces)
-        start, shift = (ends[:-1], 0) if j == 0 else (spaces[:, j - 1], 1)
-        end = ends[1:] if j == k - 1 else spaces[:, j]
+    after_space = spaces + 1
+
+    def word(j):                                    # (where word j of each reply starts and ends)
+        return (bounds[:-1] if j == 0 else after_space[:, j - 1],
+                bounds[1:] if j == k - 1 else spaces[:, j])
+
+    def width(start, end, compare, size):           # (whether each word's width compares to size)
+        return compare(np.subtract(end, start, out=where), size, out=ok).all()
+
+    def at(offset, text):                           # (whether the bytes from each offset are text)
+        return all(np.equal(raw[i:][offset], byte, out=ok).all() for i, byte in enumerate(text))
+
+    cut = {}
+    for j, literal, name, before, after in _layout(first, m):
+        start, end = word(j)
         if name is None:                            # a literal word: bytes, from, ms
-            if not (at.width_is(start, end, shift + len(word)) and at.begin(start, shift, word.encode())):
+            if not (width(start, end, np.equal, len(literal)) and at(start, literal.encode())):
                 return None
             continue
         before, after = before.encode(), after.encode()
-        if not (at.width_above(start, end, shift + len(before) + len(after))
-                and at.begin(start, shift, before) and at.begin(end, -len(after), after)):
-            return None                             # (an empty field: _cast_fields decides)
-        if cuts is None:                            # strings a..b, b..next a: take the first
-            cuts, take = np.empty(2 * n, dtype=np.int64), np.arange(0, 2 * n, 2)
-        head = int(start[0]) + shift + len(before)
-        np.add(start, shift + len(before) - head, out=cuts[0::2])
-        np.add(end, -len(after) - head, out=cuts[1::2])
-        pieces = pa.Array.from_buffers(pa.large_string(), 2 * n - 1, [None, pa.py_buffer(cuts),
-                                                                      data.slice(head)])
-        try:
-            columns[name] = pc.cast(pieces.take(take), pa.float64()).to_numpy(zero_copy_only=False)
-        except pa.ArrowInvalid:
+        if not (width(start, end, np.greater, len(before) + len(after)) and at(start, before)
+                and at(np.subtract(end, len(after), out=where), after)):
             return None
-        del pieces                                  # (cuts is written again for the next field)
+        cut[name] = (start, len(before), end, len(after))
+    columns = dict.fromkeys(FAST_FIELDS)
+    edges, numbers = np.empty(2 * n, dtype=np.int64), np.arange(0, 2 * n, 2)
+    for name, (start, before, end, after) in cut.items():
+        # (Arrow strings over the bytes: the numbers and the text between them; the numbers taken)
+        head = int(start[0]) + before
+        np.add(start, before - head, out=edges[0::2])
+        np.subtract(end, after + head, out=edges[1::2])
+        pieces = pa.Array.from_buffers(pa.large_string(), 2 * n - 1,
+                                       [None, pa.py_buffer(edges), data.slice(head)])
+        try:
+            columns[name] = pc.cast(pieces.take(numbers), pa.float64()).to_numpy(zero_copy_only=False)
+        except pa.ArrowInvalid:                     # (beyond float64: the general path says so)
+            return None
+        del pieces                                  # (edges is written again for the next field)
     return columns
 
 
-class _AtOffsets:
-    """Checks of the bytes ``raw`` at one offset of each of ``n`` replies (ascending: a
-    column of their word starts or ends, and a shift), into scratch arrays of this
-    object's, so that a check makes no new array of the replies' length."""
-
-    def __init__(self, raw, n):
-        self.raw, self.last = raw, raw.size - 8     # (the last offset 8 bytes can be read at)
-        self.where = np.empty(n, dtype=np.int64)
-        self.ok = np.empty(n, dtype=bool)
-
-    def every(self, compare, a, b):
-        """Whether ``compare(a, b)`` holds for every reply."""
-        return bool(compare(a, b, out=self.ok).all())
-
-    def width_is(self, start, end, width):
-        """Whether ``end - start == width`` for every reply."""
-        return self.every(np.equal, np.subtract(end, start, out=self.where), width)
-
-    def width_above(self, start, end, width):
-        """Whether ``end - start > width`` for every reply."""
-        return self.every(np.greater, np.subtract(end, start, out=self.where), width)
-
-    def begin(self, at, shift, text):
-        """Whether the bytes from each ``at + shift`` on begin with ``text`` (each within
-        ``raw``), 8 bytes at a time."""
-        if shift < 0:                               # (a view cannot start before raw)
-            at, shift = np.add(at, shift, out=self.where), 0
-        return all(self._eight(at, shift + i, text[i: i + 8]) for i in range(0, len(text), 8))
-
-    def _eight(self, at, shift, text):
-        """Whether the bytes from each ``at + shift`` begin with ``text`` (at most 8 bytes):
-        the 8 bytes from each offset read as one little-endian integer (a view of ``raw``
-        from ``shift`` on, a byte apart), masked, compared. (Only the gathered integers are
-        a new array: NumPy's ``take`` into an array kept takes nine times as long from an
-        unaligned view.)"""
-        raw, cut = self.raw, len(at)
-        while cut and at[cut - 1] + shift > self.last:
-            cut -= 1                                # (the last bytes: read below, shifted)
-        view = np.ndarray(shape=(max(self.last - shift + 1, 0),), dtype="<u8", buffer=raw,
-                          offset=shift, strides=(1,))
-        words = view[at] if cut == len(at) else np.concatenate([view[at[:cut]], np.array([
-            int.from_bytes(raw[int(a) + shift: int(a) + shift + 8].tobytes(), "little")
-            for a in at[cut:]], dtype=np.uint64)])
-        np.bitwise_and(words, np.uint64((1 << 8 * len(text)) - 1), out=words)
-        return self.every(np.equal, words, np.uint64(int.from_bytes(text, "little")))
-
-
 #: :data:`FAST_REPLY` and :data:`FAST_REPLY_NAMED` for Python's ``re`` (the first reply's
-#: layout, :func:`_fields_by_position`).
+#: layout, :func:`_numbers_by_position`).
 _FAST_PATTERNS = {p: _ascii(p) for p in (FAST_REPLY, FAST_REPLY_NAMED)}
 
 
@@ -818,7 +763,7 @@ def _layout(first, m):
     its spaces): ``field`` None for a literal word (``bytes``, ``from``, ``ms``), else the
     field in it and the text ``before`` and ``after`` its number (``icmp_seq=``, ``.``).
     Those are ``bytes`` and ``from``, every field's word and every word from the sequence
-    number on (:func:`_fields_by_position`, :func:`_numbers_by_position`)."""
+    number on (:func:`_numbers_by_position`)."""
     k = first.count(" ") + 1
     starts = [0] + [i + 1 for i, c in enumerate(first) if c == " "]
     word_of = {name: first.count(" ", 0, m.start(name)) for name in FAST_FIELDS
@@ -832,47 +777,6 @@ def _layout(first, m):
             yield j, word, None, "", ""
         else:
             yield j, word, name, first[starts[j]: m.start(name)], word[m.end(name) - starts[j]:]
-
-
-def _fields_by_position(replies, pattern):
-    """``{field: its text in each reply}`` (``None`` for a field the replies do not
-    print) taken by position, or None where the replies' layouts differ.
-
-    ``replies`` (an Arrow string array) all match ``pattern`` already. The first reply's
-    match gives each field's word (the text between spaces) and the text around the
-    number in it (``icmp_seq=`` before, ``.`` after, ...). Every reply must have as many
-    words, and in each one the words that tell the layout (``bytes``, ``from``, every word
-    from the sequence number on) must be those of the first: the same literal word, or a
-    field's word with the same text around its number; then the number is that word's
-    slice, as ``extract_regex`` would give it, at a fraction of its cost (a validated
-    line's words after the address cannot shift without one of them failing its check).
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    first = replies[0].as_py()
-    m = pattern.match(first)
-    if m is None:
-        return None
-    words = pc.split_pattern(replies, " ")
-    counts = pc.list_value_length(words)
-    k = first.count(" ") + 1
-    low, high = pc.min_max(counts).values()
-    if low.as_py() != k or high.as_py() != k:
-        return None
-    fields = dict.fromkeys(FAST_FIELDS)
-    for j, word, name, before, after in _layout(first, m):
-        column = pc.list_element(words, j)
-        if name is None:                        # a literal word: bytes, from, ms
-            if not pc.all(pc.equal(column, word)).as_py():
-                return None
-            continue
-        if (before and not pc.all(pc.starts_with(column, before)).as_py()) \
-                or (after and not pc.all(pc.ends_with(column, after)).as_py()):
-            return None
-        fields[name] = pc.binary_slice(column.cast(pa.binary()), len(before),
-                                       -len(after) if after else len(word) + 2**20).cast(pa.string())
-    return fields
 
 
 #: Integer fields read as floats (the scanners' and NumPy's common ground) whose value is
@@ -907,14 +811,15 @@ def paused_gc():
             gc.enable()
 
 
-def _replies_general(text, variant, n_lines):
-    """Every line by one regex pass (:data:`UNIX_LINES` or :data:`WINDOWS_LINES`)."""
-    pattern = WINDOWS_LINES if variant == "windows" else UNIX_LINES
+def _replies_general(text, windows=False):
+    """Every line by one regex pass (:data:`UNIX_LINES` or :data:`WINDOWS_LINES`): one
+    match a line, so the match index is the line number; the fields converted by NumPy."""
+    pattern = WINDOWS_LINES if windows else UNIX_LINES
     with paused_gc():
         rows = pattern.findall(text)
-    del rows[n_lines:]  # the pattern also matches the empty string after a final "\n"
-    out = _Replies()
-    if variant == "windows":
+    del rows[text.count("\n") + (0 if text.endswith("\n") else 1):]  # (the empty match after a final "\n")
+    out = Replies()
+    if windows:
         rows = [tuple(r[i] for i in _WINDOWS_ORDER) for r in rows]
         key = 4  # time= is in every Windows reply
     else:
@@ -1145,7 +1050,7 @@ def _process(replies, others, variant, ledger):
     """
     f = {"line": replies.line, "seq": replies.seq, "timestamp": replies.timestamp,
          "size": replies.size, "ttl": replies.ttl, "rtt": replies.rtt, "status": replies.status}
-    for name in _Replies.__slots__:
+    for name in Replies.__slots__:
         setattr(replies, name, None)
 
     seq, status = f["seq"], f["status"]
@@ -1280,7 +1185,7 @@ def _consistency(status, rtt, printed, others, variant, unprinted_check):
         for key, value in (("rtt_min", low), ("rtt_max", high)):
             checks.append(consistency_check(
                 f"{key}: ping's own (exact times) vs replies and duplicates (printed, rounded)",
-                summary[key], value, rtol=0, atol=_rounding(summary[key], variant),
+                summary[key], value, rtol=0, atol=rtt_rounding(summary[key], variant),
                 note="ping rounds the times it prints: integer ms from 100 ms, 0.1 ms from 10 ms"))
     if others.merged:
         checks.append(consistency_check("lines holding two replies (a lost newline)", 0,
@@ -1302,7 +1207,7 @@ STATUS_NAMES = np.array(PROBE_STATUSES, dtype=object)
 LOSS_PERCENT_ATOL = 1.0 + 1e-9
 
 
-def _rounding(value, variant):
+def rtt_rounding(value: float, variant: str) -> float:
     """The last printed digit of an RTT near ``value`` (iputils' pr_echo_reply: 3 decimals
     below 1 ms, 2 below 10, 1 below 100, none above; Windows whole ms). A whole digit, not
     half: iputils builds the printed time by integer division of microseconds, so it cuts

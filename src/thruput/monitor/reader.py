@@ -24,7 +24,6 @@ column by column, or row by row where a row has something to say by its line.
 from __future__ import annotations
 
 import json
-import math
 import os
 from itertools import repeat
 from pathlib import Path
@@ -779,11 +778,16 @@ def _read_plain_pings(directory, rows, indices):
     return taken, many, loaded
 
 
+#: The RTT percentiles of a ping run (``rtt_p10``, ``rtt_median``, ``rtt_p90``): NumPy's
+#: default method, linear interpolation.
+PERCENTILES = (10, 50, 90)
+
+
 def _ping_summaries(many):
     """:func:`_ping_summary` of every log of ``many``
     (:class:`thruput.formats._ping_many.Many`), as arrays, bit for bit: logs of equal reply
-    count are summarised together, row by row (NumPy reduces each row of a C-ordered
-    matrix as it does a 1-D array)."""
+    count are summarised together, row by row (NumPy reduces and interpolates each row of
+    a C-ordered matrix as it does a 1-D array)."""
     sent = np.array([s["transmitted"] for s in many.tool_summary], dtype=float)
     received = many.replies.astype(float)
     loss = np.where(sent != 0, 1.0 - received / np.where(sent != 0, sent, 1.0), np.nan)
@@ -793,26 +797,10 @@ def _ping_summaries(many):
     for k in np.unique(many.replies[many.replies > 0]):
         logs = np.flatnonzero(many.replies == k)
         matrix = many.rtt[many.offsets[logs][:, None] + np.arange(k)]   # C order: row = log
-        ordered = np.sort(matrix, axis=1)
-        values = (ordered[:, 0], *_row_percentiles(ordered, (10, 50, 90)), ordered[:, -1],
-                  matrix.mean(axis=1), matrix.std(axis=1))
+        values = (matrix.min(axis=1), *np.percentile(matrix, PERCENTILES, axis=1),
+                  matrix.max(axis=1), matrix.mean(axis=1), matrix.std(axis=1))
         for name, value in zip(stats, values):
             out[name][logs] = value
-    return out
-
-
-def _row_percentiles(ordered, q):
-    """:func:`percentiles` of each row of ``ordered`` (sorted rows of equal length): one
-    index and weight per ``q`` for all rows, then the same IEEE operations in the same
-    order as NumPy's ``_lerp``, so the same bits as ``np.percentile`` of each row."""
-    n = ordered.shape[1]
-    out = []
-    for p in q:
-        at = (n - 1) * (p / 100)
-        low = math.floor(at)
-        gamma = at - low
-        a, b = ordered[:, low], ordered[:, min(low + 1, n - 1)]
-        out.append(b - (b - a) * (1 - gamma) if gamma >= 0.5 else a + (b - a) * gamma)
     return out
 
 
@@ -855,20 +843,10 @@ def _ping_summary(probes, tool_summary):
     out = {"ping_transmitted": sent, "ping_received": received,
            "ping_loss": 1.0 - received / sent if sent else np.nan}
     if replies.size:
-        p10, median, p90 = percentiles(replies, (10, 50, 90))
+        p10, median, p90 = np.percentile(replies, PERCENTILES)
         out.update(rtt_min=replies.min(), rtt_p10=p10, rtt_median=median, rtt_p90=p90,
                    rtt_max=replies.max(), rtt_mean=replies.mean(), rtt_mdev=replies.std())
     return out, (rtt, status, _probe_times(probes["timestamp"].astype(float)))
-
-
-def percentiles(values, q):
-    """``np.percentile(values, q)`` (method "linear"), bit for bit, for a short 1-D array.
-
-    One sort and :func:`_row_percentiles` of that one row: much faster than NumPy's
-    general machinery for the hundred probes of a ping run. ``values`` must be non-empty
-    and free of NaN.
-    """
-    return [float(v[0]) for v in _row_percentiles(np.sort(values)[None, :], q)]
 
 
 def _sent(seq, status):
