@@ -50,7 +50,8 @@ from ..monitor import reader as mon
 __all__ = ["StoreError", "write_store", "append_store", "open_store", "normalize_monitor",
            "write_netcdf", "open_product", "write_product", "product_tables", "NETCDF_ENGINE", "STATS_SUFFIX",
            "verify_sources", "record_path", "load_record", "save_record", "stat_files",
-           "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store"]
+           "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store",
+           "write_table", "append_table", "finish_tables", "table_attrs", "table_coords", "open_table"]
 
 ZARR_FORMAT = 2
 #: Engine of the netCDF files the pipeline writes: netCDF-C writes no timestamps, so the
@@ -266,6 +267,104 @@ def product_tables(path):
     """The tables of a product written from a dict (:func:`write_product`), e.g. the
     rollups: ``{"<group path>": Dataset}``, loaded (the groups that hold variables)."""
     return {node.path.lstrip("/"): node.to_dataset() for node in open_product(path).subtree if node.data_vars}
+
+
+# -- tables that grow along time (the rollups) ---------------------------------------------
+
+#: Bins in one chunk of a table of :func:`write_table` along its growing dimension.
+TABLE_CHUNK = 4096
+
+
+def _table_encoding(table, dim):
+    """Chunks along ``dim`` (:data:`TABLE_CHUNK`; whole along the others) and times as int64
+    nanoseconds (:data:`TIME_ENCODING`: appends never round them)."""
+    encoding = {}
+    for name, var in table.variables.items():
+        enc = {"chunks": tuple(TABLE_CHUNK if d == dim else max(n, 1) for d, n in zip(var.dims, var.shape))}
+        if var.dtype.kind == "M":
+            enc.update(TIME_ENCODING, dtype="int64")
+        encoding[name] = enc
+    return encoding
+
+
+def write_table(table, path, group, dim="time"):
+    """Write ``table`` as the group ``group`` of the Zarr store ``path`` (made if there is
+    none; a group there already is replaced), chunked along ``dim``. The store's
+    consolidated metadata is written by :func:`finish_tables`."""
+    table = _for_zarr(table.drop_encoding())
+    table.to_zarr(path, group=group, mode="w", zarr_format=ZARR_FORMAT, consolidated=False,
+                  encoding=_table_encoding(table, dim))
+
+
+def append_table(table, path, group, start, dim="time"):
+    """Write ``table`` into the group ``group`` of the Zarr store ``path`` from position
+    ``start`` of ``dim`` on: the stored ``[start, end)`` is overwritten in place
+    (``to_zarr(region=...)``) and the rest appended (``to_zarr(append_dim=...)``). The
+    other dimensions' labels must be the stored ones; the variables without ``dim`` are
+    left as stored; the group's attrs become ``table``'s."""
+    import zarr
+
+    stored = zarr.open_group(str(path), path=group, mode="r", use_consolidated=False, zarr_format=ZARR_FORMAT)
+    end = int(stored[dim].shape[0])
+    if start > end:
+        raise StoreError(f"{path}/{group}: cannot write from {dim} {start}: it holds {end}")
+    table = _for_zarr(table.drop_encoding())
+    table = table.drop_vars([n for n, v in table.variables.items() if dim not in v.dims])
+    inside = min(end - start, table.sizes[dim])
+    if inside:
+        table.isel({dim: slice(0, inside)}).to_zarr(path, group=group, region={dim: slice(start, start + inside)},
+                                                    consolidated=False, zarr_format=ZARR_FORMAT)
+    if table.sizes[dim] > inside:
+        table.isel({dim: slice(inside, None)}).to_zarr(path, group=group, append_dim=dim, consolidated=False,
+                                                       zarr_format=ZARR_FORMAT)
+
+
+def finish_tables(path, attrs):
+    """The last step of a write of :func:`write_table` / :func:`append_table`: the store's
+    own attrs (what its tables were built from), then its consolidated metadata."""
+    import zarr
+
+    zarr.open_group(str(path), mode="a", zarr_format=ZARR_FORMAT).attrs.put(attrs)
+    zarr.consolidate_metadata(str(path))
+
+
+def table_attrs(path):
+    """The attrs :func:`finish_tables` gave the Zarr store ``path`` (``{}`` if there is none)."""
+    import zarr
+
+    if not is_store(path):
+        return {}
+    return dict(zarr.open_consolidated(str(path), mode="r").attrs)
+
+
+def table_coords(path, groups, names):
+    """The coordinates ``names`` of each group ``groups`` of the Zarr store ``path``
+    (:func:`write_table`), read from one open of its consolidated metadata: ``{group:
+    {name: ndarray}}`` (times as datetime64[ns], strings as objects)."""
+    import zarr
+
+    root = zarr.open_consolidated(str(path), mode="r")
+    out = {}
+    for group in groups:
+        arrays = {}
+        for name in names:
+            array = root[f"{group}/{name}"]
+            values = array[:]
+            if array.attrs.get("units") == TIME_ENCODING["units"]:
+                values = np.asarray(values, np.int64).view("datetime64[ns]")
+            elif values.dtype.kind in "TUO":
+                values = np.asarray(values, dtype=object)
+            arrays[name] = values
+        out[group] = arrays
+    return out
+
+
+def open_table(path, group):
+    """The group ``group`` of a product (a Zarr store of :func:`write_table`, or a netCDF
+    file of :func:`write_product`), lazily: close it after use (``with``)."""
+    if is_store(path):
+        return xr.open_zarr(path, group=group, consolidated=True, chunks=None)
+    return xr.open_dataset(path, group=group, engine=NETCDF_ENGINE)
 
 
 # -- appends -------------------------------------------------------------------------------
