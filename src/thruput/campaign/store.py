@@ -298,25 +298,26 @@ def write_table(table, path, group, dim="time"):
 
 def append_table(table, path, group, start, dim="time"):
     """Write ``table`` into the group ``group`` of the Zarr store ``path`` from position
-    ``start`` of ``dim`` on: the stored ``[start, end)`` is overwritten in place
-    (``to_zarr(region=...)``) and the rest appended (``to_zarr(append_dim=...)``). The
-    other dimensions' labels must be the stored ones; the variables without ``dim`` are
-    left as stored; the group's attrs become ``table``'s."""
+    ``start`` of ``dim`` on: the stored ``[start, end)`` is overwritten in place and the
+    arrays are lengthened for the rest (Zarr's ``resize`` and slice writes: only the
+    chunks from ``start`` on are written). The other dimensions' labels must be the
+    stored ones; the variables without ``dim`` and the group's attrs are left as stored."""
     import zarr
 
-    stored = zarr.open_group(str(path), path=group, mode="r", use_consolidated=False, zarr_format=ZARR_FORMAT)
+    stored = zarr.open_group(str(path), path=group, mode="r+", use_consolidated=False, zarr_format=ZARR_FORMAT)
     end = int(stored[dim].shape[0])
     if start > end:
         raise StoreError(f"{path}/{group}: cannot write from {dim} {start}: it holds {end}")
+    stop = start + table.sizes[dim]
     table = _for_zarr(table.drop_encoding())
-    table = table.drop_vars([n for n, v in table.variables.items() if dim not in v.dims])
-    inside = min(end - start, table.sizes[dim])
-    if inside:
-        table.isel({dim: slice(0, inside)}).to_zarr(path, group=group, region={dim: slice(start, start + inside)},
-                                                    consolidated=False, zarr_format=ZARR_FORMAT)
-    if table.sizes[dim] > inside:
-        table.isel({dim: slice(inside, None)}).to_zarr(path, group=group, append_dim=dim, consolidated=False,
-                                                       zarr_format=ZARR_FORMAT)
+    for name, var in table.variables.items():
+        if dim not in var.dims:
+            continue
+        array, axis = stored[name], var.dims.index(dim)
+        if array.shape[axis] != stop:
+            array.resize(tuple(stop if i == axis else n for i, n in enumerate(array.shape)))
+        where = tuple(slice(start, stop) if i == axis else slice(None) for i in range(var.ndim))
+        array[where] = np.asarray(var.values)
 
 
 def finish_tables(path, attrs):
