@@ -97,3 +97,25 @@ def test_other_freqs_rebuild(tmp_path):
     _equal(open_rollups(out), rollups(ds))
     xr.testing.assert_equal(open_rollup(out, "1h", "tcp_throughput", "2026-03-01T16:00", "2026-03-01T18:00"),
                             rollups(ds)["1h/tcp_throughput"].sel(time=slice("2026-03-01T16:00", "2026-03-01T17:00")))
+
+
+def test_pipeline_rollups_into_a_store_and_update(tmp_path, capsys):
+    """``thruput pipeline rollups IN.zarr OUT.rollups.zarr``, then ``--update`` after runs
+    were appended to the campaign's store."""
+    from thruput.campaign.store import put_attrs, resize_runs, write_region, write_store
+    from thruput.cli import main
+
+    ds = _campaign()
+    ds = ds.assign_coords(run=np.array([f"r{i:05d}" for i in range(ds.sizes["run"])]))
+    ds.attrs = {"campaign": "synthetic", "campaign_kind": "monitor"}
+    store, out = tmp_path / "c.zarr", tmp_path / "c.rollups.zarr"
+    cut = int(np.searchsorted(ds["time"].values, np.datetime64("2026-03-04T00:00")))
+    write_store(ds.isel(run=slice(0, cut)), store)
+    assert main(["pipeline", "rollups", str(store), str(out)]) == 0
+    _equal(open_rollups(out), rollups(ds.isel(run=slice(0, cut))))
+    resize_runs(store, ds, ds.sizes["run"])
+    write_region(ds.isel(run=slice(cut, None)), store, cut)
+    put_attrs(store, ds.attrs)
+    assert main(["pipeline", "rollups", str(store), str(out), "--update"]) == 0
+    assert "appended" in capsys.readouterr().out
+    _equal(open_rollups(out), rollups(ds))

@@ -37,14 +37,11 @@ FREQS = ("5min", "1h", "1D")
 
 def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any = None,
                 end: Any = None) -> xr.Dataset:
-    """One group (``<freq>/<kind>``) of the rollups product, the bins of ``[start, end)``."""
-    import xarray as xr
-    with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
-        if start is not None or end is not None:
-            ds = ds.sel(time=slice(start, end))
-        if end is not None:
-            ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
-        return ds.load()
+    """One group (``<freq>/<kind>``) of the rollups product (netCDF or Zarr store), the bins
+    of ``[start, end)`` (:func:`thruput.stats.rollups.open_rollup`)."""
+    from ..stats.rollups import open_rollup as open_one
+
+    return open_one(path, freq, kind, start, end)
 
 __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
            "health_breaches", "health_states", "health_all_states", "health_events", "auto_freq", "open_rollup", "health_sla", "health_smokeping",
@@ -54,7 +51,8 @@ __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_v
 def load_health(processed: str | os.PathLike[str], campaign: str) -> tuple[dict[str, xr.Dataset], Path]:
     """The campaign's health tables and the path of its rollups: ``(tables, rollups_path)``."""
     base = Path(project_path(processed))
-    return open_health(base / f"{campaign}.health.nc"), base / f"{campaign}.rollups.nc"
+    store = base / f"{campaign}.rollups.zarr"           # (the appendable store, where built)
+    return open_health(base / f"{campaign}.health.nc"), store if store.is_dir() else base / f"{campaign}.rollups.nc"
 
 
 def _meta(tables):

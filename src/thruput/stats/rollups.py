@@ -94,7 +94,8 @@ def _summary_vars(table, ngroups, qs):
 
 def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
             percentiles: Sequence[float] = PERCENTILES,
-            labels: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> dict[str, xr.Dataset]:
+            labels: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+            columns: Mapping[str, np.ndarray] | None = None) -> dict[str, xr.Dataset]:
     """Every rollup of a monitor campaign.
 
     Parameters
@@ -109,6 +110,8 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
         Per kind, the sorted ``path``, ``direction`` and ``variant`` labels the tables are
         laid out on (:func:`rollup_labels` of the whole campaign, so that the tables of
         a part of it line up with the rest); default: those of ``ds``.
+    columns : dict, optional
+        Per-run columns of ``ds`` read already (name -> NumPy array): not read again.
 
     Returns
     -------
@@ -126,7 +129,7 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
     run, ``((path, direction, variant), bin)``, which is also the position of its group in
     the output: one sort per resolution and no label index.
     """
-    cache: dict[str, Any] = {}
+    cache: dict[str, Any] = dict(columns or {})
     test = _column(ds, "test", cache)
     ok = _column(ds, "outcome", cache) == "ok"
     times = _column(ds, "time", cache).astype("datetime64[ns]")
@@ -273,13 +276,14 @@ def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
 WINDOW_RUNS = 1 << 19
 
 
-def rollup_labels(ds: xr.Dataset, runs: int = WINDOW_RUNS) -> dict[str, dict[str, np.ndarray]]:
+def rollup_labels(ds: xr.Dataset, runs: int = WINDOW_RUNS, cache: dict | None = None) -> dict[str, dict[str, np.ndarray]]:
     """Per kind (:data:`KINDS`) with runs in ``ds``: the sorted ``path``, ``direction`` and
     ``variant`` labels of its runs, read ``runs`` runs at a time (a dask campaign is
-    never read whole)."""
+    never read whole; ``cache``: its columns read already, when one part)."""
     found: dict[str, dict[str, set]] = {}
     for a in range(0, ds.sizes["run"], runs):
-        part, cache = ds.isel(run=slice(a, a + runs)), {}
+        part = ds.isel(run=slice(a, a + runs)) if ds.sizes["run"] > runs else ds
+        cache = cache if cache is not None and part is ds else {}
         test = _column(part, "test", cache)
         for kind, (name, var, split) in KINDS.items():
             idx = np.flatnonzero(test == name)
@@ -290,6 +294,34 @@ def rollup_labels(ds: xr.Dataset, runs: int = WINDOW_RUNS) -> dict[str, dict[str
             for key, lab in (("path", _column(part, "path", cache)[idx]),
                              ("direction", _column(part, "direction", cache)[idx]), ("variant", variant)):
                 seen[key].update(pd.unique(lab[~np.asarray(pd.isna(lab))]).tolist())
+    return _sorted_labels(found)
+
+
+#: The string columns :func:`write_rollups` reads once, kept as codes between its passes.
+_CODED = ("test", "path", "direction")
+
+
+def _label_pass(ds, windows):
+    """:func:`rollup_labels` of the runs of ``windows``, and per window its
+    :data:`_CODED` columns as ``(uniques, int32 codes)`` (a few bytes a run: the second
+    pass reads no string again)."""
+    found: dict[str, dict[str, set]] = {}
+    coded = []
+    for a, b in windows:
+        part, cache = ds.isel(run=slice(a, b)), {}
+        kept = {}
+        for name in _CODED:
+            codes, uniques = pd.factorize(_column(part, name, cache))
+            kept[name] = (np.append(np.asarray(uniques, dtype=object), np.nan), codes.astype(np.int32))
+        coded.append(kept)
+        for kind, got in rollup_labels(part, b - a, cache).items():
+            seen = found.setdefault(kind, {"path": set(), "direction": set(), "variant": set()})
+            for key, v in got.items():
+                seen[key].update(v.tolist())
+    return _sorted_labels(found), coded
+
+
+def _sorted_labels(found):
     return {kind: {key: np.array(sorted(v), dtype=float if key == "variant" else object)
                    for key, v in seen.items()} for kind, seen in found.items()}
 
@@ -361,11 +393,13 @@ def write_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[
 
     path = Path(path)
     shutil.rmtree(path, ignore_errors=True)
-    labels = rollup_labels(ds, runs)
     times = _times(ds)
+    windows = _windows(times, _period_ns(freqs), runs)
+    labels, coded = _label_pass(ds, windows)
     written: dict[str, Any] = {}
-    for a, b in _windows(times, _period_ns(freqs), runs):
-        tables = rollups(ds.isel(run=slice(a, b)), freqs, percentiles, labels=labels)
+    for (a, b), kept in zip(windows, coded):
+        columns = {name: uniques[codes] for name, (uniques, codes) in kept.items()}
+        tables = rollups(ds.isel(run=slice(a, b)), freqs, percentiles, labels=labels, columns=columns)
         _write_window(path, tables, written)
     attrs = _store_attrs(freqs, percentiles, times.size, times[-1] if times.size else None, sorted(written),
                          _before_last(times))
