@@ -559,7 +559,7 @@ def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any =
                 end: Any = None) -> xr.Dataset:
     """One rollup (``freq``, ``kind``) of a rollups store (:func:`write_rollups`) or of a
     netCDF file written with :func:`rollups_encoding`, lazily, the bins of ``[start, end)``
-    only; then loaded (a window is small). Labels come back as ``<U`` strings."""
+    only; then loaded (a window is small)."""
     from ..campaign.store import open_table
 
     with open_table(path, f"{freq}/{kind}") as ds:
@@ -568,8 +568,8 @@ def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any =
         if end is not None:                     # [start, end): the bin at end is left out
             ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
         ds = ds.load()
-    return ds.assign_coords({d: ds[d].values.astype(object).astype(str)
-                             for d in ("path", "direction") if ds[d].dtype.kind in "TO"})
+    # (a Zarr store's strings come back as NumPy's StringDType: objects, as from netCDF)
+    return ds.assign_coords({d: ds[d].values.astype(object) for d in ("path", "direction") if ds[d].dtype.kind == "T"})
 
 
 def open_rollups(path: str | os.PathLike[str]) -> dict[str, xr.Dataset]:
