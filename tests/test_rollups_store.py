@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from thruput.stats.rollups import append_rollups, open_rollup, open_rollups, rollups, write_rollups
+from thruput.stats.rollups import (
+    append_rollups,
+    open_rollup,
+    open_rollups,
+    rollups,
+    write_rollups,
+)
 
 from .test_stats_rollups_incremental import _campaign as _unordered
 

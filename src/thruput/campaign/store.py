@@ -1,4 +1,6 @@
-"""Normalized campaigns on disk: Zarr stores that grow by appending, and netCDF files.
+"""Normalized campaigns on disk: Zarr stores that grow by appending, and netCDF files;
+and the products written from them (statistics, health, rollups: netCDF files, or Zarr
+stores of tables that grow along ``time``, :func:`write_table` and :func:`append_table`).
 
 A monitor campaign (and any campaign too large for one netCDF file) is stored as a Zarr
 store, ``data/processed/<name>.zarr``, written by xarray: Zarr format 2 with consolidated

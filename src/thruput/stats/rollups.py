@@ -8,6 +8,13 @@ writes them to ``data/processed/<c>.rollups.nc`` (:func:`rollups_encoding`, one 
 resolution and series kind, e.g. ``1h/ping_rtt``); pages and ``thruput monitor report``
 read a resolution lazily with :func:`open_rollup`; after an append,
 :func:`update_rollups` recomputes only the bins the new runs can touch.
+
+For a campaign too long to hold its tables in memory, :func:`write_rollups` builds them
+into a Zarr store (the same groups, growing along ``time``) a window of runs at a time
+from the campaign's store read lazily, and :func:`append_rollups` brings that store up to
+date after an append: the bins from the last day built on are computed again from the
+runs since then and written in place, the arrays lengthened; the bins before are neither
+read nor written. Both give what :func:`rollups` gives for the whole campaign.
 """
 
 from __future__ import annotations
@@ -438,18 +445,21 @@ def append_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence
     freqs = tuple(freqs or attrs.get("freqs") or FREQS)
     percentiles = tuple(percentiles or attrs.get("percentiles") or PERCENTILES)
     why = _rebuild_why(attrs, freqs, percentiles)
+    held, last_ns = int(attrs.get("runs", 0)), 0
+    if not why and not held:
+        why = "built from no run"
     if not why:
-        held = int(attrs["runs"])
-        last = np.datetime64(pd.Timestamp(attrs["last_time"]).to_datetime64(), "ns") if held else None
-        if ds.sizes["run"] < held or (held and (_first_run_since(ds, last) != attrs["runs_before_last"]
-                                                 or _first_run_since(ds, last + np.timedelta64(1, "ns")) < held)):
+        last_ns = int(pd.Timestamp(attrs["last_time"]).value)
+        last = np.datetime64(last_ns, "ns")
+        if ds.sizes["run"] < held or (_first_run_since(ds, last) != attrs["runs_before_last"]
+                                      or _first_run_since(ds, last + np.timedelta64(1, "ns")) < held):
             why = "the campaign's runs up to the store's last are not those it was built from"
     if why:
         return {**write_rollups(ds, path, freqs, percentiles, runs), "rebuilt": why}
     if ds.sizes["run"] == held:
         return {**attrs, "rebuilt": ""}
     period = _period_ns(freqs)
-    since = np.datetime64(int(last.astype(np.int64) // period * period), "ns")
+    since = np.datetime64(last_ns // period * period, "ns")
     tail = ds.isel(run=slice(_first_run_since(ds, since), None))
     labels, written = rollup_labels(tail, runs), {}
     for key, stored in table_coords(path, attrs["tables"], _DIMS).items():
