@@ -304,22 +304,23 @@ def rollup_labels(ds: xr.Dataset, runs: int = WINDOW_RUNS, cache: dict | None = 
     return _sorted_labels(found)
 
 
-#: The string columns :func:`write_rollups` reads once, kept as codes between its passes.
-_CODED = ("test", "path", "direction")
+#: The label columns :func:`write_rollups` reads once, kept as codes between its passes.
+_CODED = ("test", "path", "direction", "socket_buffer", "size")
 
 
 def _label_pass(ds, windows):
     """:func:`rollup_labels` of the runs of ``windows``, and per window its
-    :data:`_CODED` columns as ``(uniques, int32 codes)`` (a few bytes a run: the second
-    pass reads no string again)."""
+    :data:`_CODED` columns as ``(uniques, int32 codes)`` (4 bytes a run each: the second
+    pass reads no label again)."""
     found: dict[str, dict[str, set]] = {}
     coded = []
     for a, b in windows:
         part, cache = ds.isel(run=slice(a, b)), {}
         kept = {}
-        for name in _CODED:
+        for name in (n for n in _CODED if n in ds.variables):
             codes, uniques = pd.factorize(_column(part, name, cache))
-            kept[name] = (np.append(np.asarray(uniques, dtype=object), np.nan), codes.astype(np.int32))
+            uniques = np.asarray(uniques, dtype=float if uniques.dtype.kind == "f" else object)
+            kept[name] = (np.append(uniques, np.nan), codes.astype(np.int32))
         coded.append(kept)
         for kind, got in rollup_labels(part, b - a, cache).items():
             seen = found.setdefault(kind, {"path": set(), "direction": set(), "variant": set()})
@@ -406,6 +407,7 @@ def write_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[
     written: dict[str, Any] = {}
     for (a, b), kept in zip(windows, coded):
         columns = {name: uniques[codes] for name, (uniques, codes) in kept.items()}
+        columns["time"] = times[a:b].view("datetime64[ns]")         # (read once, above)
         tables = rollups(ds.isel(run=slice(a, b)), freqs, percentiles, labels=labels, columns=columns)
         _write_window(path, tables, written)
     attrs = _store_attrs(freqs, percentiles, times.size, times[-1] if times.size else None, sorted(written),
