@@ -47,8 +47,12 @@ def _day_ends(ds):
     return np.flatnonzero(days[1:] != days[:-1]) + 1
 
 
-@pytest.mark.parametrize("window", [700, 1 << 19])
-def test_store_built_in_windows_equals_rollups_at_once(window, tmp_path):
+@pytest.mark.parametrize(("window", "chunk"), [(700, 100), (700, 4096), (1 << 19, 4096)])
+def test_store_built_in_windows_equals_rollups_at_once(window, chunk, tmp_path, monkeypatch):
+    """Windows of 700 runs; tables written every 100 bins (several windows' at once) or at the end."""
+    from thruput.campaign import store
+
+    monkeypatch.setattr(store, "TABLE_CHUNK", chunk)
     ds = _campaign()
     write_rollups(ds.chunk({"run": 256}), tmp_path / "r.zarr", runs=window)
     _equal(open_rollups(tmp_path / "r.zarr"), rollups(ds))

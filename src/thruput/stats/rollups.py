@@ -280,7 +280,7 @@ def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
 
 #: Runs read at once by :func:`write_rollups` (one window of whole bins: its columns and
 #: sorts take a few hundred MB at most).
-WINDOW_RUNS = 1 << 19
+WINDOW_RUNS = 1 << 18
 
 
 def rollup_labels(ds: xr.Dataset, runs: int = WINDOW_RUNS, cache: dict | None = None) -> dict[str, dict[str, np.ndarray]]:
@@ -397,7 +397,7 @@ def write_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[
     import shutil
     from pathlib import Path
 
-    from ..campaign.store import finish_tables
+    from ..campaign.store import TABLE_CHUNK, finish_tables
 
     path = Path(path)
     shutil.rmtree(path, ignore_errors=True)
@@ -405,11 +405,18 @@ def write_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[
     windows = _windows(times, _period_ns(freqs), runs)
     labels, coded = _label_pass(ds, windows)
     written: dict[str, Any] = {}
+    pending: dict[str, list[xr.Dataset]] = {}       # (tables of windows not written yet)
     for (a, b), kept in zip(windows, coded):
         columns = {name: uniques[codes] for name, (uniques, codes) in kept.items()}
         columns["time"] = times[a:b].view("datetime64[ns]")         # (read once, above)
-        tables = rollups(ds.isel(run=slice(a, b)), freqs, percentiles, labels=labels, columns=columns)
-        _write_window(path, tables, written)
+        for key, table in rollups(ds.isel(run=slice(a, b)), freqs, percentiles, labels=labels,
+                                  columns=columns).items():
+            pending.setdefault(key, []).append(table)
+        # (a table's bins written a chunk's worth at a time: Zarr's cost is per write)
+        full = {key: _joined(parts) for key, parts in pending.items() if sum(t.sizes["time"] for t in parts) >= TABLE_CHUNK}
+        _write_window(path, full, written)
+        pending = {key: parts for key, parts in pending.items() if key not in full}
+    _write_window(path, {key: _joined(parts) for key, parts in pending.items()}, written)
     attrs = _store_attrs(freqs, percentiles, times.size, times[-1] if times.size else None, sorted(written),
                          _before_last(times))
     finish_tables(path, attrs)
@@ -510,6 +517,17 @@ def _store_attrs(freqs, percentiles, runs, last, tables, before_last):
     return {"table": "rollups", "freqs": list(freqs), "percentiles": [float(q) for q in percentiles],
             "runs": int(runs), "last_time": pd.Timestamp(int(last)).isoformat() if last is not None else "",
             "runs_before_last": int(before_last), "tables": list(tables)}
+
+
+def _joined(parts):
+    """Tables of consecutive windows as one (the empty bins between them filled in)."""
+    out = [parts[0]]
+    for table in parts[1:]:
+        after = out[-1]["time"].values[-1] + pd.Timedelta(table.attrs["freq"]).to_timedelta64()
+        out.append(_with_gap(table, after) if after < table["time"].values[0] else table)
+    if len(out) == 1:
+        return out[0]
+    return xr.concat(out, "time", data_vars="all", coords="minimal", compat="override", combine_attrs="override")
 
 
 def _write_window(path, tables, written):
