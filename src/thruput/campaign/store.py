@@ -1,4 +1,6 @@
-"""Normalized campaigns on disk: Zarr stores that grow by appending, and netCDF files.
+"""Normalized campaigns on disk: Zarr stores that grow by appending, and netCDF files;
+and the products written from them (statistics, health, rollups: netCDF files, or Zarr
+stores of tables that grow along ``time``, :func:`write_table` and :func:`append_table`).
 
 A monitor campaign (and any campaign too large for one netCDF file) is stored as a Zarr
 store, ``data/processed/<name>.zarr``, written by xarray: Zarr format 2 with consolidated
@@ -26,6 +28,7 @@ from __future__ import annotations
 import os
 import shutil
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 from pathlib import Path
 
 import numpy as np
@@ -41,7 +44,9 @@ __all__ = ["StoreError", "write_store", "open_store",
            "verify_sources", "record_path", "load_record", "save_record", "stat_files",
            "ZARR_FORMAT", "TIME_ENCODING", "run_chunk", "compute_chunks", "is_store",
            "create_part", "decode_codes", "resize_runs", "write_region", "put_attrs", "refuse_older",
-           "refuse_stored_runs", "stat_each", "STATUS_CODES", "NO_STATUS", "status_flags"]
+           "refuse_stored_runs", "stat_each", "STATUS_CODES", "NO_STATUS", "status_flags",
+           "write_table", "append_table", "finish_tables", "table_attrs", "table_coords", "open_table",
+           "ROLLUP_FREQS", "open_rollup"]
 
 ZARR_FORMAT = 2
 #: Engine of the netCDF files the pipeline writes: netCDF-C writes no timestamps, so the
@@ -264,6 +269,105 @@ def product_tables(path):
     """The tables of a product written from a dict (:func:`write_product`), e.g. the
     rollups: ``{"<group path>": Dataset}``, loaded (the groups that hold variables)."""
     return {node.path.lstrip("/"): node.to_dataset() for node in open_product(path).subtree if node.data_vars}
+
+
+# -- tables that grow along time (the rollups) ---------------------------------------------
+
+#: Bins in one chunk of a table of :func:`write_table` along its growing dimension.
+TABLE_CHUNK = 4096
+
+
+def _table_encoding(table, dim):
+    """Chunks along ``dim`` (:data:`TABLE_CHUNK`; whole along the others) and times as int64
+    nanoseconds (:data:`TIME_ENCODING`: appends never round them)."""
+    encoding = {}
+    for name, var in table.variables.items():
+        enc = {"chunks": tuple(TABLE_CHUNK if d == dim else max(n, 1) for d, n in zip(var.dims, var.shape))}
+        if var.dtype.kind == "M":
+            enc.update(TIME_ENCODING, dtype="int64")
+        encoding[name] = enc
+    return encoding
+
+
+def write_table(table, path, group, dim="time"):
+    """Write ``table`` as the group ``group`` of the Zarr store ``path`` (made if there is
+    none; a group there already is replaced), chunked along ``dim``. The store's
+    consolidated metadata is written by :func:`finish_tables`."""
+    table = _for_zarr(table.drop_encoding())
+    table.to_zarr(path, group=group, mode="w", zarr_format=ZARR_FORMAT, consolidated=False,
+                  encoding=_table_encoding(table, dim))
+
+
+def append_table(table, path, group, start, dim="time"):
+    """Write ``table`` into the group ``group`` of the Zarr store ``path`` from position
+    ``start`` of ``dim`` on: the stored ``[start, end)`` is overwritten in place and the
+    arrays are lengthened for the rest (Zarr's ``resize`` and slice writes: only the
+    chunks from ``start`` on are written). The other dimensions' labels must be the
+    stored ones; the variables without ``dim`` and the group's attrs are left as stored."""
+    import zarr
+
+    stored = zarr.open_group(str(path), path=group, mode="r+", use_consolidated=False, zarr_format=ZARR_FORMAT)
+    end = int(stored[dim].shape[0])
+    if start > end:
+        raise StoreError(f"{path}/{group}: cannot write from {dim} {start}: it holds {end}")
+    stop = start + table.sizes[dim]
+    table = _for_zarr(table.drop_encoding())
+    for name, var in table.variables.items():
+        if dim not in var.dims:
+            continue
+        array, axis = stored[name], var.dims.index(dim)
+        if array.shape[axis] != stop:
+            array.resize(tuple(stop if i == axis else n for i, n in enumerate(array.shape)))
+        where = tuple(slice(start, stop) if i == axis else slice(None) for i in range(var.ndim))
+        array[where] = np.asarray(var.values)
+
+
+def finish_tables(path, attrs):
+    """The last step of a write of :func:`write_table` / :func:`append_table`: the store's
+    own attrs (what its tables were built from), then its consolidated metadata."""
+    import zarr
+
+    zarr.open_group(str(path), mode="a", zarr_format=ZARR_FORMAT).attrs.put(attrs)
+    zarr.consolidate_metadata(str(path))
+
+
+def table_attrs(path):
+    """The attrs :func:`finish_tables` gave the Zarr store ``path`` (``{}`` if there is none)."""
+    import zarr
+
+    if not is_store(path):
+        return {}
+    return dict(zarr.open_consolidated(str(path), mode="r").attrs)
+
+
+def table_coords(path, groups, names):
+    """The coordinates ``names`` of each group ``groups`` of the Zarr store ``path``
+    (:func:`write_table`), read from one open of its consolidated metadata: ``{group:
+    {name: ndarray}}`` (times as datetime64[ns], strings as objects)."""
+    import zarr
+
+    root = zarr.open_consolidated(str(path), mode="r")
+    out = {}
+    for group in groups:
+        arrays = {}
+        for name in names:
+            array = root[f"{group}/{name}"]
+            values = array[:]
+            if array.attrs.get("units") == TIME_ENCODING["units"]:
+                values = np.asarray(values, np.int64).view("datetime64[ns]")
+            elif values.dtype.kind in "TUO":
+                values = np.asarray(values, dtype=object)
+            arrays[name] = values
+        out[group] = arrays
+    return out
+
+
+def open_table(path, group):
+    """The group ``group`` of a product (a Zarr store of :func:`write_table`, or a netCDF
+    file of :func:`write_product`), lazily: close it after use (``with``)."""
+    if is_store(path):
+        return xr.open_zarr(path, group=group, consolidated=True, chunks=None)
+    return xr.open_dataset(path, group=group, engine=NETCDF_ENGINE)
 
 
 # -- appends -------------------------------------------------------------------------------
@@ -494,3 +598,24 @@ def verify_sources(directory, stored, *, record=None, **where):
     return problems, checked
 
 
+# -- the rollups product (stats.rollups writes it; pages read it) --------------------------
+
+#: Resolutions of the rollups product, finest first (pandas offsets; params.yaml
+#: ``rollups: freqs``).
+ROLLUP_FREQS = ("5min", "1h", "1D")
+
+
+def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any = None,
+                end: Any = None) -> xr.Dataset:
+    """One rollup (``<freq>/<kind>``) of a rollups product: a Zarr store of
+    :func:`thruput.stats.rollups.write_rollups` or a netCDF file of
+    :func:`write_product`, the bins of ``[start, end)`` only, loaded (a window is small).
+    Labels come back as objects from either form."""
+    with open_table(path, f"{freq}/{kind}") as ds:
+        if start is not None or end is not None:
+            ds = ds.sel(time=slice(start, end))
+        if end is not None:                     # [start, end): the bin at end is left out
+            ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
+        ds = ds.load()
+    # (a Zarr store's strings come back as NumPy's StringDType: objects, as from netCDF)
+    return ds.assign_coords({d: ds[d].values.astype(object) for d in ("path", "direction") if ds[d].dtype.kind == "T"})

@@ -1,7 +1,7 @@
 """The pipeline steps of monitor health (``thruput pipeline rollups`` and ``thruput
 pipeline health``): registered by :mod:`thruput.cli.pipeline`.
 
-  thruput pipeline rollups IN.zarr OUT.rollups.nc [--params params.yaml]
+  thruput pipeline rollups IN.zarr OUT.rollups.nc|OUT.rollups.zarr [--update] [--params params.yaml]
   thruput pipeline health IN.zarr OUT.health.nc [--stats IN.stats.nc] [--params params.yaml]
 """
 
@@ -19,11 +19,14 @@ def add_parsers(verbs, params_option):
                           description="Per path, direction, test and time bin: count, median, "
                                       "p10/p25/p75/p90, min, max, loss (thruput.stats.rollups).")
     ro.add_argument("input", metavar="IN.zarr", help="a monitor campaign's store (or raw directory)")
-    ro.add_argument("out", metavar="OUT.rollups.nc", help="the rollups to write (one netCDF group per resolution and series)")
+    ro.add_argument("out", metavar="OUT.rollups.nc",
+                    help="the rollups to write, one group per resolution and series: a netCDF file, or a "
+                         "Zarr store (OUT ending in .zarr: built a window of runs at a time, appended by --update)")
     params_option(ro, "its `rollups` section is used")
     ro.add_argument("--update", action="store_true",
                     help="OUT holds the rollups of the campaign's earlier runs: keep its bins, recompute "
-                         "only those from its last day on (thruput.stats.rollups.update_rollups)")
+                         "only those from its last day on (thruput.stats.rollups.update_rollups; a .zarr "
+                         "OUT: append_rollups, the recomputed bins written in place and appended)")
     ro.set_defaults(func=run_rollups)
     he = verbs.add_parser("health", help="monitor campaign -> alert state of every slot, breaches, SLA",
                           description="Evaluate campaign.yaml's alerts: and baseline: rules "
@@ -86,11 +89,17 @@ def _section(path, name):
 
 def run_rollups(args):
     from ..campaign.store import product_tables, write_product
-    from ..stats.rollups import FREQS, rollups_encoding, update_rollups
+    from ..stats.rollups import FREQS, append_rollups, rollups_encoding, update_rollups, write_rollups
 
     p = _section(args.params, ROLLUPS_SECTION)
     freqs = tuple(p.get("freqs", FREQS))
     ds = open_monitor(args.input)
+    if Path(args.out).suffix == ".zarr":     # a store: built window by window, appended in place
+        done = append_rollups(ds, args.out, freqs=freqs) if args.update else write_rollups(ds, args.out, freqs=freqs)
+        how = "appended" if args.update and not done.get("rebuilt") else "built"
+        print(f"{args.out}: rollups of {ds.attrs.get('campaign', args.input)} ({len(done['tables'])} tables, "
+              f"{how}{': ' + done['rebuilt'] if args.update and done.get('rebuilt') else ''})")
+        return 0
     built = product_tables(args.out) if args.update and Path(args.out).is_file() else {}
     if {t.attrs.get("freq") for t in built.values()} - set(freqs):
         built = {}                  # (other resolutions: built again)

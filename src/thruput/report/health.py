@@ -25,12 +25,13 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown
 
+from ..campaign.store import ROLLUP_FREQS as FREQS
+from ..campaign.store import open_rollup
 from ..charts import health as hcharts
 from ..formatting import duration
 from ..formatting import value as _value
 from ..monitor.alerts import STATES, open_health, report_json
 from ..project import project_path
-from ..stats.rollups import FREQS, open_rollup
 
 __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
            "health_breaches", "health_states", "health_all_states", "health_events", "auto_freq", "open_rollup", "health_sla", "health_smokeping",
@@ -40,7 +41,8 @@ __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_v
 def load_health(processed: str | os.PathLike[str], campaign: str) -> tuple[dict[str, xr.Dataset], Path]:
     """The campaign's health tables and the path of its rollups: ``(tables, rollups_path)``."""
     base = Path(project_path(processed))
-    return open_health(base / f"{campaign}.health.nc"), base / f"{campaign}.rollups.nc"
+    store = base / f"{campaign}.rollups.zarr"           # (the appendable store, where built)
+    return open_health(base / f"{campaign}.health.nc"), store if store.is_dir() else base / f"{campaign}.rollups.nc"
 
 
 def _meta(tables):

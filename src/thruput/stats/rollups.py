@@ -8,6 +8,13 @@ writes them to ``data/processed/<c>.rollups.nc`` (:func:`rollups_encoding`, one 
 resolution and series kind, e.g. ``1h/ping_rtt``); pages and ``thruput monitor report``
 read a resolution lazily with :func:`open_rollup`; after an append,
 :func:`update_rollups` recomputes only the bins the new runs can touch.
+
+For a campaign too long to hold its tables in memory, :func:`write_rollups` builds them
+into a Zarr store (the same groups, growing along ``time``) a window of runs at a time
+from the campaign's store read lazily, and :func:`append_rollups` brings that store up to
+date after an append: the bins from the last day built on are computed again from the
+runs since then and written in place, the arrays lengthened; the bins before are neither
+read nor written. Both give what :func:`rollups` gives for the whole campaign.
 """
 
 from __future__ import annotations
@@ -22,13 +29,15 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..campaign.store import ROLLUP_FREQS, open_rollup
 from ._util import percentile_name
 from .grouped import SUMMARY_LONG_NAMES, _sorted_table
 
-__all__ = ["rollups", "update_rollups", "rollups_encoding", "open_rollup", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
+__all__ = ["rollups", "update_rollups", "write_rollups", "append_rollups", "rollup_labels", "rollups_encoding",
+           "open_rollup", "open_rollups", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
 
 #: Resolutions of the rollups (pandas offsets; bins start at multiples since 1970 UTC).
-FREQS = ("5min", "1h", "1D")
+FREQS = ROLLUP_FREQS
 #: Series kinds: name -> (test, variable, what splits a test's runs besides path and
 #: direction: its ``variant`` coordinate).
 KINDS = {
@@ -92,7 +101,9 @@ def _summary_vars(table, ngroups, qs):
 
 
 def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
-            percentiles: Sequence[float] = PERCENTILES) -> dict[str, xr.Dataset]:
+            percentiles: Sequence[float] = PERCENTILES,
+            labels: Mapping[str, Mapping[str, np.ndarray]] | None = None,
+            columns: Mapping[str, np.ndarray] | None = None) -> dict[str, xr.Dataset]:
     """Every rollup of a monitor campaign.
 
     Parameters
@@ -103,6 +114,12 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
     freqs : sequence of str
         Bin widths (fixed: ``"5min"``, ``"1h"``, ``"1D"``).
     percentiles : sequence of float
+    labels : dict, optional
+        Per kind, the sorted ``path``, ``direction`` and ``variant`` labels the tables are
+        laid out on (:func:`rollup_labels` of the whole campaign, so that the tables of
+        a part of it line up with the rest); default: those of ``ds``.
+    columns : dict, optional
+        Per-run columns of ``ds`` read already (name -> NumPy array): not read again.
 
     Returns
     -------
@@ -120,7 +137,7 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
     run, ``((path, direction, variant), bin)``, which is also the position of its group in
     the output: one sort per resolution and no label index.
     """
-    cache: dict[str, Any] = {}
+    cache: dict[str, Any] = dict(columns or {})
     test = _column(ds, "test", cache)
     ok = _column(ds, "outcome", cache) == "ok"
     times = _column(ds, "time", cache).astype("datetime64[ns]")
@@ -131,16 +148,22 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
         if idx.size == 0 or var not in ds:
             continue
         variant = np.nan_to_num(np.asarray(_column(ds, split, cache)[idx], float)) if split else np.zeros(idx.size)
-        labels = {"path": _column(ds, "path", cache)[idx], "direction": _column(ds, "direction", cache)[idx],
-                  "variant": variant}
+        runs_labels = {"path": _column(ds, "path", cache)[idx], "direction": _column(ds, "direction", cache)[idx],
+                       "variant": variant}
         t = times[idx]
         valid = ~np.isnat(t)
         series, coords = np.zeros(idx.size, np.int64), {}
-        for key, lab in labels.items():
-            uniques, codes = _factorize(lab)
+        for key, lab in runs_labels.items():
+            if labels is None:
+                uniques, codes = _factorize(lab)
+            else:
+                uniques = np.asarray(labels[kind][key])
+                codes = pd.Index(uniques).get_indexer(lab)
             valid &= codes >= 0
             coords[key] = uniques
             series = series * max(uniques.size, 1) + codes
+        if not valid.any():
+            continue
         nseries = int(np.prod([c.size for c in coords.values()]))
         values = np.where(ok[idx], np.asarray(_column(ds, var, cache)[idx], float), np.nan)
         rank = np.full(values.size, -1, np.int64)     # (each value's rank; NaN: -1)
@@ -256,6 +279,276 @@ def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
             for k, t in out.items()}
 
 
+#: Runs read at once by :func:`write_rollups` (one window of whole bins: its columns and
+#: sorts take a few hundred MB at most).
+WINDOW_RUNS = 1 << 18
+
+
+def rollup_labels(ds: xr.Dataset, runs: int = WINDOW_RUNS, cache: dict | None = None) -> dict[str, dict[str, np.ndarray]]:
+    """Per kind (:data:`KINDS`) with runs in ``ds``: the sorted ``path``, ``direction`` and
+    ``variant`` labels of its runs, read ``runs`` runs at a time (a dask campaign is
+    never read whole; ``cache``: its columns read already, when one part)."""
+    found: dict[str, dict[str, set]] = {}
+    for a in range(0, ds.sizes["run"], runs):
+        part = ds.isel(run=slice(a, a + runs)) if ds.sizes["run"] > runs else ds
+        cache = cache if cache is not None and part is ds else {}
+        test = _column(part, "test", cache)
+        for kind, (name, var, split) in KINDS.items():
+            idx = np.flatnonzero(test == name)
+            if idx.size == 0 or var not in ds:
+                continue
+            variant = np.nan_to_num(np.asarray(_column(part, split, cache)[idx], float)) if split else np.zeros(1)
+            seen = found.setdefault(kind, {"path": set(), "direction": set(), "variant": set()})
+            for key, lab in (("path", _column(part, "path", cache)[idx]),
+                             ("direction", _column(part, "direction", cache)[idx]), ("variant", variant)):
+                seen[key].update(pd.unique(lab[~np.asarray(pd.isna(lab))]).tolist())
+    return _sorted_labels(found)
+
+
+#: The label columns :func:`write_rollups` reads once, kept as codes between its passes.
+_CODED = ("test", "path", "direction", "socket_buffer", "size")
+
+
+def _label_pass(ds, windows):
+    """:func:`rollup_labels` of the runs of ``windows``, and per window its
+    :data:`_CODED` columns as ``(uniques, int32 codes)`` (4 bytes a run each: the second
+    pass reads no label again)."""
+    found: dict[str, dict[str, set]] = {}
+    coded = []
+    for a, b in windows:
+        part, cache = ds.isel(run=slice(a, b)), {}
+        kept = {}
+        for name in (n for n in _CODED if n in ds.variables):
+            codes, uniques = pd.factorize(_column(part, name, cache))
+            uniques = np.asarray(uniques, dtype=float if uniques.dtype.kind == "f" else object)
+            kept[name] = (np.append(uniques, np.nan), codes.astype(np.int32))
+        coded.append(kept)
+        for kind, got in rollup_labels(part, b - a, cache).items():
+            seen = found.setdefault(kind, {"path": set(), "direction": set(), "variant": set()})
+            for key, v in got.items():
+                seen[key].update(v.tolist())
+    return _sorted_labels(found), coded
+
+
+def _sorted_labels(found):
+    return {kind: {key: np.array(sorted(v), dtype=float if key == "variant" else object)
+                   for key, v in seen.items()} for kind, seen in found.items()}
+
+
+def _period_ns(freqs):
+    """The shortest span (ns) that is a whole number of bins of every one of ``freqs``:
+    windows cut at its multiples since 1970 hold whole bins of each."""
+    import math
+
+    return math.lcm(*(pd.Timedelta(f).value for f in freqs))
+
+
+def _windows(times, period, runs):
+    """``[(start, stop)]`` run ranges of a time-ordered campaign (``times``, int64 ns),
+    each about ``runs`` runs and cut where a multiple of ``period`` ns since 1970 begins."""
+    n = times.size
+    out, a = [], 0
+    while a < n:
+        b = min(a + runs, n)
+        if b < n:
+            cut = (times[b - 1] // period + 1) * period
+            b = int(np.searchsorted(times, cut, side="left"))
+        out.append((a, b))
+        a = b
+    return out
+
+
+def _with_gap(table, after):
+    """``table`` with the empty bins from ``after`` (the bin after the last one written)
+    to its first prepended."""
+    freq = table.attrs["freq"]
+    gap = pd.date_range(after, table["time"].values[0], freq=freq, inclusive="left").to_numpy()
+    if not gap.size:
+        return table
+    return xr.concat([table.reindex(time=gap, fill_value=_EMPTY), table], "time", data_vars="all",
+                     coords="minimal", compat="override", combine_attrs="override")
+
+
+def write_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[str] = FREQS,
+                  percentiles: Sequence[float] = PERCENTILES, runs: int = WINDOW_RUNS) -> dict[str, Any]:
+    """Build the rollups of ``ds`` into the Zarr store ``path`` (one group per table,
+    ``<freq>/<kind>``, growing along ``time``), window by window of about ``runs`` runs.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        A monitor campaign in time order, best opened lazily from its store
+        (:func:`thruput.campaign.store.open_store` with ``chunks``): a window's runs are
+        read at a time, so memory stays that of a window, whatever the campaign's length.
+    path : path-like
+        The store (replaced).
+
+    Returns
+    -------
+    dict
+        The store's attrs: ``freqs``, ``percentiles``, ``runs`` (runs built from) and
+        ``last_time`` (ISO, the last run's), read back by :func:`append_rollups`.
+
+    Notes
+    -----
+    Each window ends where a bin of every resolution ends (a multiple of their least
+    common multiple since 1970), so every bin is computed once, from all its runs, by
+    :func:`rollups`; the tables are those of :func:`rollups` of the whole campaign.
+    """
+    import shutil
+    from pathlib import Path
+
+    from ..campaign.store import TABLE_CHUNK, finish_tables
+
+    path = Path(path)
+    shutil.rmtree(path, ignore_errors=True)
+    times = _times(ds)
+    windows = _windows(times, _period_ns(freqs), runs)
+    labels, coded = _label_pass(ds, windows)
+    written: dict[str, Any] = {}
+    pending: dict[str, list[xr.Dataset]] = {}       # (tables of windows not written yet)
+    for (a, b), kept in zip(windows, coded):
+        columns = {name: uniques[codes] for name, (uniques, codes) in kept.items()}
+        columns["time"] = times[a:b].view("datetime64[ns]")         # (read once, above)
+        for key, table in rollups(ds.isel(run=slice(a, b)), freqs, percentiles, labels=labels,
+                                  columns=columns).items():
+            pending.setdefault(key, []).append(table)
+        # (a table's bins written a chunk's worth at a time: Zarr's cost is per write)
+        full = {key: _joined(parts) for key, parts in pending.items() if sum(t.sizes["time"] for t in parts) >= TABLE_CHUNK}
+        _write_window(path, full, written)
+        pending = {key: parts for key, parts in pending.items() if key not in full}
+    _write_window(path, {key: _joined(parts) for key, parts in pending.items()}, written)
+    attrs = _store_attrs(freqs, percentiles, times.size, times[-1] if times.size else None, sorted(written),
+                         _before_last(times))
+    finish_tables(path, attrs)
+    return attrs
+
+
+def append_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[str] | None = None,
+                   percentiles: Sequence[float] | None = None, runs: int = WINDOW_RUNS) -> dict[str, Any]:
+    """Bring the rollups store ``path`` (:func:`write_rollups`) up to date with ``ds``, the
+    campaign after an append: only the bins from the last one of the coarsest resolution
+    on are computed again, from the runs since its start, and written in place or
+    appended; the bins before are not read.
+
+    Parameters
+    ----------
+    ds : xarray.Dataset
+        The campaign now (time-ordered, best lazily opened: only the runs from the
+        recomputed bins on are read, and ``time`` from its end).
+    path : path-like
+        The store; built whole (:func:`write_rollups`) where there is none, where it was
+        built with other ``freqs`` or ``percentiles`` (default: the store's), where the
+        campaign's runs up to the store's last one are not those it was built from (a
+        run inserted before it), or where the new runs bring a path, direction or variant
+        the store's tables have no place for.
+
+    Returns
+    -------
+    dict
+        The store's attrs (:func:`write_rollups`), plus ``"rebuilt"``: why it was built
+        whole, or ``""``.
+    """
+    from ..campaign.store import finish_tables, table_attrs, table_coords
+
+    attrs = table_attrs(path)
+    freqs = tuple(freqs or attrs.get("freqs") or FREQS)
+    percentiles = tuple(percentiles or attrs.get("percentiles") or PERCENTILES)
+    why = _rebuild_why(attrs, freqs, percentiles)
+    held, last_ns = int(attrs.get("runs", 0)), 0
+    if not why and not held:
+        why = "built from no run"
+    if not why:
+        last_ns = int(pd.Timestamp(attrs["last_time"]).value)
+        last = np.datetime64(last_ns, "ns")
+        if ds.sizes["run"] < held or (_first_run_since(ds, last) != attrs["runs_before_last"]
+                                      or _first_run_since(ds, last + np.timedelta64(1, "ns")) < held):
+            why = "the campaign's runs up to the store's last are not those it was built from"
+    if why:
+        return {**write_rollups(ds, path, freqs, percentiles, runs), "rebuilt": why}
+    if ds.sizes["run"] == held:
+        return {**attrs, "rebuilt": ""}
+    period = _period_ns(freqs)
+    since = np.datetime64(last_ns // period * period, "ns")
+    tail = ds.isel(run=slice(_first_run_since(ds, since), None))
+    labels, written = rollup_labels(tail, runs), {}
+    for key, stored in table_coords(path, attrs["tables"], _DIMS).items():
+        kind, bins = key.split("/", 1)[1], stored["time"]
+        have = {d: stored[d] for d in _DIMS[:-1]}
+        new = labels.get(kind)
+        if new is not None and any(np.setdiff1d(new[d], have[d]).size for d in have):
+            return {**write_rollups(ds, path, freqs, percentiles, runs),
+                    "rebuilt": f"new labels of {kind} (a path, direction or variant)"}
+        labels[kind] = have
+        held_bins = int(np.searchsorted(bins, since))
+        step = pd.Timedelta(key.split("/", 1)[0]).to_timedelta64()
+        written[key] = (held_bins, bins[held_bins - 1] + step if held_bins else None)
+    times = _times(tail)
+    for a, b in _windows(times, period, runs):
+        _write_window(path, rollups(tail.isel(run=slice(a, b)), freqs, percentiles, labels=labels), written)
+    out = _store_attrs(freqs, percentiles, ds.sizes["run"], times[-1], sorted(set(written) | set(attrs["tables"])),
+                       ds.sizes["run"] - tail.sizes["run"] + _before_last(times))
+    finish_tables(path, out)
+    return {**out, "rebuilt": ""}
+
+
+def _rebuild_why(attrs, freqs, percentiles):
+    """Why a rollups store (its ``attrs``) cannot be appended to, or ``""``."""
+    if attrs.get("table") != "rollups":
+        return "no rollups store"
+    if list(attrs["freqs"]) != list(freqs) or [float(q) for q in attrs["percentiles"]] != [float(q) for q in percentiles]:
+        return "built with other freqs or percentiles"
+    return ""
+
+
+def _times(ds):
+    """Every run's time, int64 ns (NaT: int64's least)."""
+    return np.asarray(ds["time"].values, "datetime64[ns]").view(np.int64)
+
+
+def _before_last(times):
+    """Runs earlier than the last one (of ``times``, in order; ties with it left out)."""
+    return int(np.searchsorted(times, times[-1], side="left")) if times.size else 0
+
+
+def _store_attrs(freqs, percentiles, runs, last, tables, before_last):
+    """What a rollups store was built from: its resolutions and percentiles, its tables,
+    how many runs, the last one's time and how many runs were earlier (an append checks
+    that the campaign still has those)."""
+    return {"table": "rollups", "freqs": list(freqs), "percentiles": [float(q) for q in percentiles],
+            "runs": int(runs), "last_time": pd.Timestamp(int(last)).isoformat() if last is not None else "",
+            "runs_before_last": int(before_last), "tables": list(tables)}
+
+
+def _joined(parts):
+    """Tables of consecutive windows as one (the empty bins between them filled in)."""
+    out = [parts[0]]
+    for table in parts[1:]:
+        after = out[-1]["time"].values[-1] + pd.Timedelta(table.attrs["freq"]).to_timedelta64()
+        out.append(_with_gap(table, after) if after < table["time"].values[0] else table)
+    if len(out) == 1:
+        return out[0]
+    return xr.concat(out, "time", data_vars="all", coords="minimal", compat="override", combine_attrs="override")
+
+
+def _write_window(path, tables, written):
+    """Write each table of ``tables`` into its group of the store ``path`` after the bins
+    written already: ``written`` maps a key to ``(bins held, the bin after the last)``
+    (updated here); a key not in it is a new group."""
+    from ..campaign.store import append_table, write_table
+
+    for key, table in tables.items():
+        if key in written:
+            held, after = written[key]
+            table = _with_gap(table, after) if after is not None and after < table["time"].values[0] else table
+            append_table(table, path, key, held)
+            held += table.sizes["time"]
+        else:
+            write_table(table, path, key)
+            held = table.sizes["time"]
+        written[key] = (held, table["time"].values[-1] + pd.Timedelta(table.attrs["freq"]).to_timedelta64())
+
+
 def _first_run_since(ds, since):
     """Index of the first run at or after ``since`` of a time-ordered campaign (a dask
     ``time`` read chunk by chunk from the end)."""
@@ -293,16 +586,12 @@ def rollups_encoding(tables: Mapping[str, xr.Dataset]) -> dict[str, dict[Hashabl
     return encoding
 
 
-def open_rollup(path: str | os.PathLike[str], freq: str, kind: str, start: Any = None,
-                end: Any = None) -> xr.Dataset:
-    """One rollup (``freq``, ``kind``) of a file written with :func:`rollups_encoding`, lazily,
-    the bins of ``[start, end)`` only; then loaded (a window is small)."""
-    with xr.open_dataset(path, group=f"{freq}/{kind}") as ds:
-        if start is not None or end is not None:
-            ds = ds.sel(time=slice(start, end))
-        if end is not None:                     # [start, end): the bin at end is left out
-            ds = ds.isel(time=np.flatnonzero(ds["time"].values < np.datetime64(pd.Timestamp(end), "ns")))
-        return ds.load()
+def open_rollups(path: str | os.PathLike[str]) -> dict[str, xr.Dataset]:
+    """Every table of a rollups store (:func:`write_rollups`), loaded: ``{"<freq>/<kind>":
+    Dataset}`` (a year of many paths is large: pages read one with :func:`open_rollup`)."""
+    from ..campaign.store import table_attrs
+
+    return {key: open_rollup(path, *key.split("/", 1)) for key in table_attrs(path).get("tables", [])}
 
 
 #: Vertices of each spread ellipse (closed: the last is the first).
