@@ -3,8 +3,8 @@
 :func:`normalize_monitor` reads the rows of ``runs.csv`` the store does not hold yet in
 batches (here, or on the workers of a dask cluster: :func:`thruput.parallel.iter_batches`)
 and writes them wave by wave (:data:`WAVE_BATCHES` batches each): the first wave of a new
-store with ``to_zarr``, the others into the run rows they add (the arrays resized, then
-``to_zarr(region=...)``: :func:`append_store`). A new store on a cluster is written by the
+store by :func:`~thruput.campaign.store.create_part`, the others into the run rows they add
+(the arrays resized, then a region write of the store's: :func:`append_store`). A new store on a cluster is written by the
 workers instead, each unit of a wave's rows into its own region (:func:`write_unit`). A
 changed row or raw file already in the store is an error
 (:class:`~thruput.campaign.store.StoreError`), never a silent rewrite.
@@ -64,7 +64,7 @@ def append_store(ds, path, *, checked=False):
     The store is rewritten whole (from itself) when ``ds`` has more probes than the store
     or runs earlier than its last, so that the result is the Dataset a full normalize
     would give. Otherwise the run arrays are resized to hold the new runs and ``ds`` is
-    written into those rows (``to_zarr(region=...)``); the attrs and consolidated
+    written into those rows (:func:`~thruput.campaign.store.write_region`); the attrs and consolidated
     metadata come last, so an append cut short before them leaves the store as readers
     saw it, and the next one writes the same rows again.
 
