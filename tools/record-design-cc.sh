@@ -48,4 +48,21 @@ rm -rf "$DIR"
     --who "$who" \
     --description "A design of two factors: the sender's TCP congestion control (reno, cubic, bbr; iperf3 -C) and the socket buffer (iperf3 -w 128 KiB and 1 MiB), 3 repeats of 4 s iperf3 -J runs each (18 runs, in a random order), recorded with thruput record between two Linux network namespaces on ONE 2-core virtual machine (KVM guest). netem is not available there, so the path is tools/delayline.py: a TUN device in each namespace and one Python process between them that holds every packet 15 ms each way (RTT 30 ms) behind a 40 Mbit/s bottleneck with a 256 KiB drop-tail queue, and drops 1 % of the packets at random in each direction. Random loss is what separates the algorithms: a loss-based Reno is held near MSS / RTT x 1.22 / sqrt(p) (Mathis et al. 1997: about 5 Mbit/s here), and so is CUBIC, also loss-based, while BBR does not take random loss as congestion and runs near the bottleneck rate when its buffer allows. The 128 KiB buffer is below the bandwidth-delay product (150 KB), so it also caps BBR." \
     --notes "Measured on one virtual machine: both hosts are namespaces of the same 2-core KVM guest; no physical network is involved. The delay line is a Python process that shares the CPUs with iperf3; its timers are epoll's (a packet may leave up to ~1 ms late). Path: tools/delayline.py up $NS --delay $DELAY --rate $RATE --queue $QUEUE --loss $LOSS --seed $LOSS_SEED (each way). Recorded by tools/record-design-cc.sh."
+# The path, which `thruput record` of a design does not describe, for the catalogue
+# (campaign.yaml's description fields are the recorder's to keep, ours to fill)
+"$PY" - "$DIR/campaign.yaml" "$DELAY" "$RATE" "$QUEUE" "$LOSS" <<'PYTHON'
+import sys, yaml
+path, delay, rate, queue, loss = sys.argv[1:]
+text = open(path).read()
+header, doc = text.split("\n", 1)[0], yaml.safe_load(text)
+between = (f"two TUN devices joined by tools/delayline.py (a userspace delay line): {delay} one-way "
+           f"delay each way, a {rate} bottleneck with a {queue} drop-tail queue and {float(loss):.0%} "
+           "random loss in each direction")
+at = list(doc).index("who") + 1
+items = list(doc.items())
+items.insert(at, ("path", {"source": "near", "destination": "far", "between": between,
+                           "capacity_bps": float(rate.removesuffix("mbit")) * 1e6,
+                           "rtt_ms": 2 * float(delay.removesuffix("ms"))}))
+open(path, "w").write(header + "\n" + yaml.safe_dump(dict(items), sort_keys=False, width=100))
+PYTHON
 du -sh "$DIR"
