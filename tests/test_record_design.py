@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from thruput.record.design_record import (DesignPlan, _tool_options, load_design_plan,
+from thruput.record.design_record import (DesignPlan, _notes, _tool_options, load_design_plan,
                                           plan_from_factors)
 from thruput.record.far import End
 from thruput.record.settings import is_host_setting
@@ -28,6 +28,15 @@ def test_runs_are_every_cell_times_repeats_in_a_seeded_order():
     assert {r[0] for r in runs} == {f"{cc}-{s}-r{k}" for cc in ("reno", "bbr") for s in (1, 4) for k in (0, 1)}
     run_id, values, repeat = next(r for r in runs if r[0] == "bbr-4-r1")
     assert _tool_options(plan, values) == ["-C", "bbr", "-P", "4"] and repeat == 1
+
+
+def test_the_notes_name_the_host_settings_applied_or_none():
+    hosts = plan_from_factors(["cc=reno,bbr", "mtu=1500,9000", "streams=1,4"], seed=1)
+    tool = plan_from_factors(["cc=reno,cubic,bbr", "socket_buffer=131072"], ["cc=iperf3 -C"], seed=1)
+    assert ("Host settings (cc, mtu) were applied at both ends before their runs and restored afterwards."
+            in _notes(hosts, "netns:a", "netns:b", None, [], None))
+    notes = _notes(tool, "netns:a", "netns:b", None, [], None)
+    assert "No host setting was changed." in notes and "restored" not in notes
 
 
 def test_iperf3_options_do_not_apply_to_http_runs():

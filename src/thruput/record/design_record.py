@@ -511,10 +511,12 @@ def _stored_seed(existing):
 
 
 def _notes(plan, near, far, command, restore_errors, extra):
+    settings = [f.name for f in plan.factors if is_host_setting(f.applied)]
     lines = [f"Recorded by thruput record --design: {plan.repeats} repeat(s), {plan.duration_s} s per "
              f"iperf3 run, {plan.size_bytes} bytes per http/disk transfer, random order, seed {plan.seed}; "
-             f"clients at {near}, servers at {far}. Host settings were applied at both ends before their "
-             "runs and restored afterwards."]
+             f"clients at {near}, servers at {far}. "
+             + (f"Host settings ({', '.join(settings)}) were applied at both ends before their runs and "
+                "restored afterwards." if settings else "No host setting was changed.")]
     if command:
         lines.append(f"Recorded with: {command}")
     if restore_errors:
