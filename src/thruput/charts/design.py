@@ -109,6 +109,9 @@ def level_ratios(frame: pd.DataFrame, factor: str, reference: str, confidence: f
         as text, where given).
     factor, reference : str
         The factor compared and its reference level (the titles).
+    orders : dict, optional
+        Orders of ``level``, ``x`` and ``column``; ``colours``: the levels in the order the
+        page's other charts colour them (the reference's included), for the same colours.
     confidence : float
         Coverage of the intervals (the axis title).
     """
@@ -116,8 +119,11 @@ def level_ratios(frame: pd.DataFrame, factor: str, reference: str, confidence: f
     columns = frame["column"].nunique() if column else 1
     y_title = f"{quantity}, {factor} over {reference}: ratio of medians ({confidence:.0%} CI, log)"
     y = alt.Y("ratio:Q", scale=alt.Scale(type="log"), title=y_title)
-    color = alt.Color("level:N", title=factor, scale=alt.Scale(domain=list(orders.get("level", [])), range=CATEGORY_RANGE),
-                      legend=alt.Legend(labelLimit=NO_LIMIT, symbolOpacity=1))
+    # (``orders["colours"]``: every level, the reference's included, so that a level has the
+    # colour the page's other charts give it; the legend names the levels drawn)
+    levels = list(orders.get("level", []))
+    color = alt.Color("level:N", title=factor, scale=alt.Scale(domain=list(orders.get("colours", levels)), range=CATEGORY_RANGE),
+                      legend=alt.Legend(labelLimit=NO_LIMIT, symbolOpacity=1, values=levels))
     xenc = alt.X("x:N", title=x, sort=list(orders.get("x", [])), axis=LEVEL_AXIS) if x else \
         alt.X("level:N", title=factor, sort=list(orders.get("level", [])), axis=LEVEL_AXIS)
     offset = {"xOffset": alt.XOffset("level:N", sort=list(orders.get("level", [])))} if x else {}

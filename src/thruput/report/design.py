@@ -372,7 +372,8 @@ def design_comparisons(product: xr.DataTree) -> Any:
                 display(result)
             continue
         display(Markdown(intro + ("\n\n" + note if note else "")))
-        orders = {"level": [lv for lv in _labels(factors, name) if lv != reference]}
+        orders = {"level": [lv for lv in _labels(factors, name) if lv != reference],
+                  "colours": _labels(factors, name)}
         if by:
             orders["x"] = _labels(factors, by[0])
         if len(by) > 1:
