@@ -52,7 +52,7 @@ def test_a_rule_on_one_cell_opens_a_breach_there_at_the_planted_bin():
         assert str(verdict[f["name"]].sel(series=name).item()) == str(cell[f["name"]])
     report = report_json(tables)
     assert report["exit_status"] == EXIT["breach"] == 1 and report["state"] == "breach"
-    mine = [s for s in report["series"] if s["series"] == name][0]
+    mine = next(s for s in report["series"] if s["series"] == name)
     assert mine["state"] == "breach" and len(mine["breaches"]) == 1
     assert all(mine[f["name"]] == str(cell[f["name"]]) for f in factors)
     text = format_report(report)

@@ -38,10 +38,10 @@ import xarray as xr
 from ..errors import ThruputError
 from ..formatting import value as fmt_value
 from ..quantities import parse_duration
-from ..stats.design import (_codes, _factor, _key, _ok, _text, design_layout, design_series_runs,
-                            factors_of, time_bin_width)
-from .alerts import (DEFAULT_PARAMS, EXIT, STATES, NO_DATA, _breach_table, _metadata, _states,
-                     _threshold, _verdict, sla)
+from ..stats.design import (_codes, _factor, _key, _text, design_layout, design_series_runs, factors_of,
+                            time_bin_width)
+from .alerts import (DEFAULT_PARAMS, EXIT, NO_DATA, STATES, _breach_table, _metadata, _states, _threshold,
+                     _verdict, sla)
 
 __all__ = ["DESIGN_RULE_METRICS", "design_rules_of", "evaluate_design", "design_perfdata",
            "design_exposition", "is_time_design"]
@@ -224,7 +224,6 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> 
                 names.append(_name(named))
                 levels[_name(named)] = named
     by = [f["name"] for f in factors if any(f["name"] in n for n in levels.values())]
-    ok = _ok(ds)
     shape = (len(rules), len(names), n_slots)
     state = np.full(shape, NO_DATA, np.int8)
     value = np.full(shape, np.nan, np.float32)
