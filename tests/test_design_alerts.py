@@ -12,10 +12,10 @@ import yaml
 
 from thruput.errors import ThruputError
 from thruput.monitor.alerts import BREACH, EXIT, OK, format_report, report_json
-from thruput.monitor.design_alerts import design_exposition, design_perfdata, evaluate_design
+from thruput.monitor.design_alerts import design_exposition, design_perfdata, design_tables, evaluate_design
 
 from .designs import random_design
-from .test_design_changes import INTERVAL, SHIFT_SLOT, timed_design
+from .test_design_changes import INTERVAL, MONITOR, SHIFT_SLOT, timed_design
 
 
 def with_rules(ds, alerts=(), baseline=(), time=None):
@@ -34,7 +34,7 @@ def test_a_rule_on_one_cell_opens_a_breach_there_at_the_planted_bin():
     ds, factors = timed_design()        # the planted cell: ~1.6e8 bit/s, halved from slot 22 on
     cell = planted_cell(factors)
     rule = {"metric": "throughput", "where": cell, "below": 1.0e8, "for": 2}
-    tables = evaluate_design(with_rules(ds, [rule], time={"interval": f"{INTERVAL}s"}))
+    tables = design_tables(with_rules(ds, [rule], time={"interval": f"{INTERVAL}s"}), monitor=MONITOR)
     alert = tables["alert_state"]
     assert alert.attrs["interval_s"] == INTERVAL and alert.sizes["series"] == 4
     name = " ".join(f"{k}={v}" for k, v in cell.items())
@@ -45,6 +45,10 @@ def test_a_rule_on_one_cell_opens_a_breach_there_at_the_planted_bin():
     assert br.sizes["breach"] == 1 and str(br["series"].values[0]) == name and bool(br["open"].values[0])
     assert br["start"].values[0] == alert["time"].values[SHIFT_SLOT]
     assert br["opened"].values[0] == alert["time"].values[SHIFT_SLOT + 1]            # for: 2
+    # the change point of the product's changes/throughput in that cell falls in it
+    changes = br["changes"].values[0].split()
+    assert len(changes) == 1 and abs(np.datetime64(changes[0].rstrip("Z"), "ns") - br["start"].values[0]) \
+        <= np.timedelta64(2 * INTERVAL, "s")
     verdict = tables["verdict"]
     assert dict(zip(verdict["series"].values, verdict["state"].values)) == {
         n: "breach" if n == name else "ok" for n in verdict["series"].values}
@@ -57,7 +61,7 @@ def test_a_rule_on_one_cell_opens_a_breach_there_at_the_planted_bin():
     assert all(mine[f["name"]] == str(cell[f["name"]]) for f in factors)
     text = format_report(report)
     assert text.splitlines()[0].startswith("timed: BREACH")
-    assert f"{name}: breach since" in text and "OPEN" in text
+    assert f"{name}: breach since" in text and "OPEN" in text and f"change points {changes[0]}" in text
     perf = design_perfdata(tables)
     assert f"'{' '.join(map(str, cell.values()))} throughput'=" in perf and ";1e+08:" in perf
 

@@ -162,7 +162,7 @@ def run(args):
 def _report(args, directory):
     """``thruput monitor report``: exit 0 ok, 1 breach open, 2 input error, 3 no data."""
     from ..monitor.alerts import EXIT, evaluate, format_report, report_json, series_changes
-    from ..monitor.design_alerts import design_perfdata, evaluate_design, is_time_design
+    from ..monitor.design_alerts import design_perfdata, design_tables, is_time_design
     from ..monitor.metrics import perfdata, with_perfdata
     from .pipeline_health import HEALTH_SECTION, monitor_only, open_monitor, project_params
 
@@ -177,7 +177,7 @@ def _report(args, directory):
         # rules' settings and the same change points as the health stage and the page
         params = project_params(args.params, directory)
         if is_time_design(ds):          # a design over time: its cells are the series
-            tables = evaluate_design(ds.load(), params.get(HEALTH_SECTION))
+            tables = design_tables(ds.load(), params.get(HEALTH_SECTION), params.get("monitor"))
             data = design_perfdata(tables)
         else:
             tables = evaluate(ds, params.get(HEALTH_SECTION), changes=series_changes(ds, params.get("monitor")))

@@ -43,7 +43,7 @@ from ..stats.design import (_codes, _factor, _key, _text, design_layout, design_
 from .alerts import (DEFAULT_PARAMS, EXIT, NO_DATA, STATES, _breach_table, _metadata, _states, _threshold,
                      _verdict, sla)
 
-__all__ = ["DESIGN_RULE_METRICS", "design_rules_of", "evaluate_design", "design_perfdata",
+__all__ = ["DESIGN_RULE_METRICS", "design_rules_of", "evaluate_design", "design_changes", "design_tables", "design_perfdata",
            "design_exposition", "is_time_design"]
 
 #: Rule metric of a design -> (the design Dataset's variable, its units).
@@ -162,7 +162,38 @@ def _name(named):
     return " ".join(f"{k}={_text(v)}" for k, v in named.items()) or "all runs"
 
 
-def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
+def design_changes(ds: xr.Dataset, metrics: list[str], monitor: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
+    """Change points of every series of the rule metrics ``metrics``, as the statistics
+    product finds them (its ``changes/<variable>``: the same series, function and
+    params.yaml ``monitor`` settings, :func:`~thruput.stats.design_series.series_changes`)."""
+    from ..stats.design_series import change_settings, series_changes
+
+    settings = change_settings(monitor)
+    out = {}
+    for m in metrics:
+        var = DESIGN_RULE_METRICS[m][0]
+        if var not in ds.variables:
+            continue
+        by, cells, runs, _, _ = design_series_runs(ds, var)
+        out[m] = series_changes(ds, var, [_factor(ds, b) for b in by], cells, runs, settings)[0]
+    return out
+
+
+def _changes_in(changes, named, start, end, width):
+    """Times (ISO) of the change points of a series that fall in its breach (from one slot
+    before its start to its end, or on when open)."""
+    if changes is None or changes.sizes.get("change", 0) == 0:
+        return ""
+    t = np.asarray(changes["time"].values, "datetime64[ns]")
+    hi = end if end == end else np.datetime64("2262-01-01")
+    hit = (t >= start - np.timedelta64(int(width * 1e9), "ns")) & (t <= hi)
+    for k, level in named.items():
+        hit &= np.asarray([_key(v) == _key(level) for v in changes[k].values.tolist()], bool)
+    return " ".join(sorted({str(np.datetime_as_string(x, "s")) + "Z" for x in t[hit]}))
+
+
+def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
+                    changes: Mapping[str, xr.Dataset] | None = None) -> dict[str, xr.Dataset]:
     """The alert tables of a design over time, as :func:`thruput.monitor.alerts.evaluate`
     gives a monitor's, with dimension ``series`` (one coordinate per factor: its level,
     ``""`` where the series pools it) in place of ``path`` and ``direction``.
@@ -173,6 +204,9 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> 
         A design campaign with ``time: true``.
     params : dict, optional
         Over :data:`~thruput.monitor.alerts.DEFAULT_PARAMS` (params.yaml ``health``).
+    changes : dict of str to xarray.Dataset, optional
+        Rule metric -> change points of its series (:func:`design_changes`); those of a
+        breach's series that fall in it are listed with it (none without).
 
     Returns
     -------
@@ -268,7 +302,9 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> 
                              "start": times[first], "opened": times[np.flatnonzero(np.isfinite(v))[opened]],
                              "last": times[last], "end": times[after] if after >= 0 else np.datetime64("NaT"),
                              "open": after < 0, "worst": float(worst), "slots": int(last - first + 1),
-                             "threshold": float(np.nanmedian(thr[first:last + 1])), "changes": ""})
+                             "threshold": float(np.nanmedian(thr[first:last + 1])),
+                             "changes": _changes_in((changes or {}).get(rule["metric"]), named, times[first],
+                                                    times[after] if after >= 0 else np.datetime64("NaT"), width)})
     attrs = {"params": json.dumps(p), "rules": json.dumps(rules, default=str),
              "campaign": str(ds.attrs.get("campaign", meta.get("name", ""))),
              "interval_s": width, "metadata": json.dumps(meta, sort_keys=True, default=str),
@@ -293,6 +329,17 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> 
         table.attrs.update({**attrs, "table": name})
     out["last_values"] = _last_values(slot_values, names, levels, times, present)
     return out
+
+
+def design_tables(ds: xr.Dataset, health: Mapping[str, Any] | None = None,
+                  monitor: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
+    """What ``thruput monitor report`` shows of a design over time: :func:`evaluate_design`
+    with the change points of the rules' metrics (:func:`design_changes`; ``health`` and
+    ``monitor`` are params.yaml's sections)."""
+    if not is_time_design(ds):
+        return evaluate_design(ds, health)          # (its one-line refusal)
+    watched = sorted({r["metric"] for r in design_rules_of(_metadata(ds), factors_of(ds))})
+    return evaluate_design(ds, health, changes=design_changes(ds, watched, monitor))
 
 
 def _last_values(slot_values, names, levels, times, present):
