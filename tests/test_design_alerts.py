@@ -107,6 +107,17 @@ def test_a_design_without_time_or_with_a_bad_rule_is_refused():
         evaluate_design(with_rules(ds, [{"test": "tcp", "metric": "throughput", "below": 1}]))
     with pytest.raises(ThruputError, match="no metric 'retransmits'"):
         evaluate_design(with_rules(ds, [{"metric": "retransmits", "above": 1}]))
+    first = factors[0]["name"]
+    renamed = ds.rename({first: "series"}).assign_attrs(factors=ds.attrs["factors"].replace(f'"{first}"', '"series"'))
+    with pytest.raises(ThruputError, match="factor 'series': a name the alert tables use"):
+        evaluate_design(renamed)
+
+
+def test_prometheus_label_names_are_sanitised():
+    from thruput.monitor.design_alerts import _label_name
+
+    assert [_label_name(n) for n in ("socket buffer", "5g", "__x", "outcome", "operator")] == [
+        "socket_buffer", "_5g", "factor__x", "factor_outcome", "operator"]
 
 
 def _import(tmp_path, over_time):

@@ -63,6 +63,10 @@ _EXPORTS = {
 }
 
 
+#: Dimensions and coordinates of the alert tables, which a factor cannot be named.
+_DIMENSIONS = ("rule", "series", "slot", "time", "period", "breach")
+
+
 def is_time_design(ds: xr.Dataset) -> bool:
     """Whether ``ds`` is a design campaign over time (``time: true``)."""
     return ds.attrs.get("campaign_kind") == "design" and bool(int(ds.attrs.get("design_time", 0) or 0))
@@ -229,6 +233,10 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
     p = {**DEFAULT_PARAMS, **(params or {})}
     meta = _metadata(ds)
     factors = factors_of(ds)
+    taken = [f["name"] for f in factors if f["name"] in _DIMENSIONS]
+    if taken:
+        raise ThruputError(f"factor {taken[0]!r}: a name the alert tables use themselves "
+                           f"({', '.join(_DIMENSIONS)}); rename the factor in campaign.yaml")
     layout = design_layout(factors)
     rules = design_rules_of(meta, factors)
     present = [m for m, (var, _) in DESIGN_RULE_METRICS.items()
@@ -390,11 +398,16 @@ def design_perfdata(tables: Mapping[str, xr.Dataset]) -> str:
     return " ".join(out)
 
 
+#: Labels the exposition sets itself: a factor of that name gets ``factor_`` before it.
+_OWN_LABELS = ("campaign", "outcome", "stat")
+
+
 def _label_name(name):
-    """A factor name as a Prometheus label name: ``[a-zA-Z_][a-zA-Z0-9_]*``, not ``__``-led."""
+    """A factor name as a Prometheus label name: ``[a-zA-Z_][a-zA-Z0-9_]*``, not ``__``-led,
+    none of :data:`_OWN_LABELS`."""
     out = re.sub(r"[^a-zA-Z0-9_]", "_", str(name))
     out = "_" + out if not out or out[0].isdigit() else out
-    return "factor" + out if out.startswith("__") else out
+    return "factor" + out if out.startswith("__") else "factor_" + out if out in _OWN_LABELS else out
 
 
 def design_exposition(ds: xr.Dataset, tables: Mapping[str, xr.Dataset]) -> str:
