@@ -42,7 +42,8 @@ from .periodic import DAY_S, MIN_CYCLES, MIN_FOR_PERIOD
 from .plateau import plateau
 
 __all__ = ["factors_of", "design_grid", "design_summary", "design_plateau", "level_comparison",
-           "compare_designs", "design_time_bins", "design_series_runs", "time_bin_width", "design_layout", "design_product",
+           "compare_designs", "design_time_bins", "design_series_runs", "time_bin_width", "design_layout",
+           "design_product",
            "DESIGN_METRICS", "MAX_COLOR_LEVELS", "MAX_FACET_LEVELS", "MAX_COMPARED_LEVELS",
            "MAX_CELL_FACTORS", "TIME_BINS"]
 
