@@ -127,23 +127,6 @@ def test_series_are_bounded():
     assert s.sizes["series"] == MAX_SERIES and s.attrs["n_cells"] == 57
 
 
-def test_monitor_report_and_metrics_refuse_a_design_in_one_line(tmp_path, capsys):
-    from thruput.cli import main
-
-    from .test_design import PATTERN, PILE
-
-    files = sorted(str(p) for p in PILE.glob("cc-*.json"))
-    assert main(["campaign", "import", "lct", *files, "--root", str(tmp_path), f"--pattern={PATTERN}",
-                 "--over-time"]) == 0
-    capsys.readouterr()
-    for action in ("report", "metrics"):
-        assert main(["monitor", action, str(tmp_path / "lct")]) == 2
-        err = capsys.readouterr().err.strip()
-        assert len(err.splitlines()) == 1, err
-        assert "a campaign of kind 'design' over time, not a monitor" in err
-        assert f"thruput monitor {action} evaluates the alert rules" in err
-
-
 def test_a_factor_that_does_not_apply_to_a_metric_does_not_split_it():
     """Pings have no direction: their rtt series are per level of the other factors."""
     ds, factors = timed_design()

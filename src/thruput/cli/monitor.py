@@ -5,7 +5,8 @@
                                                 run the schedule (safe to kill and restart)
   thruput monitor status DIR [--json]           what ran, what failed, the next slot
   thruput monitor report DIR [--since T] [--json]
-                                                per path and direction: ok, breach or no
+                                                per path and direction (a time design: per
+                                                cell of its factors): ok, breach or no
                                                 data now, every breach (campaign.yaml
                                                 alerts: and baseline:), the SLA per day/week;
                                                 its first line carries Nagios performance data
@@ -161,6 +162,7 @@ def run(args):
 def _report(args, directory):
     """``thruput monitor report``: exit 0 ok, 1 breach open, 2 input error, 3 no data."""
     from ..monitor.alerts import EXIT, evaluate, format_report, report_json, series_changes
+    from ..monitor.design_alerts import design_perfdata, design_tables, is_time_design
     from ..monitor.metrics import perfdata, with_perfdata
     from .pipeline_health import HEALTH_SECTION, monitor_only, open_monitor, project_params
 
@@ -174,10 +176,15 @@ def _report(args, directory):
         # the pipeline's parameters (params.yaml of the project, or --params): the same
         # rules' settings and the same change points as the health stage and the page
         params = project_params(args.params, directory)
-        tables = evaluate(ds, params.get(HEALTH_SECTION), changes=series_changes(ds, params.get("monitor")))
+        if is_time_design(ds):          # a design over time: its cells are the series
+            tables = design_tables(ds.load(), params.get(HEALTH_SECTION), params.get("monitor"))
+            data = design_perfdata(tables)
+        else:
+            tables = evaluate(ds, params.get(HEALTH_SECTION), changes=series_changes(ds, params.get("monitor")))
+            data = None
         report = report_json(tables, since=since)
         text = json.dumps(report, indent=1) if args.json else \
-            with_perfdata(format_report(report), perfdata(ds, tables))
+            with_perfdata(format_report(report), perfdata(ds, tables) if data is None else data)
     except (ThruputError, ValueError, OSError) as exc:
         print(f"thruput monitor report: {exc}", file=sys.stderr)
         return EXIT["error"]

@@ -26,10 +26,16 @@ def _exposition(directory):
     from ..monitor.metrics import exposition
     from .pipeline_health import HEALTH_SECTION, monitor_only, open_monitor, project_params
 
+    from ..monitor.design_alerts import design_exposition, evaluate_design, is_time_design
+
     ds = open_monitor(directory)
     monitor_only(ds, directory, "thruput monitor metrics")
     # the rules' settings of the pipeline and of `thruput monitor report` (params.yaml health)
-    return exposition(ds, evaluate(ds, project_params(None, directory).get(HEALTH_SECTION)))
+    health = project_params(None, directory).get(HEALTH_SECTION)
+    if is_time_design(ds):              # a design over time: one label per series factor
+        ds = ds.load()
+        return design_exposition(ds, evaluate_design(ds, health))
+    return exposition(ds, evaluate(ds, health))
 
 
 def _signature(directory):

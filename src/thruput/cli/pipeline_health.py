@@ -50,20 +50,19 @@ def open_monitor(path):
 
 
 def monitor_only(ds, directory, command):
-    """Refuse a campaign that is not a monitor with a one-line :class:`ThruputError`
-    naming its kind: alert rules are evaluated on a monitor's schedule slots, which a
-    design (even over time) does not have."""
+    """Refuse a campaign that is neither a monitor nor a design over time with a one-line
+    :class:`ThruputError` naming its kind: alert rules are evaluated on a monitor's
+    schedule slots or a time design's time bins, which other campaigns do not have."""
     from ..errors import ThruputError
 
     kind = ds.attrs.get("campaign_kind") or "unknown"
-    if kind == "monitor":
-        return
     timed = kind == "design" and int(ds.attrs.get("design_time", 0) or 0)
-    hint = ("; its change points per cell are in its statistics product and page (thruput pipeline stats)"
-            if timed else "")
-    raise ThruputError(f"{directory}: a campaign of kind {kind!r}{' over time' if timed else ''}, not a monitor: "
-                       f"{command} evaluates the alert rules of a monitor (kind: monitor) on its schedule's "
-                       f"slots{hint}")
+    if kind == "monitor" or timed:
+        return
+    hint = ("; a design without time (campaign.yaml time: false) has no slots: no time, no alert"
+            if kind == "design" else "")
+    raise ThruputError(f"{directory}: a campaign of kind {kind!r}, neither a monitor nor a design over time: "
+                       f"{command} evaluates alert rules on a monitor's slots or a time design's time bins{hint}")
 
 
 def project_params(path, start):

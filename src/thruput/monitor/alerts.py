@@ -346,14 +346,14 @@ def _changes_in(changes, row, interval):
     return " ".join(sorted({str(np.datetime_as_string(x, "s")) + "Z" for x in t[hit]}))
 
 
-def _breach_table(rows):
+def _breach_table(rows, keys=("path", "direction", "test")):
+    """The ``breaches`` table of breach rows: ``rule``, the series' ``keys`` (text), then
+    when it began, ended and how bad it was."""
     n = len(rows)
     col = lambda k, dt=None: np.array([r[k] for r in rows], dtype=dt)  # noqa: E731
     return xr.Dataset({
         "rule": ("breach", col("rule", str) if n else np.zeros(0, str)),
-        "path": ("breach", col("path", str) if n else np.zeros(0, str)),
-        "direction": ("breach", col("direction", str) if n else np.zeros(0, str)),
-        "test": ("breach", col("test", str) if n else np.zeros(0, str)),
+        **{k: ("breach", col(k, str) if n else np.zeros(0, str)) for k in keys},
         "start": ("breach", col("start", "datetime64[ns]"), {"long_name": "first slot out of the rule"}),
         "opened": ("breach", col("opened", "datetime64[ns]"), {"long_name": "slot that made it a breach (for)"}),
         "last": ("breach", col("last", "datetime64[ns]"), {"long_name": "last slot out of the rule"}),
@@ -368,40 +368,45 @@ def _breach_table(rows):
 
 
 def _verdict(alert, rules, rows, with_data):
-    """Per path and direction: an open breach of any rule, else no data in the last slots
-    of every rule that applies (its ``for`` slots), else ok. A series no rule applies to
-    (no rules at all, or a reverse direction beside a ping rule) is ok while its last slot
-    has an ok run of any test (``with_data``: path x direction x slot), else no data."""
-    paths, directions = alert["path"].values, alert["direction"].values
-    state = np.full((paths.size, directions.size), "ok", dtype=object)
-    since = np.full(state.shape, np.datetime64("NaT"), "datetime64[ns]")
-    last = np.full(state.shape, np.datetime64("NaT"), "datetime64[ns]")
+    """Per series (path and direction; a design's cell): an open breach of any rule, else
+    no data in the last slots of every rule that applies (its ``for`` slots), else ok. A
+    series no rule applies to (no rules at all, or a reverse direction beside a ping rule)
+    is ok while its last slot has an ok run of any test (``with_data``: series x slot),
+    else no data. The series are the dimensions of ``alert["applies"]`` after ``rule``."""
+    keys = alert["applies"].dims[1:]
+    labels = [alert[k].values for k in keys]
+    shape = tuple(x.size for x in labels)
+    state = np.full(shape, "ok", dtype=object)
+    since = np.full(shape, np.datetime64("NaT"), "datetime64[ns]")
+    last = np.full(shape, np.datetime64("NaT"), "datetime64[ns]")
     st = alert["state"].values
+    applies = alert["applies"].values
     times = alert["time"].values
-    for i in range(paths.size):
-        for j in range(directions.size):
-            use = alert["applies"].values[:, i, j]
-            if use.any():
-                has = (st[use, i, j] != NO_DATA).any(axis=0)
-                recent = max(int(r["for"]) for r, u in zip(rules, use) if u)
-            else:
-                has, recent = with_data[i, j], 1
-            if has.any():
-                last[i, j] = times[np.flatnonzero(has)[-1]]
-            if not has[-recent:].any():
-                state[i, j] = "no data"
-                since[i, j] = last[i, j]
+    for at in np.ndindex(shape):
+        use = applies[(slice(None), *at)]
+        if use.any():
+            has = (st[(use, *at)] != NO_DATA).any(axis=0)
+            recent = max(int(r["for"]) for r, u in zip(rules, use) if u)
+        else:
+            has, recent = with_data[at], 1
+        if has.any():
+            last[at] = times[np.flatnonzero(has)[-1]]
+        if not has[-recent:].any():
+            state[at] = "no data"
+            since[at] = last[at]
     for row in rows:
         if row["open"]:
-            i, j = list(paths).index(row["path"]), list(directions).index(row["direction"])
-            if state[i, j] != "breach" or row["start"] < since[i, j]:
-                since[i, j] = row["start"]
-            state[i, j] = "breach"
+            at = tuple(list(x).index(row[k]) for k, x in zip(keys, labels))
+            if state[at] != "breach" or row["start"] < since[at]:
+                since[at] = row["start"]
+            state[at] = "breach"
+    coords = {k: x for k, x in zip(keys, labels)}
+    coords.update({name: c for name, c in alert["applies"].coords.items() if name not in keys and name != "rule"})
     return xr.Dataset({
-        "state": (("path", "direction"), state.astype(str), {"long_name": "state now: " + ", ".join(VERDICTS)}),
-        "since": (("path", "direction"), since, {"long_name": "start of the open breach, or last data"}),
-        "last_data": (("path", "direction"), last, {"long_name": "last slot with data"}),
-    }, coords={"path": paths, "direction": directions})
+        "state": (keys, state.astype(str), {"long_name": "state now: " + ", ".join(VERDICTS)}),
+        "since": (keys, since, {"long_name": "start of the open breach, or last data"}),
+        "last_data": (keys, last, {"long_name": "last slot with data"}),
+    }, coords=coords)
 
 
 def _longest_run(flags):
@@ -415,7 +420,7 @@ def _longest_run(flags):
 
 
 def sla(alert, freq, rules=None):
-    """Per rule, path, direction and period of ``freq`` (``"1D"``, ``"7D"``): slots due,
+    """Per rule, series (path and direction; a design's cell) and period of ``freq`` (``"1D"``, ``"7D"``): slots due,
     run and with data, the fraction of slots with data that met the rule, the longest
     breach (slots, counted from its first to its last bad slot within the period) and
     availability (slots with the test run / slots due)."""
@@ -424,7 +429,7 @@ def sla(alert, freq, rules=None):
     labels = np.unique(period.to_numpy())
     st = alert["state"].values
     ran = alert["ran"].values
-    shape = st.shape[:3] + (labels.size,)
+    shape = st.shape[:-1] + (labels.size,)
     due, run, data, met, longest = (np.zeros(shape, int) for _ in range(5))
     for k, label in enumerate(labels):
         cols = np.flatnonzero(period.to_numpy() == label)
@@ -440,7 +445,7 @@ def sla(alert, freq, rules=None):
     with np.errstate(invalid="ignore", divide="ignore"):
         frac = np.where(data > 0, met / np.maximum(data, 1), np.nan)
         avail = run / np.maximum(due, 1)
-    dims = ("rule", "path", "direction", "period")
+    dims = alert["state"].dims[:-1] + ("period",)
     out = xr.Dataset({
         "due": (dims, due, {"long_name": "slots due"}),
         "ran": (dims, run, {"long_name": "slots the test ran in (any outcome)"}),
@@ -449,8 +454,8 @@ def sla(alert, freq, rules=None):
         "fraction_met": (dims, frac, {"units": "1", "long_name": "slots that met the rule / slots with data"}),
         "longest_breach": (dims, longest, {"units": "slots", "long_name": "longest breach in the period"}),
         "availability": (dims, avail, {"units": "1", "long_name": "slots run / slots due"}),
-    }, coords={"rule": alert["rule"].values, "path": alert["path"].values,
-               "direction": alert["direction"].values, "period": labels})
+    }, coords={**{d: alert[d].values for d in dims[:-1]}, "period": labels,
+               **{n: c for n, c in alert["applies"].coords.items() if n not in dims}})
     out["applies"] = alert["applies"]
     out.attrs["freq"] = freq
     return out
@@ -475,6 +480,7 @@ def report_json(tables, since=None):
     it the last day and week: the whole history is in the health product)."""
     alert = tables["alert_state"]
     verdict = tables["verdict"]
+    keys = list(verdict["state"].dims)                # path, direction; a design's series
     since = None if since is None else as_utc(since)
     rules = json.loads(alert.attrs["rules"])
     breaches = {}
@@ -483,8 +489,8 @@ def report_json(tables, since=None):
         frame = pd.DataFrame({k: br[k].values for k in br.data_vars})
         if since is not None:
             frame = frame[frame["open"] | (frame["end"] >= since)]
-        for (path, direction), part in frame.groupby(["path", "direction"], sort=False):
-            breaches[(path, direction)] = [{
+        for key, part in frame.groupby(keys, sort=False):
+            breaches[key] = [{
                 "rule": r.rule, "start": _iso(r.start), "opened": _iso(r.opened), "last": _iso(r.last),
                 "end": _iso(r.end), "open": bool(r.open), "worst": float(r.worst),
                 "threshold": float(r.threshold), "slots": int(r.slots), "changes": str(r.changes).split()}
@@ -496,13 +502,13 @@ def report_json(tables, since=None):
         freq = table.attrs["freq"]
         frame = table.drop_vars("applies").to_dataframe().reset_index()
         applies = table["applies"].to_dataframe().reset_index()
-        frame = frame.merge(applies[applies["applies"]][["rule", "path", "direction"]])
+        frame = frame.merge(applies[applies["applies"]][["rule", *keys]])
         if since is not None:
             frame = frame[[_overlaps(p, freq, since) for p in frame["period"]]]
         elif len(frame):                  # without since: the current (last) period only
             frame = frame[frame["period"] == frame["period"].max()]
-        for (path, direction), part in frame.groupby(["path", "direction"], sort=False):
-            sla_rows.setdefault((path, direction), {})[freq] = [{
+        for key, part in frame.groupby(keys, sort=False):
+            sla_rows.setdefault(key, {})[freq] = [{
                 "rule": r.rule, "period": _iso(r.period), "due": int(r.due), "ran": int(r.ran),
                 "with_data": int(r.with_data), "met": int(r.met),
                 "fraction_met": None if np.isnan(r.fraction_met) else float(r.fraction_met),
@@ -511,13 +517,17 @@ def report_json(tables, since=None):
     freqs = [t.attrs["freq"] for n, t in tables.items() if n.startswith("sla_")]
     series = []
     state, since_, last = (verdict[k].values for k in ("state", "since", "last_data"))
-    for i, path in enumerate(verdict["path"].values.tolist()):
-        for j, direction in enumerate(verdict["direction"].values.tolist()):
-            sla_of = sla_rows.get((path, direction), {})
-            series.append({"path": path, "direction": direction, "state": str(state[i, j]),
-                           "since": _iso(since_[i, j]), "last_data": _iso(last[i, j]),
-                           "breaches": breaches.get((path, direction), []),
-                           "sla": {f: sla_of.get(f, []) for f in freqs}})
+    labels = [verdict[k].values.tolist() for k in keys]
+    extra = [n for n, c in verdict.coords.items() if n not in keys]     # a design's factor levels
+    for at in np.ndindex(state.shape):
+        key = tuple(x[i] for x, i in zip(labels, at))
+        sla_of = sla_rows.get(key, {})
+        named = {k: x[i] for k, x, i in zip(keys, labels, at)}
+        named.update({n: verdict[n].values[at].item() for n in extra})
+        series.append({**named, "state": str(state[at]),
+                       "since": _iso(since_[at]), "last_data": _iso(last[at]),
+                       "breaches": breaches.get(key, []),
+                       "sla": {f: sla_of.get(f, []) for f in freqs}})
     states = [s["state"] for s in series]
     return {"campaign": alert.attrs.get("campaign", ""), "interval_s": alert.attrs.get("interval_s"),
             "first_slot": _iso(alert["time"].values[0]) if alert.sizes["slot"] else None,
@@ -571,7 +581,8 @@ def format_report(report):
         else:
             state = s["state"] + (f" since {s['since']}" if s["since"] and s["since"] != s["last_data"] else "")
             state += f" (last data {s['last_data']})" if s["last_data"] else " (no data at all)"
-        lines.append(f"{s['path']} {s['direction']}: {state}")
+        name = s["series"] if "series" in s else f"{s['path']} {s['direction']}"
+        lines.append(f"{name}: {state}")
         for b in s["breaches"]:
             unit = report.get("units", {}).get(b["rule"], "")
             end = "OPEN" if b["open"] else f"ended {b['end']}"

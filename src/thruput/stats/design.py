@@ -42,7 +42,8 @@ from .periodic import DAY_S, MIN_CYCLES, MIN_FOR_PERIOD
 from .plateau import plateau
 
 __all__ = ["factors_of", "design_grid", "design_summary", "design_plateau", "level_comparison",
-           "compare_designs", "design_time_bins", "design_layout", "design_product",
+           "compare_designs", "design_time_bins", "design_series_runs", "time_bin_width", "design_layout",
+           "design_product",
            "DESIGN_METRICS", "MAX_COLOR_LEVELS", "MAX_FACET_LEVELS", "MAX_COMPARED_LEVELS",
            "MAX_CELL_FACTORS", "TIME_BINS"]
 
@@ -454,12 +455,8 @@ def design_time_bins(ds: xr.Dataset, var: str = "throughput", by: Sequence[str] 
     """
     times = np.asarray(ds["time"].values).astype("datetime64[ns]")
     finite = ~np.isnat(times)
-    start = times[finite].min() if finite.any() else np.datetime64(0, "ns")
-    end = times[finite].max() if finite.any() else start
-    span_s = (end - start) / np.timedelta64(1, "s")
-    bin_s = max(1, int(np.ceil(span_s / bins))) if span_s > 0 else 1
+    start, bin_s, nbins = time_bin_width(times, bins)
     index = np.where(finite, (times - start) // np.timedelta64(bin_s, "s"), -1).astype(np.int64)
-    nbins = int(index.max()) + 1 if finite.any() else 0
     edges = start + np.arange(nbins) * np.timedelta64(bin_s, "s")
     binned = {"name": "_bin", "levels": list(range(nbins)), "units": "1", "ordered": True}
     labelled = ds.assign_coords(_bin=("run", np.where(index >= 0, index, np.nan)))
@@ -640,6 +637,45 @@ def _design_table(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Map
         "n_runs": int(ds.sizes["run"]), "n_ok": int(ok.sum()), "n_failed": int((~ok).sum())})
 
 
+def design_series_runs(ds: xr.Dataset, var: str, factors: Sequence[dict[str, Any]] | None = None,
+                       layout: Mapping[str, Any] | None = None) -> tuple[list[str], list[tuple[int, ...]],
+                                                                          list[np.ndarray], int, int]:
+    """The series of a time design for ``var``, as its statistics product cuts them.
+
+    Returns
+    -------
+    (list of str, list of tuple of int, list of numpy.ndarray, int, int)
+        The factors of the series (:func:`~thruput.stats.design_series.series_factors`
+        that apply to ``var``'s runs), each series' level indices and completed runs with
+        a value (:func:`~thruput.stats.design_series.series_cells`), how many cells had
+        runs, and how many time bins ``series_bins/<var>`` cuts the span into (about two
+        runs of a series each: finer ones would be mostly empty).
+    """
+    factors = factors_of(ds) if factors is None else factors
+    layout = design_layout(factors) if layout is None else layout
+    shown = series_factors(factors, _priority(layout))
+    codes = _codes(ds, [_factor(ds, b) for b in shown])
+    usable = _ok(ds) & np.isfinite(np.asarray(ds[var].values, dtype=float))
+    # (a factor that does not apply to the metric's runs, a ping's direction, splits nothing)
+    keep = [j for j in range(len(shown)) if (codes[usable, j] >= 0).any()]
+    cells, runs, n_cells = series_cells(codes[:, keep], usable)
+    bins = int(np.clip(np.median([len(r) for r in runs]) // 2, 2, TIME_BINS)) if runs else TIME_BINS
+    return [shown[j] for j in keep], cells, runs, n_cells, bins
+
+
+def time_bin_width(times: np.ndarray, bins: int = TIME_BINS) -> tuple[np.datetime64, int, int]:
+    """The bins :func:`design_time_bins` cuts runs started at ``times`` into: the first
+    bin's start (the first run's), the width (whole s) and how many bins."""
+    times = np.asarray(times).astype("datetime64[ns]")
+    finite = ~np.isnat(times)
+    start = times[finite].min() if finite.any() else np.datetime64(0, "ns")
+    end = times[finite].max() if finite.any() else start
+    span_s = (end - start) / np.timedelta64(1, "s")
+    bin_s = max(1, int(np.ceil(span_s / bins))) if span_s > 0 else 1
+    nbins = int((end - start) // np.timedelta64(bin_s, "s")) + 1 if finite.any() else 0
+    return start, bin_s, nbins
+
+
 def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mapping[str, Any],
                metrics: Sequence[str], monitor: Mapping[str, Any] | None,
                percentiles: Sequence[float]) -> dict[str, xr.Dataset]:
@@ -647,21 +683,14 @@ def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mappin
     metric, each series' change points, its daily cycle and its time bins."""
     settings = change_settings(monitor)
     shown = series_factors(factors, _priority(layout))
-    codes = _codes(ds, [_factor(ds, b) for b in shown])
     varied = [f["name"] for f in factors if len(f["levels"]) > 1]
     groups = {}
     for m in metrics:
-        usable = _ok(ds) & np.isfinite(np.asarray(ds[m].values, dtype=float))
-        # (a factor that does not apply to the metric's runs, a ping's direction, splits nothing)
-        keep = [j for j in range(len(shown)) if (codes[usable, j] >= 0).any()]
-        by = [shown[j] for j in keep]
-        cells, runs, n_cells = series_cells(codes[:, keep], usable)
+        by, cells, runs, n_cells, bins = design_series_runs(ds, m, factors, layout)
         attrs = {"by": json.dumps(by), "pooled": json.dumps([n for n in varied if n not in shown]),
                  "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
                  "change_params": json.dumps(settings, sort_keys=True),
                  "cycle_min_span_s": MIN_CYCLES * DAY_S, "cycle_min_runs": MIN_FOR_PERIOD}
-        # (bins of about two runs of a series each: finer ones would be mostly empty)
-        bins = int(np.clip(np.median([len(r) for r in runs]) // 2, 2, TIME_BINS)) if runs else TIME_BINS
         changes, series = series_changes(ds, m, [_factor(ds, b) for b in by], cells, runs, settings)
         groups[f"changes/{m}"] = changes.assign_attrs(attrs)
         groups[f"series/{m}"] = series.assign_attrs(attrs)
