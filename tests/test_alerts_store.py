@@ -152,3 +152,39 @@ def test_cases_that_build_the_store_whole(whole, tmp_path):
     write_alerts(ds, store)
     assert "not those it was built from" in append_alerts(before(ds), store)["rebuilt"]
     assert_same(open_alerts(store), alerts.evaluate(before(ds)))
+
+
+def test_change_points_are_matched_with_every_breach_again(whole, tmp_path):
+    ds, _ = whole
+    t = ds["time"].values
+    at = lambda slot: t[ds["slot"].values == slot][0]   # noqa: E731
+    changes = xr.Dataset({"time": ("change", [at(JOIN - 2), at(6 * PER_DAY + 5), at(JOIN + 5)]),
+                          "path": ("change", ["a", "b", "b"]), "direction": ("change", ["forward", "reverse", "forward"]),
+                          "test": ("change", ["tcp", "tcp", "ping"])})
+    store = tmp_path / "a.zarr"
+    write_alerts(before(ds), store)
+    assert append_alerts(ds, store, changes=changes)["rebuilt"] == ""
+    want = alerts.evaluate(ds, changes=changes)
+    assert (want["breaches"]["changes"].values != "").sum() >= 2
+    assert_same(open_alerts(store), want)
+
+
+def test_pipeline_health_into_a_store_and_update(whole, tmp_path, capsys):
+    """``thruput pipeline health IN.zarr OUT.zarr``, then ``--update`` after runs were
+    appended to the campaign's store."""
+    from thruput.campaign.store import put_attrs, resize_runs, write_region, write_store
+    from thruput.cli import main
+
+    ds, _ = whole
+    ds = ds.assign_coords(run=np.array([f"r{i:05d}" for i in range(ds.sizes["run"])]))
+    store, out = tmp_path / "c.zarr", tmp_path / "c.alerts.zarr"
+    cut = before(ds).sizes["run"]
+    write_store(ds.isel(run=slice(0, cut)), store)
+    assert main(["pipeline", "health", str(store), str(out)]) == 0
+    resize_runs(store, ds, ds.sizes["run"])
+    write_region(ds.isel(run=slice(cut, None)), store, cut)
+    put_attrs(store, ds.attrs)
+    assert main(["pipeline", "health", str(store), str(out), "--update"]) == 0
+    assert "updated" in capsys.readouterr().out
+    assert_same(open_alerts(out), alerts.evaluate(ds, changes=alerts.series_changes(ds)))
+    assert main(["pipeline", "health", str(store), str(tmp_path / "c.health.nc"), "--update"]) == 2
