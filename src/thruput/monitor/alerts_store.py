@@ -78,6 +78,20 @@ def _slot_table(ds, slots, alert):
                       coords={"slot": slots, "path": paths, "direction": directions})
 
 
+#: The per-run coordinates :func:`~thruput.monitor.alerts.evaluate` selects by.
+LABELS = ("time", "slot", "path", "direction", "test", "outcome", "socket_buffer", "size")
+
+
+def _columns(ds, rules):
+    """Only what the rules read of ``ds`` (its labels and watched variables), loaded: a
+    lazily opened store is read once, column by column, not again at each access."""
+    names = {*LABELS, *(r["variable"] for r in rules)}
+    keep = [n for n in ds.variables if n in names and ds[n].dims == ("run",)]
+    return ds[[n for n in keep if n in ds.data_vars]].drop_vars(
+        [n for n in ds.coords if n not in keep and n != "run"]).assign_coords(
+        {n: ds[n] for n in keep if n in ds.coords}).load()
+
+
 def _run_time(ds, i):
     return int(np.asarray(ds["time"].isel(run=i).values, "datetime64[ns]").astype(np.int64))
 
@@ -90,6 +104,7 @@ def write_alerts(ds: xr.Dataset, path: str | os.PathLike[str], params: dict | No
     p = {**DEFAULT_PARAMS, **(params or {})}
     from ..campaign.store import finish_tables, write_table
 
+    ds = _columns(ds, rules_of(_metadata(ds))) if ds.sizes["run"] else ds
     tables = evaluate(ds, p, changes=changes)
     slots, _ = slot_grid(ds)
     alert = tables["alert_state"]
@@ -248,7 +263,7 @@ def _append(ds, path, p, changes, attrs):
     window = max([int(r["window_s"]) for r in rules if r["kind"] == "baseline"], default=0)
     A = min(L, int(np.searchsorted(times, times[L] - np.timedelta64(window, "s"), side="left"))) if window else L
     cut = int(runs_per[:A].sum())
-    tail = ds.isel(run=slice(cut, None))
+    tail = _columns(ds.isel(run=slice(cut, None)), rules)
     tslot = np.asarray(tail["slot"].values, np.int64)
     if tslot.size and tslot.min() < slots[A]:
         raise _Rebuild("a run lands in a slot before the last stored one (or the runs are not in slot order)")
@@ -369,7 +384,7 @@ def _append(ds, path, p, changes, attrs):
                         "applies": (dims[:3], applies)}, coords=coords)
     if (alert["slot"].values[:n_old - lo] != slots[lo:]).any():
         raise _Rebuild("the slot numbers moved")
-    group_attrs = {name: dict(root[name].attrs) for name in attrs["tables"]}
+    breach_attrs = dict(root["breaches"].attrs)
     done = dict(attrs)
     done.update(table=UPDATING)
     finish_tables(path, done)
@@ -396,9 +411,9 @@ def _append(ds, path, p, changes, attrs):
     since = np.where(gone & (verdict["state"].values == "no data"), last_before, verdict["since"].values)
     verdict["last_data"].values[...] = last
     verdict["since"].values[...] = since
-    for name, table in (("breaches", _breach_table(rows)), ("verdict", verdict)):
-        table.attrs.update(group_attrs[name])
-        write_table(table, path, name, dim=_dim(name))
+    breaches = _breach_table(rows)
+    append_table(verdict, path, "verdict", 0, dim="path")       # (the same labels: in place)
+    write_table(breaches.assign_attrs(breach_attrs), path, "breaches", dim="breach")
     done.update(table=STORE_TABLE, runs=int(ds.sizes["run"]), last_run_ns=_run_time(ds, ds.sizes["run"] - 1),
                 offset_ns=offset)
     finish_tables(path, done)
