@@ -157,7 +157,7 @@ def test_cases_that_build_the_store_whole(whole, tmp_path):
 def test_change_points_are_matched_with_every_breach_again(whole, tmp_path):
     ds, _ = whole
     t = ds["time"].values
-    at = lambda slot: t[ds["slot"].values == slot][0]   # noqa: E731
+    at = lambda slot: t[ds["slot"].values == slot][0]
     changes = xr.Dataset({"time": ("change", [at(JOIN - 2), at(6 * PER_DAY + 5), at(JOIN + 5)]),
                           "path": ("change", ["a", "b", "b"]), "direction": ("change", ["forward", "reverse", "forward"]),
                           "test": ("change", ["tcp", "tcp", "ping"])})

@@ -37,10 +37,27 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .alerts import (BREACH, DEFAULT_PARAMS, NO_DATA, OK, PENDING, _breach_table, _changes_in, _metadata,
-                     _Runs, _slot_values, _states, _threshold, _verdict, evaluate, rules_of, sla, slot_grid)
+from .alerts import (
+    BREACH,
+    DEFAULT_PARAMS,
+    NO_DATA,
+    OK,
+    PENDING,
+    _breach_table,
+    _changes_in,
+    _metadata,
+    _Runs,
+    _slot_values,
+    _states,
+    _threshold,
+    _verdict,
+    evaluate,
+    rules_of,
+    sla,
+    slot_grid,
+)
 
-__all__ = ["write_alerts", "append_alerts", "open_alerts", "STORE_TABLE"]
+__all__ = ["STORE_TABLE", "append_alerts", "open_alerts", "write_alerts"]
 
 #: ``attrs["table"]`` of an alerts store; ``UPDATING`` while an update writes into it.
 STORE_TABLE, UPDATING = "alerts", "alerts (update interrupted)"
@@ -54,7 +71,7 @@ def _dim(name):
 
 
 def _step(meta):
-    return np.timedelta64(int(round(float((meta.get("schedule") or {}).get("interval_s") or 0) * 1e9)), "ns")
+    return np.timedelta64(round(float((meta.get("schedule") or {}).get("interval_s") or 0) * 1e9), "ns")
 
 
 def _offset(slots, first, step):
