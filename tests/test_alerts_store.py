@@ -188,3 +188,21 @@ def test_pipeline_health_into_a_store_and_update(whole, tmp_path, capsys):
     assert "updated" in capsys.readouterr().out
     assert_same(open_alerts(out), alerts.evaluate(ds, changes=alerts.series_changes(ds)))
     assert main(["pipeline", "health", str(store), str(tmp_path / "c.health.nc"), "--update"]) == 2
+
+
+@pytest.mark.parametrize("name", ["netns-wan-monitor", "netns-tc-monitor"])
+def test_recorded_monitors_appended_equal_the_whole_evaluated(name, tmp_path):
+    """The bundled and the recorded monitor (real runs, jittered slot times, several
+    buffers and sizes), stored up to half-way and appended."""
+    from thruput.campaign.dataset import open_campaign
+
+    from .conftest import ROOT
+
+    raw = ROOT / "data" / "raw" / name
+    if not (raw / "runs.csv").exists():
+        pytest.skip(f"{name} not present")
+    ds = open_campaign(raw)
+    ds = ds.isel(run=np.argsort(ds["time"].values, kind="stable"))
+    write_alerts(ds.isel(run=slice(0, ds.sizes["run"] // 2)), tmp_path / "a.zarr")
+    assert append_alerts(ds, tmp_path / "a.zarr")["rebuilt"] == ""
+    assert_same(open_alerts(tmp_path / "a.zarr"), alerts.evaluate(ds))

@@ -104,9 +104,9 @@ def _columns(ds, rules):
     lazily opened store is read once, column by column, not again at each access."""
     names = {*LABELS, *(r["variable"] for r in rules)}
     keep = [n for n in ds.variables if n in names and ds[n].dims == ("run",)]
-    return ds[[n for n in keep if n in ds.data_vars]].drop_vars(
-        [n for n in ds.coords if n not in keep and n != "run"]).assign_coords(
-        {n: ds[n] for n in keep if n in ds.coords}).load()
+    sub = ds[[n for n in keep if n in ds.data_vars]]
+    sub = sub.drop_vars([n for n in sub.coords if n not in keep and n != "run"])
+    return sub.assign_coords({n: ds[n] for n in keep if n in ds.coords and n not in sub.coords}).load()
 
 
 def _run_time(ds, i):
