@@ -206,3 +206,11 @@ def test_recorded_monitors_appended_equal_the_whole_evaluated(name, tmp_path):
     write_alerts(ds.isel(run=slice(0, ds.sizes["run"] // 2)), tmp_path / "a.zarr")
     assert append_alerts(ds, tmp_path / "a.zarr")["rebuilt"] == ""
     assert_same(open_alerts(tmp_path / "a.zarr"), alerts.evaluate(ds))
+
+
+def test_a_campaign_shorter_than_a_rules_for(whole, tmp_path):
+    ds, _ = whole
+    store = tmp_path / "a.zarr"
+    write_alerts(before(ds, 1), store)
+    assert append_alerts(before(ds, 2), store)["rebuilt"] == ""
+    assert_same(open_alerts(store), alerts.evaluate(before(ds, 2)))

@@ -419,7 +419,7 @@ def _append(ds, path, p, changes, attrs):
         append_table(table, path, f"sla_{freq}", int(np.searchsorted(held, per[ws])), dim="period")
     # the verdict from the last slots (those of every rule's `for`, and from the last stored
     # one on); a series without data in them keeps its stored last data
-    vs = min(n_sub - recent, L - lo)
+    vs = max(0, min(n_sub - recent, L - lo))
     verdict = _verdict(alert.isel(slot=slice(vs, None)), rules, rows, with_data[..., vs:])
     with open_table(path, "verdict") as before:
         last_before = before["last_data"].load().values
