@@ -234,6 +234,8 @@ def main(argv=None):
         results["append_over_rollups"] = results["append_s"] / results["rollups_s"]
     if "alerts_append_s" in results and "evaluate_s" in results:
         results["alerts_append_over_evaluate"] = results["alerts_append_s"] / results["evaluate_s"]
+    if "alerts_append_s" in results and "alerts_write_s" in results:
+        results["alerts_append_over_write"] = results["alerts_append_s"] / results["alerts_write_s"]
     print(json.dumps(results, indent=1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
