@@ -111,6 +111,9 @@ def test_a_day_appended_equals_the_whole_evaluated(whole, tmp_path, extra):
     assert any("median" in r for r in br["rule"].values) and br["open"].values.any()
     assert str(got["verdict"]["state"].sel(path="a", direction="reverse").values) == "no data"
     assert np.datetime64("2026-01-05") in got["sla_1W"]["period"].values
+    mine, theirs = alerts.report_json(got), alerts.report_json(want)      # what the report reads
+    assert [(s["path"], s["direction"], s["state"], s["since"]) for s in mine["series"]] == \
+        [(s["path"], s["direction"], s["state"], s["since"]) for s in theirs["series"]]
 
 
 def test_appending_twice_and_nothing(whole, tmp_path):
