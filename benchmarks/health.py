@@ -13,7 +13,8 @@ change on two paths half-way, written as a campaign store (``campaign.store``) t
 a time. Each step runs in a process of its own, so its peak RSS is its own: ``store``
 (writing it), ``pandas`` (the reference: the columns read whole, then grouped),
 ``rollups`` (every day but the last, window by window), ``append`` (the last day),
-``alerts`` (the campaign loaded whole). Prints seconds and peak RSS per step; writes
+``alerts`` (the campaign loaded whole), ``alerts_write`` (the alerts store of every day but
+the last), ``alerts_append`` (the last day). Prints seconds and peak RSS per step; writes
 ``benchmarks/output/health.json``.
 """
 
@@ -167,6 +168,20 @@ def step(name, store, out):
         done = append_rollups(_lazy(store), out)
         got["append_s"] = time.perf_counter() - t
         got["append_rebuilt"] = done["rebuilt"]
+    elif name == "alerts_write":          # the alerts store of every day but the last
+        from thruput.monitor.alerts_store import write_alerts
+
+        ds = _lazy(store)
+        t = time.perf_counter()
+        write_alerts(ds.isel(run=slice(0, _all_but_last_day(ds))), out.with_name("alerts.zarr"))
+        got["alerts_write_s"] = time.perf_counter() - t
+    elif name == "alerts_append":         # ... brought up to date with the last day
+        from thruput.monitor.alerts_store import append_alerts
+
+        t = time.perf_counter()
+        done = append_alerts(_lazy(store), out.with_name("alerts.zarr"))
+        got["alerts_append_s"] = time.perf_counter() - t
+        got["alerts_append_rebuilt"] = done["rebuilt"]
     elif name == "alerts":
         from thruput.campaign.store import open_store
         from thruput.monitor.alerts import evaluate, report_json
@@ -188,7 +203,7 @@ def main(argv=None):
     parser.add_argument("--paths", type=int, default=50)
     parser.add_argument("--days", type=float, default=365)
     parser.add_argument("--interval", type=int, default=600, help="s between slots")
-    parser.add_argument("--steps", default="pandas,rollups,append,alerts")
+    parser.add_argument("--steps", default="pandas,rollups,append,alerts,alerts_write,alerts_append")
     parser.add_argument("--work", default=str(ROOT / "benchmarks/output/health"),
                         help="folder of the campaign store and the rollups store")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/output/health.json"))
@@ -217,6 +232,10 @@ def main(argv=None):
             results["pandas_groupby_s"] + results["pandas_read_s"])
     if "append_s" in results and "rollups_s" in results:
         results["append_over_rollups"] = results["append_s"] / results["rollups_s"]
+    if "alerts_append_s" in results and "evaluate_s" in results:
+        results["alerts_append_over_evaluate"] = results["alerts_append_s"] / results["evaluate_s"]
+    if "alerts_append_s" in results and "alerts_write_s" in results:
+        results["alerts_append_over_write"] = results["alerts_append_s"] / results["alerts_write_s"]
     print(json.dumps(results, indent=1))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(results, indent=1) + "\n")

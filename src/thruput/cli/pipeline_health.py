@@ -2,7 +2,7 @@
 pipeline health``): registered by :mod:`thruput.cli.pipeline`.
 
   thruput pipeline rollups IN.zarr OUT.rollups.nc|OUT.rollups.zarr [--update] [--params params.yaml]
-  thruput pipeline health IN.zarr OUT.health.nc [--stats IN.stats.nc] [--params params.yaml]
+  thruput pipeline health IN.zarr OUT.health.nc|OUT.alerts.zarr [--update] [--stats IN.stats.nc] [--params params.yaml]
 """
 
 from __future__ import annotations
@@ -32,10 +32,15 @@ def add_parsers(verbs, params_option):
                           description="Evaluate campaign.yaml's alerts: and baseline: rules "
                                       "(thruput.monitor.alerts); the change points come from --stats.")
     he.add_argument("input", metavar="IN.zarr", help="a monitor campaign's store (or raw directory)")
-    he.add_argument("out", metavar="OUT.health.nc", help="the alert tables to write (one netCDF group per table)")
+    he.add_argument("out", metavar="OUT.health.nc",
+                    help="the alert tables to write (one netCDF group per table, and throughput_delay); or, OUT "
+                         "ending in .zarr, the alert tables alone as a Zarr store (thruput.monitor.alerts_store)")
     he.add_argument("--stats", metavar="IN.stats.nc",
                     help="the campaign's statistics product (its change points); default: computed")
     params_option(he, "its `health` section is used")
+    he.add_argument("--update", action="store_true",
+                    help="a .zarr OUT holds the alert tables of the campaign's earlier runs: compute only the new "
+                         "slots and what their rules need from before (append_alerts; built whole where it cannot)")
     he.set_defaults(func=run_health)
 
 
@@ -118,6 +123,11 @@ def run_health(args):
         import xarray as xr
         with xr.open_dataset(args.stats, group="changes") as changes:
             changes = changes.load()
+    if Path(args.out).suffix == ".zarr":
+        return _run_alerts_store(args, ds, changes)
+    if args.update:
+        print("thruput pipeline health: --update needs a Zarr OUT (ending in .zarr)", file=sys.stderr)
+        return 2
     try:
         tables = health_tables(ds, _section(args.params, HEALTH_SECTION), _section(args.params, "monitor"),
                                changes=changes)
@@ -127,4 +137,24 @@ def run_health(args):
     write_product(tables, args.out)
     print(f"{args.out}: alert state of {ds.attrs.get('campaign', args.input)} "
           f"({tables['breaches'].sizes.get('breach', 0)} breaches)")
+    return 0
+
+
+def _run_alerts_store(args, ds, changes):
+    """``thruput pipeline health IN OUT.zarr [--update]``: the alert tables as a Zarr store."""
+    from ..monitor.alerts import series_changes
+    from ..monitor.alerts_store import append_alerts, write_alerts
+
+    if changes is None:
+        changes = series_changes(ds, _section(args.params, "monitor"))
+    health = _section(args.params, HEALTH_SECTION)
+    try:
+        done = (append_alerts(ds, args.out, health, changes) if args.update
+                else {**write_alerts(ds, args.out, health, changes), "rebuilt": ""})
+    except ValueError as exc:
+        print(f"thruput pipeline health: {exc}", file=sys.stderr)
+        return 2
+    how = "updated" if args.update and not done["rebuilt"] else "built"
+    print(f"{args.out}: alert state of {ds.attrs.get('campaign', args.input)} ({how}"
+          f"{': ' + done['rebuilt'] if args.update and done['rebuilt'] else ''})")
     return 0
