@@ -100,22 +100,29 @@ def rules_of(metadata):
         for given in metadata.get(key) or []:
             rule = {"kind": kind, "direction": "any", "path": None, "socket_buffer": None,
                     "size": None, "for": 1, **given}
-            for side in ("below", "above"):
-                if side in rule:
-                    rule[side] = float(rule[side])    # YAML 1.1 reads 3.0e7 as text
             pair = (rule["test"], rule["metric"])
             if pair not in METRICS:
                 raise ValueError(f"campaign.yaml {key}: no metric {rule['metric']!r} for test "
                                  f"{rule['test']!r}; known: " + ", ".join(f"{t} {m}" for t, m in METRICS))
             rule["variable"], rule["units"] = METRICS[pair]
-            if kind == "baseline":
-                rule["window_s"] = parse_duration(rule.get("window", "7d"))
-                rule["window"] = str(rule.get("window", "7d"))
-            rule["id"] = _describe(rule)
-            if any(r["id"] == rule["id"] for r in out):          # the same rule twice
-                rule["id"] += f" #{sum(r['id'].startswith(rule['id']) for r in out) + 1}"
-            out.append(rule)
+            add_rule(rule, out, _describe)
     return out
+
+
+def add_rule(rule, out, describe):
+    """Append a checked rule to ``out`` with what every rule has: its limit as a number,
+    a baseline rule's window in seconds, and its ``id`` (``describe(rule)``, numbered when
+    the same rule is there already)."""
+    for side in ("below", "above"):
+        if side in rule:
+            rule[side] = float(rule[side])    # YAML 1.1 reads 3.0e7 as text
+    if rule["kind"] == "baseline":
+        rule["window_s"] = parse_duration(rule.get("window", "7d"))
+        rule["window"] = str(rule.get("window", "7d"))
+    rule["id"] = describe(rule)
+    if any(r["id"] == rule["id"] for r in out):          # the same rule twice
+        rule["id"] += f" #{sum(r['id'].startswith(rule['id']) for r in out) + 1}"
+    out.append(rule)
 
 
 def slot_grid(ds):

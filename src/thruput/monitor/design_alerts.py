@@ -40,7 +40,7 @@ from ..formatting import value as fmt_value
 from ..quantities import parse_duration
 from ..stats.design import (_codes, _factor, _key, _text, design_layout, design_series_runs, factors_of,
                             time_bin_width)
-from .alerts import (DEFAULT_PARAMS, EXIT, NO_DATA, STATES, _breach_table, _metadata, _states, _threshold,
+from .alerts import (DEFAULT_PARAMS, EXIT, NO_DATA, STATES, _breach_table, _metadata, _states, _threshold, add_rule,
                      _verdict, sla)
 
 __all__ = ["DESIGN_RULE_METRICS", "design_rules_of", "evaluate_design", "design_changes", "design_tables", "design_perfdata",
@@ -124,17 +124,8 @@ def design_rules_of(metadata: Mapping[str, Any], factors: list[dict[str, Any]]) 
                                        + ", ".join(_text(v) for v in known[name]["levels"]))
                 where[name] = [have[_key(v)] for v in levels]
             rule["where"] = where
-            for side in ("below", "above"):
-                if side in rule:
-                    rule[side] = float(rule[side])    # YAML 1.1 reads 3.0e7 as text
             rule["variable"], rule["units"] = DESIGN_RULE_METRICS[rule["metric"]]
-            if kind == "baseline":
-                rule["window_s"] = parse_duration(rule.get("window", "7d"))
-                rule["window"] = str(rule.get("window", "7d"))
-            rule["id"] = _describe(rule)
-            if any(r["id"] == rule["id"] for r in out):          # the same rule twice
-                rule["id"] += f" #{sum(r['id'].startswith(rule['id']) for r in out) + 1}"
-            out.append(rule)
+            add_rule(rule, out, _describe)
     return out
 
 
@@ -415,7 +406,7 @@ def design_exposition(ds: xr.Dataset, tables: Mapping[str, xr.Dataset]) -> str:
     (``thruput_monitor_state``, ``..._breaches_open``, ``..._breaches_total``, the last
     slot's values and their ``slot_timestamp_seconds``, ``runs_total`` by outcome),
     labelled ``campaign`` and one label per series factor (its name sanitised)."""
-    from .metrics import FAMILIES, PREFIX, _escape, _number
+    from .metrics import FAMILIES, render
 
     campaign = str(ds.attrs.get("campaign", ""))
     verdict = tables["verdict"]
@@ -460,12 +451,4 @@ def design_exposition(ds: xr.Dataset, tables: Mapping[str, xr.Dataset]) -> str:
         labels = {"campaign": campaign, **({names[b]: k for b, k in zip(by, key)} if by else {})}
         for out, count in part["outcome"].value_counts().sort_index().items():
             samples["runs_total"].append(({**labels, "outcome": out}, int(count)))
-    lines = []
-    for name, (kind, text) in FAMILIES.items():
-        if not samples[name]:
-            continue
-        lines += [f"# HELP {PREFIX}{name} {text}", f"# TYPE {PREFIX}{name} {kind}"]
-        for labels, val in samples[name]:
-            body = ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items())
-            lines.append(f"{PREFIX}{name}{{{body}}} {_number(val)}")
-    return "\n".join(lines) + "\n"
+    return render(samples)

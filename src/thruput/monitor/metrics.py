@@ -45,7 +45,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -53,7 +53,7 @@ import xarray as xr
 
 from .alerts import EXIT, _Runs, _slot_values, slot_grid
 
-__all__ = ["last_slot_values", "exposition", "perfdata", "with_perfdata", "write_textfile", "serve",
+__all__ = ["last_slot_values", "exposition", "render", "perfdata", "with_perfdata", "write_textfile", "serve",
            "CONTENT_TYPE", "SERIES_METRICS"]
 
 #: What the Prometheus text format 0.0.4 is served as.
@@ -204,6 +204,12 @@ def exposition(ds: xr.Dataset, tables: dict) -> str:
         samples["last_run_timestamp_seconds"].append((labels, _unix(part["time"].max())))
         for outcome, count in part["outcome"].value_counts().sort_index().items():
             samples["runs_total"].append(({**labels, "outcome": outcome}, int(count)))
+    return render(samples)
+
+
+def render(samples: dict[str, list[tuple[dict, Any]]]) -> str:
+    """The text exposition of ``samples`` (family of :data:`FAMILIES` -> ``(labels,
+    value)`` pairs): each family that has samples with its HELP and TYPE lines."""
     lines = []
     for name, (kind, text) in FAMILIES.items():
         if not samples[name]:
