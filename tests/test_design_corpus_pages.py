@@ -16,10 +16,8 @@ Every number checked is the one each log gives read alone (``thruput.read``).
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import re
-import tarfile
 from pathlib import Path
 
 import nbformat
@@ -35,6 +33,7 @@ from thruput.report.design import number_text
 from thruput.site.execute import execute
 
 from .conftest import ROOT
+from .test_design_corpus import _tgz
 from .test_design_page_e2e import BAD, DRIVE_PATTERN, STATS
 from .test_design_pages import text_of
 
@@ -130,14 +129,6 @@ def test_the_drive_page_compares_the_operators_each_way(corpus, tmp_path):
     changes = [product[f"changes/{m}"].to_dataset() for m in product["changes"].children]
     assert changes and all(c.sizes.get("change", 0) == 0 for c in changes)   # too few runs a cell
     assert len(charts) >= 8
-
-
-def _tgz(path: Path, members: dict[str, bytes]) -> None:
-    with tarfile.open(path, "w:gz") as tar:
-        for name, data in members.items():
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
 
 
 def test_mlab_archives_page_compares_the_sites(corpus, tmp_path):
