@@ -46,7 +46,7 @@ __all__ = ["StoreError", "write_store", "open_store",
            "create_part", "decode_codes", "resize_runs", "write_region", "put_attrs", "refuse_older",
            "refuse_stored_runs", "stat_each", "STATUS_CODES", "NO_STATUS", "status_flags",
            "write_table", "append_table", "finish_tables", "table_attrs", "table_coords", "open_table",
-           "ROLLUP_FREQS", "open_rollup"]
+           "ROLLUP_FREQS", "open_rollup", "label_codes", "LABEL_WINDOW"]
 
 ZARR_FORMAT = 2
 #: Engine of the netCDF files the pipeline writes: netCDF-C writes no timestamps, so the
@@ -206,6 +206,38 @@ def create_part(ds, path):
     _for_zarr(ds.drop_encoding()).to_zarr(tmp, mode="w", zarr_format=ZARR_FORMAT, consolidated=True,
                                           encoding=_encoding(ds, chunk))
     return tmp
+
+
+#: Runs read at a time by :func:`label_codes` (32 stored chunks).
+LABEL_WINDOW = 1 << 18
+
+
+def label_codes(ds: xr.Dataset, name: str, runs: int = LABEL_WINDOW) -> tuple[np.ndarray, np.ndarray]:
+    """A per-run label column of ``ds`` as ``(labels, codes)``: its distinct values sorted
+    (NaN and None left out) and each run's int32 position among them (-1 for a missing
+    label), read ``runs`` runs at a time.
+
+    A dask campaign's column is never held whole as Python strings: five million labels
+    are 4 bytes a run as codes, against some 60 as ``str`` objects.
+    """
+    found: dict[Any, int] = {}                 # label -> first-seen code
+    parts = []
+    n = ds.sizes["run"]
+    for a in range(0, max(n, 1), runs):
+        values = np.asarray(ds[name].isel(run=slice(a, a + runs)).values) if n > runs else np.asarray(ds[name].values)
+        codes, uniques = pd.factorize(values.ravel())
+        if values.dtype.kind in "TU":
+            uniques = uniques.astype(object)
+        lookup = np.array([found.setdefault(u, len(found)) for u in uniques.tolist()] + [-1], np.int64)
+        parts.append(lookup[codes])             # (factorize's -1: the appended -1)
+    seen = list(found)
+    kind = "f" if seen and all(isinstance(v, float) for v in seen) else "O"
+    labels = np.asarray(seen, dtype=float if kind == "f" else object)
+    order = np.argsort(labels, kind="stable") if labels.size else np.zeros(0, np.int64)
+    rank = np.append(np.empty(labels.size, np.int64), -1)
+    rank[order] = np.arange(labels.size)
+    codes = rank[np.concatenate(parts) if parts else np.zeros(0, np.int64)].astype(np.int32)
+    return labels[order], codes
 
 
 def open_store(path, chunks=None):
