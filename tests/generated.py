@@ -274,19 +274,33 @@ def _write_yaml(directory, name, spec, rng, rows):
 
 # ------------------------------------------------------------------ pipeline and pages
 
+def pipeline_steps(stages, name, processed, directory=None, params=ROOT / "params.yaml"):
+    """The commands of ``dvc.yaml``'s monitor stages ``stages`` (e.g. ``normalize-monitor``)
+    for campaign ``name``, as argument lists of ``thruput``: its raw folder ``directory``,
+    its products in ``processed``. The tests run what the pipeline runs, not a copy of it."""
+    import shlex
+
+    import yaml
+
+    dvc = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
+    out = []
+    for stage in stages:
+        cmd = dvc[stage]["do"]["cmd"].replace("data/raw/${item}", str(directory)).replace(
+            "data/processed/", f"{processed}/").replace("params.yaml", str(params)).replace("${item}", name)
+        words = shlex.split(cmd)
+        assert words[0] == "thruput", cmd
+        out.append(words[1:])
+    return out
+
+
 def build_products(directory, processed, params=ROOT / "params.yaml"):
     """check, normalize, stats, rollups and health of a campaign, as the pipeline runs them
     (the CLI in this process). Raises AssertionError naming the step that failed."""
     from thruput.cli import main
 
-    name = Path(directory).name
-    store = Path(processed) / f"{name}.zarr"
-    steps = [["campaign", "check", str(directory)],
-             ["pipeline", "normalize", str(directory), str(store)],
-             ["pipeline", "stats", str(store), str(Path(processed) / f"{name}.stats.nc"), "--params", str(params)],
-             ["pipeline", "rollups", str(store), str(Path(processed) / f"{name}.rollups.nc"), "--params", str(params)],
-             ["pipeline", "health", str(store), str(Path(processed) / f"{name}.health.nc"),
-              "--stats", str(Path(processed) / f"{name}.stats.nc"), "--params", str(params)]]
+    steps = [["campaign", "check", str(directory)], *pipeline_steps(
+        ("normalize-monitor", "stats-monitor", "rollups-monitor", "health-monitor"), Path(directory).name,
+        processed, directory, params)]
     for step in steps:
         status = main(step)
         assert status == 0, f"thruput {' '.join(step[:2])} exited {status}"
@@ -300,11 +314,7 @@ def build_health_page(name, processed, out, params=ROOT / "params.yaml"):
     from thruput.cli import main
     from thruput.site.execute import execute
 
-    store, stats = Path(processed) / f"{name}.zarr", Path(processed) / f"{name}.stats.nc"
-    for step in (["pipeline", "rollups", str(store), str(Path(processed) / f"{name}.rollups.nc"),
-                  "--params", str(params)],
-                 ["pipeline", "health", str(store), str(Path(processed) / f"{name}.health.nc"),
-                  "--stats", str(stats), "--params", str(params)]):
+    for step in pipeline_steps(("rollups-monitor", "health-monitor"), name, processed, params=params):
         assert main(step) == 0, f"thruput {' '.join(step[:2])} failed"
     return execute(NOTEBOOKS[1], Path(out) / f"monitor-health-{name}.ipynb",
                    {"campaign": name, "processed": str(processed)}, cwd=ROOT)

@@ -145,12 +145,20 @@ def test_the_data_package_holds_only_the_campaigns_listed(tmp_path, capsys):
     processed.mkdir()
     for name in ("kept.stats.nc", "kept.health.nc", "dropped.stats.nc", "dropped.rollups.nc"):
         xr.Dataset({"x": ("i", [1.0])}).to_netcdf(processed / name)
+    for name in ("kept.rollups.zarr", "dropped.health.zarr"):      # the pipeline's appendable stores
+        xr.Dataset({"x": ("time", [1.0, 2.0])}).to_zarr(processed / name, group="1h/ping_rtt", zarr_format=2)
     (tmp_path / "params.yaml").write_text("campaigns: []\nmonitors: [kept]\n")
     out = tmp_path / "site-data"
     assert main(["site", "data", str(processed), str(out), "--params", str(tmp_path / "params.yaml")]) == 0
     package = json.loads((out / "datapackage.json").read_text())
-    assert {r["path"] for r in package["resources"]} == {"kept.stats.nc", "kept.health.nc"}
-    assert not (out / "dropped.stats.nc").exists()
+    assert {r["path"] for r in package["resources"]} == {"kept.stats.nc", "kept.health.nc", "kept.rollups.zarr.zip"}
+    assert not (out / "dropped.stats.nc").exists() and not (out / "dropped.health.zarr.zip").exists()
+    first = (out / "kept.rollups.zarr.zip").read_bytes()          # the same store, the same bytes
+    assert main(["site", "data", str(processed), str(out), "--params", str(tmp_path / "params.yaml")]) == 0
+    assert (out / "kept.rollups.zarr.zip").read_bytes() == first
+    import zarr
+    with zarr.storage.ZipStore(out / "kept.rollups.zarr.zip", mode="r") as store:   # as the package says
+        assert xr.open_zarr(store, group="1h/ping_rtt")["x"].values.tolist() == [1.0, 2.0]
 
 
 @pytest.mark.parametrize("call, text", [

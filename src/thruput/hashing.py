@@ -6,7 +6,7 @@ import hashlib
 import os
 import stat
 
-__all__ = ["sha256_bytes", "sha256_file", "sha256_hasher"]
+__all__ = ["sha256_bytes", "sha256_file", "sha256_hasher", "code_digest"]
 
 #: Bytes read at a time when hashing a file.
 BLOCK = 1 << 20
@@ -41,3 +41,28 @@ def sha256_file(path, missing=None):
             raise
         return missing
     return h.hexdigest()
+
+
+def code_digest():
+    """The sha256 of thruput's own code as it runs: every file of the package (sorted by
+    path, each path and its bytes), compiled caches and hidden files left out, as .dvcignore leaves them out of
+    the pipeline's dependency ``src/thruput``. Stores that later runs
+    append to (the rollups and alert stores) record it, and are built whole again when
+    the code that built them is not the code running: a changed statistic must not be
+    appended to tables computed the old way."""
+    global _CODE
+    if _CODE is None:
+        from pathlib import Path
+
+        root = Path(__file__).resolve().parent
+        h = sha256_hasher()
+        for path in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix not in (".pyc", ".pyo", ".part")
+                           and not any(part.startswith(".") or part == "__pycache__"
+                                       for part in p.relative_to(root).parts)):
+            h.update(path.relative_to(root).as_posix().encode() + b"\0")
+            h.update(path.read_bytes())
+        _CODE = h.hexdigest()
+    return _CODE
+
+
+_CODE: str | None = None

@@ -99,7 +99,10 @@ def run_rollups(args):
     freqs = tuple(p.get("freqs", FREQS))
     ds = open_monitor(args.input)
     if Path(args.out).suffix == ".zarr":     # a store: built window by window, appended in place
-        done = append_rollups(ds, args.out, freqs=freqs) if args.update else write_rollups(ds, args.out, freqs=freqs)
+        other = _other_code(args.out) if args.update else ""
+        done = (append_rollups(ds, args.out, freqs=freqs) if args.update and not other
+                else {**write_rollups(ds, args.out, freqs=freqs), "rebuilt": other})
+        _stamp_code(args.out)
         how = "appended" if args.update and not done.get("rebuilt") else "built"
         print(f"{args.out}: rollups of {ds.attrs.get('campaign', args.input)} ({len(done['tables'])} tables, "
               f"{how}{': ' + done['rebuilt'] if args.update and done.get('rebuilt') else ''})")
@@ -148,13 +151,37 @@ def _run_alerts_store(args, ds, changes):
     if changes is None:
         changes = series_changes(ds, _section(args.params, "monitor"))
     health = _section(args.params, HEALTH_SECTION)
+    other = _other_code(args.out) if args.update else ""
     try:
-        done = (append_alerts(ds, args.out, health, changes) if args.update
-                else {**write_alerts(ds, args.out, health, changes), "rebuilt": ""})
+        done = (append_alerts(ds, args.out, health, changes) if args.update and not other
+                else {**write_alerts(ds, args.out, health, changes), "rebuilt": other})
     except ValueError as exc:
         print(f"thruput pipeline health: {exc}", file=sys.stderr)
         return 2
+    _stamp_code(args.out)
     how = "updated" if args.update and not done["rebuilt"] else "built"
     print(f"{args.out}: alert state of {ds.attrs.get('campaign', args.input)} ({how}"
           f"{': ' + done['rebuilt'] if args.update and done['rebuilt'] else ''})")
     return 0
+
+
+def _other_code(store):
+    """Why the store at ``store`` must be built whole, not appended to, because of the code
+    that built it: ``""`` when it records this thruput's :func:`~thruput.hashing.code_digest`
+    (a store there is none of, or not a table store, is left to the append to judge)."""
+    from ..campaign.store import table_attrs
+    from ..hashing import code_digest
+
+    attrs = table_attrs(store)
+    if not attrs or attrs.get("code") == code_digest():
+        return ""
+    return "built by other thruput code" if attrs.get("code") else "built by thruput code it does not record"
+
+
+def _stamp_code(store):
+    """Record in the store's attrs the :func:`~thruput.hashing.code_digest` of the code
+    that built or appended it (read by :func:`_other_code`)."""
+    from ..campaign.store import finish_tables, table_attrs
+    from ..hashing import code_digest
+
+    finish_tables(store, {**table_attrs(store), "code": code_digest()})

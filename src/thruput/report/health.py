@@ -30,7 +30,7 @@ from ..campaign.store import open_rollup
 from ..charts import health as hcharts
 from ..formatting import duration
 from ..formatting import value as _value
-from ..monitor.alerts import STATES, open_health, report_json
+from ..monitor.alerts import STATES, report_json
 from ..project import project_path
 
 __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_verdicts",
@@ -39,10 +39,23 @@ __all__ = ["load_health", "health_title", "health_grid", "grid_cells", "health_v
 
 
 def load_health(processed: str | os.PathLike[str], campaign: str) -> tuple[dict[str, xr.Dataset], Path]:
-    """The campaign's health tables and the path of its rollups: ``(tables, rollups_path)``."""
+    """The campaign's health tables and the path of its rollups, as the pipeline writes them
+    in ``processed``: ``(tables, rollups_path)``. The alert tables come from its alerts
+    store ``<c>.health.zarr``, throughput vs delay from its statistics product
+    ``<c>.stats.nc``, the rollups from ``<c>.rollups.zarr``."""
+    import xarray as xr
+
+    from ..campaign.store import NETCDF_ENGINE, STATS_SUFFIX
+    from ..monitor.alerts_store import open_alerts
+
     base = Path(project_path(processed))
-    store = base / f"{campaign}.rollups.zarr"           # (the appendable store, where built)
-    return open_health(base / f"{campaign}.health.nc"), store if store.is_dir() else base / f"{campaign}.rollups.nc"
+    tables = open_alerts(base / f"{campaign}.health.zarr")
+    stats = base / f"{campaign}{STATS_SUFFIX}"
+    if stats.is_file():
+        with xr.open_datatree(stats, engine=NETCDF_ENGINE) as tree:     # (lazily: one group read)
+            if "throughput_delay" in tree.children:
+                tables["throughput_delay"] = tree["throughput_delay"].to_dataset().load()
+    return tables, base / f"{campaign}.rollups.zarr"
 
 
 def _meta(tables):

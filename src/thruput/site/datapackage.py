@@ -49,12 +49,23 @@ PRODUCTS = {
     ".health.nc": ("health", "monitor alert state of every slot, breaches, verdicts, SLA (one group per table)"),
     ".rollups.nc": ("rollups", "monitor rollups: 5 min, 1 h, 1 day summaries per path, direction and test"),
 }
+#: Products kept as Zarr stores (the pipeline appends to them), published as one zip each
+#: (a Zarr ZipStore: ``xarray.open_zarr(zarr.storage.ZipStore(path, mode="r"), group=...)``).
+STORES = {
+    ".health.zarr": ("health", "monitor alert state of every slot, breaches, verdicts, SLA (a zipped Zarr "
+                               "store, one group per table)"),
+    ".rollups.zarr": ("rollups", "monitor rollups: 5 min, 1 h, 1 day summaries per path, direction and test "
+                                 "(a zipped Zarr store, one group per resolution and series)"),
+}
+#: The time every member of a zipped store is dated (the earliest a zip can hold): the
+#: same store gives the same bytes.
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def _campaign_of(name):
     """The campaign a file of data/processed belongs to (``veth-1g.stats.nc`` ->
     ``veth-1g``)."""
-    for suffix in (*PRODUCTS, ".nc", ".zarr"):
+    for suffix in (*PRODUCTS, *STORES, ".nc", ".zarr"):
         if name.endswith(suffix):
             return name[:-len(suffix)]
     return name
@@ -102,7 +113,15 @@ def export(processed, out, project_root=".", campaigns=None):
                           "bytes": (out / nc.name).stat().st_size, **common})
         resources.append(_csv_resource(f"{name}-csv", out / f"{name}.csv", campaign_table(ds), **common))
     for store in sorted(p for p in processed.glob("*.zarr") if keep(p)):
-        resources.append(_monitor_runs(store, out))
+        product = next(((suffix, *what) for suffix, what in STORES.items() if store.name.endswith(suffix)), None)
+        if product:
+            suffix, label, title = product
+            zipped = _zip_store(store, out / f"{store.name}.zip")
+            resources.append({"name": f"{store.name[:-len(suffix)]}-{label}", "path": zipped.name,
+                              "format": "zarr", "mediatype": "application/zip",
+                              "hash": f"sha256:{_sha256(zipped)}", "bytes": zipped.stat().st_size, "title": title})
+        else:
+            resources.append(_monitor_runs(store, out))
     ledger = processed / "reproduction.csv"
     if ledger.exists():
         shutil.copy2(ledger, out / ledger.name)
@@ -118,6 +137,20 @@ def export(processed, out, project_root=".", campaigns=None):
                "resources": resources}
     (out / DESCRIPTOR).write_text(json.dumps(package, indent=1) + "\n")
     return package
+
+
+def _zip_store(store, zipped):
+    """The Zarr store directory ``store`` as the zip ``zipped``: its files at their paths
+    in the store, sorted, stored (the chunks are compressed already) and dated
+    :data:`ZIP_DATE`, so the same store gives the same bytes."""
+    import zipfile
+
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_STORED) as z:
+        for path in sorted(p for p in store.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(path.relative_to(store).as_posix(), ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            z.writestr(info, guard.read_bytes(path, "member", root=store))     # (a chunk: a few MB at most)
+    return zipped
 
 
 def _monitor_runs(store, out):

@@ -27,6 +27,7 @@ from .grouped import grouped_summary
 from .monitor import (ROLLING_PERCENTILES, buffer_curves, compare_periods, direction_asymmetry,
                       as_utc, gap_report, period_labels, rolling_summary, udp_loss_offered, udp_tcp_ratio)
 from ._portable import geomspace
+from .rollups import throughput_delay
 from .periodic import FALSE_ALARM, MIN_FOR_PERIOD, daily_cycle, false_alarm, periodogram
 
 __all__ = ["monitor_product", "monitor_tree", "product_changes", "monitor_params", "monitor_settings", "series_change_points", "SERIES", "DEFAULT_PARAMS", "TABLES"]
@@ -76,6 +77,7 @@ TABLES = {
     "udp_tcp": "UDP / TCP median throughput per socket buffer",
     "udp_loss": "UDP loss, offered (sender) and received rates per series, whole and per time bin",
     "sender_receiver": "TCP sender / receiver throughput per series (iperf's own consistency)",
+    "throughput_delay": "TCP throughput vs the slot's ping RTT per series and period: medians, 1-sigma ellipse",
     "gaps": "missed slots and failed tests",
     "runs": "every run's value, for the time series' points",
 }
@@ -309,6 +311,7 @@ def monitor_product(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> 
             buffer_curves(tcp["throughput"], p["periods"], percentiles=p["percentiles"]),
             _select(ds, "ping"), p["periods"])
         out["sender_receiver"] = _sender_receiver(ds)
+        out["throughput_delay"] = throughput_delay(ds, p["periods"])
         if (np.asarray(ds["test"].values) == "udp").any():
             ok = ds.isel(run=np.flatnonzero(np.asarray(ds["outcome"].values) == "ok"))
             out["udp_tcp"] = udp_tcp_ratio(ok)

@@ -598,6 +598,28 @@ def open_rollups(path: str | os.PathLike[str]) -> dict[str, xr.Dataset]:
 ELLIPSE_VERTICES = 65
 
 
+def _run_window(ds):
+    """Runs read at a time from ``ds``: its dask chunk along ``run`` (the whole of a NumPy
+    campaign)."""
+    chunks = ds.chunksizes.get("run") if ds.chunks else None
+    return int(chunks[0]) if chunks else max(ds.sizes["run"], 1)
+
+
+def _rows(ds, idx, names, window):
+    """The values of the per-run variables ``names`` at the sorted run positions ``idx``,
+    read ``window`` runs at a time (a dask campaign is never computed whole): ``{name:
+    ndarray}``."""
+    parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
+    for a in range(0, ds.sizes["run"], window):
+        lo, hi = np.searchsorted(idx, [a, a + window])
+        if lo == hi:
+            continue
+        part = ds[list(names)].isel(run=slice(a, a + window)).isel(run=idx[lo:hi] - a).compute()
+        for name in names:
+            parts[name].append(np.asarray(part[name].values))
+    return {name: np.concatenate(v) if v else np.zeros(0) for name, v in parts.items()}
+
+
 def throughput_delay(ds: xr.Dataset, periods: Mapping[str, tuple[Any, Any]],
                      sigma: float = 1.0) -> xr.Dataset:
     """Throughput against delay per path, direction, socket buffer and period (Pantheon's
@@ -625,25 +647,32 @@ def throughput_delay(ds: xr.Dataset, periods: Mapping[str, tuple[Any, Any]],
     Pantheon (Yan et al., USENIX ATC 2018) draws each scheme's median and a 1-sigma
     ellipse of its per-run (delay, throughput); here a run is a slot.
     """
+    from ..campaign.store import label_codes
     from .monitor import period_labels
 
-    test = np.asarray(ds["test"].values)
-    ok = np.asarray(ds["outcome"].values) == "ok"
-    ping = np.flatnonzero((test == "ping") & ok)
-    tcp = np.flatnonzero((test == "tcp") & ok)
+    window = _run_window(ds)
+    codes = {name: label_codes(ds, name, window) for name in ("test", "outcome", "path", "direction")}
+    test, outcome = (labels[c].astype(str) if labels.size else np.full(c.size, "")
+                     for labels, c in (codes["test"], codes["outcome"]))
+    ping = np.flatnonzero((test == "ping") & (outcome == "ok"))
+    tcp = np.flatnonzero((test == "tcp") & (outcome == "ok"))
+    del test, outcome
     empty = xr.Dataset({v: ("series", np.zeros(0)) for v in ("n", "rtt", "throughput")})
     if ping.size == 0 or tcp.size == 0:
         return empty
-    size = np.asarray(ds["size"].values, float)[ping]
-    ping = ping[size == np.nanmin(size)]
-    rtt = pd.DataFrame({"path": np.asarray(ds["path"].values)[ping], "slot": np.asarray(ds["slot"].values)[ping],
-                        "rtt": np.asarray(ds["rtt_median"].values, float)[ping]}).groupby(["path", "slot"])["rtt"].median()
-    frame = pd.DataFrame({"path": np.asarray(ds["path"].values)[tcp], "slot": np.asarray(ds["slot"].values)[tcp],
-                          "direction": np.asarray(ds["direction"].values)[tcp],
-                          "socket_buffer": np.asarray(ds["socket_buffer"].values, float)[tcp],
-                          "throughput": np.asarray(ds["throughput"].values, float)[tcp],
-                          "period": period_labels(np.asarray(ds["time"].values)[tcp], periods)})
+    paths, path = codes["path"]
+    directions, direction = codes["direction"]
+    pings = _rows(ds, ping, ("size", "slot", "rtt_median"), window)
+    small = pings["size"] == np.nanmin(pings["size"])
+    rtt = pd.DataFrame({"path": path[ping][small], "slot": pings["slot"][small],
+                        "rtt": pings["rtt_median"][small]}).groupby(["path", "slot"])["rtt"].median()
+    tcps = _rows(ds, tcp, ("slot", "socket_buffer", "throughput", "time"), window)
+    frame = pd.DataFrame({"path": path[tcp], "slot": tcps["slot"], "direction": direction[tcp],
+                          "socket_buffer": tcps["socket_buffer"], "throughput": tcps["throughput"],
+                          "period": period_labels(tcps["time"], periods)})
     frame = frame.join(rtt, on=["path", "slot"]).dropna(subset=["rtt", "throughput", "period"])
+    frame["path"] = paths[frame["path"].to_numpy()] if paths.size else frame["path"]
+    frame["direction"] = directions[frame["direction"].to_numpy()] if directions.size else frame["direction"]
     rows, ex, ey = [], [], []
     angle = np.linspace(0, 2 * np.pi, ELLIPSE_VERTICES)
     circle = np.vstack([np.cos(angle), np.sin(angle)])
