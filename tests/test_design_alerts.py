@@ -5,6 +5,8 @@ a design without time has no slots and is refused."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -92,6 +94,12 @@ def test_no_rule_breached_is_ok_and_exit_0():
     assert f'thruput_monitor_state{{campaign="timed",{names[0]}="' in text
     assert text.count("thruput_monitor_state{") == 4 and "thruput_monitor_breaches_open{" in text
     assert text.count("thruput_monitor_slot_timestamp_seconds{") == 4
+    last = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+            if line.startswith("thruput_monitor_last_run_timestamp_seconds{")]
+    assert len(last) == 4 and max(last) == np.asarray(ds["time"].values, "datetime64[ns]").max().astype(np.int64) / 1e9
+    if shutil.which("promtool"):                    # (Debian's prometheus package)
+        check = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+        assert check.returncode == 0, check.stdout + check.stderr
 
 
 def test_a_design_without_time_or_with_a_bad_rule_is_refused():

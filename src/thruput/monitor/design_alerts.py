@@ -404,7 +404,8 @@ def _label_name(name):
 def design_exposition(ds: xr.Dataset, tables: Mapping[str, xr.Dataset]) -> str:
     """The Prometheus text exposition of a design's state: the monitor's families
     (``thruput_monitor_state``, ``..._breaches_open``, ``..._breaches_total``, the last
-    slot's values and their ``slot_timestamp_seconds``, ``runs_total`` by outcome),
+    slot's values and their ``slot_timestamp_seconds``, the series' last run time
+    ``last_run_timestamp_seconds`` and ``runs_total`` by outcome),
     labelled ``campaign`` and one label per series factor (its name sanitised)."""
     from .metrics import FAMILIES, render
 
@@ -446,9 +447,12 @@ def design_exposition(ds: xr.Dataset, tables: Mapping[str, xr.Dataset]) -> str:
     else:
         frame = pd.DataFrame(index=range(ds.sizes["run"]))
     frame["outcome"] = outcome
+    frame["time"] = np.asarray(ds["time"].values, "datetime64[ns]")
     for key, part in frame.groupby(by or (lambda _: 0), sort=True):
         key = key if isinstance(key, tuple) else (key,)
         labels = {"campaign": campaign, **({names[b]: k for b, k in zip(by, key)} if by else {})}
+        if part["time"].notna().any():
+            samples["last_run_timestamp_seconds"].append((labels, part["time"].max().value / 1e9))
         for out, count in part["outcome"].value_counts().sort_index().items():
             samples["runs_total"].append(({**labels, "outcome": out}, int(count)))
     return render(samples)
