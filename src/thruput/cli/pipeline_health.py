@@ -1,8 +1,12 @@
 """The pipeline steps of monitor health (``thruput pipeline rollups`` and ``thruput
 pipeline health``): registered by :mod:`thruput.cli.pipeline`.
 
-  thruput pipeline rollups IN.zarr OUT.rollups.nc|OUT.rollups.zarr [--update] [--params params.yaml]
-  thruput pipeline health IN.zarr OUT.health.nc|OUT.alerts.zarr [--update] [--stats IN.stats.nc] [--params params.yaml]
+  thruput pipeline rollups IN.zarr OUT.rollups.zarr|OUT.rollups.nc [--update] [--params params.yaml]
+  thruput pipeline health IN.zarr OUT.health.zarr|OUT.health.nc [--update] [--stats IN.stats.nc] [--params params.yaml]
+
+dvc.yaml runs both into Zarr stores with ``--update``: a store is appended to, and built
+whole where it was built by other thruput code (:func:`thruput.hashing.code_digest`),
+params or campaign metadata.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ def add_parsers(verbs, params_option):
                           description="Per path, direction, test and time bin: count, median, "
                                       "p10/p25/p75/p90, min, max, loss (thruput.stats.rollups).")
     ro.add_argument("input", metavar="IN.zarr", help="a monitor campaign's store (or raw directory)")
-    ro.add_argument("out", metavar="OUT.rollups.nc",
-                    help="the rollups to write, one group per resolution and series: a netCDF file, or a "
-                         "Zarr store (OUT ending in .zarr: built a window of runs at a time, appended by --update)")
+    ro.add_argument("out", metavar="OUT.rollups.zarr",
+                    help="the rollups to write, one group per resolution and series: a Zarr store (OUT ending "
+                         "in .zarr: built a window of runs at a time, appended by --update), else a netCDF file")
     params_option(ro, "its `rollups` section is used")
     ro.add_argument("--update", action="store_true",
                     help="OUT holds the rollups of the campaign's earlier runs: keep its bins, recompute "
@@ -32,9 +36,9 @@ def add_parsers(verbs, params_option):
                           description="Evaluate campaign.yaml's alerts: and baseline: rules "
                                       "(thruput.monitor.alerts); the change points come from --stats.")
     he.add_argument("input", metavar="IN.zarr", help="a monitor campaign's store (or raw directory)")
-    he.add_argument("out", metavar="OUT.health.nc",
-                    help="the alert tables to write (one netCDF group per table, and throughput_delay); or, OUT "
-                         "ending in .zarr, the alert tables alone as a Zarr store (thruput.monitor.alerts_store)")
+    he.add_argument("out", metavar="OUT.health.zarr",
+                    help="the alert tables to write: a Zarr store (OUT ending in .zarr, thruput.monitor.alerts_store, "
+                         "appended by --update), else one netCDF file of every table and throughput_delay")
     he.add_argument("--stats", metavar="IN.stats.nc",
                     help="the campaign's statistics product (its change points); default: computed")
     params_option(he, "its `health` section is used")

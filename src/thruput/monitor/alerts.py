@@ -22,7 +22,8 @@ the last slot with data is *open*.
 
 :func:`evaluate` gives every table (``alert_state`` per rule, path, direction and slot;
 ``breaches``; ``verdict`` per path and direction; ``sla`` per period); the pipeline's
-``health-monitor`` stage stores them (``data/processed/<c>.health.nc``) and ``thruput
+``health-monitor`` stage stores them (``data/processed/<c>.health.zarr``,
+:mod:`thruput.monitor.alerts_store`) and ``thruput
 monitor report`` computes the same with the same function from a raw campaign.
 """
 

@@ -1,10 +1,11 @@
 """The health page of a monitor campaign: arranges its health and rollup products,
 computes nothing.
 
-Everything shown comes from ``data/processed/<c>.health.nc`` (alert state of every slot,
-breaches, verdicts, SLA, throughput vs delay: :func:`thruput.monitor.alerts.evaluate`)
-and ``data/processed/<c>.rollups.nc`` (:func:`thruput.stats.rollups.rollups`), both
-written by the pipeline; ``thruput monitor report`` prints the same verdicts.
+Everything shown comes from ``data/processed/<c>.health.zarr`` (alert state of every slot,
+breaches, verdicts, SLA: :func:`thruput.monitor.alerts.evaluate`, kept up to date by
+:mod:`thruput.monitor.alerts_store`), ``data/processed/<c>.rollups.zarr``
+(:func:`thruput.stats.rollups.write_rollups`) and the statistics product's throughput vs
+delay, all written by the pipeline; ``thruput monitor report`` prints the same verdicts.
 """
 
 from __future__ import annotations
