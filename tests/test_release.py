@@ -36,6 +36,10 @@ def project(tmp_path_factory):
     """The copy built and committed, then released as 1.0.0 by the command line."""
     base = tmp_path_factory.mktemp("release")
     repo = make_project(base / "origin", {"mini": MINI}, stages=STAGES, monitors=[], comparisons={})
+    import xarray as xr                 # a Zarr store among the products, as a monitor's rollups are
+    xr.Dataset({"n": ("time", [1, 2])}).to_zarr(repo / "data/processed/mini.rollups.zarr", group="1h/x", zarr_format=2)
+    with open(repo / "data/processed/.gitignore", "a") as ignore:
+        ignore.write("/mini.rollups.zarr\n")
     assert sorted(stages_run(run(["dvc", "repro"], repo).stdout)) == [
         "metrics", "normalize@mini", "reproduce", "stats@mini"]
     commit(repo, "dvc repro")
@@ -48,8 +52,13 @@ def test_release_validates_offline(project, tmp_path):
     folder = project / "release" / "thruput-1.0.0"
     for name in ("datapackage.json", "ro-crate-metadata.json", "CITATION.cff", ".zenodo.json", "SHA256SUMS",
                  "CHANGES.md", "changes.json", "numbers.csv", "data/metrics.json", "pipeline/dvc.lock",
-                 "data/raw/mini/runs.csv", "data/processed/mini.stats.nc", "data/processed/reproduction.csv"):
+                 "data/raw/mini/runs.csv", "data/processed/mini.stats.nc", "data/processed/reproduction.csv",
+                 "data/processed/mini.rollups.zarr.zip"):
         assert (folder / name).is_file(), name
+    import xarray as xr
+    import zarr
+    with zarr.storage.ZipStore(folder / "data/processed/mini.rollups.zarr.zip", mode="r") as store:
+        assert xr.open_zarr(store, group="1h/x")["n"].values.tolist() == [1, 2]
     subprocess.run(["sha256sum", "--quiet", "-c", "SHA256SUMS"], cwd=folder, check=True)
     frictionless = Path(sys.executable).parent / "frictionless"
     if not frictionless.exists():

@@ -46,7 +46,7 @@ __all__ = ["StoreError", "write_store", "open_store",
            "create_part", "decode_codes", "resize_runs", "write_region", "put_attrs", "refuse_older",
            "refuse_stored_runs", "stat_each", "STATUS_CODES", "NO_STATUS", "status_flags",
            "write_table", "append_table", "finish_tables", "table_attrs", "table_coords", "open_table",
-           "ROLLUP_FREQS", "open_rollup", "label_codes", "LABEL_WINDOW"]
+           "ROLLUP_FREQS", "open_rollup", "label_codes", "LABEL_WINDOW", "zip_store", "ZIP_DATE"]
 
 ZARR_FORMAT = 2
 #: Engine of the netCDF files the pipeline writes: netCDF-C writes no timestamps, so the
@@ -400,6 +400,30 @@ def open_table(path, group):
     if is_store(path):
         return xr.open_zarr(path, group=group, consolidated=True, chunks=None)
     return xr.open_dataset(path, group=group, engine=NETCDF_ENGINE)
+
+
+#: The time every member of a zipped store is dated (the earliest a zip can hold).
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)
+
+
+def zip_store(store: str | os.PathLike[str], zipped: str | os.PathLike[str]) -> Path:
+    """The Zarr store directory ``store`` as the zip ``zipped`` (a Zarr ZipStore:
+    ``xarray.open_zarr(zarr.storage.ZipStore(zipped, mode="r"))``): its files at their
+    paths in the store, sorted, stored (the chunks are compressed already) and dated
+    :data:`ZIP_DATE`, so the same store gives the same bytes. The data package and a
+    release publish stores so."""
+    import zipfile
+
+    from .. import guard
+
+    store, zipped = Path(store), Path(zipped)
+    zipped.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+        for path in sorted(p for p in store.rglob("*") if p.is_file()):
+            info = zipfile.ZipInfo(path.relative_to(store).as_posix(), ZIP_DATE)
+            info.external_attr = 0o644 << 16
+            z.writestr(info, guard.read_bytes(path, "member", root=store))     # (a chunk: a few MB at most)
+    return zipped
 
 
 # -- appends -------------------------------------------------------------------------------

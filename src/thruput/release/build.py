@@ -33,6 +33,7 @@ from pathlib import Path
 
 import yaml
 
+from ..campaign.store import is_store, zip_store
 from ..errors import ThruputError
 from ..hashing import sha256_file
 from . import describe, numbers
@@ -440,7 +441,14 @@ def _assemble(root, folder, version, name, campaigns, monitors, comparisons, kep
     files = []
     for sub in ("data/processed", "data/report"):
         for p in sorted((root / sub).glob("*")) if (root / sub).is_dir() else []:
-            if p.is_file() and p.suffix in (".nc", ".csv", ".json"):
+            if p.is_dir() and p.suffix == ".zarr" and is_store(p):     # (a monitor's store, rollups, alerts)
+                rel = f"{sub}/{p.name}.zip"
+                zip_store(p, folder / rel)
+                shipped[rel] = rel
+                parts.append(rel)
+                files.append({"path": rel, "title": f"{p.stem}: a Zarr store, zipped (open with "
+                                                    "zarr.storage.ZipStore)"})
+            elif p.is_file() and p.suffix in (".nc", ".csv", ".json"):
                 rel = f"{sub}/{p.name}"
                 _copy(p, folder / rel)
                 shipped[rel] = rel

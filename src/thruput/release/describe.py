@@ -29,7 +29,7 @@ PROCESS_RUN_CRATE = "https://w3id.org/ro/wfrun/process/0.5"
 LICENSE = {"name": "CC-BY-4.0", "path": "https://creativecommons.org/licenses/by/4.0/",
            "title": "Creative Commons Attribution 4.0"}
 #: Media types the standard library does not know.
-_MEDIA = {".nc": "application/x-netcdf", ".cff": "application/x-yaml", ".yaml": "application/x-yaml",
+_MEDIA = {".nc": "application/x-netcdf", ".zip": "application/zip", ".cff": "application/x-yaml", ".yaml": "application/x-yaml",
           ".yml": "application/x-yaml", ".lock": "application/x-yaml", ".md": "text/markdown",
           ".ipynb": "application/x-ipynb+json", ".ping": "text/plain", ".log": "text/plain"}
 #: Frictionless field types of pandas dtype kinds.

@@ -12,7 +12,7 @@ import pandas as pd
 import xarray as xr
 
 from .. import guard
-from ..campaign.store import STATS_SUFFIX  # the file name ending of a statistics product
+from ..campaign.store import STATS_SUFFIX, zip_store  # (STATS_SUFFIX: the name ending of a statistics product)
 from ..hashing import sha256_file
 
 __all__ = ["export", "campaign_table", "DESCRIPTOR"]
@@ -57,9 +57,6 @@ STORES = {
     ".rollups.zarr": ("rollups", "monitor rollups: 5 min, 1 h, 1 day summaries per path, direction and test "
                                  "(a zipped Zarr store, one group per resolution and series)"),
 }
-#: The time every member of a zipped store is dated (the earliest a zip can hold): the
-#: same store gives the same bytes.
-ZIP_DATE = (1980, 1, 1, 0, 0, 0)
 
 
 def _campaign_of(name):
@@ -116,7 +113,7 @@ def export(processed, out, project_root=".", campaigns=None):
         product = next(((suffix, *what) for suffix, what in STORES.items() if store.name.endswith(suffix)), None)
         if product:
             suffix, label, title = product
-            zipped = _zip_store(store, out / f"{store.name}.zip")
+            zipped = zip_store(store, out / f"{store.name}.zip")
             resources.append({"name": f"{store.name[:-len(suffix)]}-{label}", "path": zipped.name,
                               "format": "zarr", "mediatype": "application/zip",
                               "hash": f"sha256:{_sha256(zipped)}", "bytes": zipped.stat().st_size, "title": title})
@@ -137,20 +134,6 @@ def export(processed, out, project_root=".", campaigns=None):
                "resources": resources}
     (out / DESCRIPTOR).write_text(json.dumps(package, indent=1) + "\n")
     return package
-
-
-def _zip_store(store, zipped):
-    """The Zarr store directory ``store`` as the zip ``zipped``: its files at their paths
-    in the store, sorted, stored (the chunks are compressed already) and dated
-    :data:`ZIP_DATE`, so the same store gives the same bytes."""
-    import zipfile
-
-    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_STORED) as z:
-        for path in sorted(p for p in store.rglob("*") if p.is_file()):
-            info = zipfile.ZipInfo(path.relative_to(store).as_posix(), ZIP_DATE)
-            info.external_attr = 0o644 << 16
-            z.writestr(info, guard.read_bytes(path, "member", root=store))     # (a chunk: a few MB at most)
-    return zipped
 
 
 def _monitor_runs(store, out):
