@@ -51,9 +51,9 @@ def load_health(processed: str | os.PathLike[str], campaign: str) -> tuple[dict[
 
     base = Path(project_path(processed))
     tables = open_alerts(base / f"{campaign}.health.zarr")
-    stats = base / f"{campaign}{STATS_SUFFIX}"
-    if stats.is_file():
-        with xr.open_datatree(stats, engine=NETCDF_ENGINE) as tree:     # (lazily: one group read)
+    product = base / f"{campaign}{STATS_SUFFIX}"
+    if product.is_file():
+        with xr.open_datatree(product, engine=NETCDF_ENGINE) as tree:     # (lazily: one group read)
             if "throughput_delay" in tree.children:
                 tables["throughput_delay"] = tree["throughput_delay"].to_dataset().load()
     return tables, base / f"{campaign}.rollups.zarr"
