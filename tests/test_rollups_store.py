@@ -156,5 +156,27 @@ def test_store_built_from_a_campaign_store_read_lazily(tmp_path):
     np.testing.assert_array_equal(run_values(changed, "throughput"), loaded["throughput"].values * 2)
     renumbered = part.assign_coords(run=part["run"].values[::-1])
     assert _stored_column(renumbered, "throughput") is None
+    every_other = lazy.isel(run=slice(0, None, 2))
+    assert _stored_column(every_other, "path") is None
+    np.testing.assert_array_equal(label_codes(every_other, "path")[1], label_codes(every_other.compute(), "path")[1])
     write_rollups(part, tmp_path / "r.zarr", runs=700)
     _equal(open_rollups(tmp_path / "r.zarr"), rollups(loaded))
+
+
+def test_runs_are_read_from_the_store_only_where_they_are_and_nowhere_else(monkeypatch):
+    """A Dataset's runs are found in their store only as one range in order, none of their
+    ids elsewhere (a store with an id twice is read through xarray)."""
+    import pandas as pd
+    import zarr
+
+    from thruput.campaign import store
+
+    monkeypatch.setattr(store, "LABEL_WINDOW", 3)
+    ids = zarr.array(np.arange(8))
+    assert store._runs_at(ids, pd.Index([2, 3, 4, 5])) == 2
+    assert store._runs_at(ids, pd.Index([0])) == 0
+    assert store._runs_at(ids, pd.Index([3, 5])) is None
+    assert store._runs_at(ids, pd.Index([6, 7, 8])) is None
+    twice = zarr.array(np.array([0, 1, 2, 3, 0, 1, 2, 3]))
+    assert store._runs_at(twice, pd.Index([2, 3])) is None
+    assert store._runs_at(zarr.array(np.array(["a", "b", "c", "d"], dtype=object), dtype=str), pd.Index(["b", "c"])) == 1

@@ -324,8 +324,9 @@ def _stored_column(ds, name):
 
 def _first_stored_run(ds):
     """``(zarr group, first)`` where the runs of ``ds`` are those of the Zarr store it was
-    opened from, ``[first, first + n)`` in order (their ids compared; the store's ids
-    unique), else None. Remembered for the last Dataset's run index."""
+    opened from, ``[first, first + n)`` in order, else None: the store's run ids read
+    :data:`LABEL_WINDOW` at a time, those of ``ds`` unique, the same in that range and
+    none of them outside it. Remembered for the last Dataset's run index."""
     import zarr
 
     source, index = ds.encoding.get("source"), ds.indexes.get("run")
@@ -334,18 +335,39 @@ def _first_stored_run(ds):
     if _FOUND and _FOUND[0][0] is index and _FOUND[0][1] == source:
         return None if _FOUND[0][3] is None else _FOUND[0][2:]
     group = zarr.open_consolidated(source, mode="r")
-    first = None
-    if "run" in group:
-        ids = group["run"][:]
-        stored = pd.Index(ids.astype(object) if ids.dtype.kind == "T" else ids)
-        if stored.is_unique and index[0] in stored:
-            at = int(stored.get_loc(index[0]))
-            mine = np.asarray(index, dtype=object if stored.dtype == object else None)
-            if at + len(index) <= len(stored) and np.array_equal(
-                    np.asarray(stored[at:at + len(index)], dtype=mine.dtype), mine):
-                first = at
+    first = _runs_at(group["run"], index) if "run" in group and index.is_unique else None
     _FOUND[:] = [(index, source, group, first)]
     return None if first is None else (group, first)
+
+
+def _runs_at(stored, index):
+    """Where the ids ``index`` (unique) are ``stored`` (a Zarr array of run ids), in order
+    and nowhere else, or None."""
+    n, total, first = len(index), stored.shape[0], None
+
+    def ids(a, b):
+        values = stored[a:b]
+        return values.astype(object) if values.dtype.kind == "T" else values
+
+    for a in range(0, total, LABEL_WINDOW):
+        window = ids(a, a + LABEL_WINDOW)
+        if first is None:
+            at = np.flatnonzero(window == index[0])
+            if at.size:
+                first = a + int(at[0])
+                if first + n > total:
+                    return None
+        # (every window: the ids in [first, first + n) are those of index, the others none of them)
+        lo, hi = (first, first + n) if first is not None else (total, total)
+        inside = slice(max(lo - a, 0), max(min(hi - a, window.size), 0))
+        mine = np.asarray(index[a + inside.start - lo:a + inside.stop - lo], dtype=window.dtype) \
+            if inside.stop > inside.start else window[:0]
+        if not np.array_equal(window[inside], mine):
+            return None
+        outside = np.concatenate([window[:inside.start], window[inside.stop:]]) if inside.stop > inside.start else window
+        if outside.size and (index.get_indexer(outside) >= 0).any():
+            return None
+    return first
 
 
 def open_store(path, chunks=None):
