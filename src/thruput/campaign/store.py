@@ -226,15 +226,15 @@ def label_codes(ds: xr.Dataset, name: str, runs: int = LABEL_WINDOW) -> tuple[np
     n = ds.sizes["run"]
     for a in range(0, max(n, 1), runs):
         codes, uniques = _factorized(run_values(ds, name, a, a + runs, strings=False).ravel())
-        lookup = np.array([found.setdefault(u, len(found)) for u in uniques.tolist()] + [-1], np.int64)
+        lookup = np.array([found.setdefault(u, len(found)) for u in uniques.tolist()] + [-1], np.int32)
         parts.append(lookup[codes])             # (factorize's -1: the appended -1)
     seen = list(found)
     kind = "f" if seen and all(isinstance(v, float) for v in seen) else "O"
     labels = np.asarray(seen, dtype=float if kind == "f" else object)
     order = np.argsort(labels, kind="stable") if labels.size else np.zeros(0, np.int64)
-    rank = np.append(np.empty(labels.size, np.int64), -1)
+    rank = np.append(np.empty(labels.size, np.int32), np.int32(-1))
     rank[order] = np.arange(labels.size)
-    codes = rank[np.concatenate(parts) if parts else np.zeros(0, np.int64)].astype(np.int32)
+    codes = rank[np.concatenate(parts) if parts else np.zeros(0, np.int32)]
     return labels[order], codes
 
 

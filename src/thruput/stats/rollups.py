@@ -189,7 +189,7 @@ def _kind_rollups(kind, t, ok, coded, values, extra, attrs, freqs, percentiles):
     nseries = int(np.prod([c.size for c in coords.values()]))
     rank = np.full(values.size, -1, np.int64)     # (each value's rank; NaN: -1)
     finite = np.flatnonzero(~np.isnan(values))
-    rank[finite[np.argsort(values[finite], kind="stable")]] = np.arange(finite.size)
+    rank[finite[np.argsort(values[finite])]] = np.arange(finite.size)    # (equal values: either order)
     frame = {"failed": ~ok}
     if name == "ping":
         frame["sent"] = extra["ping_transmitted"]
@@ -203,7 +203,7 @@ def _kind_rollups(kind, t, ok, coded, values, extra, attrs, freqs, percentiles):
 def _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, test, var, attrs, freq, percentiles, qs):
     """One resolution of one kind (:func:`rollups`)."""
     step = pd.Timedelta(freq).value
-    bins = pd.DatetimeIndex(t).floor(freq).asi8
+    bins = t.view(np.int64) // step * step         # (pandas' floor of a fixed freq; NaT: not valid)
     first, last = bins[valid].min(), bins[valid].max()
     nbins = int((last - first) // step) + 1
     code = np.where(valid, series * nbins + (bins - first) // step, -1)
