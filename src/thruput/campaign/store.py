@@ -284,8 +284,9 @@ _PLAIN_ATTRS = {"_ARRAY_DIMENSIONS", "units", "long_name", "standard_name", "des
 #: Layers of a lazily opened variable's dask graph that read it from its store unchanged
 #: (xarray's own names: the opened array, its chunks, dtype casts, slices along ``run``).
 _READ_LAYERS = ("original-open_dataset-{}-", "open_dataset-{}-", "astype-", "getitem-")
-#: The last Dataset whose runs were found in their store: (its run index, source, group, first run).
-_FOUND: list[tuple[Any, str, Any, int | None]] = []
+#: The last Dataset whose runs were found in their store: (its run index, source, the
+#: store's arrays opened so far, first run).
+_FOUND: list[tuple[Any, str, dict, int | None]] = []
 
 
 def _stored_column(ds, name):
@@ -303,10 +304,15 @@ def _stored_column(ds, name):
     if not all(layer.startswith(prefixes) for layer in var.data.dask.layers):
         return None
     found = _first_stored_run(ds)
-    if found is None or name not in found[0]:
+    if found is None:
         return None
-    group, first = found
-    array = group[name]
+    arrays, first = found
+    if name not in arrays:
+        group = arrays["__group__"]
+        arrays[name] = group[name] if name in group else None
+    array = arrays[name]
+    if array is None:
+        return None
     attrs = dict(array.attrs)
     stored, fill = array.dtype, array.metadata.fill_value
     if set(attrs) - _PLAIN_ATTRS or array.ndim != 1 or array.shape[0] < first + ds.sizes["run"]:
@@ -323,10 +329,11 @@ def _stored_column(ds, name):
 
 
 def _first_stored_run(ds):
-    """``(zarr group, first)`` where the runs of ``ds`` are those of the Zarr store it was
+    """``(arrays, first)`` where the runs of ``ds`` are those of the Zarr store it was
     opened from, ``[first, first + n)`` in order, else None: the store's run ids read
     :data:`LABEL_WINDOW` at a time, those of ``ds`` unique, the same in that range and
-    none of them outside it. Remembered for the last Dataset's run index."""
+    none of them outside it. ``arrays``: the store's arrays opened so far by name (the
+    group as ``"__group__"``). Remembered for the last Dataset's run index."""
     import zarr
 
     source, index = ds.encoding.get("source"), ds.indexes.get("run")
@@ -336,8 +343,8 @@ def _first_stored_run(ds):
         return None if _FOUND[0][3] is None else _FOUND[0][2:]
     group = zarr.open_consolidated(source, mode="r")
     first = _runs_at(group["run"], index) if "run" in group and index.is_unique else None
-    _FOUND[:] = [(index, source, group, first)]
-    return None if first is None else (group, first)
+    _FOUND[:] = [(index, source, {"__group__": group}, first)]
+    return None if first is None else (_FOUND[0][2], first)
 
 
 def _runs_at(stored, index):
@@ -365,7 +372,7 @@ def _runs_at(stored, index):
         if not np.array_equal(window[inside], mine):
             return None
         outside = np.concatenate([window[:inside.start], window[inside.stop:]]) if inside.stop > inside.start else window
-        if outside.size and (index.get_indexer(outside) >= 0).any():
+        if outside.size and index.isin(outside).any():     # (a hash of the window's, not of index)
             return None
     return first
 
