@@ -327,12 +327,15 @@ _CODED = ("test", "outcome", "path", "direction", "socket_buffer", "size")
 
 
 def _label_pass(ds):
-    """The :data:`_CODED` columns of ``ds`` as ``(sorted labels, int32 codes)``
-    (:func:`~thruput.campaign.store.label_codes`: 4 bytes a run each, no label read
-    again) and :func:`rollup_labels` of ``ds`` from them."""
+    """The :data:`_CODED` columns of ``ds`` as ``(sorted labels, codes)``
+    (:func:`~thruput.campaign.store.label_codes`, kept in the smallest signed integer
+    type: 1 byte a run for up to 127 labels; no label read again) and :func:`rollup_labels` of ``ds`` from them."""
     from ..campaign.store import label_codes
 
-    coded = {name: label_codes(ds, name) for name in _CODED if name in ds.variables}
+    coded = {}
+    for name in (n for n in _CODED if n in ds.variables):
+        uniques, codes = label_codes(ds, name)
+        coded[name] = (uniques, codes.astype(np.min_scalar_type(-uniques.size - 1)))   # (int8 for a few labels)
     found = {}
     tests, test_codes = coded["test"]
     for kind, (name, var, split) in KINDS.items():
