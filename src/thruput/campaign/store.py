@@ -446,14 +446,25 @@ def product_tables(path):
 TABLE_CHUNK = 4096
 
 
+#: Blosc settings of a table's numbers: LZ4 at level 1 without byte shuffle (a third
+#: faster than Zarr's default, level 5 shuffled, and smaller on mostly-NaN float64 bins,
+#: whose NaNs' bytes shuffling scatters).
+TABLE_BLOSC = {"cname": "lz4", "clevel": 1, "shuffle": 0}
+
+
 def _table_encoding(table, dim):
-    """Chunks along ``dim`` (:data:`TABLE_CHUNK`; whole along the others) and times as int64
-    nanoseconds (:data:`TIME_ENCODING`: appends never round them)."""
+    """Chunks along ``dim`` (:data:`TABLE_CHUNK`; whole along the others), numbers
+    compressed by :data:`TABLE_BLOSC` and times as int64 nanoseconds
+    (:data:`TIME_ENCODING`: appends never round them)."""
+    import numcodecs
+
     encoding = {}
     for name, var in table.variables.items():
         enc = {"chunks": tuple(TABLE_CHUNK if d == dim else max(n, 1) for d, n in zip(var.dims, var.shape))}
         if var.dtype.kind == "M":
             enc.update(TIME_ENCODING, dtype="int64")
+        if var.dtype.kind in "biufM":
+            enc["compressors"] = (numcodecs.Blosc(**TABLE_BLOSC),)
         encoding[name] = enc
     return encoding
 

@@ -296,6 +296,9 @@ def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
             for k, t in out.items()}
 
 
+#: Whole chunks of a table :func:`write_rollups` holds before writing them (Zarr's cost
+#: of a write is mostly per array: its metadata read, resized and written again).
+WRITE_CHUNKS = 2
 #: Runs read at once by :func:`write_rollups` (one window of whole bins: its columns and
 #: sorts take a few hundred MB at most).
 WINDOW_RUNS = 1 << 18
@@ -529,7 +532,7 @@ def _next_window(path, ds, a, b, coded, labels, times, freqs, percentiles, pendi
     # a chunk written in part is read back and written again by the next write)
     full = {}
     for key, parts in pending.items():
-        if sum(t.sizes["time"] for t in parts) >= TABLE_CHUNK:
+        if sum(t.sizes["time"] for t in parts) >= WRITE_CHUNKS * TABLE_CHUNK:
             table = _joined(parts)
             held, after = written.get(key, (0, None))
             table = _with_gap(table, after) if after is not None and after < table["time"].values[0] else table
