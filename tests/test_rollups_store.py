@@ -135,7 +135,14 @@ def test_store_built_from_a_campaign_store_read_lazily(tmp_path):
     """From a campaign store opened lazily, the label and number columns are read with Zarr
     straight from the store (a column computed on, through xarray), giving what xarray
     gives; the rollups store built from it equals rollups at once."""
-    from thruput.campaign.store import _stored_column, compute_chunks, label_codes, open_store, run_values, write_store
+    from thruput.campaign.store import (
+        _stored_column,
+        compute_chunks,
+        label_codes,
+        open_store,
+        run_values,
+        write_store,
+    )
 
     ds = _campaign()
     ds = ds.assign_coords(run=[f"r{i:05d}" for i in range(ds.sizes["run"])])
