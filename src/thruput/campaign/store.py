@@ -284,8 +284,8 @@ _PLAIN_ATTRS = {"_ARRAY_DIMENSIONS", "units", "long_name", "standard_name", "des
 #: Layers of a lazily opened variable's dask graph that read it from its store unchanged
 #: (xarray's own names: the opened array, its chunks, dtype casts, slices along ``run``).
 _READ_LAYERS = ("original-open_dataset-{}-", "open_dataset-{}-", "astype-", "getitem-")
-#: The last Dataset whose runs were found in their store: (its run index, source, the
-#: store's arrays opened so far, first run).
+#: The last Dataset whose runs were found in their store: (a weak reference to its run
+#: index, source, the store's arrays opened so far, first run).
 _FOUND: list[tuple[Any, str, dict, int | None]] = []
 
 
@@ -334,16 +334,18 @@ def _first_stored_run(ds):
     :data:`LABEL_WINDOW` at a time, those of ``ds`` unique, the same in that range and
     none of them outside it. ``arrays``: the store's arrays opened so far by name (the
     group as ``"__group__"``). Remembered for the last Dataset's run index."""
+    import weakref
+
     import zarr
 
     source, index = ds.encoding.get("source"), ds.indexes.get("run")
     if not isinstance(source, str) or index is None or not len(index) or not is_store(source):
         return None
-    if _FOUND and _FOUND[0][0] is index and _FOUND[0][1] == source:
+    if _FOUND and _FOUND[0][0]() is index and _FOUND[0][1] == source:
         return None if _FOUND[0][3] is None else _FOUND[0][2:]
     group = zarr.open_consolidated(source, mode="r")
     first = _runs_at(group["run"], index) if "run" in group and index.is_unique else None
-    _FOUND[:] = [(index, source, {"__group__": group}, first)]
+    _FOUND[:] = [(weakref.ref(index), source, {"__group__": group}, first)]
     return None if first is None else (_FOUND[0][2], first)
 
 
