@@ -12,7 +12,9 @@ benchmarks/ingest.py and scale.py): per slot and path one TCP test and one ping,
 change on two paths half-way, written as a campaign store (``campaign.store``) ten days at
 a time. Each step runs in a process of its own, so its peak RSS is its own: ``store``
 (writing it), ``pandas`` (the reference: the columns read whole, then grouped),
-``rollups`` (every day but the last, window by window), ``append`` (the last day),
+``rollups`` (every day but the last, window by window), ``rollups_memory`` (``rollups``
+of the pandas step's columns in memory: compute only, like for like with the groupby),
+``append`` (the last day),
 ``alerts`` (the campaign loaded whole), ``alerts_write`` (the alerts store of every day but
 the last), ``alerts_append`` (the last day). Prints seconds and peak RSS per step; writes
 ``benchmarks/output/health.json``.
@@ -142,6 +144,14 @@ def _all_but_last_day(ds):
     return int(np.searchsorted(times, times[-1] - np.timedelta64(1, "D")))
 
 
+def _columns(ds):
+    """The columns the rollups use of ``ds`` (lazy), read whole into memory (xarray and
+    dask, as a pandas user would)."""
+    names = ["test", "outcome", "path", "direction", "time", "socket_buffer", "size", "throughput",
+             "rtt_median", "ping_transmitted", "ping_received"]
+    return ds[[n for n in names if n in ds.data_vars]].reset_coords()[names].load()
+
+
 def step(name, store, out):
     """One step in this process: ``{"<name>_s": seconds, ...}`` with its peak RSS."""
     from thruput.stats.rollups import append_rollups, write_rollups
@@ -151,17 +161,24 @@ def step(name, store, out):
         ds = _lazy(store)
         ds = ds.isel(run=slice(0, _all_but_last_day(ds)))
         t = time.perf_counter()
-        names = ["test", "outcome", "path", "direction", "time", "socket_buffer", "size", "throughput",
-                 "rtt_median", "ping_transmitted", "ping_received"]
-        ds = ds[[n for n in names if n in ds.data_vars]].reset_coords()[names].load()
+        ds = _columns(ds)
         got["pandas_read_s"] = time.perf_counter() - t
         t = time.perf_counter()
         pandas_rollups(ds)
         got["pandas_groupby_s"] = time.perf_counter() - t
+    elif name == "rollups_memory":        # rollups() of the pandas step's columns in memory: compute only
+        from thruput.stats.rollups import rollups
+
+        ds = _lazy(store)
+        ds = _columns(ds.isel(run=slice(0, _all_but_last_day(ds))))
+        t = time.perf_counter()
+        rollups(ds)
+        got["rollups_memory_s"] = time.perf_counter() - t
     elif name == "rollups":
         ds = _lazy(store)
+        ds = ds.isel(run=slice(0, _all_but_last_day(ds)))     # (untimed, as for pandas)
         t = time.perf_counter()
-        write_rollups(ds.isel(run=slice(0, _all_but_last_day(ds))), out)
+        write_rollups(ds, out)
         got["rollups_s"] = time.perf_counter() - t
     elif name == "append":
         t = time.perf_counter()
@@ -203,7 +220,7 @@ def main(argv=None):
     parser.add_argument("--paths", type=int, default=50)
     parser.add_argument("--days", type=float, default=365)
     parser.add_argument("--interval", type=int, default=600, help="s between slots")
-    parser.add_argument("--steps", default="pandas,rollups,append,alerts,alerts_write,alerts_append")
+    parser.add_argument("--steps", default="pandas,rollups,rollups_memory,append,alerts,alerts_write,alerts_append")
     parser.add_argument("--work", default=str(ROOT / "benchmarks/output/health"),
                         help="folder of the campaign store and the rollups store")
     parser.add_argument("--out", default=str(ROOT / "benchmarks/output/health.json"))
@@ -230,6 +247,8 @@ def main(argv=None):
         results["rollups_over_pandas_groupby"] = results["rollups_s"] / results["pandas_groupby_s"]
         results["rollups_over_pandas_read_and_groupby"] = results["rollups_s"] / (
             results["pandas_groupby_s"] + results["pandas_read_s"])
+    if "rollups_memory_s" in results and "pandas_groupby_s" in results:
+        results["rollups_memory_over_pandas_groupby"] = results["rollups_memory_s"] / results["pandas_groupby_s"]
     if "append_s" in results and "rollups_s" in results:
         results["append_over_rollups"] = results["append_s"] / results["rollups_s"]
     if "alerts_append_s" in results and "evaluate_s" in results:

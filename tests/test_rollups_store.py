@@ -129,3 +129,61 @@ def test_pipeline_rollups_into_a_store_and_update(tmp_path, capsys):
     assert main(["pipeline", "rollups", str(store), str(out), "--update"]) == 0
     assert "appended" in capsys.readouterr().out
     _equal(open_rollups(out), rollups(ds))
+
+
+def test_store_built_from_a_campaign_store_read_lazily(tmp_path):
+    """From a campaign store opened lazily, the label and number columns are read with Zarr
+    straight from the store (a column computed on, through xarray), giving what xarray
+    gives; the rollups store built from it equals rollups at once."""
+    from thruput.campaign.store import (
+        _stored_column,
+        compute_chunks,
+        label_codes,
+        open_store,
+        run_values,
+        write_store,
+    )
+
+    ds = _campaign()
+    ds = ds.assign_coords(run=[f"r{i:05d}" for i in range(ds.sizes["run"])])
+    write_store(ds, tmp_path / "c.zarr")
+    lazy = open_store(tmp_path / "c.zarr", chunks=compute_chunks(tmp_path / "c.zarr"))
+    part = lazy.isel(run=slice(5, lazy.sizes["run"] - 7))
+    loaded = part.compute()
+    for name in ("test", "path", "outcome", "direction", "socket_buffer", "size", "time", "throughput"):
+        assert _stored_column(part, name) is not None, name
+    for name in ("test", "path", "outcome", "direction", "socket_buffer", "size"):
+        got, want = label_codes(part, name, runs=500), label_codes(loaded, name, runs=500)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+    for name in ("time", "throughput", "rtt_median"):
+        np.testing.assert_array_equal(run_values(part, name, 10, 900), loaded[name].values[10:900])
+    changed = part.assign(throughput=part["throughput"] * 2)
+    assert _stored_column(changed, "throughput") is None
+    np.testing.assert_array_equal(run_values(changed, "throughput"), loaded["throughput"].values * 2)
+    renumbered = part.assign_coords(run=part["run"].values[::-1])
+    assert _stored_column(renumbered, "throughput") is None
+    every_other = lazy.isel(run=slice(0, None, 2))
+    assert _stored_column(every_other, "path") is None
+    np.testing.assert_array_equal(label_codes(every_other, "path")[1], label_codes(every_other.compute(), "path")[1])
+    write_rollups(part, tmp_path / "r.zarr", runs=700)
+    _equal(open_rollups(tmp_path / "r.zarr"), rollups(loaded))
+
+
+def test_runs_are_read_from_the_store_only_where_they_are_and_nowhere_else(monkeypatch):
+    """A Dataset's runs are found in their store only as one range in order, none of their
+    ids elsewhere (a store with an id twice is read through xarray)."""
+    import pandas as pd
+    import zarr
+
+    from thruput.campaign import store
+
+    monkeypatch.setattr(store, "LABEL_WINDOW", 3)
+    ids = zarr.array(np.arange(8))
+    assert store._runs_at(ids, pd.Index([2, 3, 4, 5])) == 2
+    assert store._runs_at(ids, pd.Index([0])) == 0
+    assert store._runs_at(ids, pd.Index([3, 5])) is None
+    assert store._runs_at(ids, pd.Index([6, 7, 8])) is None
+    twice = zarr.array(np.array([0, 1, 2, 3, 0, 1, 2, 3]))
+    assert store._runs_at(twice, pd.Index([2, 3])) is None
+    assert store._runs_at(zarr.array(np.array(["a", "b", "c", "d"], dtype=object), dtype=str), pd.Index(["b", "c"])) == 1

@@ -67,26 +67,32 @@ def _factorize(labels):
     return uniques, np.where(missing, -1, codes)
 
 
-def _loss(frame, test, ngroups):
-    """Per dense group code: ``runs`` (tests started, any outcome), ``failed`` (not
-    ``ok``) and ``loss``: ping, probes lost / sent; UDP, datagrams lost / sent (the mean
-    of the runs' fractions); TCP, failed runs / runs. Empty groups: 0, 0, NaN."""
-    g = frame.groupby("code", sort=True)
-    runs, failed = g.size(), g["failed"].sum()
-    if test == "ping":
-        sent = g["sent"].sum(min_count=1)
-        loss = g["lost"].sum(min_count=1) / sent.where(sent > 0)
-    elif test == "udp":
-        loss = g["loss"].mean()
-    else:
-        loss = failed / runs
-    index = runs.index.to_numpy()
-    out = {"runs": np.zeros(ngroups, np.int64), "failed": np.zeros(ngroups, np.int64),
-           "loss": np.full(ngroups, np.nan)}
-    out["runs"][index] = runs.to_numpy()
-    out["failed"][index] = failed.to_numpy().astype(np.int64)
-    out["loss"][index] = loss.to_numpy(float)
-    return out
+def _loss(frame, code, test, ngroups):
+    """Per dense group code (``code`` of each run of ``frame``'s columns, -1: none):
+    ``runs`` (tests started, any outcome), ``failed`` (not ``ok``) and ``loss``: ping,
+    probes lost / sent; UDP, datagrams lost / sent (the mean of the runs' fractions); TCP,
+    failed runs / runs. Empty groups: 0, 0, NaN."""
+    keep = code >= 0
+    code = code[keep]
+    runs = np.bincount(code, minlength=ngroups)
+    failed = np.bincount(code, weights=frame["failed"][keep], minlength=ngroups).astype(np.int64)
+
+    def total(col):             # (NaN skipped; NaN where a group has no number)
+        v = frame[col][keep]
+        has = ~np.isnan(v)
+        got = np.bincount(code, weights=np.where(has, v, 0.0), minlength=ngroups)
+        return got, np.bincount(code, weights=has, minlength=ngroups)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if test == "ping":
+            (sent, n_sent), (lost, n_lost) = total("sent"), total("lost")
+            loss = np.where((n_sent > 0) & (n_lost > 0) & (sent > 0), lost / sent, np.nan)
+        elif test == "udp":
+            got, n = total("loss")
+            loss = np.where(n > 0, got / n, np.nan)
+        else:
+            loss = np.where(runs > 0, failed / runs, np.nan)
+    return {"runs": runs.astype(np.int64), "failed": failed, "loss": loss}
 
 
 def _summary_vars(table, ngroups, qs):
@@ -141,51 +147,63 @@ def rollups(ds: xr.Dataset, freqs: Sequence[str] = FREQS,
     test = _column(ds, "test", cache)
     ok = _column(ds, "outcome", cache) == "ok"
     times = _column(ds, "time", cache).astype("datetime64[ns]")
-    qs = sorted({float(q) for q in percentiles} | {25.0, 50.0, 75.0})
     out = {}
     for kind, (name, var, split) in KINDS.items():
         idx = np.flatnonzero(test == name)
         if idx.size == 0 or var not in ds:
             continue
         variant = np.nan_to_num(np.asarray(_column(ds, split, cache)[idx], float)) if split else np.zeros(idx.size)
-        runs_labels = {"path": _column(ds, "path", cache)[idx], "direction": _column(ds, "direction", cache)[idx],
-                       "variant": variant}
-        t = times[idx]
-        valid = ~np.isnat(t)
-        series, coords = np.zeros(idx.size, np.int64), {}
-        for key, lab in runs_labels.items():
+        coded = {}
+        for key, lab in (("path", _column(ds, "path", cache)[idx]), ("direction", _column(ds, "direction", cache)[idx]),
+                         ("variant", variant)):
             if labels is None:
-                uniques, codes = _factorize(lab)
+                coded[key] = _factorize(lab)
             else:
                 uniques = np.asarray(labels[kind][key])
-                codes = pd.Index(uniques).get_indexer(lab)
-            valid &= codes >= 0
-            coords[key] = uniques
-            series = series * max(uniques.size, 1) + codes
-        if not valid.any():
-            continue
-        nseries = int(np.prod([c.size for c in coords.values()]))
+                coded[key] = (uniques, pd.Index(uniques).get_indexer(lab))
         values = np.where(ok[idx], np.asarray(_column(ds, var, cache)[idx], float), np.nan)
-        rank = np.full(values.size, -1, np.int64)     # (each value's rank; NaN: -1)
-        finite = np.flatnonzero(~np.isnan(values))
-        rank[finite[np.argsort(values[finite], kind="stable")]] = np.arange(finite.size)
-        frame = pd.DataFrame({"failed": ~ok[idx]})
-        if name == "ping":
-            frame["sent"] = np.asarray(_column(ds, "ping_transmitted", cache)[idx], float)
-            frame["lost"] = frame["sent"] - np.asarray(_column(ds, "ping_received", cache)[idx], float)
-        elif name == "udp":
-            frame["loss"] = np.asarray(_column(ds, "loss_fraction", cache)[idx], float)
-        attrs = ds[var].attrs
-        for freq in freqs:
-            out[f"{freq}/{kind}"] = _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, name, var,
-                                            attrs, freq, percentiles, qs)
+        extra = {col: np.asarray(_column(ds, col, cache)[idx], float) for col in _EXTRA.get(name, ())}
+        out.update(_kind_rollups(kind, times[idx], ok[idx], coded, values, extra, ds[var].attrs, freqs, percentiles))
     return out
+
+
+#: Per-run columns besides the value that a test's loss is computed from.
+_EXTRA = {"ping": ("ping_transmitted", "ping_received"), "udp": ("loss_fraction",)}
+
+
+def _kind_rollups(kind, t, ok, coded, values, extra, attrs, freqs, percentiles):
+    """:func:`rollups` of one kind's runs: their times ``t``, ``ok``, ``coded`` labels
+    (``{"path"|"direction"|"variant": (labels, codes)}``, code -1: none), ``values`` (NaN
+    where not ok) and :data:`_EXTRA` columns. ``{"<freq>/<kind>": Dataset}``, or ``{}``
+    where no run has a time and every label."""
+    name, var, _ = KINDS[kind]
+    qs = sorted({float(q) for q in percentiles} | {25.0, 50.0, 75.0})
+    valid = ~np.isnat(t)
+    series, coords = np.zeros(t.size, np.int64), {}
+    for key, (uniques, codes) in coded.items():
+        valid &= codes >= 0
+        coords[key] = uniques
+        series = series * max(uniques.size, 1) + codes
+    if not valid.any():
+        return {}
+    nseries = int(np.prod([c.size for c in coords.values()]))
+    rank = np.full(values.size, -1, np.int64)     # (each value's rank; NaN: -1)
+    finite = np.flatnonzero(~np.isnan(values))
+    rank[finite[np.argsort(values[finite])]] = np.arange(finite.size)    # (equal values: either order)
+    frame = {"failed": ~ok}
+    if name == "ping":
+        frame["sent"] = extra["ping_transmitted"]
+        frame["lost"] = extra["ping_transmitted"] - extra["ping_received"]
+    elif name == "udp":
+        frame["loss"] = extra["loss_fraction"]
+    return {f"{freq}/{kind}": _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, name, var,
+                                      attrs, freq, percentiles, qs) for freq in freqs}
 
 
 def _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, test, var, attrs, freq, percentiles, qs):
     """One resolution of one kind (:func:`rollups`)."""
     step = pd.Timedelta(freq).value
-    bins = pd.DatetimeIndex(t).floor(freq).asi8
+    bins = t.view(np.int64) // step * step         # (pandas' floor of a fixed freq; NaT: not valid)
     first, last = bins[valid].min(), bins[valid].max()
     nbins = int((last - first) // step) + 1
     code = np.where(valid, series * nbins + (bins - first) // step, -1)
@@ -194,8 +212,7 @@ def _rollup(t, valid, series, nseries, coords, values, rank, frame, kind, test, 
     order = np.argsort(code[keep] * np.int64(rank.size) + rank[keep])   # (by group, then by value)
     table = _sorted_table(values[keep][order], code[keep][order], qs)
     summary = _summary_vars(table, ngroups, qs)
-    frame = frame.assign(code=code)[valid]
-    extra = _loss(frame, test, ngroups)
+    extra = _loss(frame, code, test, ngroups)
     shape = tuple(c.size for c in coords.values()) + (nbins,)
     units = attrs.get("units", "1")
     long = attrs.get("long_name", var)
@@ -279,6 +296,9 @@ def update_rollups(tables, ds, freqs=FREQS, percentiles=PERCENTILES):
             for k, t in out.items()}
 
 
+#: Whole chunks of a table :func:`write_rollups` holds before writing them (Zarr's cost
+#: of a write is mostly per array: its metadata read, resized and written again).
+WRITE_CHUNKS = 2
 #: Runs read at once by :func:`write_rollups` (one window of whole bins: its columns and
 #: sorts take a few hundred MB at most).
 WINDOW_RUNS = 1 << 18
@@ -306,28 +326,83 @@ def rollup_labels(ds: xr.Dataset, runs: int = WINDOW_RUNS, cache: dict | None = 
 
 
 #: The label columns :func:`write_rollups` reads once, kept as codes between its passes.
-_CODED = ("test", "path", "direction", "socket_buffer", "size")
+_CODED = ("test", "outcome", "path", "direction", "socket_buffer", "size")
 
 
-def _label_pass(ds, windows):
-    """:func:`rollup_labels` of the runs of ``windows``, and per window its
-    :data:`_CODED` columns as ``(uniques, int32 codes)`` (4 bytes a run each: the second
-    pass reads no label again)."""
-    found: dict[str, dict[str, set]] = {}
-    coded = []
-    for a, b in windows:
-        part, cache = ds.isel(run=slice(a, b)), {}
-        kept = {}
-        for name in (n for n in _CODED if n in ds.variables):
-            codes, uniques = pd.factorize(_column(part, name, cache))
-            uniques = np.asarray(uniques, dtype=float if uniques.dtype.kind == "f" else object)
-            kept[name] = (np.append(uniques, np.nan), codes.astype(np.int32))
-        coded.append(kept)
-        for kind, got in rollup_labels(part, b - a, cache).items():
-            seen = found.setdefault(kind, {"path": set(), "direction": set(), "variant": set()})
-            for key, v in got.items():
-                seen[key].update(v.tolist())
+def _label_pass(ds):
+    """The :data:`_CODED` columns of ``ds`` as ``(sorted labels, codes)``
+    (:func:`~thruput.campaign.store.label_codes`, kept in the smallest signed integer
+    type: 1 byte a run for up to 127 labels; no label read again) and :func:`rollup_labels` of ``ds`` from them."""
+    from ..campaign.store import label_codes
+
+    coded = {}
+    for name in (n for n in _CODED if n in ds.variables):
+        uniques, codes = label_codes(ds, name)
+        coded[name] = (uniques, codes.astype(np.min_scalar_type(-uniques.size - 1)))   # (int8 for a few labels)
+    found = {}
+    tests, test_codes = coded["test"]
+    for kind, (name, var, split) in KINDS.items():
+        mine = test_codes == _position(tests, name)
+        if var not in ds or not mine.any():
+            continue
+        seen = {}
+        for key, column in (("path", "path"), ("direction", "direction"), ("variant", split)):
+            if column is None:
+                seen[key] = {0.0}
+                continue
+            uniques, codes = coded[column]
+            present = np.bincount(codes[mine] + 1, minlength=uniques.size + 1) > 0    # (code -1 first)
+            seen[key] = set(uniques[present[1:]].tolist())
+            if key == "variant" and present[0]:
+                seen[key].add(0.0)          # (no socket buffer or size: variant 0)
+        found[kind] = seen
     return _sorted_labels(found), coded
+
+
+def _position(labels, label):
+    """Position of ``label`` among sorted ``labels``, or -2 (no code)."""
+    at = int(np.searchsorted(labels, label)) if len(labels) else 0
+    return at if at < len(labels) and labels[at] == label else -2
+
+
+def _recode(uniques, codes, labels, variant=False):
+    """Codes into ``uniques`` (-1: none) as codes into ``labels`` (sorted; -1 where not
+    there); ``variant``: a missing one is 0."""
+    at = np.searchsorted(labels, uniques) if labels.size else np.zeros(uniques.size, np.int64)
+    there = at < labels.size
+    there[there] = labels[at[there]] == uniques[there]
+    lookup = np.append(np.where(there, at, -1), _position(labels, 0.0) if variant else -1)
+    return np.where(lookup == -2, -1, lookup)[codes]
+
+
+def _window_rollups(ds, a, b, coded, labels, times, freqs, percentiles):
+    """:func:`rollups` of the runs ``[a, b)`` of ``ds`` laid out on ``labels``, from the
+    :data:`_CODED` codes of :func:`_label_pass` and the float columns of the window read
+    (:func:`~thruput.campaign.store.run_values`)."""
+    from ..campaign.store import run_values
+
+    tests, test_codes = coded["test"]
+    test = test_codes[a:b]
+    outcomes, outcome_codes = coded["outcome"]
+    ok = outcome_codes[a:b] == _position(outcomes, "ok")
+    t = times[a:b].view("datetime64[ns]")
+    out = {}
+    for kind, (name, var, split) in KINDS.items():
+        if kind not in labels:
+            continue
+        idx = np.flatnonzero(test == _position(tests, name))
+        if idx.size == 0:
+            continue
+        kind_labels = labels[kind]
+        tables = {}
+        for key, column in (("path", "path"), ("direction", "direction"), ("variant", split)):
+            uniques, codes = coded[column] if column else (np.zeros(0), np.full(b - a, -1, np.int32))
+            tables[key] = (kind_labels[key], _recode(uniques, codes[a:b][idx] if column else codes[idx],
+                                                     kind_labels[key], key == "variant"))
+        values = np.where(ok[idx], np.asarray(run_values(ds, var, a, b), float)[idx], np.nan)
+        extra = {col: np.asarray(run_values(ds, col, a, b), float)[idx] for col in _EXTRA.get(name, ())}
+        out.update(_kind_rollups(kind, t[idx], ok[idx], tables, values, extra, ds[var].attrs, freqs, percentiles))
+    return out
 
 
 def _sorted_labels(found):
@@ -365,8 +440,29 @@ def _with_gap(table, after):
     gap = pd.date_range(after, table["time"].values[0], freq=freq, inclusive="left").to_numpy()
     if not gap.size:
         return table
-    return xr.concat([table.reindex(time=gap, fill_value=_EMPTY), table], "time", data_vars="all",
-                     coords="minimal", compat="override", combine_attrs="override")
+    return _concat_time([_empty_bins(table, gap), table])
+
+
+def _empty_bins(table, times):
+    """A table like ``table`` on the bins ``times``, every one empty (:data:`_EMPTY`, else NaN)."""
+    shape = tuple(table.sizes[d] for d in _DIMS[:-1]) + (times.size,)
+    data = {name: (var.dims, np.full(shape, _EMPTY.get(name, np.nan), var.dtype), var.attrs)
+            for name, var in table.data_vars.items()}
+    return xr.Dataset(data, coords={**{d: table[d] for d in _DIMS[:-1]}, "time": ("time", times)},
+                      attrs=table.attrs)
+
+
+def _concat_time(parts):
+    """Tables of the same labels and consecutive bins as one (``xarray.concat`` along
+    ``time`` with the first one's attrs, without its alignment: a copy of each array)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    data = {name: (var.dims, np.concatenate([p[name].values for p in parts], axis=-1), var.attrs)
+            for name, var in first.data_vars.items()}
+    time = np.concatenate([p["time"].values for p in parts])
+    return xr.Dataset(data, coords={**{d: first[d] for d in _DIMS[:-1]}, "time": ("time", time)},
+                      attrs=first.attrs)
 
 
 def write_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[str] = FREQS,
@@ -396,32 +492,60 @@ def write_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[
     :func:`rollups`; the tables are those of :func:`rollups` of the whole campaign.
     """
     import shutil
+    from concurrent.futures import ThreadPoolExecutor
     from pathlib import Path
 
-    from ..campaign.store import TABLE_CHUNK, finish_tables
+    from ..campaign.store import finish_tables
 
     path = Path(path)
     shutil.rmtree(path, ignore_errors=True)
     times = _times(ds)
     windows = _windows(times, _period_ns(freqs), runs)
-    labels, coded = _label_pass(ds, windows)
+    labels, coded = _label_pass(ds)
     written: dict[str, Any] = {}
     pending: dict[str, list[xr.Dataset]] = {}       # (tables of windows not written yet)
-    for (a, b), kept in zip(windows, coded):
-        columns = {name: uniques[codes] for name, (uniques, codes) in kept.items()}
-        columns["time"] = times[a:b].view("datetime64[ns]")         # (read once, above)
-        for key, table in rollups(ds.isel(run=slice(a, b)), freqs, percentiles, labels=labels,
-                                  columns=columns).items():
-            pending.setdefault(key, []).append(table)
-        # (a table's bins written a chunk's worth at a time: Zarr's cost is per write)
-        full = {key: _joined(parts) for key, parts in pending.items() if sum(t.sizes["time"] for t in parts) >= TABLE_CHUNK}
-        _write_window(path, full, written)
-        pending = {key: parts for key, parts in pending.items() if key not in full}
+    # (a window's tables are written in a thread while the next window is computed:
+    # compression and file writes let go of the GIL; one window's writes at a time)
+    with ThreadPoolExecutor(1) as background:
+        writing = None
+        for a, b in windows:
+            pending, writing = _next_window(path, ds, a, b, coded, labels, times, freqs, percentiles, pending,
+                                            written, writing, background)
+        if writing is not None:
+            writing.result()
     _write_window(path, {key: _joined(parts) for key, parts in pending.items()}, written)
     attrs = _store_attrs(freqs, percentiles, times.size, times[-1] if times.size else None, sorted(written),
                          _before_last(times))
     finish_tables(path, attrs)
     return attrs
+
+
+def _next_window(path, ds, a, b, coded, labels, times, freqs, percentiles, pending, written, writing, background):
+    """One window of :func:`write_rollups`: its tables computed, added to ``pending`` and
+    the whole chunks of each written (in ``background``, once the writes of the window
+    before, ``writing``, are done). Returns ``(pending, writing)``."""
+    from ..campaign.store import TABLE_CHUNK
+
+    for key, table in _window_rollups(ds, a, b, coded, labels, times, freqs, percentiles).items():
+        pending.setdefault(key, []).append(table)
+    # (a table's bins written whole chunks at a time: Zarr's cost is per write, and
+    # a chunk written in part is read back and written again by the next write)
+    full = {}
+    for key, parts in pending.items():
+        if sum(t.sizes["time"] for t in parts) >= WRITE_CHUNKS * TABLE_CHUNK:
+            table = _joined(parts)
+            held, after = written.get(key, (0, None))
+            table = _with_gap(table, after) if after is not None and after < table["time"].values[0] else table
+            cut = (held + table.sizes["time"]) // TABLE_CHUNK * TABLE_CHUNK - held
+            if cut <= 0:
+                pending[key] = [table]
+                continue
+            full[key] = table.isel(time=slice(0, cut))
+            pending[key] = [table.isel(time=slice(cut, None))] if cut < table.sizes["time"] else []
+    if writing is not None:
+        writing.result()
+    writing = _write_window(path, full, written, background)
+    return {key: parts for key, parts in pending.items() if parts}, writing
 
 
 def append_rollups(ds: xr.Dataset, path: str | os.PathLike[str], freqs: Sequence[str] | None = None,
@@ -503,7 +627,9 @@ def _rebuild_why(attrs, freqs, percentiles):
 
 def _times(ds):
     """Every run's time, int64 ns (NaT: int64's least)."""
-    return np.asarray(ds["time"].values, "datetime64[ns]").view(np.int64)
+    from ..campaign.store import run_values
+
+    return np.asarray(run_values(ds, "time"), "datetime64[ns]").view(np.int64)
 
 
 def _before_last(times):
@@ -526,27 +652,35 @@ def _joined(parts):
     for table in parts[1:]:
         after = out[-1]["time"].values[-1] + pd.Timedelta(table.attrs["freq"]).to_timedelta64()
         out.append(_with_gap(table, after) if after < table["time"].values[0] else table)
-    if len(out) == 1:
-        return out[0]
-    return xr.concat(out, "time", data_vars="all", coords="minimal", compat="override", combine_attrs="override")
+    return _concat_time(out)
 
 
-def _write_window(path, tables, written):
+def _write_window(path, tables, written, background=None):
     """Write each table of ``tables`` into its group of the store ``path`` after the bins
     written already: ``written`` maps a key to ``(bins held, the bin after the last)``
-    (updated here); a key not in it is a new group."""
+    (updated here, at once); a key not in it is a new group. ``background``: an executor
+    of one thread to write in (the future returned), while the caller computes on."""
     from ..campaign.store import append_table, write_table
 
+    jobs = []
     for key, table in tables.items():
         if key in written:
             held, after = written[key]
             table = _with_gap(table, after) if after is not None and after < table["time"].values[0] else table
-            append_table(table, path, key, held)
+            jobs.append((append_table, (table, path, key, held)))
             held += table.sizes["time"]
         else:
-            write_table(table, path, key)
+            jobs.append((write_table, (table, path, key)))
             held = table.sizes["time"]
         written[key] = (held, table["time"].values[-1] + pd.Timedelta(table.attrs["freq"]).to_timedelta64())
+
+    def write():
+        for func, args in jobs:
+            func(*args)
+    if background is None:
+        write()
+        return None
+    return background.submit(write)
 
 
 def _first_run_since(ds, since):
