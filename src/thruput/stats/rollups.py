@@ -3,18 +3,19 @@ size) and fixed time bin, the distribution of the runs, computed once.
 
 esmond (perfSONAR's archive) keeps summaries at fixed resolutions so that a year of many
 paths is drawn from a few thousand rows, not from every run; :func:`rollups` does the same
-at :data:`FREQS` (5 minutes, 1 hour, 1 day). The pipeline's ``rollups-monitor`` stage
-writes them to ``data/processed/<c>.rollups.nc`` (:func:`rollups_encoding`, one group per
-resolution and series kind, e.g. ``1h/ping_rtt``); pages and ``thruput monitor report``
-read a resolution lazily with :func:`open_rollup`; after an append,
-:func:`update_rollups` recomputes only the bins the new runs can touch.
+at :data:`FREQS` (5 minutes, 1 hour, 1 day), one table per resolution and series kind
+(e.g. ``1h/ping_rtt``).
 
-For a campaign too long to hold its tables in memory, :func:`write_rollups` builds them
-into a Zarr store (the same groups, growing along ``time``) a window of runs at a time
-from the campaign's store read lazily, and :func:`append_rollups` brings that store up to
-date after an append: the bins from the last day built on are computed again from the
-runs since then and written in place, the arrays lengthened; the bins before are neither
-read nor written. Both give what :func:`rollups` gives for the whole campaign.
+The pipeline's ``rollups-monitor`` stage keeps them in a Zarr store,
+``data/processed/<c>.rollups.zarr`` (the same groups, growing along ``time``):
+:func:`write_rollups` builds it a window of runs at a time from the campaign's store read
+lazily, and :func:`append_rollups` brings it up to date after an append: the bins from the
+last day built on are computed again from the runs since then and written in place, the
+arrays lengthened; the bins before are neither read nor written. Both give what
+:func:`rollups` gives for the whole campaign. Pages read a resolution lazily with
+:func:`open_rollup`. A netCDF file of every table (:func:`rollups_encoding`) is the other
+form, for a campaign outside the pipeline; :func:`update_rollups` recomputes only the
+bins the new runs can touch.
 """
 
 from __future__ import annotations
