@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..campaign.store import label_codes
+from ..campaign.store import LABEL_WINDOW, label_codes
 from ..formatting import value
 from ..quantities import as_utc, parse_duration
 
@@ -171,10 +171,10 @@ class _Runs:
 
     def __init__(self, ds, slots=None):
         self.ds = ds
-        slot = np.asarray(ds["slot"].values, np.int64)
+        slot = _read(ds, "slot", np.int64)
         self.times = None
         if slots is None:
-            slots, self.times = _grid(slot, np.asarray(ds["time"].values, "datetime64[ns]"))
+            slots, self.times = _grid(slot, _read(ds, "time", "datetime64[ns]"))
         self.slots = slots
         self.pos = np.searchsorted(slots, slot).astype(np.int32)
         del slot
@@ -190,20 +190,26 @@ class _Runs:
     def column(self, name):
         """The float64 column ``name`` of every run, read once."""
         if name not in self._columns:
-            self._columns[name] = np.asarray(self.ds[name].values, float)
+            self._columns[name] = _read(self.ds, name, float)
         return self._columns[name]
 
     def setting(self, name, value):
-        """Which runs have ``value`` in the float label column ``name`` (``socket_buffer``,
-        ``size``), the column read once as codes."""
-        if name not in self._columns:
-            self._columns[name] = label_codes(self.ds, name)
-        labels, codes = self._columns[name]
-        return codes == _code(labels, float(value))
+        """Which runs have ``value`` in the float column ``name`` (``socket_buffer``, ``size``)."""
+        return _read(self.ds, name, bool, lambda x: np.asarray(x, float) == float(value))
 
     def is_test(self, test):
         """Which runs are of ``test``."""
         return self.test_code == _code(self.tests, test)
+
+
+def _read(ds, name, dtype, func=np.asarray, runs=LABEL_WINDOW):
+    """``func`` of the column ``name`` of ``ds``, as ``dtype``, read ``runs`` runs at a time
+    into one array (a dask column is never held twice, as its chunks and their concatenation)."""
+    n = ds.sizes["run"]
+    out = np.empty(n, dtype)
+    for a in range(0, n, runs):
+        out[a:a + runs] = func(ds[name].isel(run=slice(a, a + runs)).values)
+    return out
 
 
 def _code(labels, label):
