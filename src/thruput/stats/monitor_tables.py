@@ -186,22 +186,20 @@ class _Labels:
 
 
 def _series(ds, labels=None):
-    """Per test with ``ok`` runs: its quantity (in memory, with its ``time`` coordinate,
-    the one the statistics read) and the runs of each of its series: ``[(test, by,
+    """Per test with ``ok`` runs: its quantity (lazily, if ``ds`` is; with its ``time``
+    coordinate alone, the one the statistics read) and the runs of each of its series: ``[(test, by,
     values, {key: indices})]``, found once for every table. The labels are read as codes
     (:class:`_Labels` of ``ds`` unless given), never whole as strings: the keys and their
     order are those of a groupby of the labels (sorted; a run without one in none)."""
     codes = _Labels(ds) if labels is None else labels
     ok = codes.of("ok", "outcome")
-    time = None
     found = []
     for test, (var, by) in SERIES.items():
         idx = np.flatnonzero(ok & codes.of(test, "test"))
         if not idx.size:
             continue
-        time = np.asarray(ds["time"].values, "datetime64[ns]") if time is None else time
-        values = xr.DataArray(np.asarray(ds[var].values)[idx], dims="run", name=var, attrs=ds[var].attrs,
-                              coords={"time": ("run", time[idx], ds["time"].attrs)})
+        quantity = ds[var]
+        values = quantity.drop_vars([c for c in quantity.coords if c != "time"]).isel(run=idx)
         keys = pd.DataFrame({b: codes(b)[1][idx] for b in by})
         have = np.flatnonzero((keys != -1).all(axis=1))
         groups = keys.iloc[have].groupby(list(by), sort=True).indices
