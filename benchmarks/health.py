@@ -64,6 +64,7 @@ def campaign(paths=50, days=365, interval=600, seed=0, first=0, last=None):
     nan = np.full(n, np.nan)
     return xr.Dataset({
         "throughput": ("run", tput, {"units": "bit/s"}), "rtt_median": ("run", rtt, {"units": "ms"}),
+        "throughput_sender": ("run", tput * 1.01, {"units": "bit/s"}),     # (the stats product's sender_receiver)
         "ping_transmitted": ("run", np.where(test == "ping", 10.0, np.nan)),
         "ping_received": ("run", np.where(test == "ping", 10.0, np.nan)),
         "ping_loss": ("run", np.where(test == "ping", 0.0, np.nan)),
