@@ -27,17 +27,19 @@ META = {"name": "synthetic-alerts-store", "kind": "monitor", "schedule": {"inter
         "baseline": [{"test": "tcp", "metric": "throughput", "below": 0.2, "window": "1d", "for": 2}]}
 
 
-def campaign(days=DAYS + 1, meta=META, extra_path=False):
+def campaign(days=DAYS + 1, meta=META, extra_path=False, jitter_s=0, outages=()):
     """A SYNTHETIC monitor Dataset of ``days`` days, the same runs whatever ``days``
-    (``extra_path``: a path ``c`` from the appended day on)."""
+    (``extra_path``: a path ``c`` from the appended day on; ``jitter_s``: each slot
+    starts up to that late, at random; ``outages``: ``(first, last)`` slots without runs)."""
     rows = []
     t0 = np.datetime64("2026-01-01T00:00:00", "ns")
     for slot in range(days * PER_DAY):
-        if slot == EMPTY_SLOT:
+        if slot == EMPTY_SLOT or any(a <= slot <= b for a, b in outages):
             continue
         paths = ["a", "b"] + (["c"] if extra_path and slot >= JOIN else [])
         rng = np.random.default_rng([1, slot])
-        when = t0 + np.timedelta64(slot * INTERVAL, "s")
+        late = int(np.random.default_rng([2, slot]).integers(0, jitter_s * 1000 + 1))
+        when = t0 + np.timedelta64(slot * INTERVAL, "s") + np.timedelta64(late, "ms")
         for path in paths:
             for direction in ("forward", "reverse"):
                 if path == "a" and direction == "reverse" and slot >= (DAYS + 1) * PER_DAY - 5:
@@ -217,3 +219,26 @@ def test_a_campaign_shorter_than_a_rules_for(whole, tmp_path):
     write_alerts(before(ds, 1), store)
     assert append_alerts(before(ds, 2), store)["rebuilt"] == ""
     assert_same(open_alerts(store), alerts.evaluate(before(ds, 2)))
+
+
+def test_a_jittered_campaign_with_an_outage_appended_day_by_day(tmp_path):
+    """Slots start up to 20 min late, and no run at all for 7 h on day 3 and 5 h at the
+    end of day 6: every day's append equals a full evaluate, and no stored slot moves
+    (a slot without runs is placed between the slots either side, not by an offset that
+    each new day's runs would move)."""
+    outages = [(2 * PER_DAY + 3, 2 * PER_DAY + 9), (6 * PER_DAY - 5, 6 * PER_DAY - 1)]
+    ds = campaign(jitter_s=1200, outages=outages)
+    store = tmp_path / "a.zarr"
+    write_alerts(before(ds, 2 * PER_DAY), store)
+    first = open_alerts(store)["alert_state"]["time"].values
+    for day in range(3, DAYS + 2):
+        now = before(ds, day * PER_DAY)
+        assert append_alerts(now, store)["rebuilt"] == "", day
+        got = open_alerts(store)
+        assert_same(got, alerts.evaluate(now))
+        np.testing.assert_array_equal(got["alert_state"]["time"].values[:first.size], first)
+    ns = got["alert_state"]["time"].values.astype(np.int64)
+    assert (np.diff(ns) > 0).all()
+    gap = np.arange(2 * PER_DAY + 3, 2 * PER_DAY + 10)                   # evenly between the slots either side
+    step = (ns[gap[-1] + 1] - ns[gap[0] - 1]) / (gap.size + 1)
+    np.testing.assert_array_equal(ns[gap], ns[gap[0] - 1] + np.rint(np.arange(1, gap.size + 1) * step).astype(np.int64))

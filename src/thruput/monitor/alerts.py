@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..campaign.store import LABEL_WINDOW, label_codes
 from ..formatting import value
 from ..quantities import as_utc, parse_duration
 
@@ -128,64 +129,138 @@ def add_rule(rule, out, describe):
 
 def slot_grid(ds):
     """Every slot due from the campaign's first to its last, and when each began:
-    ``(slots, times)``; a slot with no run gets the time the schedule gave it (the
-    campaign's offset + slot x ``schedule.interval_s``)."""
-    slot = np.asarray(ds["slot"].values, np.int64)
-    time = np.asarray(ds["time"].values, "datetime64[ns]")
+    ``(slots, times)``. A slot with runs began at its first run; one without, between
+    the slots with runs either side, is placed as ``thruput campaign check`` places a
+    missing slot (:func:`thruput.stats.monitor.missing_slots`): interpolated between
+    their times, so that a jittered or drifting schedule still places it right, and no
+    later run moves it."""
+    return _grid(np.asarray(ds["slot"].values, np.int64), np.asarray(ds["time"].values, "datetime64[ns]"))
+
+
+def _grid(slot, time):
+    """:func:`slot_grid` of the runs' ``slot`` and ``time`` columns."""
     if slot.size == 0:
         return np.zeros(0, np.int64), np.zeros(0, "datetime64[ns]")
-    interval = float((_metadata(ds).get("schedule") or {}).get("interval_s") or 0)
     first = pd.Series(time).groupby(slot).min()
     slots = np.arange(slot.min(), slot.max() + 1)
-    step = np.timedelta64(int(round(interval * 1e9)), "ns")
-    offset = (first.to_numpy() - first.index.to_numpy() * step)
-    offset = np.sort(offset)[offset.size // 2]
-    times = offset + slots * step
-    have = np.searchsorted(slots, first.index.to_numpy())
-    times[have] = first.to_numpy()
-    return slots, times
+    return slots, _slot_times(first.index.to_numpy(), first.to_numpy(), slots)
+
+
+def _slot_times(have, first, slots):
+    """When each of ``slots`` began, from the slots with runs ``have`` (sorted) and their
+    first runs' times ``first``: those times, and between two of them, slot ``k``
+    between ``i`` and ``j``, ``t_i + (k - i) (t_j - t_i) / (j - i)`` (to the nearest ns).
+    Every slot must lie between the first and the last of ``have``."""
+    t = np.asarray(first, "datetime64[ns]").astype(np.int64)
+    have = np.asarray(have, np.int64)
+    j = np.minimum(np.searchsorted(have, slots, side="left"), have.size - 1)   # the slot with runs at or after
+    i = np.maximum(j - 1, 0)
+    exact = have[j] == slots
+    span = np.where(exact, 1, have[j] - have[i])
+    share = np.where(exact, 0.0, (slots - have[i]) / span)
+    times = np.where(exact, t[j], t[i] + np.rint((t[j] - t[i]) * share).astype(np.int64))
+    return times.astype("datetime64[ns]")
 
 
 class _Runs:
-    """The per-run labels every rule selects by, read once: path and direction as integer
-    codes, each run's position in the slot grid, its test and whether it is ``ok``."""
+    """The per-run columns every rule selects by, read once a window at a time
+    (:func:`thruput.campaign.store.label_codes`), never whole as Python strings: path,
+    direction and test as int32 codes into their sorted labels, whether each run is
+    ``ok``, its position in the slot grid (``slots``; the campaign's own grid,
+    :func:`slot_grid`, when not given); and the float columns the rules read, each read
+    once when first asked for (:meth:`column`)."""
 
-    def __init__(self, ds, slots):
-        # pd.factorize hashes: sorting millions of strings (np.unique) took most of the time
-        self.path_code, self.paths = pd.factorize(np.asarray(ds["path"].values), sort=True)
-        self.dir_code, self.directions = pd.factorize(np.asarray(ds["direction"].values), sort=True)
-        self.paths, self.directions = np.asarray(self.paths, str), np.asarray(self.directions, str)
-        self.pos = np.searchsorted(slots, np.asarray(ds["slot"].values, np.int64))
-        self.test = np.asarray(ds["test"].values)
-        self.ok = np.asarray(ds["outcome"].values) == "ok"
+    def __init__(self, ds, slots=None):
+        self.ds = ds
+        slot = _read(ds, "slot", np.int64)
+        self.times = None
+        if slots is None:
+            slots, self.times = _grid(slot, _read(ds, "time", "datetime64[ns]"))
+        self.slots = slots
+        self.pos = np.searchsorted(slots, slot).astype(np.int32)
+        del slot
+        paths, self.path_code = label_codes(ds, "path")
+        directions, self.dir_code = label_codes(ds, "direction")
+        self.paths, self.directions = np.asarray(paths, str), np.asarray(directions, str)
+        self.tests, self.test_code = label_codes(ds, "test")
+        outcomes, code = label_codes(ds, "outcome")
+        self.ok = code == _code(outcomes, "ok")
         self.n_slots = slots.size
+        self._columns = {}
+
+    def column(self, name):
+        """The float64 column ``name`` of every run, read once."""
+        if name not in self._columns:
+            self._columns[name] = _read(self.ds, name, float)
+        return self._columns[name]
+
+    def setting(self, name, value):
+        """Which runs have ``value`` in the float column ``name`` (``socket_buffer``, ``size``)."""
+        return _read(self.ds, name, bool, lambda x: np.asarray(x, float) == float(value))
+
+    def is_test(self, test):
+        """Which runs are of ``test``."""
+        return self.test_code == _code(self.tests, test)
+
+
+def _read(ds, name, dtype, func=np.asarray, runs=LABEL_WINDOW):
+    """``func`` of the column ``name`` of ``ds``, as ``dtype``, read ``runs`` runs at a time
+    into one array (a dask column is never held twice, as its chunks and their concatenation)."""
+    n = ds.sizes["run"]
+    out = np.empty(n, dtype)
+    for a in range(0, n, runs):
+        out[a:a + runs] = func(ds[name].isel(run=slice(a, a + runs)).values)
+    return out
+
+
+def _code(labels, label):
+    """The code of ``label`` among the sorted ``labels`` of :func:`~thruput.campaign.store.label_codes`,
+    -2 (no run's) when absent."""
+    at = [i for i, x in enumerate(labels.tolist()) if x == label]
+    return at[0] if at else -2
 
 
 def _slot_values(ds, runs, rule):
     """Per (path, direction): the rule's value in every slot (NaN without an ok run) and
     whether the test ran at all in it (any outcome)."""
-    keep = runs.test == rule["test"]
+    keep = runs.is_test(rule["test"])
     for key in ("socket_buffer", "size"):
         if rule[key] is not None:
-            keep &= np.asarray(ds[key].values, float) == float(rule[key])
+            keep &= runs.setting(key, rule[key])
     if rule["path"] is not None:
-        keep &= runs.paths[runs.path_code] == rule["path"]
+        keep &= runs.path_code == _code(runs.paths, rule["path"])
     if rule["direction"] != "any":
-        keep &= runs.directions[runs.dir_code] == rule["direction"]
+        keep &= runs.dir_code == _code(runs.directions, rule["direction"])
     idx = np.flatnonzero(keep)
     n_dir = runs.directions.size
     series = runs.path_code[idx] * n_dir + runs.dir_code[idx]
     key = series.astype(np.int64) * runs.n_slots + runs.pos[idx]
-    values = np.where(runs.ok[idx], np.asarray(ds[rule["variable"]].values, float)[idx], np.nan)
-    median = pd.Series(values).groupby(key).median()
+    values = np.where(runs.ok[idx], runs.column(rule["variable"])[idx], np.nan)
+    at, median = _group_median(key, values)
     dense = np.full(runs.paths.size * n_dir * runs.n_slots, np.nan)
-    dense[median.index.to_numpy()] = median.to_numpy()
+    dense[at] = median
     ran = np.zeros(dense.size, bool)
     ran[key] = True
     dense = dense.reshape(-1, runs.n_slots)
     ran = ran.reshape(-1, runs.n_slots)
     return {(str(runs.paths[c // n_dir]), str(runs.directions[c % n_dir])): (dense[c], ran[c])
             for c in np.unique(series)}
+
+
+def _group_median(key, values):
+    """``(keys, medians)``: the distinct ``key`` (sorted) and the median of the finite
+    ``values`` of each (NaN when none), as pandas' groupby median finds it (the middle
+    value, or the mean of the two middle ones), by one sort (a hash groupby of millions of
+    keys takes several times the memory)."""
+    order = np.lexsort((values, key))               # by key, then value; NaN last
+    key, values = key[order], values[order]
+    del order
+    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
+    count = np.add.reduceat(np.isfinite(values), start) if start.size else np.zeros(0, np.int64)
+    lo, hi = start + np.maximum(count - 1, 0) // 2, start + count // 2
+    with np.errstate(invalid="ignore"):
+        median = np.where(count > 0, (values[lo] + values[np.minimum(hi, key.size - 1)]) / 2, np.nan)
+    return key[start], median
 
 
 def _threshold(rule, value, times, params):
@@ -241,11 +316,16 @@ def evaluate(ds, params=None, changes=None):
         ``sla_<freq>`` per SLA period (:func:`sla`), ``rules`` (attrs only). Every table
         has ``attrs["params"]`` and ``attrs["rules"]`` (JSON).
     """
+    return _evaluate(ds, params, changes)[0]
+
+
+def _evaluate(ds, params, changes):
+    """:func:`evaluate`'s tables, and the :class:`_Runs` of ``ds`` they were computed from."""
     p = {**DEFAULT_PARAMS, **(params or {})}
     meta = _metadata(ds)
     rules = rules_of(meta)
-    slots, times = slot_grid(ds)
-    runs = _Runs(ds, slots)
+    runs = _Runs(ds)
+    slots, times = runs.slots, runs.times
     paths = runs.paths.tolist()
     directions = [d for d in ("forward", "reverse") if d in runs.directions] + \
         [d for d in runs.directions.tolist() if d not in ("forward", "reverse")]
@@ -300,7 +380,7 @@ def evaluate(ds, params=None, changes=None):
         out[f"sla_{freq}"] = sla(alert, freq, rules)
     for name, table in out.items():
         table.attrs.update({**attrs, "table": name})
-    return out
+    return out, runs
 
 
 def series_changes(ds, params=None):

@@ -18,9 +18,10 @@ as :func:`~thruput.monitor.alerts.evaluate` returns them.
 The store is built whole again, rather than risk a wrong table, when its rules, params or
 campaign metadata differ; when the campaign's runs up to the stored ones are not those it
 was built from, or a new run lands in a slot before the last stored one; when a new path
-or direction appears, or a rule applies to a series it did not; and when the slot-time
-offset (the median over the slots with runs) moves while a stored slot has no run (its
-time is the offset's). Values of a breach's ``worst`` and ``threshold`` taken from stored
+or direction appears, or a rule applies to a series it did not; and when it was written
+with another :data:`LAYOUT`. A slot without runs keeps its stored time: it lies between
+two slots with runs, and its time is interpolated between theirs
+(:func:`~thruput.monitor.alerts.slot_grid`), which later runs do not move. Values of a breach's ``worst`` and ``threshold`` taken from stored
 slots are the stored float32 ones (the full evaluation uses float64: equal to float32's
 precision).
 """
@@ -45,22 +46,25 @@ from .alerts import (
     PENDING,
     _breach_table,
     _changes_in,
+    _evaluate,
     _metadata,
     _Runs,
+    _slot_times,
     _slot_values,
     _states,
     _threshold,
     _verdict,
-    evaluate,
     rules_of,
     sla,
-    slot_grid,
 )
 
 __all__ = ["STORE_TABLE", "append_alerts", "open_alerts", "write_alerts"]
 
 #: ``attrs["table"]`` of an alerts store; ``UPDATING`` while an update writes into it.
 STORE_TABLE, UPDATING = "alerts", "alerts (update interrupted)"
+#: ``attrs["layout"]`` of the stores this module writes and updates (2: slots without runs
+#: placed by interpolation).
+LAYOUT = 2
 #: Slots read back at a time while looking for where a series' run of bad slots began.
 SCAN_SLOTS = 4096
 
@@ -70,21 +74,11 @@ def _dim(name):
         name, "period" if name.startswith("sla_") else None)
 
 
-def _step(meta):
-    return np.timedelta64(round(float((meta.get("schedule") or {}).get("interval_s") or 0) * 1e9), "ns")
-
-
-def _offset(slots, first, step):
-    """The slot-time offset of :func:`~thruput.monitor.alerts.slot_grid` (the median of
-    first run time - slot x interval over the slots with runs), int64 ns."""
-    offset = np.sort(first.astype("datetime64[ns]") - slots * step)
-    return int(offset[offset.size // 2].astype(np.int64)) if offset.size else 0
-
-
-def _slot_table(ds, slots, alert):
+def _slot_table(runs, alert):
     """The ``slots`` group: runs per slot, and per path and direction whether the slot
-    had an ok run of any test (the verdict of a series no rule applies to)."""
-    runs = _Runs(ds, slots)
+    had an ok run of any test (the verdict of a series no rule applies to); ``runs`` is
+    the :class:`~thruput.monitor.alerts._Runs` of the campaign on its slot grid."""
+    slots = runs.slots
     paths, directions = list(alert["path"].values), list(alert["direction"].values)
     pi = np.array([paths.index(p) for p in runs.paths.tolist()], np.int64)
     di = np.array([directions.index(d) for d in runs.directions.tolist()], np.int64)
@@ -121,22 +115,18 @@ def write_alerts(ds: xr.Dataset, path: str | os.PathLike[str], params: dict | No
     p = {**DEFAULT_PARAMS, **(params or {})}
     from ..campaign.store import finish_tables, write_table
 
-    ds = _columns(ds, rules_of(_metadata(ds))) if ds.sizes["run"] else ds
-    tables = evaluate(ds, p, changes=changes)
-    slots, _ = slot_grid(ds)
+    tables, runs = _evaluate(ds, p, changes)     # (each column read once, a window at a time)
     alert = tables["alert_state"]
     path = Path(path)
     tmp = path.with_name(path.name + ".part")
     shutil.rmtree(tmp, ignore_errors=True)
-    for name, table in {**tables, "slots": _slot_table(ds, slots, alert)}.items():
+    for name, table in {**tables, "slots": _slot_table(runs, alert)}.items():
         write_table(table, tmp, name, dim=_dim(name))
     meta = _metadata(ds)
     held = ds.sizes["run"]
-    has = slots.size > 0
-    attrs = {"table": STORE_TABLE, "params": json.dumps(p, sort_keys=True),
+    attrs = {"table": STORE_TABLE, "layout": LAYOUT, "params": json.dumps(p, sort_keys=True),
              "metadata": json.dumps(meta, sort_keys=True), "runs": int(held),
-             "last_run_ns": _run_time(ds, held - 1) if held else 0, "tables": list(tables),
-             "offset_ns": _offset(slots, alert["time"].values, _step(meta)) if has else 0}
+             "last_run_ns": _run_time(ds, held - 1) if held else 0, "tables": list(tables)}
     finish_tables(tmp, attrs)
     if path.exists():
         shutil.rmtree(path)
@@ -163,6 +153,8 @@ def _why_not(attrs, ds, p):
     """Why the store (its ``attrs``) cannot be updated from ``ds`` with params ``p``, or ``""``."""
     if attrs.get("table") != STORE_TABLE:
         return "no alerts store" if attrs.get("table") != UPDATING else "an update was interrupted"
+    if attrs.get("layout") != LAYOUT:
+        return "written with another layout"
     if attrs["params"] != json.dumps(p, sort_keys=True):
         return "other params"
     if attrs["metadata"] != json.dumps(_metadata(ds), sort_keys=True):
@@ -264,7 +256,6 @@ def _append(ds, path, p, changes, attrs):
 
     meta = _metadata(ds)
     rules = rules_of(meta)
-    step = _step(meta)
     interval = float((meta.get("schedule") or {}).get("interval_s") or 0)
     got = table_coords(path, ["alert_state"], ["slot", "time"])
     slots, times = got["alert_state"]["slot"].astype(np.int64), got["alert_state"]["time"]
@@ -288,17 +279,13 @@ def _append(ds, path, p, changes, attrs):
     counts = np.bincount(tslot - slots[A], minlength=new_slots.size)
     if (counts[:L - A] != runs_per[A:L]).any() or counts[L - A] < runs_per[L]:
         raise _Rebuild("the runs of the stored slots are not those they were built from")
-    # times: the first run's, else the offset's (the median over every slot with runs)
+    # times: the first run's, else interpolated between the slots with runs either side
+    # (the one before may be before A: the last stored slot with runs there)
     ttime = np.asarray(tail["time"].values, "datetime64[ns]")
     first = pd.Series(ttime).groupby(tslot).min()
-    have_old = runs_per[:A] > 0
-    all_slots = np.concatenate([slots[:A][have_old], first.index.to_numpy()])
-    all_first = np.concatenate([times[:A][have_old], first.to_numpy()])
-    offset = _offset(all_slots, all_first, step)
-    if offset != int(attrs["offset_ns"]) and (runs_per == 0).any():
-        raise _Rebuild("the slot-time offset moved and a stored slot without runs has its time")
-    fresh_times = np.datetime64(offset, "ns") + new_slots * step
-    fresh_times[np.searchsorted(new_slots, first.index.to_numpy())] = first.to_numpy()
+    before = np.flatnonzero(runs_per[:A] > 0)[-1:]
+    fresh_times = _slot_times(np.concatenate([slots[before], first.index.to_numpy()]),
+                              np.concatenate([times[before], first.to_numpy()]), new_slots)
     if (fresh_times[:L - A] != times[A:L]).any():
         raise _Rebuild("the stored slots' times moved")
     all_times = np.concatenate([times[:A], fresh_times])
@@ -431,7 +418,6 @@ def _append(ds, path, p, changes, attrs):
     breaches = _breach_table(rows)
     append_table(verdict, path, "verdict", 0, dim="path")       # (the same labels: in place)
     write_table(breaches.assign_attrs(breach_attrs), path, "breaches", dim="breach")
-    done.update(table=STORE_TABLE, runs=int(ds.sizes["run"]), last_run_ns=_run_time(ds, ds.sizes["run"] - 1),
-                offset_ns=offset)
+    done.update(table=STORE_TABLE, runs=int(ds.sizes["run"]), last_run_ns=_run_time(ds, ds.sizes["run"] - 1))
     finish_tables(path, done)
     return {**done, "rebuilt": ""}

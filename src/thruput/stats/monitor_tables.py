@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from ..campaign.store import label_codes
 from ..formatting import duration, number
 
 from .defaults import CONFIDENCE, N_BOOT, SEED
@@ -148,13 +149,14 @@ def _select(ds, test):
     return ds.isel(run=np.flatnonzero(keep))
 
 
-def _unset_filled(ds):
+def _unset_filled(ds, labels=None):
     """``ds`` with the socket buffer of TCP runs and the size of ping runs that did not
-    set them :data:`UNSET` (they key series: a NaN key would make no group)."""
-    tests = np.asarray(ds["test"].values)
+    set them :data:`UNSET` (they key series: a NaN key would make no group); ``labels``
+    (:class:`_Labels`) reads ``test`` as codes, not strings."""
     for name, test in (("socket_buffer", "tcp"), ("size", "ping")):
         values = np.asarray(ds[name].values, dtype=float)
-        missing = np.isnan(values) & (tests == test)
+        is_test = np.asarray(ds["test"].values) == test if labels is None else labels.of(test, "test")
+        missing = np.isnan(values) & is_test
         if missing.any():
             ds = ds.assign_coords({name: (ds[name].dims, np.where(missing, UNSET, values),
                                           ds[name].attrs)})
@@ -166,14 +168,47 @@ def _series_keys(sub, by):
     return frame.groupby(list(by), sort=True).indices
 
 
-def _series(ds):
-    """Per test with ``ok`` runs: its quantity (lazily, if ``ds`` is) and the runs of each
-    of its series: ``[(test, by, values, {key: indices})]``, found once for every table."""
+class _Labels:
+    """The per-run label columns of a campaign as codes (:func:`thruput.campaign.store.label_codes`),
+    each read once when first asked for: ``(labels, codes)``."""
+
+    def __init__(self, ds):
+        self.ds, self.read = ds, {}
+
+    def __call__(self, name):
+        if name not in self.read:
+            self.read[name] = label_codes(self.ds, name)
+        return self.read[name]
+
+    def of(self, label, name):
+        """Which runs have ``label`` in column ``name``."""
+        labels, codes = self(name)
+        at = [i for i, x in enumerate(labels.tolist()) if x == label]
+        return codes == (at[0] if at else -2)
+
+
+def _series(ds, labels=None):
+    """Per test with ``ok`` runs: its quantity (lazily, if ``ds`` is; with its ``time``
+    coordinate alone, the one the statistics read) and the runs of each of its series: ``[(test, by,
+    values, {key: indices})]``, found once for every table. The labels are read as codes
+    (:class:`_Labels` of ``ds`` unless given), never whole as strings: the keys and their
+    order are those of a groupby of the labels (sorted; a run without one in none)."""
+    codes = _Labels(ds) if labels is None else labels
+    ok = codes.of("ok", "outcome")
     found = []
     for test, (var, by) in SERIES.items():
-        sub = _select(ds, test)
-        if sub.sizes["run"]:
-            found.append((test, by, sub[var], _series_keys(sub, by)))
+        idx = np.flatnonzero(ok & codes.of(test, "test"))
+        if not idx.size:
+            continue
+        quantity = ds[var]
+        values = quantity.drop_vars([c for c in quantity.coords if c != "time"]).isel(run=idx)
+        keys = pd.DataFrame({b: codes(b)[1][idx] for b in by})
+        have = np.flatnonzero((keys != -1).all(axis=1))
+        groups = keys.iloc[have].groupby(list(by), sort=True).indices
+        names = [codes(b)[0].tolist() for b in by]
+        found.append((test, by, values, {
+            tuple(n[c] for n, c in zip(names, key if isinstance(key, tuple) else (key,))): have[at]
+            for key, at in groups.items()}))
     return found
 
 
@@ -383,9 +418,11 @@ def product_changes(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> 
     """The ``changes`` table of :func:`monitor_product` alone: the same function with the
     same parameters (``params``: params.yaml's ``monitor`` section), so that ``thruput
     monitor report`` and the health stage find the change points the page shows."""
-    ds = _unset_filled(_loaded(ds, ("test", "outcome", "time")))
+    ds = _loaded(ds, ("time",))
+    labels = _Labels(ds)
+    ds = labels.ds = _unset_filled(ds, labels)      # (only test read yet: the keys from the filled ds)
     p = monitor_params(ds, params)
-    return _periods_and_changes(ds, _series(ds), p)[1]
+    return _periods_and_changes(ds, _series(ds, labels), p)[1]
 
 
 def monitor_tree(ds: xr.Dataset, params: Mapping[str, Any] | None = None) -> xr.DataTree:
