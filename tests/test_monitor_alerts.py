@@ -296,9 +296,9 @@ def test_report_synthetic_raw_campaign_20_paths(tmp_path):
 
 
 def test_slot_medians_by_one_sort_equal_pandas_groupby_median():
-    """``_group_median`` (the slots' medians without a hash groupby of millions of keys):
+    """``group_median`` (the slots' medians without a hash groupby of millions of keys):
     bit for bit pandas' groupby median, NaN left out, even and odd counts, all-NaN groups."""
-    from thruput.monitor.alerts import _group_median
+    from thruput.stats.grouped import group_median
 
     rng = np.random.default_rng(0)
     for _ in range(50):
@@ -306,7 +306,7 @@ def test_slot_medians_by_one_sort_equal_pandas_groupby_median():
         key = rng.integers(0, int(rng.integers(1, 500)), n).astype(np.int64)
         v = rng.normal(size=n) * 10.0 ** rng.integers(-3, 9)
         v[rng.uniform(size=n) < 0.3] = np.nan
-        at, median = _group_median(key, v)
+        at, median = group_median(key, v)
         want = pd.Series(v).groupby(key).median()
         np.testing.assert_array_equal(at, want.index.to_numpy())
         np.testing.assert_array_equal(median, want.to_numpy())

@@ -38,6 +38,7 @@ import xarray as xr
 from ..campaign.store import LABEL_WINDOW, label_codes
 from ..formatting import value
 from ..quantities import as_utc, parse_duration
+from ..stats.grouped import group_median
 
 __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
            "VERDICTS", "report_json", "format_report", "series_changes", "health_tables",
@@ -236,7 +237,7 @@ def _slot_values(ds, runs, rule):
     series = runs.path_code[idx] * n_dir + runs.dir_code[idx]
     key = series.astype(np.int64) * runs.n_slots + runs.pos[idx]
     values = np.where(runs.ok[idx], runs.column(rule["variable"])[idx], np.nan)
-    at, median = _group_median(key, values)
+    at, median = group_median(key, values)
     dense = np.full(runs.paths.size * n_dir * runs.n_slots, np.nan)
     dense[at] = median
     ran = np.zeros(dense.size, bool)
@@ -245,22 +246,6 @@ def _slot_values(ds, runs, rule):
     ran = ran.reshape(-1, runs.n_slots)
     return {(str(runs.paths[c // n_dir]), str(runs.directions[c % n_dir])): (dense[c], ran[c])
             for c in np.unique(series)}
-
-
-def _group_median(key, values):
-    """``(keys, medians)``: the distinct ``key`` (sorted) and the median of the finite
-    ``values`` of each (NaN when none), as pandas' groupby median finds it (the middle
-    value, or the mean of the two middle ones), by one sort (a hash groupby of millions of
-    keys takes several times the memory)."""
-    order = np.lexsort((values, key))               # by key, then value; NaN last
-    key, values = key[order], values[order]
-    del order
-    start = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])
-    count = np.add.reduceat(np.isfinite(values), start) if start.size else np.zeros(0, np.int64)
-    lo, hi = start + np.maximum(count - 1, 0) // 2, start + count // 2
-    with np.errstate(invalid="ignore"):
-        median = np.where(count > 0, (values[lo] + values[np.minimum(hi, key.size - 1)]) / 2, np.nan)
-    return key[start], median
 
 
 def _threshold(rule, value, times, params):

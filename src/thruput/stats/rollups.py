@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from ..campaign.store import ROLLUP_FREQS, open_rollup
+from ..campaign.store import ROLLUP_FREQS, open_rollup, run_values
 from ._util import percentile_name
-from .grouped import SUMMARY_LONG_NAMES, _sorted_table
+from .grouped import SUMMARY_LONG_NAMES, _sorted_table, group_median
 
 __all__ = ["rollups", "update_rollups", "write_rollups", "append_rollups", "rollup_labels", "rollups_encoding",
            "open_rollup", "open_rollups", "throughput_delay", "FREQS", "KINDS", "PERCENTILES"]
@@ -740,6 +740,13 @@ def _run_window(ds):
     return int(chunks[0]) if chunks else max(ds.sizes["run"], 1)
 
 
+def _is(coded, label):
+    """Per run, whether a label column given as ``(labels, codes)`` (:func:`~thruput.campaign.store.label_codes`) is ``label``."""
+    labels, codes = coded
+    found = np.flatnonzero(labels == label) if labels.size else np.zeros(0, np.int64)
+    return codes == found[0] if found.size else np.zeros(codes.size, bool)
+
+
 def _rows(ds, idx, names, window):
     """The values of the per-run variables ``names`` at the sorted run positions ``idx``,
     read ``window`` runs at a time (a dask campaign is never computed whole): ``{name:
@@ -749,9 +756,8 @@ def _rows(ds, idx, names, window):
         lo, hi = np.searchsorted(idx, [a, a + window])
         if lo == hi:
             continue
-        part = ds[list(names)].isel(run=slice(a, a + window)).isel(run=idx[lo:hi] - a).compute()
         for name in names:
-            parts[name].append(np.asarray(part[name].values))
+            parts[name].append(run_values(ds, name, a, a + window)[idx[lo:hi] - a])
     return {name: np.concatenate(v) if v else np.zeros(0) for name, v in parts.items()}
 
 
@@ -787,39 +793,56 @@ def throughput_delay(ds: xr.Dataset, periods: Mapping[str, tuple[Any, Any]],
 
     window = _run_window(ds)
     codes = {name: label_codes(ds, name, window) for name in ("test", "outcome", "path", "direction")}
-    test, outcome = (labels[c].astype(str) if labels.size else np.full(c.size, "")
-                     for labels, c in (codes["test"], codes["outcome"]))
-    ping = np.flatnonzero((test == "ping") & (outcome == "ok"))
-    tcp = np.flatnonzero((test == "tcp") & (outcome == "ok"))
-    del test, outcome
+    ok = _is(codes["outcome"], "ok")
+    ping, tcp = (np.flatnonzero(_is(codes["test"], name) & ok) for name in ("ping", "tcp"))
+    del ok
     empty = xr.Dataset({v: ("series", np.zeros(0)) for v in ("n", "rtt", "throughput")})
     if ping.size == 0 or tcp.size == 0:
         return empty
     paths, path = codes["path"]
     directions, direction = codes["direction"]
     pings = _rows(ds, ping, ("size", "slot", "rtt_median"), window)
-    small = pings["size"] == np.nanmin(pings["size"])
-    rtt = pd.DataFrame({"path": path[ping][small], "slot": pings["slot"][small],
-                        "rtt": pings["rtt_median"][small]}).groupby(["path", "slot"])["rtt"].median()
     tcps = _rows(ds, tcp, ("slot", "socket_buffer", "throughput", "time"), window)
-    frame = pd.DataFrame({"path": path[tcp], "slot": tcps["slot"], "direction": direction[tcp],
-                          "socket_buffer": tcps["socket_buffer"], "throughput": tcps["throughput"],
-                          "period": period_labels(tcps["time"], periods)})
-    frame = frame.join(rtt, on=["path", "slot"]).dropna(subset=["rtt", "throughput", "period"])
-    frame["path"] = paths[frame["path"].to_numpy()] if paths.size else frame["path"]
-    frame["direction"] = directions[frame["direction"].to_numpy()] if directions.size else frame["direction"]
+    small = np.flatnonzero((pings["size"] == np.nanmin(pings["size"])) & np.isfinite(pings["slot"]))
+    # (one int64 key per (path, slot): a path's pings of a slot and its TCP runs meet on it)
+    for part in (pings, tcps):
+        part["slot"] = part["slot"].astype(float)
+    first = int(min(np.nanmin(pings["slot"]), np.nanmin(tcps["slot"])))
+    span = int(max(np.nanmax(pings["slot"]), np.nanmax(tcps["slot"]))) - first + 1
+    keys, medians = group_median(path[ping][small].astype(np.int64) * span
+                                 + (pings["slot"][small].astype(np.int64) - first), pings["rtt_median"][small])
+    del pings
+    have = np.isfinite(tcps["slot"]) & (path[tcp] >= 0)
+    key = path[tcp].astype(np.int64) * span + (np.where(have, tcps["slot"], first).astype(np.int64) - first)
+    at = np.minimum(np.searchsorted(keys, key), max(keys.size - 1, 0))
+    paired = np.where(have & (keys.size > 0) & (keys[at] == key), medians[at] if keys.size else np.nan, np.nan)
+    # (the series: path, direction, socket buffer and period as codes into sorted labels, so
+    # that one stable sort orders them as a groupby of the labels would, rows in run order)
+    period_codes, period_names = pd.factorize(period_labels(tcps["time"], periods), sort=True)
+    buffers, buffer_codes = np.unique(tcps["socket_buffer"], return_inverse=True)
+    keep = np.flatnonzero(np.isfinite(paired) & np.isfinite(tcps["throughput"]) & (period_codes >= 0)
+                          & np.isfinite(tcps["socket_buffer"]) & (direction[tcp] >= 0))
+    shape = (max(paths.size, 1), max(directions.size, 1), max(buffers.size, 1), max(len(period_names), 1))
+    series = np.ravel_multi_index((path[tcp][keep], direction[tcp][keep], buffer_codes.reshape(-1)[keep],
+                                   period_codes[keep]), shape)
+    order = np.argsort(series, kind="stable")
+    series, rtt, tput = series[order], paired[keep][order], tcps["throughput"][keep][order]
+    del tcps, paired, keep, order
+    starts = np.flatnonzero(np.r_[True, series[1:] != series[:-1]]) if series.size else np.zeros(0, np.int64)
     rows, ex, ey = [], [], []
     angle = np.linspace(0, 2 * np.pi, ELLIPSE_VERTICES)
     circle = np.vstack([np.cos(angle), np.sin(angle)])
-    for key, part in frame.groupby(["path", "direction", "socket_buffer", "period"], sort=True):
-        xy = part[["rtt", "throughput"]].to_numpy().T
+    for lo, hi in zip(starts, np.r_[starts[1:], series.size].astype(np.int64)):
+        i, j, k, m = np.unravel_index(series[lo], shape)
+        xy = np.vstack([rtt[lo:hi], tput[lo:hi]])
         if xy.shape[1] >= 3:
             vals, vecs = np.linalg.eigh(np.cov(xy))
-            shape = vecs @ (sigma * np.sqrt(np.clip(vals, 0, None))[:, None] * circle)
-            ell = xy.mean(axis=1)[:, None] + shape
+            ellipse = vecs @ (sigma * np.sqrt(np.clip(vals, 0, None))[:, None] * circle)
+            ell = xy.mean(axis=1)[:, None] + ellipse
         else:
             ell = np.full((2, ELLIPSE_VERTICES), np.nan)
-        rows.append((*key, xy.shape[1], float(np.median(xy[0])), float(np.median(xy[1]))))
+        rows.append((paths[i], directions[j], buffers[k], period_names[m], xy.shape[1],
+                     float(np.median(xy[0])), float(np.median(xy[1]))))
         ex.append(ell[0])
         ey.append(ell[1])
     if not rows:
