@@ -42,7 +42,10 @@ from ..stats.grouped import group_median
 
 __all__ = ["rules_of", "evaluate", "slot_grid", "STATES", "METRICS", "DEFAULT_PARAMS",
            "VERDICTS", "report_json", "format_report", "series_changes", "health_tables",
-           "open_health", "exit_status", "EXIT"]
+           "open_health", "exit_status", "EXIT",
+           # the engine that the alerts store (alerts_store) and a design's alerts (design_alerts) share
+           "campaign_metadata", "RunLabels", "slot_times", "series_slot_values", "rule_limits", "slot_states",
+           "evaluate_runs", "changes_in", "breach_table", "verdict_table"]
 
 #: State codes of ``alert_state`` (int8) and their names.
 STATES = {-1: "no data", 0: "ok", 1: "pending", 2: "breach"}
@@ -67,7 +70,8 @@ DEFAULT_PARAMS = {
 }
 
 
-def _metadata(ds):
+def campaign_metadata(ds):
+    """The campaign.yaml a Dataset carries (``attrs["metadata"]``, JSON) as a dict."""
     raw = ds.attrs.get("metadata", "{}")
     return json.loads(raw) if isinstance(raw, str) else dict(raw or {})
 
@@ -144,10 +148,10 @@ def _grid(slot, time):
         return np.zeros(0, np.int64), np.zeros(0, "datetime64[ns]")
     first = pd.Series(time).groupby(slot).min()
     slots = np.arange(slot.min(), slot.max() + 1)
-    return slots, _slot_times(first.index.to_numpy(), first.to_numpy(), slots)
+    return slots, slot_times(first.index.to_numpy(), first.to_numpy(), slots)
 
 
-def _slot_times(have, first, slots):
+def slot_times(have, first, slots):
     """When each of ``slots`` began, from the slots with runs ``have`` (sorted) and their
     first runs' times ``first``: those times, and between two of them, slot ``k``
     between ``i`` and ``j``, ``t_i + (k - i) (t_j - t_i) / (j - i)`` (to the nearest ns).
@@ -163,7 +167,7 @@ def _slot_times(have, first, slots):
     return times.astype("datetime64[ns]")
 
 
-class _Runs:
+class RunLabels:
     """The per-run columns every rule selects by, read once a window at a time
     (:func:`thruput.campaign.store.label_codes`), never whole as Python strings: path,
     direction and test as int32 codes into their sorted labels, whether each run is
@@ -221,7 +225,7 @@ def _code(labels, label):
     return at[0] if at else -2
 
 
-def _slot_values(ds, runs, rule):
+def series_slot_values(ds, runs, rule):
     """Per (path, direction): the rule's value in every slot (NaN without an ok run) and
     whether the test ran at all in it (any outcome)."""
     keep = runs.is_test(rule["test"])
@@ -248,7 +252,10 @@ def _slot_values(ds, runs, rule):
             for c in np.unique(series)}
 
 
-def _threshold(rule, value, times, params):
+def rule_limits(rule, value, times, params):
+    """A rule's limit in every slot: its number (a threshold rule), or the median of the
+    slots' ``value`` over the rule's window before each slot times its factor (a baseline
+    rule; NaN until the window holds ``params["min_baseline"]`` slots with data)."""
     side = "below" if "below" in rule else "above"
     if rule["kind"] == "threshold":
         return np.full(value.size, float(rule[side]))
@@ -259,7 +266,7 @@ def _threshold(rule, value, times, params):
     return median * factor
 
 
-def _states(rule, value, threshold):
+def slot_states(rule, value, threshold):
     """State of every slot and the breaches as ``(first, last, next_ok)`` slot indices
     (``next_ok`` -1 when open)."""
     state = np.full(value.size, NO_DATA, np.int8)
@@ -301,15 +308,15 @@ def evaluate(ds, params=None, changes=None):
         ``sla_<freq>`` per SLA period (:func:`sla`), ``rules`` (attrs only). Every table
         has ``attrs["params"]`` and ``attrs["rules"]`` (JSON).
     """
-    return _evaluate(ds, params, changes)[0]
+    return evaluate_runs(ds, params, changes)[0]
 
 
-def _evaluate(ds, params, changes):
-    """:func:`evaluate`'s tables, and the :class:`_Runs` of ``ds`` they were computed from."""
+def evaluate_runs(ds, params, changes):
+    """:func:`evaluate`'s tables, and the :class:`RunLabels` of ``ds`` they were computed from."""
     p = {**DEFAULT_PARAMS, **(params or {})}
-    meta = _metadata(ds)
+    meta = campaign_metadata(ds)
     rules = rules_of(meta)
-    runs = _Runs(ds)
+    runs = RunLabels(ds)
     slots, times = runs.slots, runs.times
     paths = runs.paths.tolist()
     directions = [d for d in ("forward", "reverse") if d in runs.directions] + \
@@ -322,10 +329,10 @@ def _evaluate(ds, params, changes):
     applies = np.zeros(shape[:3], bool)
     rows = []
     for r, rule in enumerate(rules):
-        for (path, direction), (v, did) in _slot_values(ds, runs, rule).items():
+        for (path, direction), (v, did) in series_slot_values(ds, runs, rule).items():
             i, j = paths.index(path), directions.index(direction)
-            thr = _threshold(rule, v, times, p)
-            st, found = _states(rule, v, thr)
+            thr = rule_limits(rule, v, times, p)
+            st, found = slot_states(rule, v, thr)
             state[r, i, j], value[r, i, j], threshold[r, i, j], ran[r, i, j] = st, v, thr, did
             applies[r, i, j] = True
             for first, last, after, opened in found:
@@ -339,7 +346,7 @@ def _evaluate(ds, params, changes):
                              "socket_buffer": rule["socket_buffer"], "size": rule["size"]})
     interval = float((meta.get("schedule") or {}).get("interval_s") or 0)
     for row in rows:
-        row["changes"] = _changes_in(changes, row, interval)
+        row["changes"] = changes_in(changes, row, interval)
     attrs = {"params": json.dumps(p), "rules": json.dumps(rules, default=str),
              "campaign": str(ds.attrs.get("campaign", meta.get("name", ""))),
              "interval_s": interval, "metadata": json.dumps(meta, sort_keys=True)}
@@ -359,8 +366,8 @@ def _evaluate(ds, params, changes):
     dir_index = np.array([directions.index(d) for d in runs.directions.tolist()], np.int64)
     with_data = np.zeros(shape[1:], bool)      # (path, direction, slot): an ok run of any test
     with_data[runs.path_code[runs.ok], dir_index[runs.dir_code[runs.ok]], runs.pos[runs.ok]] = True
-    out = {"alert_state": alert, "breaches": _breach_table(rows),
-           "verdict": _verdict(alert, rules, rows, with_data)}
+    out = {"alert_state": alert, "breaches": breach_table(rows),
+           "verdict": verdict_table(alert, rules, rows, with_data)}
     for freq in p["sla"]:
         out[f"sla_{freq}"] = sla(alert, freq, rules)
     for name, table in out.items():
@@ -402,7 +409,7 @@ def health_tables(ds, health=None, monitor=None, changes=None):
     return tables
 
 
-def _changes_in(changes, row, interval):
+def changes_in(changes, row, interval):
     """Times (ISO) of the change points of the breach's series that fall in it (from one
     slot before its start to its end, or on when open)."""
     if changes is None or "change" not in changes.dims or changes.sizes["change"] == 0:
@@ -419,7 +426,7 @@ def _changes_in(changes, row, interval):
     return " ".join(sorted({str(np.datetime_as_string(x, "s")) + "Z" for x in t[hit]}))
 
 
-def _breach_table(rows, keys=("path", "direction", "test")):
+def breach_table(rows, keys=("path", "direction", "test")):
     """The ``breaches`` table of breach rows: ``rule``, the series' ``keys`` (text), then
     when it began, ended and how bad it was."""
     n = len(rows)
@@ -440,7 +447,7 @@ def _breach_table(rows, keys=("path", "direction", "test")):
     })
 
 
-def _verdict(alert, rules, rows, with_data):
+def verdict_table(alert, rules, rows, with_data):
     """Per series (path and direction; a design's cell): an open breach of any rule, else
     no data in the last slots of every rule that applies (its ``for`` slots), else ok. A
     series no rule applies to (no rules at all, or a reverse direction beside a ping rule)

@@ -44,16 +44,16 @@ from .alerts import (
     NO_DATA,
     OK,
     PENDING,
-    _breach_table,
-    _changes_in,
-    _evaluate,
-    _metadata,
-    _Runs,
-    _slot_times,
-    _slot_values,
-    _states,
-    _threshold,
-    _verdict,
+    breach_table,
+    changes_in,
+    evaluate_runs,
+    campaign_metadata,
+    RunLabels,
+    slot_times,
+    series_slot_values,
+    slot_states,
+    rule_limits,
+    verdict_table,
     rules_of,
     sla,
 )
@@ -115,14 +115,14 @@ def write_alerts(ds: xr.Dataset, path: str | os.PathLike[str], params: dict | No
     p = {**DEFAULT_PARAMS, **(params or {})}
     from ..campaign.store import finish_tables, write_table
 
-    tables, runs = _evaluate(ds, p, changes)     # (each column read once, a window at a time)
+    tables, runs = evaluate_runs(ds, p, changes)     # (each column read once, a window at a time)
     alert = tables["alert_state"]
     path = Path(path)
     tmp = path.with_name(path.name + ".part")
     shutil.rmtree(tmp, ignore_errors=True)
     for name, table in {**tables, "slots": _slot_table(runs, alert)}.items():
         write_table(table, tmp, name, dim=_dim(name))
-    meta = _metadata(ds)
+    meta = campaign_metadata(ds)
     held = ds.sizes["run"]
     attrs = {"table": STORE_TABLE, "layout": LAYOUT, "params": json.dumps(p, sort_keys=True),
              "metadata": json.dumps(meta, sort_keys=True), "runs": int(held),
@@ -157,7 +157,7 @@ def _why_not(attrs, ds, p):
         return "written with another layout"
     if attrs["params"] != json.dumps(p, sort_keys=True):
         return "other params"
-    if attrs["metadata"] != json.dumps(_metadata(ds), sort_keys=True):
+    if attrs["metadata"] != json.dumps(campaign_metadata(ds), sort_keys=True):
         return "the campaign's metadata (rules, schedule) changed"
     held = int(attrs["runs"])
     if not held:
@@ -254,7 +254,7 @@ def _append(ds, path, p, changes, attrs):
 
     from ..campaign.store import append_table, finish_tables, table_coords, write_table
 
-    meta = _metadata(ds)
+    meta = campaign_metadata(ds)
     rules = rules_of(meta)
     interval = float((meta.get("schedule") or {}).get("interval_s") or 0)
     got = table_coords(path, ["alert_state"], ["slot", "time"])
@@ -284,7 +284,7 @@ def _append(ds, path, p, changes, attrs):
     ttime = np.asarray(tail["time"].values, "datetime64[ns]")
     first = pd.Series(ttime).groupby(tslot).min()
     before = np.flatnonzero(runs_per[:A] > 0)[-1:]
-    fresh_times = _slot_times(np.concatenate([slots[before], first.index.to_numpy()]),
+    fresh_times = slot_times(np.concatenate([slots[before], first.index.to_numpy()]),
                               np.concatenate([times[before], first.to_numpy()]), new_slots)
     if (fresh_times[:L - A] != times[A:L]).any():
         raise _Rebuild("the stored slots' times moved")
@@ -293,21 +293,21 @@ def _append(ds, path, p, changes, attrs):
         raise _Rebuild("slot times are not increasing")
     n_all = all_times.size
     # the new slots' values, what ran, thresholds (exact: their windows are all read)
-    truns = _Runs(tail, new_slots)
+    truns = RunLabels(tail, new_slots)
     if set(truns.paths.tolist()) - set(paths) or set(truns.directions.tolist()) - set(directions):
         raise _Rebuild("a new path or direction")
     shape = (len(rules), len(paths), len(directions), new_slots.size)
     fv, fthr = np.full(shape, np.nan), np.full(shape, np.nan)
     fran = np.zeros(shape, bool)
     for r, rule in enumerate(rules):
-        found = _slot_values(tail, truns, rule) if tslot.size else {}
+        found = series_slot_values(tail, truns, rule) if tslot.size else {}
         for (pa, di), (v, did) in found.items():
             i, j = paths.index(pa), directions.index(di)
             if not applies[r, i, j]:
                 raise _Rebuild(f"rule {rule['id']!r} applies to a new series ({pa} {di})")
             fv[r, i, j], fran[r, i, j] = v, did
         for i, j in zip(*np.nonzero(applies[r])):
-            fthr[r, i, j] = _threshold(rule, fv[r, i, j], fresh_times, p)
+            fthr[r, i, j] = rule_limits(rule, fv[r, i, j], fresh_times, p)
     fwith = np.zeros(shape[1:], bool)
     pi = np.array([paths.index(x) for x in truns.paths.tolist()], np.int64)
     di = np.array([directions.index(x) for x in truns.directions.tolist()], np.int64)
@@ -352,7 +352,7 @@ def _append(ds, path, p, changes, attrs):
             v, t = val[r, i, j], thr[r, i, j]
             tail_bad = (v < t) if side == "below" else (v > t)
             flags[L - lo:] = np.where(np.isfinite(v[L - lo:]), tail_bad[L - lo:], np.nan)
-            state, found = _states({"above": 0.5, "for": rule["for"]}, flags[s:], np.full(n_sub - s, 0.5))
+            state, found = slot_states({"above": 0.5, "for": rule["for"]}, flags[s:], np.full(n_sub - s, 0.5))
             st[r, i, j, s:] = state
             mine = (old_key["rule"] == rule["id"]) & (old_key["path"] == paths[i]) & (old_key["direction"] == directions[j])
             keep &= ~(mine & (old["start"].values >= sub_times[s]))
@@ -375,7 +375,7 @@ def _append(ds, path, p, changes, attrs):
         for c in ("rule", "path", "direction", "test"):
             row[c] = str(row[c])
         row["open"], row["slots"] = bool(row["open"]), int(row["slots"])
-        row["changes"] = _changes_in(changes, row, interval)
+        row["changes"] = changes_in(changes, row, interval)
     rows.sort(key=lambda row: (ids.index(row["rule"]), row["path"], row["direction"], row["start"]))
     # the first slot whose stored state changed: everything from it on is written
     changed = np.flatnonzero((st[..., :n_old - lo] != stored.arrays["state"]).any(axis=(0, 1, 2)))
@@ -407,7 +407,7 @@ def _append(ds, path, p, changes, attrs):
     # the verdict from the last slots (those of every rule's `for`, and from the last stored
     # one on); a series without data in them keeps its stored last data
     vs = max(0, min(n_sub - recent, L - lo))
-    verdict = _verdict(alert.isel(slot=slice(vs, None)), rules, rows, with_data[..., vs:])
+    verdict = verdict_table(alert.isel(slot=slice(vs, None)), rules, rows, with_data[..., vs:])
     with open_table(path, "verdict") as before:
         last_before = before["last_data"].load().values
     gone = np.isnat(verdict["last_data"].values)
@@ -415,7 +415,7 @@ def _append(ds, path, p, changes, attrs):
     since = np.where(gone & (verdict["state"].values == "no data"), last_before, verdict["since"].values)
     verdict["last_data"].values[...] = last
     verdict["since"].values[...] = since
-    breaches = _breach_table(rows)
+    breaches = breach_table(rows)
     append_table(verdict, path, "verdict", 0, dim="path")       # (the same labels: in place)
     write_table(breaches.assign_attrs(breach_attrs), path, "breaches", dim="breach")
     done.update(table=STORE_TABLE, runs=int(ds.sizes["run"]), last_run_ns=_run_time(ds, ds.sizes["run"] - 1))

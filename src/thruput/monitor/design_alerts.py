@@ -38,10 +38,10 @@ import xarray as xr
 from ..errors import ThruputError
 from ..formatting import value as fmt_value
 from ..quantities import parse_duration
-from ..stats.design import (_codes, _factor, _key, _text, design_layout, design_series_runs, factors_of,
+from ..stats.design import (level_codes, factor_named, level_key, level_text, design_layout, design_series_runs, factors_of,
                             time_bin_width)
-from .alerts import (DEFAULT_PARAMS, EXIT, NO_DATA, STATES, _breach_table, _metadata, _states, _threshold, add_rule,
-                     _verdict, sla)
+from .alerts import (DEFAULT_PARAMS, EXIT, NO_DATA, STATES, breach_table, campaign_metadata, slot_states, rule_limits, add_rule,
+                     verdict_table, sla)
 
 __all__ = ["DESIGN_RULE_METRICS", "design_rules_of", "evaluate_design", "design_changes", "design_tables", "design_perfdata",
            "design_exposition", "is_time_design"]
@@ -73,7 +73,7 @@ def is_time_design(ds: xr.Dataset) -> bool:
 
 
 def _where_text(where):
-    return ", ".join(f"{k}={'|'.join(map(_text, v))}" for k, v in where.items())
+    return ", ".join(f"{k}={'|'.join(map(level_text, v))}" for k, v in where.items())
 
 
 def _describe(rule):
@@ -117,12 +117,12 @@ def design_rules_of(metadata: Mapping[str, Any], factors: list[dict[str, Any]]) 
                     raise ThruputError(f"campaign.yaml {key}: where {name!r}: no such factor; the factors: "
                                        + ", ".join(known))
                 levels = levels if isinstance(levels, list) else [levels]
-                have = {_key(v): v for v in known[name]["levels"]}
-                missing = [v for v in levels if _key(v) not in have]
+                have = {level_key(v): v for v in known[name]["levels"]}
+                missing = [v for v in levels if level_key(v) not in have]
                 if missing:
                     raise ThruputError(f"campaign.yaml {key}: where {name}: no level {missing[0]!r}; its levels: "
-                                       + ", ".join(_text(v) for v in known[name]["levels"]))
-                where[name] = [have[_key(v)] for v in levels]
+                                       + ", ".join(level_text(v) for v in known[name]["levels"]))
+                where[name] = [have[level_key(v)] for v in levels]
             rule["where"] = where
             rule["variable"], rule["units"] = DESIGN_RULE_METRICS[rule["metric"]]
             add_rule(rule, out, _describe)
@@ -143,7 +143,7 @@ class _Series:
     def __init__(self, ds, var, factors, layout):
         by, cells, runs, _, self.bins = design_series_runs(ds, var, factors, layout)
         self.by = by
-        codes = _codes(ds, [_factor(ds, b) for b in by]) if by else np.zeros((ds.sizes["run"], 0), np.int64)
+        codes = level_codes(ds, [factor_named(ds, b) for b in by]) if by else np.zeros((ds.sizes["run"], 0), np.int64)
         levels = {f["name"]: f["levels"] for f in factors}
         self.labels, self.runs, self.every = [], [], []
         for cell, idx in zip(cells, runs):
@@ -154,7 +154,7 @@ class _Series:
 
 
 def _name(named):
-    return " ".join(f"{k}={_text(v)}" for k, v in named.items()) or "all runs"
+    return " ".join(f"{k}={level_text(v)}" for k, v in named.items()) or "all runs"
 
 
 def design_changes(ds: xr.Dataset, metrics: list[str], monitor: Mapping[str, Any] | None = None) -> dict[str, xr.Dataset]:
@@ -170,11 +170,11 @@ def design_changes(ds: xr.Dataset, metrics: list[str], monitor: Mapping[str, Any
         if var not in ds.variables:
             continue
         by, cells, runs, _, _ = design_series_runs(ds, var)
-        out[m] = series_changes(ds, var, [_factor(ds, b) for b in by], cells, runs, settings)[0]
+        out[m] = series_changes(ds, var, [factor_named(ds, b) for b in by], cells, runs, settings)[0]
     return out
 
 
-def _changes_in(changes, named, start, end, width):
+def changes_in(changes, named, start, end, width):
     """Times (ISO) of the change points of a series that fall in its breach (from one slot
     before its start to its end, or on when open)."""
     if changes is None or changes.sizes.get("change", 0) == 0:
@@ -183,7 +183,7 @@ def _changes_in(changes, named, start, end, width):
     hi = end if end == end else np.datetime64("2262-01-01")
     hit = (t >= start - np.timedelta64(int(width * 1e9), "ns")) & (t <= hi)
     for k, level in named.items():
-        hit &= np.asarray([_key(v) == _key(level) for v in changes[k].values.tolist()], bool)
+        hit &= np.asarray([level_key(v) == level_key(level) for v in changes[k].values.tolist()], bool)
     return " ".join(sorted({str(np.datetime_as_string(x, "s")) + "Z" for x in t[hit]}))
 
 
@@ -222,7 +222,7 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
         raise ThruputError(f"campaign {ds.attrs.get('campaign', '')!r} is not a design over time (time: true): "
                            "no time, no slots, no alert")
     p = {**DEFAULT_PARAMS, **(params or {})}
-    meta = _metadata(ds)
+    meta = campaign_metadata(ds)
     factors = factors_of(ds)
     taken = [f["name"] for f in factors if f["name"] in _DIMENSIONS]
     if taken:
@@ -286,12 +286,12 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
             raise ThruputError(f"campaign.yaml rule {rule['id']!r}: the {rule['metric']} series pool factor "
                                f"{pooled[0]!r} (series by {', '.join(s.by) or 'nothing'}): no series to pick")
         for named in s.labels:
-            if any(_key(named[k]) not in {_key(x) for x in want} for k, want in rule["where"].items()):
+            if any(level_key(named[k]) not in {level_key(x) for x in want} for k, want in rule["where"].items()):
                 continue
             i = names.index(_name(named))
             v, did = slot_values[(rule["metric"], i)]
-            thr = _threshold(rule, v, times, p)
-            st, found = _states(rule, v, thr)
+            thr = rule_limits(rule, v, times, p)
+            st, found = slot_states(rule, v, thr)
             state[r, i], value[r, i], threshold[r, i], ran[r, i] = st, v, thr, did
             applies[r, i] = True
             for first, last, after, opened in found:
@@ -302,14 +302,14 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
                              "last": times[last], "end": times[after] if after >= 0 else np.datetime64("NaT"),
                              "open": after < 0, "worst": float(worst), "slots": int(last - first + 1),
                              "threshold": float(np.nanmedian(thr[first:last + 1])),
-                             "changes": _changes_in((changes or {}).get(rule["metric"]), named, times[first],
+                             "changes": changes_in((changes or {}).get(rule["metric"]), named, times[first],
                                                     times[after] if after >= 0 else np.datetime64("NaT"), width)})
     attrs = {"params": json.dumps(p), "rules": json.dumps(rules, default=str),
              "campaign": str(ds.attrs.get("campaign", meta.get("name", ""))),
              "interval_s": width, "metadata": json.dumps(meta, sort_keys=True, default=str),
              "series_factors": json.dumps(by), "campaign_kind": "design"}
     coords = {"rule": [r["id"] for r in rules], "series": names,
-              **{b: ("series", np.asarray([_text(levels[n].get(b, "")) for n in names], str)) for b in by},
+              **{b: ("series", np.asarray([level_text(levels[n].get(b, "")) for n in names], str)) for b in by},
               "slot": slots, "time": ("slot", times, {"long_name": "start of the slot (UTC)"})}
     dims = ("rule", "series", "slot")
     alert = xr.Dataset({
@@ -320,8 +320,8 @@ def evaluate_design(ds: xr.Dataset, params: Mapping[str, Any] | None = None,
         "ran": (dims, ran, {"long_name": "the series had a run (any outcome)"}),
         "applies": (("rule", "series"), applies, {"long_name": "the rule applies to the series"}),
     }, coords=coords)
-    out = {"alert_state": alert, "breaches": _breach_table(rows, keys=("series", "metric")),
-           "verdict": _verdict(alert, rules, rows, with_data)}
+    out = {"alert_state": alert, "breaches": breach_table(rows, keys=("series", "metric")),
+           "verdict": verdict_table(alert, rules, rows, with_data)}
     for freq in p["sla"]:
         out[f"sla_{freq}"] = sla(alert, freq, rules)
     for name, table in out.items():
@@ -337,7 +337,7 @@ def design_tables(ds: xr.Dataset, health: Mapping[str, Any] | None = None,
     ``monitor`` are params.yaml's sections)."""
     if not is_time_design(ds):
         return evaluate_design(ds, health)          # (its one-line refusal)
-    watched = sorted({r["metric"] for r in design_rules_of(_metadata(ds), factors_of(ds))})
+    watched = sorted({r["metric"] for r in design_rules_of(campaign_metadata(ds), factors_of(ds))})
     return evaluate_design(ds, health, changes=design_changes(ds, watched, monitor))
 
 
@@ -382,7 +382,7 @@ def design_perfdata(tables: Mapping[str, xr.Dataset]) -> str:
     out = []
     for row in _rows(tables):
         _, _, unit, factor, low, high = _EXPORTS[row["metric"]]
-        label = " ".join([*(_text(v) for v in row["levels"].values()), row["metric"]])
+        label = " ".join([*(level_text(v) for v in row["levels"].values()), row["metric"]])
         label = label.replace("'", "''").replace("=", "_")
         fields = f"{row['value'] * factor:.6g}{unit};{_warn(tables, row)};;{low};{high}".rstrip(";")
         out.append(f"'{label}'={fields}")
@@ -441,8 +441,8 @@ def design_exposition(ds: xr.Dataset, tables: Mapping[str, xr.Dataset]) -> str:
     outcome = (np.asarray(ds["outcome"].values, str) if "outcome" in ds.variables
                else np.full(ds.sizes["run"], "ok"))
     if by:
-        codes = _codes(ds, [_factor(ds, b) for b in by])
-        frame = pd.DataFrame({b: [_text(v) if c >= 0 else "" for v, c in
+        codes = level_codes(ds, [factor_named(ds, b) for b in by])
+        frame = pd.DataFrame({b: [level_text(v) if c >= 0 else "" for v, c in
                                   zip(np.asarray(ds[b].values).tolist(), codes[:, j])] for j, b in enumerate(by)})
     else:
         frame = pd.DataFrame(index=range(ds.sizes["run"]))

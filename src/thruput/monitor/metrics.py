@@ -51,7 +51,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .alerts import EXIT, _Runs, _slot_values, slot_grid
+from .alerts import EXIT, RunLabels, series_slot_values, slot_grid
 
 __all__ = ["last_slot_values", "exposition", "render", "perfdata", "with_perfdata", "write_textfile", "serve",
            "CONTENT_TYPE", "SERIES_METRICS"]
@@ -118,7 +118,7 @@ def last_slot_values(ds: xr.Dataset) -> list[dict]:
     slots, times = slot_grid(ds)
     if not slots.size:
         return []
-    runs = _Runs(ds, slots)
+    runs = RunLabels(ds, slots)
     out = []
     for test, buffer, size in _settings(ds):
         for metric, variable, scale, labels in SERIES_METRICS.get(test, ()):
@@ -126,7 +126,7 @@ def last_slot_values(ds: xr.Dataset) -> list[dict]:
                 continue
             rule = {"test": test, "variable": variable, "socket_buffer": buffer, "size": size,
                     "path": None, "direction": "any"}
-            for (path, direction), (value, _) in _slot_values(ds, runs, rule).items():
+            for (path, direction), (value, _) in series_slot_values(ds, runs, rule).items():
                 have = np.flatnonzero(np.isfinite(value))
                 if not have.size:
                     continue

@@ -45,7 +45,7 @@ __all__ = ["factors_of", "design_grid", "design_summary", "design_plateau", "lev
            "compare_designs", "design_time_bins", "design_series_runs", "time_bin_width", "design_layout",
            "design_product",
            "DESIGN_METRICS", "MAX_COLOR_LEVELS", "MAX_FACET_LEVELS", "MAX_COMPARED_LEVELS",
-           "MAX_CELL_FACTORS", "TIME_BINS"]
+           "MAX_CELL_FACTORS", "TIME_BINS", "level_key", "factor_named", "level_codes", "level_text"]
 
 #: Variables a design page summarises, in the order it shows them, when the campaign has
 #: any finite value of them: whole-run throughput (bit/s), the median ping RTT of a run
@@ -110,8 +110,8 @@ def factors_of(ds: xr.Dataset) -> list[dict[str, Any]]:
             levels = [_number(v) for v in levels]
         # (an empty cell is "not applicable", no level: a ping's direction)
         present = pd.unique(values[~pd.isna(values) & (values.astype(str) != "")]) if values.size else []
-        known = {_key(v) for v in levels}
-        extra = sorted((v.item() if hasattr(v, "item") else v for v in present if _key(v) not in known),
+        known = {level_key(v) for v in levels}
+        extra = sorted((v.item() if hasattr(v, "item") else v for v in present if level_key(v) not in known),
                        key=lambda v: (str(type(v)), v))
         levels = levels + extra
         numeric = _numeric(levels)
@@ -133,14 +133,16 @@ def _number(value: Any) -> Any:
     return value
 
 
-def _key(value: Any) -> Any:
+def level_key(value: Any) -> Any:
     """A level as a hashable key that matches equal numbers of other types (1 == 1.0)."""
     if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
         return float(value)
     return str(value)
 
 
-def _factor(ds: xr.Dataset, name: str) -> dict[str, Any]:
+def factor_named(ds: xr.Dataset, name: str) -> dict[str, Any]:
+    """The factor ``name`` of the design ``ds`` (:func:`factors_of`); a ValueError naming
+    the known ones if it has none of that name."""
     for f in factors_of(ds):
         if f["name"] == name:
             return f
@@ -155,7 +157,7 @@ def _ok(ds: xr.Dataset) -> np.ndarray:
     return np.asarray(ds["outcome"].values).astype(str) == OK
 
 
-def _codes(ds: xr.Dataset, factors: Sequence[dict[str, Any]]) -> np.ndarray:
+def level_codes(ds: xr.Dataset, factors: Sequence[dict[str, Any]]) -> np.ndarray:
     """Per run and factor the index of its level (-1: no level), shape (run, factor)."""
     codes = np.full((ds.sizes["run"], len(factors)), -1, dtype=np.int64)
     for j, f in enumerate(factors):
@@ -199,9 +201,9 @@ def design_grid(ds: xr.Dataset, var: str = "throughput", by: Sequence[str] | Non
         Dims ``(*by, sample_dim)``, units of ``ds[var]``; only runs whose ``outcome`` is
         ``ok`` and whose value is finite, in run order within a cell.
     """
-    factors = [_factor(ds, b) for b in by] if by is not None else factors_of(ds)
+    factors = [factor_named(ds, b) for b in by] if by is not None else factors_of(ds)
     values = np.asarray(ds[var].values, dtype=float)
-    codes = _codes(ds, factors)
+    codes = level_codes(ds, factors)
     keep = _ok(ds) & np.isfinite(values) & (codes >= 0).all(axis=1)
     shape = tuple(len(f["levels"]) for f in factors)
     flat = np.ravel_multi_index(codes[keep].T, shape) if factors else np.zeros(int(keep.sum()), dtype=np.int64)
@@ -249,10 +251,10 @@ def design_summary(ds: xr.Dataset, var: str = "throughput", by: Sequence[str] | 
     it measured) is left out of the statistics and counted in ``n_failed``; a run
     without a level of a factor of ``by`` belongs to no cell.
     """
-    factors = [_factor(ds, b) for b in by] if by is not None else factors_of(ds)
+    factors = [factor_named(ds, b) for b in by] if by is not None else factors_of(ds)
     names = [f["name"] for f in factors]
     values = ds[var].where(xr.DataArray(_ok(ds), dims="run"))
-    codes = _codes(ds, factors)
+    codes = level_codes(ds, factors)
     shape = tuple(len(f["levels"]) for f in factors)
     ncell = int(np.prod(shape, dtype=int))
     cell = (np.ravel_multi_index(np.where(codes >= 0, codes, 0).T, shape) if factors
@@ -310,7 +312,7 @@ def design_plateau(ds: xr.Dataset, along: str, var: str = "throughput", by: Sequ
     ValueError
         When ``along`` is not ordered or has a level that is not a number.
     """
-    f = _factor(ds, along)
+    f = factor_named(ds, along)
     if not (f["ordered"] and f["numeric"]):
         raise ValueError(f"factor {along!r} is not ordered and numeric: no plateau along it")
     others = [g["name"] for g in factors_of(ds) if g["name"] != along]
@@ -361,17 +363,17 @@ def level_comparison(ds: xr.Dataset, factor: str, var: str = "throughput",
     [1]_: a cell with one run per level has nothing to resample, and its interval
     collapses on the ratio. No correction for the many cells is applied.
     """
-    f = _factor(ds, factor)
+    f = factor_named(ds, factor)
     if len(f["levels"]) < 2:
         raise ValueError(f"factor {factor!r} has {len(f['levels'])} level: nothing to compare")
     if reference is None:
         reference = f["levels"][0]
-    if _key(reference) not in {_key(v) for v in f["levels"]}:
+    if level_key(reference) not in {level_key(v) for v in f["levels"]}:
         raise ValueError(f"factor {factor!r} has no level {reference!r}; its levels: {f['levels']}")
     others = [g["name"] for g in factors_of(ds) if g["name"] != factor]
     by = others if by is None else [b for b in by if b != factor]
     grid = design_grid(ds, var, [factor, *by])
-    ref_index = [_key(v) for v in f["levels"]].index(_key(reference))
+    ref_index = [level_key(v) for v in f["levels"]].index(level_key(reference))
     a = grid.isel({factor: ref_index}, drop=True)
     parts = []
     for i in range(len(f["levels"])):
@@ -381,11 +383,12 @@ def level_comparison(ds: xr.Dataset, factor: str, var: str = "throughput",
     out = xr.concat(parts, dim=factor, combine_attrs="override")
     out = out.assign_coords({factor: grid[factor].drop_isel({factor: ref_index})})
     return out.transpose(factor, *by).assign_attrs(
-        factor=factor, reference=_text(reference), var=var, by=json.dumps(list(by)),
+        factor=factor, reference=level_text(reference), var=var, by=json.dumps(list(by)),
         pooled=json.dumps([o for o in others if o not in by]))
 
 
-def _text(value: Any) -> str:
+def level_text(value: Any) -> str:
+    """A level as text: a whole float without its ``.0`` (``65536.0`` -> ``65536``)."""
     if isinstance(value, (float, np.floating)) and float(value).is_integer():
         return str(int(value))
     return str(value)
@@ -549,7 +552,7 @@ def _applicable(ds: xr.Dataset, factors: Sequence[dict[str, Any]], var: str) -> 
     has = _ok(ds) & np.isfinite(np.asarray(ds[var].values, dtype=float))
     if not has.any():
         return list(factors)
-    codes = _codes(ds, factors)
+    codes = level_codes(ds, factors)
     return [f for j, f in enumerate(factors) if (codes[has, j] >= 0).any()]
 
 
@@ -625,7 +628,7 @@ def _design_table(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Map
     role.update({n: "fixed" for n in layout["fixed"]})
     col = {"name": [f["name"] for f in factors], "units": [f["units"] for f in factors],
            "applied": [f["applied"] for f in factors], "role": [role.get(f["name"], "") for f in factors],
-           "levels": [json.dumps([_text(v) for v in f["levels"]]) for f in factors]}
+           "levels": [json.dumps([level_text(v) for v in f["levels"]]) for f in factors]}
     data = {k: ("factor", np.asarray(v, dtype=str)) for k, v in col.items()}
     data["ordered"] = ("factor", np.asarray([int(f["ordered"]) for f in factors], dtype=int))
     data["numeric"] = ("factor", np.asarray([int(f["numeric"]) for f in factors], dtype=int))
@@ -654,7 +657,7 @@ def design_series_runs(ds: xr.Dataset, var: str, factors: Sequence[dict[str, Any
     factors = factors_of(ds) if factors is None else factors
     layout = design_layout(factors) if layout is None else layout
     shown = series_factors(factors, _priority(layout))
-    codes = _codes(ds, [_factor(ds, b) for b in shown])
+    codes = level_codes(ds, [factor_named(ds, b) for b in shown])
     usable = _ok(ds) & np.isfinite(np.asarray(ds[var].values, dtype=float))
     # (a factor that does not apply to the metric's runs, a ping's direction, splits nothing)
     keep = [j for j in range(len(shown)) if (codes[usable, j] >= 0).any()]
@@ -691,7 +694,7 @@ def _over_time(ds: xr.Dataset, factors: Sequence[dict[str, Any]], layout: Mappin
                  "n_cells": n_cells, "n_series": len(cells), "max_series": MAX_SERIES,
                  "change_params": json.dumps(settings, sort_keys=True),
                  "cycle_min_span_s": MIN_CYCLES * DAY_S, "cycle_min_runs": MIN_FOR_PERIOD}
-        changes, series = series_changes(ds, m, [_factor(ds, b) for b in by], cells, runs, settings)
+        changes, series = series_changes(ds, m, [factor_named(ds, b) for b in by], cells, runs, settings)
         groups[f"changes/{m}"] = changes.assign_attrs(attrs)
         groups[f"series/{m}"] = series.assign_attrs(attrs)
         groups[f"series_bins/{m}"] = design_time_bins(ds, m, by, bins=bins, percentiles=percentiles).assign_attrs(attrs)
