@@ -145,3 +145,14 @@ def random_design(seed=0, n_factors=None, max_levels=6, min_levels=1, time=None,
                                         "kind": "design", "factors": factors, "time": time,
                                         "description": "A generated design."})}
     return ds
+
+
+def assert_runs_are_their_logs(ds, directory):
+    """Every run of a design recorded with iperf3 (``thruput record design``) holds what its
+    JSON log says: the receiver's bit/s, the congestion control and the socket buffer."""
+    for run in ds.run.values:
+        one = ds.sel(run=run)
+        log = json.loads((directory / str(one.source.values)).read_text())
+        assert float(one.throughput) == log["end"]["sum_received"]["bits_per_second"]
+        assert log["end"]["sender_tcp_congestion"] == str(one.cc.values)
+        assert log["start"]["sock_bufsize"] == int(one.socket_buffer)

@@ -21,6 +21,7 @@ from thruput.campaign.check import check_campaign
 from thruput.cli import main
 
 from .conftest import load_tool
+from .designs import assert_runs_are_their_logs
 
 pytestmark = [
     pytest.mark.netns,
@@ -97,12 +98,7 @@ def test_cc_by_socket_buffer_over_a_lossy_path(tmp_path, monkeypatch):
                                                            ("socket_buffer", list(BUFFERS))]
     assert dict(ds.sizes) == {"run": len(CCS) * len(BUFFERS) * REPEATS}
     assert (ds.outcome.values == "ok").all()
-    for run in ds.run.values:
-        one = ds.sel(run=run)
-        log = json.loads((directory / str(one.source.values)).read_text())
-        assert float(one.throughput) == log["end"]["sum_received"]["bits_per_second"]
-        assert log["end"]["sender_tcp_congestion"] == str(one.cc.values)
-        assert log["start"]["sock_bufsize"] == int(one.socket_buffer)
+    assert_runs_are_their_logs(ds, directory)
     median = {cc: float(np.median(ds.throughput.values[ds.cc.values == cc])) for cc in CCS}
     assert median["bbr"] > 2 * median["reno"], median
     # the same pile through the pipeline (cc's levels declared reno, cubic, bbr as a user
